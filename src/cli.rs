@@ -1,0 +1,159 @@
+//! The command line: parses arguments, runs the library, reports errors once.
+
+use crate::data::{DataDir, DatasetDef};
+use crate::error::Result;
+use crate::learners::LEARNERS;
+use crate::runner::{RunOptions, results_dir, run};
+use crate::spec::Spec;
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// epsilab: reproducible experiments and benchmarks for differentially private machine learning.
+///
+/// A TOML spec lists datasets, pipelines (learner, parameters, budget split), a grid of epsilons
+/// and other axes, and what the report shows. `run` executes the seeded trials in parallel and
+/// stores one JSON line per trial; `report` rebuilds tables and figures from those lines alone.
+#[derive(Debug, Parser)]
+#[command(name = "epsilab", version, about, long_about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the trials of a spec (resumes: finished trials are skipped), then write its report.
+    Run {
+        /// Experiment spec (TOML), e.g. experiments/quickstart.toml.
+        spec: PathBuf,
+        /// Worker threads (default: one per core). Results do not depend on it.
+        #[arg(short = 'j', long = "jobs", default_value_t = 0)]
+        jobs: usize,
+        /// Folder holding the dataset files [default: $EPSILAB_DATA, else ./datasets].
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Results root; results go to OUT/<experiment name>/.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// Tiny version of the spec (two trials, first and last value of each axis) for CI.
+        #[arg(long)]
+        smoke: bool,
+        /// Discard stored results of this experiment and start over.
+        #[arg(long)]
+        force: bool,
+        /// Do not write the report after running.
+        #[arg(long)]
+        no_report: bool,
+    },
+    /// Rebuild table.md, table.csv, figure.svg and figure.png from stored results.
+    Report {
+        spec: PathBuf,
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        /// Report on the smoke run's results.
+        #[arg(long)]
+        smoke: bool,
+    },
+    /// Show the datasets, learners and specs available.
+    List {
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Folder of specs to list.
+        #[arg(long, default_value = "experiments")]
+        experiments: PathBuf,
+    },
+}
+
+/// Runs a parsed command line.
+pub fn execute(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run {
+            spec,
+            jobs,
+            data_dir,
+            out,
+            smoke,
+            force,
+            no_report,
+        } => {
+            let spec = Spec::load(&spec)?;
+            let opts = RunOptions {
+                threads: jobs,
+                data_dir: DataDir::resolve(data_dir),
+                out_dir: out,
+                smoke,
+                force,
+                progress: std::io::stderr().is_terminal(),
+            };
+            let s = run(&spec, &opts)?;
+            eprintln!(
+                "{}: {} trials ({} run, {} already stored) in {:.1} s -> {}",
+                spec.experiment.name,
+                s.total,
+                s.ran,
+                s.skipped,
+                s.seconds,
+                s.results_dir.display()
+            );
+            if !no_report {
+                report(&spec, &s.results_dir)?;
+            }
+            Ok(())
+        }
+        Command::Report { spec, out, smoke } => {
+            let spec = Spec::load(&spec)?;
+            report(&spec, &results_dir(&spec, &out, smoke))
+        }
+        Command::List {
+            data_dir,
+            experiments,
+        } => list(&DataDir::resolve(data_dir), &experiments),
+    }
+}
+
+fn report(spec: &Spec, dir: &Path) -> Result<()> {
+    let w = crate::report::write(spec, dir)?;
+    for f in &w.files {
+        eprintln!("  wrote {}", f.display());
+    }
+    Ok(())
+}
+
+fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
+    let catalog = crate::data::Catalog::builtin();
+    println!("Datasets (data directory: {}):", dir.0.display());
+    for name in catalog.names() {
+        if let Some(DatasetDef::Libsvm(d)) = catalog.get(name) {
+            let found = dir.0.join(&d.train).exists();
+            println!(
+                "  {name:<12} {:<12} D = {:<4} {}",
+                d.title.as_deref().unwrap_or(name),
+                d.dimension,
+                if found { "found" } else { "files not found" }
+            );
+        }
+    }
+    println!("  synthetic sources for [dataset.NAME]: toy_gaussian, nb_sampled, nb_proxy");
+    println!("\nLearners:");
+    for (n, d) in LEARNERS {
+        println!("  {n:<12} {d}");
+    }
+    println!("\nSpecs in {}:", experiments.display());
+    let mut specs: Vec<PathBuf> = std::fs::read_dir(experiments)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    specs.retain(|p| p.extension().is_some_and(|x| x == "toml"));
+    specs.sort();
+    for p in specs {
+        match Spec::load(&p) {
+            Ok(s) => println!(
+                "  {:<28} {}",
+                p.display(),
+                s.experiment.title.as_deref().unwrap_or(&s.experiment.name)
+            ),
+            Err(e) => println!("  {:<28} INVALID: {e}", p.display()),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! Sufficient statistics of binary data: per-class sizes and per-class on-counts.
+//!
+//! Naive Bayes and every feature score of the thesis are functions of these counts only, so the
+//! runner computes them once per (dataset, split) and every pipeline of that trial reuses them.
+
+use crate::data::BinaryMatrix;
+use crate::error::{Error, Result};
+use ndarray::{Array2, ArrayView2};
+
+/// N_c and N1[c, d] of SPEC notation; N0[c, d] = N_c - N1[c, d].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassCounts {
+    /// N_c: examples per class.
+    pub class: Vec<f64>,
+    /// N1[c, d]: how often feature d is 1 in class c (C x D).
+    pub on: Array2<f64>,
+}
+
+impl ClassCounts {
+    /// Counts over the chosen rows of a sparse binary matrix.
+    pub fn from_rows(x: &BinaryMatrix, labels: &[u16], rows: &[u32], n_classes: usize) -> Self {
+        let d = x.n_cols();
+        let mut class = vec![0.0; n_classes];
+        let mut on = vec![0u32; n_classes * d];
+        for &i in rows {
+            let c = labels[i as usize] as usize;
+            class[c] += 1.0;
+            let row = &mut on[c * d..(c + 1) * d];
+            for &j in x.row(i as usize) {
+                row[j as usize] += 1;
+            }
+        }
+        let on = Array2::from_shape_vec((n_classes, d), on.into_iter().map(f64::from).collect())
+            .expect("shape matches");
+        ClassCounts { class, on }
+    }
+
+    /// Counts of a dense 0/1 matrix (linfa interop); any other value is an error.
+    pub fn from_dense(x: ArrayView2<f64>, y: &[usize], n_classes: usize) -> Result<Self> {
+        let mut class = vec![0.0; n_classes];
+        let mut on = Array2::zeros((n_classes, x.ncols()));
+        for (row, &c) in x.rows().into_iter().zip(y) {
+            if c >= n_classes {
+                return Err(Error::param("targets", format!("class {c} >= {n_classes}")));
+            }
+            class[c] += 1.0;
+            for (d, &v) in row.iter().enumerate() {
+                if v == 1.0 {
+                    on[[c, d]] += 1.0;
+                } else if v != 0.0 {
+                    return Err(Error::param("records", format!("value {v} is not binary")));
+                }
+            }
+        }
+        Ok(ClassCounts { class, on })
+    }
+
+    pub fn n_classes(&self) -> usize {
+        self.class.len()
+    }
+
+    pub fn n_features(&self) -> usize {
+        self.on.ncols()
+    }
+
+    /// N, the number of examples.
+    pub fn total(&self) -> f64 {
+        self.class.iter().sum()
+    }
+
+    /// N0[c, d] = N_c - N1[c, d].
+    pub fn off(&self, c: usize, d: usize) -> f64 {
+        self.class[c] - self.on[[c, d]]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn sparse_and_dense_counts_agree() {
+        let mut m = BinaryMatrix::new(3);
+        m.push_row(&[0, 2]);
+        m.push_row(&[1]);
+        m.push_row(&[0, 1, 2]);
+        m.push_row(&[]);
+        let labels = [0u16, 1, 1, 0];
+        let sparse = ClassCounts::from_rows(&m, &labels, &[0, 1, 2, 3], 2);
+        assert_eq!(sparse.class, vec![2.0, 2.0]);
+        assert_eq!(sparse.on, array![[1.0, 0.0, 1.0], [1.0, 2.0, 1.0]]);
+        assert_eq!(sparse.off(0, 1), 2.0);
+        let dense =
+            ClassCounts::from_dense(m.to_dense(&[0, 1, 2, 3]).view(), &[0, 1, 1, 0], 2).unwrap();
+        assert_eq!(sparse, dense);
+        let sub = ClassCounts::from_rows(&m, &labels, &[2], 2);
+        assert_eq!(sub.total(), 1.0);
+    }
+}

@@ -1,0 +1,164 @@
+//! Data: loading (LIBSVM files, the catalog, synthetic generators), shared storage and splits.
+//!
+//! A [`Dataset`] is loaded once per run and shared (`Arc`) by every trial; a trial only holds
+//! row indices ([`Split`]), never a copy of the data.
+
+pub mod catalog;
+pub mod libsvm;
+pub mod synthetic;
+
+use crate::rng::Rng;
+use ndarray::Array2;
+use rand::seq::SliceRandom;
+
+pub use catalog::{Catalog, DataDir, DatasetDef};
+
+/// Binary features stored sparsely: the indices of the ones of each row (CSR without values).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BinaryMatrix {
+    n_cols: usize,
+    row_ptr: Vec<usize>,
+    cols: Vec<u32>,
+}
+
+impl BinaryMatrix {
+    pub fn new(n_cols: usize) -> Self {
+        BinaryMatrix {
+            n_cols,
+            row_ptr: vec![0],
+            cols: Vec::new(),
+        }
+    }
+
+    /// Appends a row given its sorted, in-range on-feature indices.
+    pub fn push_row(&mut self, ones: &[u32]) {
+        debug_assert!(ones.windows(2).all(|w| w[0] < w[1]));
+        debug_assert!(ones.iter().all(|&j| (j as usize) < self.n_cols));
+        self.cols.extend_from_slice(ones);
+        self.row_ptr.push(self.cols.len());
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.row_ptr.len() - 1
+    }
+
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+
+    /// The on-features of row `i`, ascending.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[u32] {
+        &self.cols[self.row_ptr[i]..self.row_ptr[i + 1]]
+    }
+
+    /// A dense 0/1 copy of the chosen rows (for linfa interop and learners that need one).
+    pub fn to_dense(&self, rows: &[u32]) -> Array2<f64> {
+        let mut x = Array2::zeros((rows.len(), self.n_cols));
+        for (r, &i) in rows.iter().enumerate() {
+            for &j in self.row(i as usize) {
+                x[[r, j as usize]] = 1.0;
+            }
+        }
+        x
+    }
+}
+
+/// The feature matrix: binary (all thesis datasets) or real-valued (the toy Gaussian).
+#[derive(Debug, Clone)]
+pub enum Features {
+    Binary(BinaryMatrix),
+    Dense(Array2<f64>),
+}
+
+impl Features {
+    pub fn n_rows(&self) -> usize {
+        match self {
+            Features::Binary(m) => m.n_rows(),
+            Features::Dense(x) => x.nrows(),
+        }
+    }
+
+    pub fn n_cols(&self) -> usize {
+        match self {
+            Features::Binary(m) => m.n_cols(),
+            Features::Dense(x) => x.ncols(),
+        }
+    }
+
+    pub fn as_binary(&self) -> Option<&BinaryMatrix> {
+        match self {
+            Features::Binary(m) => Some(m),
+            Features::Dense(_) => None,
+        }
+    }
+}
+
+/// How train and test rows are chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SplitRule {
+    /// The first `n_train` rows are the training set, the rest the test set (published splits).
+    Fixed { n_train: usize },
+    /// A fresh seeded random split per trial with this training fraction.
+    Random { train_fraction: f64 },
+}
+
+/// A loaded dataset, shared read-only by all trials.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub name: String,
+    pub title: String,
+    pub features: Features,
+    /// Class index of each row, in `0..class_names.len()`.
+    pub labels: Vec<u16>,
+    pub class_names: Vec<String>,
+    pub split: SplitRule,
+}
+
+/// Row indices of one trial's training and test sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    pub train: Vec<u32>,
+    pub test: Vec<u32>,
+}
+
+impl Dataset {
+    pub fn n_rows(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn n_features(&self) -> usize {
+        self.features.n_cols()
+    }
+
+    pub fn n_classes(&self) -> usize {
+        self.class_names.len()
+    }
+
+    /// The trial's split; `rng` is used only for random splits.
+    pub fn split(&self, rng: &mut Rng) -> Split {
+        let n = self.n_rows();
+        match self.split {
+            SplitRule::Fixed { n_train } => Split {
+                train: (0..n_train as u32).collect(),
+                test: (n_train as u32..n as u32).collect(),
+            },
+            SplitRule::Random { train_fraction } => {
+                let mut idx: Vec<u32> = (0..n as u32).collect();
+                idx.shuffle(rng);
+                let n_train = (train_fraction * n as f64).round() as usize;
+                let test = idx.split_off(n_train);
+                Split { train: idx, test }
+            }
+        }
+    }
+
+    /// Size of each class among `rows`.
+    pub fn class_sizes(&self, rows: &[u32]) -> Vec<usize> {
+        let mut n = vec![0; self.n_classes()];
+        for &i in rows {
+            n[self.labels[i as usize] as usize] += 1;
+        }
+        n
+    }
+}

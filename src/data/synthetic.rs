@@ -1,0 +1,180 @@
+//! Synthetic datasets that need no files (SPEC 6).
+//!
+//! Each is generated once per run from its own seed (`data/<name>/<seed>`) and shared by every
+//! trial, like a file-backed dataset. Classes alternate row by row, so both halves are balanced.
+
+use super::catalog::{NbProxyDef, NbSampledDef, ToyGaussianDef};
+use super::{BinaryMatrix, Dataset, Features, SplitRule};
+use crate::counts::ClassCounts;
+use crate::error::{Error, Result};
+use crate::learners::BernoulliNb;
+use crate::rng::{Rng, rng_from};
+use ndarray::Array2;
+use rand::Rng as _;
+use rand_distr::{Distribution, StandardNormal};
+
+/// Default relative jitter of the NB-sampled thetas (our choice; the thesis does not say).
+pub const DEFAULT_JITTER: f64 = 0.1;
+
+/// Phi^-1(0.9).
+const PROBIT_0_9: f64 = 1.281_551_565_544_600_5;
+
+fn data_rng(name: &str, seed: u64) -> Rng {
+    rng_from(&["data", name, &seed.to_string()])
+}
+
+fn two_classes() -> Vec<String> {
+    vec!["class 1".into(), "class 2".into()]
+}
+
+/// Toy Gaussian (appendix A.7): class 1 ~ N(0, I_D), class 2 ~ N(a 1, I_D) with
+/// a = 2 Phi^-1(0.9) / sqrt(D), so the Bayes classifier is 90% accurate.
+pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Dataset {
+    let (d, n) = (def.dimension, def.train + def.test);
+    let a = 2.0 * PROBIT_0_9 / (d as f64).sqrt();
+    let mut rng = data_rng(name, def.seed);
+    let labels: Vec<u16> = (0..n).map(|i| (i % 2) as u16).collect();
+    let x = Array2::from_shape_fn((n, d), |(i, _)| {
+        let z: f64 = StandardNormal.sample(&mut rng);
+        z + if labels[i] == 1 { a } else { 0.0 }
+    });
+    Dataset {
+        name: name.into(),
+        title: title.into(),
+        features: Features::Dense(x),
+        labels,
+        class_names: two_classes(),
+        split: SplitRule::Fixed { n_train: def.train },
+    }
+}
+
+/// Rows sampled from a two-class NB with theta_cd = theta_c (1 + U(-jitter, jitter)).
+pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
+    let mut rng = data_rng(name, def.seed);
+    let theta = Array2::from_shape_fn((2, def.dimension), |(c, _)| {
+        let u: f64 = rng.gen_range(-1.0..1.0);
+        (def.theta[c] * (1.0 + def.jitter * u)).clamp(0.0, 1.0)
+    });
+    let n = def.train + def.test;
+    let labels: Vec<u16> = (0..n).map(|i| (i % 2) as u16).collect();
+    Dataset {
+        name: name.into(),
+        title: title.into(),
+        features: Features::Binary(sample_rows(&theta, &labels, &mut rng)),
+        labels,
+        class_names: two_classes(),
+        split: SplitRule::Fixed { n_train: def.train },
+    }
+}
+
+/// Rows sampled from the non-private NB (alpha = 1) fitted on `source`'s training rows
+/// (its fixed split, or all rows if it has a random split): classes from pi, features from theta.
+pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> Result<Dataset> {
+    let x = source.features.as_binary().ok_or_else(|| Error::Data {
+        dataset: name.into(),
+        reason: format!("`of = {}` must be a binary dataset", def.of),
+    })?;
+    let train: Vec<u32> = match source.split {
+        SplitRule::Fixed { n_train } => (0..n_train as u32).collect(),
+        SplitRule::Random { .. } => (0..source.n_rows() as u32).collect(),
+    };
+    let counts = ClassCounts::from_rows(x, &source.labels, &train, source.n_classes());
+    let model = BernoulliNb::from_counts(&counts, 1.0, None);
+    let prior: Vec<f64> = model.log_prior.iter().map(|l| l.exp()).collect();
+    let mut rng = data_rng(name, def.seed);
+    let labels: Vec<u16> = (0..def.train + def.test)
+        .map(|_| {
+            let mut u: f64 = rng.r#gen();
+            prior
+                .iter()
+                .position(|&p| {
+                    u -= p;
+                    u < 0.0
+                })
+                .unwrap_or(prior.len() - 1) as u16
+        })
+        .collect();
+    Ok(Dataset {
+        name: name.into(),
+        title: title.into(),
+        features: Features::Binary(sample_rows(&model.theta, &labels, &mut rng)),
+        labels,
+        class_names: source.class_names.clone(),
+        split: SplitRule::Fixed { n_train: def.train },
+    })
+}
+
+fn sample_rows(theta: &Array2<f64>, labels: &[u16], rng: &mut Rng) -> BinaryMatrix {
+    let d = theta.ncols();
+    let mut m = BinaryMatrix::new(d);
+    let mut ones = Vec::with_capacity(d);
+    for &c in labels {
+        ones.clear();
+        let row = theta.row(c as usize);
+        for (j, &p) in row.iter().enumerate() {
+            if rng.r#gen::<f64>() < p {
+                ones.push(j as u32);
+            }
+        }
+        m.push_row(&ones);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toy_gaussian_has_the_stated_shape_and_separation() {
+        let def = ToyGaussianDef {
+            title: None,
+            dimension: 4,
+            train: 3000,
+            test: 3000,
+            seed: 1,
+        };
+        let ds = toy_gaussian("toy", "toy", &def);
+        let Features::Dense(x) = &ds.features else {
+            panic!("dense")
+        };
+        assert_eq!(x.dim(), (6000, 4));
+        assert_eq!(
+            ds.class_sizes(&(0..6000).collect::<Vec<_>>()),
+            vec![3000, 3000]
+        );
+        // Projection on 1/sqrt(D): class means 0 and 2 Phi^-1(0.9); threshold halfway -> ~90%.
+        let a = 2.0 * PROBIT_0_9;
+        let correct = (0..6000)
+            .filter(|&i| {
+                let s: f64 = x.row(i).sum() / 2.0;
+                (s > a / 2.0) == (ds.labels[i] == 1)
+            })
+            .count();
+        let acc = correct as f64 / 6000.0;
+        assert!((acc - 0.9).abs() < 0.015, "{acc}");
+    }
+
+    #[test]
+    fn nb_sampled_frequencies_match_theta() {
+        let def = NbSampledDef {
+            title: None,
+            dimension: 50,
+            theta: [0.8, 0.5],
+            jitter: 0.0,
+            train: 2000,
+            test: 2000,
+            seed: 3,
+        };
+        let ds = nb_sampled("dense", "dense", &def);
+        let x = ds.features.as_binary().unwrap();
+        let rows: Vec<u32> = (0..4000).collect();
+        let counts = ClassCounts::from_rows(x, &ds.labels, &rows, 2);
+        let f0 = counts.on.row(0).sum() / (2000.0 * 50.0);
+        let f1 = counts.on.row(1).sum() / (2000.0 * 50.0);
+        assert!(
+            (f0 - 0.8).abs() < 0.01 && (f1 - 0.5).abs() < 0.01,
+            "{f0} {f1}"
+        );
+    }
+}

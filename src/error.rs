@@ -1,0 +1,72 @@
+//! One error type for the whole crate, reported once at the CLI edge.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong, each variant naming the file and field or line involved.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{}:{line}: {reason}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("{}: field `{field}`: {reason}", file.display())]
+    Spec {
+        file: PathBuf,
+        field: String,
+        reason: String,
+    },
+    #[error(
+        "dataset `{dataset}`: file not found: {} (data directory: {}). \
+         Point --data-dir or EPSILAB_DATA at a folder holding the datasets; datasets/README.md says where to get them",
+        path.display(), dir.display()
+    )]
+    MissingData {
+        dataset: String,
+        path: PathBuf,
+        dir: PathBuf,
+    },
+    #[error(
+        "dataset `{dataset}`: {} has SHA-256 {actual}, the catalog expects {expected}: the file is corrupt or a different version",
+        path.display()
+    )]
+    Checksum {
+        dataset: String,
+        path: PathBuf,
+        expected: String,
+        actual: String,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid parameter `{name}`: {reason}")]
+    Param { name: String, reason: String },
+    #[error("dataset `{dataset}`: {reason}")]
+    Data { dataset: String, reason: String },
+    #[error("results store {}: {reason}", path.display())]
+    Store { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Linfa(#[from] linfa::Error),
+}
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub fn param(name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Param {
+            name: name.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

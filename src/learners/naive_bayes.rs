@@ -1,0 +1,281 @@
+//! Bernoulli Naive Bayes: the fitted model shared by the private and non-private learners, and
+//! the non-private reference learner (SPEC 3).
+//!
+//! theta[c, d] = (N1[c, d] + alpha) / (N_c + 2 alpha), pi_c = N_c / N; predict
+//! argmax_c log pi_c + sum_d [x_d log theta + (1 - x_d) log(1 - theta)]. Agrees with
+//! scikit-learn's `BernoulliNB(alpha=1)` and linfa's `BernoulliNb` (tested).
+
+use super::Classifier;
+use crate::counts::ClassCounts;
+use crate::data::{BinaryMatrix, Dataset};
+use crate::error::{Error, Result};
+use linfa::ParamGuard;
+use linfa::dataset::{AsSingleTargets, DatasetBase};
+use linfa::traits::{Fit, PredictInplace};
+use ndarray::{Array1, Array2, ArrayBase, Data, Ix2};
+
+/// A fitted Bernoulli NB, stored as per-class offsets plus per-feature log-odds so that
+/// prediction of a sparse row costs one addition per (on-feature, class).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BernoulliNb {
+    /// theta[c, d]; unused features keep 0.5 and do not contribute.
+    pub theta: Array2<f64>,
+    /// log pi_c.
+    pub log_prior: Vec<f64>,
+    /// log pi_c + sum over used d of log(1 - theta[c, d]).
+    base: Vec<f64>,
+    /// Feature-major log theta - log(1 - theta): weights[d * C + c].
+    weights: Vec<f64>,
+}
+
+impl BernoulliNb {
+    /// Builds the model from (possibly noisy) on/off counts and class weights.
+    ///
+    /// `features` restricts the model to a subset (the others are ignored); `class_weight` are
+    /// the unnormalised prior masses.
+    pub fn from_parameters(
+        theta: Array2<f64>,
+        class_weight: &[f64],
+        features: Option<&[usize]>,
+    ) -> Self {
+        let (n_classes, d) = theta.dim();
+        let total: f64 = class_weight.iter().sum();
+        let log_prior: Vec<f64> = if total > 0.0 {
+            class_weight
+                .iter()
+                .map(|&w| (w / total).max(f64::MIN_POSITIVE).ln())
+                .collect()
+        } else {
+            vec![-(n_classes as f64).ln(); n_classes]
+        };
+        let mut base = log_prior.clone();
+        let mut weights = vec![0.0; d * n_classes];
+        let mut use_feature = |j: usize| {
+            for c in 0..n_classes {
+                let t = theta[[c, j]];
+                let log_off = (1.0 - t).ln();
+                base[c] += log_off;
+                weights[j * n_classes + c] = t.ln() - log_off;
+            }
+        };
+        match features {
+            Some(fs) => fs.iter().for_each(|&j| use_feature(j)),
+            None => (0..d).for_each(use_feature),
+        }
+        BernoulliNb {
+            theta,
+            log_prior,
+            base,
+            weights,
+        }
+    }
+
+    /// Non-private fit from exact counts with add-alpha smoothing.
+    pub fn from_counts(counts: &ClassCounts, alpha: f64, features: Option<&[usize]>) -> Self {
+        let mut theta = counts.on.clone();
+        for (c, mut row) in theta.rows_mut().into_iter().enumerate() {
+            let denom = counts.class[c] + 2.0 * alpha;
+            row.mapv_inplace(|n1| (n1 + alpha) / denom);
+        }
+        BernoulliNb::from_parameters(theta, &counts.class, features)
+    }
+
+    pub fn n_classes(&self) -> usize {
+        self.log_prior.len()
+    }
+
+    /// Class of one sparse row; ties go to the lowest class index.
+    #[inline]
+    pub fn predict_sparse_row(&self, ones: &[u32], scores: &mut [f64]) -> u16 {
+        let k = self.n_classes();
+        scores.copy_from_slice(&self.base);
+        for &j in ones {
+            let w = &self.weights[j as usize * k..(j as usize + 1) * k];
+            for (s, wc) in scores.iter_mut().zip(w) {
+                *s += wc;
+            }
+        }
+        argmax(scores)
+    }
+
+    /// Joint log-likelihood of one dense 0/1 row, per class.
+    fn predict_dense_row(&self, row: ndarray::ArrayView1<f64>, scores: &mut [f64]) -> u16 {
+        let k = self.n_classes();
+        scores.copy_from_slice(&self.base);
+        for (j, &x) in row.iter().enumerate() {
+            if x != 0.0 {
+                for c in 0..k {
+                    scores[c] += x * self.weights[j * k + c];
+                }
+            }
+        }
+        argmax(scores)
+    }
+
+    /// Predictions for rows of a sparse matrix.
+    pub fn predict_rows(&self, x: &BinaryMatrix, rows: &[u32]) -> Vec<u16> {
+        let mut scores = vec![0.0; self.n_classes()];
+        rows.iter()
+            .map(|&i| self.predict_sparse_row(x.row(i as usize), &mut scores))
+            .collect()
+    }
+}
+
+#[inline]
+fn argmax(xs: &[f64]) -> u16 {
+    let mut best = 0;
+    for (c, &s) in xs.iter().enumerate().skip(1) {
+        if s > xs[best] {
+            best = c;
+        }
+    }
+    best as u16
+}
+
+impl Classifier for BernoulliNb {
+    fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Vec<u16>> {
+        let x = data.features.as_binary().ok_or_else(|| Error::Data {
+            dataset: data.name.clone(),
+            reason: "Naive Bayes needs binary features".into(),
+        })?;
+        Ok(self.predict_rows(x, rows))
+    }
+}
+
+impl<D: Data<Elem = f64>> PredictInplace<ArrayBase<D, Ix2>, Array1<usize>> for BernoulliNb {
+    fn predict_inplace(&self, x: &ArrayBase<D, Ix2>, y: &mut Array1<usize>) {
+        assert_eq!(x.nrows(), y.len(), "one target slot per record");
+        let mut scores = vec![0.0; self.n_classes()];
+        for (row, out) in x.rows().into_iter().zip(y.iter_mut()) {
+            *out = self.predict_dense_row(row, &mut scores) as usize;
+        }
+    }
+
+    fn default_target(&self, x: &ArrayBase<D, Ix2>) -> Array1<usize> {
+        Array1::zeros(x.nrows())
+    }
+}
+
+/// Validated hyper-parameters of the non-private Bernoulli NB.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BernoulliNbValidParams {
+    alpha: f64,
+}
+
+impl BernoulliNbValidParams {
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+}
+
+/// Hyper-parameters of the non-private Bernoulli NB (alpha = 1: add-one smoothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BernoulliNbParams(BernoulliNbValidParams);
+
+impl Default for BernoulliNbParams {
+    fn default() -> Self {
+        BernoulliNbParams(BernoulliNbValidParams { alpha: 1.0 })
+    }
+}
+
+impl BernoulliNbParams {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.0.alpha = alpha;
+        self
+    }
+}
+
+impl ParamGuard for BernoulliNbParams {
+    type Checked = BernoulliNbValidParams;
+    type Error = Error;
+
+    fn check_ref(&self) -> Result<&Self::Checked> {
+        check_alpha(self.0.alpha)?;
+        Ok(&self.0)
+    }
+
+    fn check(self) -> Result<Self::Checked> {
+        self.check_ref()?;
+        Ok(self.0)
+    }
+}
+
+pub(crate) fn check_alpha(alpha: f64) -> Result<()> {
+    if alpha.is_finite() && alpha >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param(
+            "alpha",
+            format!("must be finite and >= 0, got {alpha}"),
+        ))
+    }
+}
+
+/// Number of classes implied by targets 0..k.
+pub(crate) fn n_classes_of(y: &[usize]) -> usize {
+    y.iter().max().map_or(0, |&m| m + 1)
+}
+
+impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for BernoulliNbValidParams
+where
+    D: Data<Elem = f64>,
+    T: AsSingleTargets<Elem = usize>,
+{
+    type Object = BernoulliNb;
+
+    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<BernoulliNb> {
+        let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
+        let counts = ClassCounts::from_dense(dataset.records().view(), &y, n_classes_of(&y))?;
+        Ok(BernoulliNb::from_counts(&counts, self.alpha, None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linfa::traits::Predict;
+    use ndarray::array;
+
+    #[test]
+    fn hand_computed_example() {
+        // Class 0: rows [1,0], [1,1]; class 1: row [0,1].
+        let x = array![[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
+        let y = array![0usize, 0, 1];
+        let model = BernoulliNbParams::new()
+            .fit(&DatasetBase::new(x.clone(), y))
+            .unwrap();
+        assert_eq!(
+            model.theta,
+            array![[3.0 / 4.0, 2.0 / 4.0], [1.0 / 3.0, 2.0 / 3.0]]
+        );
+        assert!((model.log_prior[0] - (2.0f64 / 3.0).ln()).abs() < 1e-15);
+        let pred: Array1<usize> = model.predict(&x);
+        assert_eq!(pred, array![0, 0, 1]);
+    }
+
+    #[test]
+    fn negative_alpha_is_refused() {
+        let x = array![[1.0]];
+        let err = BernoulliNbParams::new()
+            .alpha(-1.0)
+            .fit(&DatasetBase::new(x, array![0usize]));
+        assert!(err.unwrap_err().to_string().contains("alpha"));
+    }
+
+    #[test]
+    fn feature_subset_ignores_other_features() {
+        let counts = ClassCounts {
+            class: vec![10.0, 10.0],
+            on: array![[9.0, 1.0], [1.0, 9.0]],
+        };
+        let only_first = BernoulliNb::from_counts(&counts, 1.0, Some(&[0]));
+        let mut s = [0.0; 2];
+        // Feature 1 on, feature 0 off: with the subset only feature 0 counts -> class 1.
+        assert_eq!(only_first.predict_sparse_row(&[1], &mut s), 1);
+        assert_eq!(only_first.predict_sparse_row(&[0, 1], &mut s), 0);
+    }
+}

@@ -1,0 +1,400 @@
+//! Algorithm 1: private Bernoulli Naive Bayes by the Laplace mechanism (thesis section 3.3).
+//!
+//! * Released quantity: for every class c and used feature d the pair (N1[c, d], N0[c, d]).
+//! * Neighbouring relation: add/remove one example. Adding an example of class c changes, for
+//!   every feature d, exactly one of N1[c, d] and N0[c, d] by one and nothing else, so the L1
+//!   sensitivity is D (the number of features released).
+//! * Mechanism: Laplace with b = D / eps on each count (privacy::laplace); measure: pure eps-DP.
+//! * Everything afterwards — thresholding at t, smoothing, theta~, the class prior from the mean
+//!   of M1 + M0 — reads only the noisy counts and is post-processing.
+//!
+//! Variant `release = "on_only"`: release N1[c, d] and N_c instead (L1 sensitivity D + 1:
+//! at most D on-counts and one class count change) and derive M0 = N~_c - M1.
+
+use super::naive_bayes::{BernoulliNb, check_alpha, n_classes_of};
+use crate::counts::ClassCounts;
+use crate::error::{Error, Result};
+use crate::privacy::Ledger;
+use crate::privacy::laplace::{Laplace, laplace_quantile};
+use crate::rng::{Rng, rng_from};
+use linfa::ParamGuard;
+use linfa::dataset::{AsSingleTargets, DatasetBase};
+use linfa::traits::Fit;
+use ndarray::{Array2, ArrayBase, Data, Ix2};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// The lower threshold t applied to the noisy counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Threshold {
+    /// A fixed count.
+    Constant(f64),
+    /// ln 2 / eps.
+    LnTwoOverEps,
+    /// The q-quantile of the noise Lap(Delta / eps), q in [0.5, 1); the thesis default is 0.65.
+    NoiseQuantile(f64),
+}
+
+impl Default for Threshold {
+    fn default() -> Self {
+        Threshold::NoiseQuantile(0.65)
+    }
+}
+
+impl Threshold {
+    /// The threshold value for noise scale `scale` at privacy level `epsilon`.
+    pub fn value(&self, scale: f64, epsilon: f64) -> f64 {
+        match *self {
+            Threshold::Constant(t) => t,
+            Threshold::LnTwoOverEps => std::f64::consts::LN_2 / epsilon,
+            Threshold::NoiseQuantile(q) => laplace_quantile(scale, q),
+        }
+    }
+
+    /// Parses `"q65"`, `"q99.5"`, `"ln2/eps"` or a number.
+    pub fn parse(s: &str) -> std::result::Result<Self, String> {
+        if s == "ln2/eps" {
+            return Ok(Threshold::LnTwoOverEps);
+        }
+        if let Some(p) = s.strip_prefix('q') {
+            let pct: f64 = p.parse().map_err(|_| format!("bad quantile `{s}`"))?;
+            return Ok(Threshold::NoiseQuantile(pct / 100.0));
+        }
+        s.parse()
+            .map(Threshold::Constant)
+            .map_err(|_| format!("`{s}` is not a number, `ln2/eps` or a noise quantile like `q65`"))
+    }
+
+    fn check(&self) -> Result<()> {
+        match *self {
+            Threshold::Constant(t) if !(t.is_finite() && t >= 0.0) => Err(Error::param(
+                "threshold",
+                format!("must be finite and >= 0, got {t}"),
+            )),
+            Threshold::NoiseQuantile(q) if !(0.5..1.0).contains(&q) => Err(Error::param(
+                "threshold",
+                format!("noise quantile must be in [50%, 100%), got {}%", q * 100.0),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Threshold::Constant(t) => write!(f, "{t}"),
+            Threshold::LnTwoOverEps => f.write_str("ln2/eps"),
+            Threshold::NoiseQuantile(q) => write!(f, "q{}", q * 100.0),
+        }
+    }
+}
+
+impl Serialize for Threshold {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Threshold::Constant(t) => s.serialize_f64(*t),
+            other => s.serialize_str(&other.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Threshold {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Num(f64),
+            Str(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Num(t) => Ok(Threshold::Constant(t)),
+            Raw::Str(s) => Threshold::parse(&s).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Which counts are released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Release {
+    /// N1 and N0 per class and feature (sensitivity D).
+    #[default]
+    OnOff,
+    /// N1 per class and feature plus N_c (sensitivity D + 1).
+    OnOnly,
+}
+
+/// Validated parameters of Algorithm 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateNbValidParams {
+    epsilon: f64,
+    threshold: Threshold,
+    alpha: f64,
+    release: Release,
+    seed: u64,
+}
+
+/// Parameters of Algorithm 1 (defaults: threshold at the 65% noise quantile, alpha = 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateNbParams(PrivateNbValidParams);
+
+impl PrivateNbParams {
+    pub fn new(epsilon: f64) -> Self {
+        PrivateNbParams(PrivateNbValidParams {
+            epsilon,
+            threshold: Threshold::default(),
+            alpha: 1.0,
+            release: Release::OnOff,
+            seed: 0,
+        })
+    }
+
+    pub fn threshold(mut self, t: Threshold) -> Self {
+        self.0.threshold = t;
+        self
+    }
+
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.0.alpha = alpha;
+        self
+    }
+
+    pub fn release(mut self, r: Release) -> Self {
+        self.0.release = r;
+        self
+    }
+
+    /// Seed of the noise stream used by linfa's `Fit` (the harness passes its own streams).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.0.seed = seed;
+        self
+    }
+}
+
+impl ParamGuard for PrivateNbParams {
+    type Checked = PrivateNbValidParams;
+    type Error = Error;
+
+    fn check_ref(&self) -> Result<&PrivateNbValidParams> {
+        let p = &self.0;
+        if !(p.epsilon.is_finite() && p.epsilon > 0.0) {
+            return Err(Error::param(
+                "epsilon",
+                format!("must be finite and > 0, got {}", p.epsilon),
+            ));
+        }
+        check_alpha(p.alpha)?;
+        p.threshold.check()?;
+        if p.alpha == 0.0 && p.threshold == Threshold::Constant(0.0) {
+            return Err(Error::param(
+                "alpha",
+                "alpha = 0 with threshold 0 can give 0/0 parameters; raise one of them",
+            ));
+        }
+        Ok(p)
+    }
+
+    fn check(self) -> Result<PrivateNbValidParams> {
+        self.check_ref()?;
+        Ok(self.0)
+    }
+}
+
+/// The released model and what the mechanism did.
+#[derive(Debug, Clone)]
+pub struct PrivateNbFit {
+    pub model: BernoulliNb,
+    /// L1 sensitivity of the released counts.
+    pub sensitivity: f64,
+    /// Resolved threshold t.
+    pub threshold: f64,
+    /// Features with at least one noisy count raised to t.
+    pub thresholded_features: usize,
+}
+
+impl PrivateNbValidParams {
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    pub fn threshold(&self) -> Threshold {
+        self.threshold
+    }
+
+    pub fn release(&self) -> Release {
+        self.release
+    }
+
+    /// L1 sensitivity for `d` released features.
+    pub fn sensitivity(&self, d: usize) -> f64 {
+        match self.release {
+            Release::OnOff => d as f64,
+            Release::OnOnly => d as f64 + 1.0,
+        }
+    }
+
+    /// Runs Algorithm 1 on exact counts, restricted to `features` if given, drawing noise from
+    /// `rng` (one stream for this one mechanism call). Records the spend in `ledger`.
+    pub fn fit_counts(
+        &self,
+        counts: &ClassCounts,
+        features: Option<&[usize]>,
+        rng: &mut Rng,
+        ledger: &mut Ledger,
+    ) -> Result<PrivateNbFit> {
+        let all: Vec<usize>;
+        let used: &[usize] = match features {
+            Some(f) => f,
+            None => {
+                all = (0..counts.n_features()).collect();
+                &all
+            }
+        };
+        if used.is_empty() {
+            return Err(Error::param(
+                "features",
+                "Algorithm 1 needs at least one feature",
+            ));
+        }
+        let sensitivity = self.sensitivity(used.len());
+        let noise = Laplace::new(sensitivity, self.epsilon)?;
+        let t = self.threshold.value(noise.scale(), self.epsilon);
+        let (k, dim) = (counts.n_classes(), counts.n_features());
+        let a = self.alpha;
+        let mut theta = Array2::from_elem((k, dim), 0.5);
+        let mut class_weight = vec![0.0; k];
+        let mut clipped = vec![false; dim];
+        for c in 0..k {
+            let noisy_class = match self.release {
+                Release::OnOff => None,
+                Release::OnOnly => Some(counts.class[c] + noise.sample(rng)),
+            };
+            let mut mass = 0.0;
+            for &d in used {
+                let raw1 = counts.on[[c, d]] + noise.sample(rng);
+                let raw0 = match noisy_class {
+                    None => counts.off(c, d) + noise.sample(rng),
+                    Some(nc) => nc - raw1.max(t),
+                };
+                clipped[d] |= raw1 < t || raw0 < t;
+                let (m1, m0) = (raw1.max(t), raw0.max(t));
+                theta[[c, d]] = (m1 + a) / (m1 + m0 + 2.0 * a);
+                mass += m1 + m0;
+            }
+            class_weight[c] = match noisy_class {
+                None => mass / used.len() as f64,
+                Some(nc) => nc.max(0.0),
+            };
+        }
+        ledger.spend(
+            "train",
+            "laplace (Algorithm 1 counts)",
+            self.epsilon,
+            sensitivity,
+        );
+        Ok(PrivateNbFit {
+            model: BernoulliNb::from_parameters(theta, &class_weight, Some(used)),
+            sensitivity,
+            threshold: t,
+            thresholded_features: clipped.iter().filter(|&&c| c).count(),
+        })
+    }
+}
+
+impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PrivateNbValidParams
+where
+    D: Data<Elem = f64>,
+    T: AsSingleTargets<Elem = usize>,
+{
+    type Object = BernoulliNb;
+
+    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<BernoulliNb> {
+        let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
+        let counts = ClassCounts::from_dense(dataset.records().view(), &y, n_classes_of(&y))?;
+        let mut rng = rng_from(&["private_nb", &self.seed.to_string()]);
+        Ok(self
+            .fit_counts(&counts, None, &mut rng, &mut Ledger::default())?
+            .model)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn threshold_parsing_and_display_round_trip() {
+        for s in ["q65", "q99", "ln2/eps", "10", "0"] {
+            let t = Threshold::parse(s).unwrap();
+            assert_eq!(Threshold::parse(&t.to_string()).unwrap(), t);
+        }
+        assert_eq!(
+            Threshold::parse("q65").unwrap(),
+            Threshold::NoiseQuantile(0.65)
+        );
+        assert!(Threshold::parse("q").is_err());
+        assert!(Threshold::parse("big").is_err());
+    }
+
+    #[test]
+    fn invalid_parameters_are_refused() {
+        for p in [
+            PrivateNbParams::new(0.0),
+            PrivateNbParams::new(-1.0),
+            PrivateNbParams::new(f64::NAN),
+            PrivateNbParams::new(1.0).threshold(Threshold::NoiseQuantile(0.3)),
+            PrivateNbParams::new(1.0).threshold(Threshold::Constant(-1.0)),
+            PrivateNbParams::new(1.0)
+                .alpha(0.0)
+                .threshold(Threshold::Constant(0.0)),
+        ] {
+            assert!(p.check().is_err());
+        }
+    }
+
+    #[test]
+    fn default_threshold_is_the_65_percent_noise_quantile() {
+        let counts = ClassCounts {
+            class: vec![100.0, 100.0],
+            on: array![[50.0, 10.0, 90.0], [10.0, 50.0, 5.0]],
+        };
+        let p = PrivateNbParams::new(0.1).check().unwrap();
+        let mut rng = rng_from(&["t"]);
+        let mut ledger = Ledger::default();
+        let fit = p.fit_counts(&counts, None, &mut rng, &mut ledger).unwrap();
+        // t = -(D/eps) ln(2 (1 - 0.65)) with D = 3.
+        assert!((fit.threshold - (-(3.0 / 0.1) * (0.7f64).ln())).abs() < 1e-12);
+        assert_eq!(fit.sensitivity, 3.0);
+        assert_eq!(ledger.total_epsilon(), 0.1);
+        assert!(fit.model.theta.iter().all(|&t| t > 0.0 && t < 1.0));
+        let on_only = PrivateNbParams::new(0.1)
+            .release(Release::OnOnly)
+            .check()
+            .unwrap();
+        assert_eq!(on_only.sensitivity(3), 4.0);
+    }
+
+    #[test]
+    fn huge_epsilon_recovers_the_non_private_model() {
+        let counts = ClassCounts {
+            class: vec![100.0, 60.0],
+            on: array![[50.0, 10.0], [10.0, 50.0]],
+        };
+        let p = PrivateNbParams::new(1e9)
+            .threshold(Threshold::Constant(0.0))
+            .check()
+            .unwrap();
+        let fit = p
+            .fit_counts(&counts, None, &mut rng_from(&["t"]), &mut Ledger::default())
+            .unwrap();
+        let exact = BernoulliNb::from_counts(&counts, 1.0, None);
+        for (a, b) in fit.model.theta.iter().zip(exact.theta.iter()) {
+            assert!((a - b).abs() < 1e-6);
+        }
+        for (a, b) in fit.model.log_prior.iter().zip(&exact.log_prior) {
+            assert!((a - b).abs() < 1e-6);
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! epsilab: an experiment and benchmark harness for differentially private machine learning.
+//!
+//! Data flow, one module per stage:
+//! [`spec`] (TOML experiment) → [`plan`] (cells with seeds) → [`data`] (shared datasets,
+//! splits) → [`counts`] (sufficient statistics) → [`selection`] → [`learners`] (with
+//! [`privacy`] mechanisms and the ledger) → [`evaluate`] → [`store`] (trials.jsonl) →
+//! [`report`] (tables, figures). [`runner`] drives the plan in parallel; [`pipeline`] runs one
+//! cell; [`cli`] is the command line.
+
+pub mod cli;
+pub mod counts;
+pub mod data;
+pub mod error;
+pub mod evaluate;
+pub mod learners;
+pub mod pipeline;
+pub mod plan;
+pub mod privacy;
+pub mod report;
+pub mod rng;
+pub mod runner;
+pub mod selection;
+pub mod spec;
+pub mod stats;
+pub mod store;
+
+pub use error::{Error, Result};

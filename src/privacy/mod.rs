@@ -1,0 +1,14 @@
+//! Privacy: the mechanisms, stated with their domain, metric, measure and proof sketch, and the
+//! per-trial ledger that records every privacy-spending (or non-private) step.
+//!
+//! Neighbouring relation everywhere (SPEC 1): X' = X plus one added example (add/remove,
+//! "unbounded" DP). Sensitivities are for that relation.
+
+pub mod laplace;
+pub mod ledger;
+
+pub use laplace::Laplace;
+pub use ledger::{Ledger, LedgerEntry};
+
+/// The neighbouring relation every mechanism here is stated for.
+pub const RELATION: &str = "add/remove one example";

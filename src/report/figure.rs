@@ -1,0 +1,378 @@
+//! Figures with plotters: one panel per dataset, one series per pipeline with standard-error
+//! bars, reference pipelines and the majority baseline as horizontal lines. Text is drawn with
+//! an embedded TTF (no system font libraries).
+
+use super::{Summary, is_accuracy, x_position};
+use crate::error::{Error, Result};
+use crate::spec::Spec;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+const FONT: &str = "sans-serif";
+const PANEL_W: u32 = 520;
+const PANEL_H: u32 = 400;
+
+/// Colour of the n-th pipeline of a spec (colour-blind-safe Okabe–Ito palette).
+pub fn pipeline_colour(i: usize) -> RGBColor {
+    const P: [RGBColor; 8] = [
+        RGBColor(0, 114, 178),
+        RGBColor(213, 94, 0),
+        RGBColor(0, 158, 115),
+        RGBColor(204, 121, 167),
+        RGBColor(230, 159, 0),
+        RGBColor(86, 180, 233),
+        RGBColor(0, 0, 0),
+        RGBColor(240, 228, 66),
+    ];
+    P[i % P.len()]
+}
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, epaint_default_fonts::UBUNTU_LIGHT)
+            .map_err(|_| ())
+            .expect("embedded font is valid");
+    });
+}
+
+/// A line or error-bar series of one panel.
+#[derive(Debug, Clone)]
+struct Series {
+    label: String,
+    colour: usize,
+    /// (x, mean, se); empty for a reference line.
+    points: Vec<(f64, f64, f64)>,
+    /// Horizontal reference value (pipelines that do not vary along x).
+    level: Option<f64>,
+    dashed: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Panel {
+    title: String,
+    series: Vec<Series>,
+    baseline: Option<f64>,
+}
+
+/// Everything a figure shows, already aggregated.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    panels: Vec<Panel>,
+    x_label: String,
+    y_label: String,
+    log_x: bool,
+    percent: bool,
+    /// Tick labels of a categorical x axis.
+    categories: Option<Vec<String>>,
+}
+
+impl Figure {
+    pub fn build(
+        spec: &Spec,
+        summaries: &[Summary],
+        baselines: &BTreeMap<String, f64>,
+        titles: &BTreeMap<String, String>,
+    ) -> Figure {
+        let metrics = &spec.report.metrics;
+        let percent = metrics.iter().all(|m| is_accuracy(m));
+        let scale = if percent { 100.0 } else { 1.0 };
+        let multi = metrics.len() > 1;
+        let mut panels = Vec::new();
+        for d in &spec.experiment.datasets {
+            let mut series: Vec<Series> = Vec::new();
+            for s in summaries.iter().filter(|s| s.dataset == *d) {
+                let label = if multi {
+                    format!("{} — {}", s.label(), s.metric.replace('_', " "))
+                } else {
+                    s.label()
+                };
+                let mi = metrics.iter().position(|m| *m == s.metric).unwrap_or(0);
+                let idx = match series.iter().position(|x| x.label == label) {
+                    Some(i) => i,
+                    None => {
+                        series.push(Series {
+                            label,
+                            colour: s.pipeline_index,
+                            points: Vec::new(),
+                            level: None,
+                            dashed: mi > 0,
+                        });
+                        series.len() - 1
+                    }
+                };
+                match &s.x {
+                    Some(x) => {
+                        series[idx]
+                            .points
+                            .push((x_position(spec, x), scale * s.mean, scale * s.se))
+                    }
+                    None => series[idx].level = Some(scale * s.mean),
+                }
+            }
+            for s in &mut series {
+                s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            }
+            panels.push(Panel {
+                title: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
+                series,
+                baseline: if percent {
+                    baselines.get(d).map(|b| scale * b)
+                } else {
+                    None
+                },
+            });
+        }
+        let x_label = spec.report.x.clone().unwrap_or_default();
+        let categories = match x_label.as_str() {
+            "threshold" => spec
+                .grid
+                .threshold
+                .as_ref()
+                .map(|ts| ts.iter().map(|t| t.to_string()).collect()),
+            _ => None,
+        };
+        let y_label = spec.report.y_label.clone().unwrap_or_else(|| {
+            if percent {
+                "accuracy (%)".into()
+            } else {
+                metrics.join(", ").replace('_', " ")
+            }
+        });
+        Figure {
+            panels,
+            x_label: if x_label == "epsilon" {
+                "ε".into()
+            } else {
+                x_label
+            },
+            y_label,
+            log_x: spec.report.log_x,
+            percent,
+            categories,
+        }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        let n = self.panels.len().max(1) as u32;
+        let cols = n.min(3);
+        let rows = n.div_ceil(cols);
+        (cols * PANEL_W, rows * PANEL_H)
+    }
+
+    /// Writes `figure.svg` and `figure.png` into `dir`.
+    pub fn save(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        register_font();
+        let size = self.size();
+        let svg = dir.join("figure.svg");
+        let png = dir.join("figure.png");
+        let fail = |p: &Path, e: String| Error::Store {
+            path: p.into(),
+            reason: format!("cannot draw the figure: {e}"),
+        };
+        self.draw(SVGBackend::new(&svg, size).into_drawing_area())
+            .map_err(|e| fail(&svg, e))?;
+        self.draw(BitMapBackend::new(&png, size).into_drawing_area())
+            .map_err(|e| fail(&png, e))?;
+        Ok(vec![svg, png])
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        root.fill(&WHITE).map_err(e)?;
+        let n = self.panels.len().max(1);
+        let cols = n.min(3);
+        let areas = root.split_evenly((n.div_ceil(cols), cols));
+        for (panel, area) in self.panels.iter().zip(areas) {
+            self.draw_panel(panel, &area)?;
+        }
+        root.present().map_err(e)
+    }
+
+    fn y_range(&self, panel: &Panel) -> (f64, f64) {
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for s in &panel.series {
+            for &(_, m, se) in &s.points {
+                lo = lo.min(m - se);
+                hi = hi.max(m + se);
+            }
+            if let Some(l) = s.level {
+                lo = lo.min(l);
+                hi = hi.max(l);
+            }
+        }
+        if let Some(b) = panel.baseline {
+            lo = lo.min(b);
+            hi = hi.max(b);
+        }
+        if !lo.is_finite() {
+            return (0.0, 1.0);
+        }
+        let pad = ((hi - lo) * 0.08).max(if self.percent { 2.0 } else { 1e-6 });
+        let (mut lo, mut hi) = (lo - pad, hi + pad);
+        if self.percent {
+            lo = lo.max(0.0);
+            hi = hi.min(100.0);
+        }
+        (lo, hi)
+    }
+
+    fn x_range(&self, panel: &Panel) -> (f64, f64) {
+        let xs = panel
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0));
+        let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+        if !lo.is_finite() {
+            return (0.0, 1.0);
+        }
+        if self.log_x {
+            (lo / 1.5, hi * 1.5)
+        } else {
+            let pad = ((hi - lo) * 0.05).max(0.5);
+            (lo - pad, hi + pad)
+        }
+    }
+
+    fn draw_panel<DB: DrawingBackend>(
+        &self,
+        panel: &Panel,
+        area: &DrawingArea<DB, Shift>,
+    ) -> std::result::Result<(), String> {
+        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        let (x0, x1) = self.x_range(panel);
+        let (y0, y1) = self.y_range(panel);
+        let mut builder = ChartBuilder::on(area);
+        builder
+            .caption(&panel.title, (FONT, 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(52);
+        let cats = self.categories.clone();
+        if self.log_x {
+            let mut chart = builder
+                .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+                .map_err(e)?;
+            chart
+                .configure_mesh()
+                .x_desc(&self.x_label)
+                .y_desc(&self.y_label)
+                .label_style((FONT, 13))
+                .x_label_formatter(&|v| format_tick(*v))
+                .draw()
+                .map_err(e)?;
+            self.draw_series(&mut chart, panel, x0, x1)
+        } else {
+            let mut chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(e)?;
+            let fmt = move |v: &f64| match &cats {
+                Some(c) => {
+                    let i = v.round();
+                    if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() {
+                        c[i as usize].clone()
+                    } else {
+                        String::new()
+                    }
+                }
+                None => format_tick(*v),
+            };
+            let mut mesh = chart.configure_mesh();
+            mesh.x_desc(&self.x_label)
+                .y_desc(&self.y_label)
+                .label_style((FONT, 13))
+                .x_label_formatter(&fmt);
+            if let Some(c) = &self.categories {
+                mesh.x_labels(c.len() * 4 + 1);
+            }
+            mesh.draw().map_err(e)?;
+            self.draw_series(&mut chart, panel, x0, x1)
+        }
+    }
+
+    fn draw_series<'a, DB: DrawingBackend + 'a, X>(
+        &self,
+        chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+        panel: &Panel,
+        x0: f64,
+        x1: f64,
+    ) -> std::result::Result<(), String>
+    where
+        X: Ranged<ValueType = f64>,
+    {
+        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        for s in &panel.series {
+            let colour = pipeline_colour(s.colour);
+            let style = ShapeStyle::from(&colour).stroke_width(2);
+            if let Some(level) = s.level {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(x0, level), (x1, level)],
+                        8,
+                        5,
+                        style,
+                    ))
+                    .map_err(e)?
+                    .label(s.label.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                continue;
+            }
+            let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
+            let line = if s.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(pts.clone(), 6, 4, style))
+                    .map_err(e)?
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), style))
+                    .map_err(e)?
+            };
+            line.label(s.label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            chart
+                .draw_series(
+                    s.points
+                        .iter()
+                        .map(|&(x, m, se)| ErrorBar::new_vertical(x, m - se, m, m + se, style, 8)),
+                )
+                .map_err(e)?;
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+                .map_err(e)?;
+        }
+        if let Some(b) = panel.baseline {
+            let grey = ShapeStyle::from(&RGBColor(120, 120, 120)).stroke_width(1);
+            chart
+                .draw_series(DashedLineSeries::new(vec![(x0, b), (x1, b)], 4, 4, grey))
+                .map_err(e)?
+                .label("majority baseline")
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .label_font((FONT, 12))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(e)
+    }
+}
+
+fn format_tick(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 1e4 || v.abs() < 1e-3 {
+        format!("{v:.0e}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}

@@ -1,0 +1,198 @@
+//! Reports rebuilt from the stored results alone: `table.md`, `table.csv`, `figure.svg`,
+//! `figure.png`. Non-private pipelines carry a "(non-private)" label in every output.
+
+pub mod figure;
+pub mod table;
+
+use crate::error::{Error, Result};
+use crate::spec::{ReportKind, Spec};
+use crate::stats::mean_se;
+use crate::store::{TRIALS_FILE, TrialRecord, read_records};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Label appended to every non-private series.
+pub const NON_PRIVATE: &str = "(non-private)";
+
+/// One aggregated cell: mean and standard error over trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub dataset: String,
+    pub pipeline: String,
+    /// Spec order of the pipeline (fixes its colour).
+    pub pipeline_index: usize,
+    /// The x-axis value, `None` for pipelines that do not vary along it (reference lines).
+    pub x: Option<Value>,
+    pub metric: String,
+    pub mean: f64,
+    pub se: f64,
+    pub n: usize,
+    /// True when every trial in the cell was end-to-end private.
+    pub private: bool,
+}
+
+impl Summary {
+    /// Series label: the pipeline name, marked when not private.
+    pub fn label(&self) -> String {
+        if self.private {
+            self.pipeline.clone()
+        } else {
+            format!("{} {NON_PRIVATE}", self.pipeline)
+        }
+    }
+}
+
+/// Aggregates records per (dataset, pipeline, x value, metric), in spec order.
+pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
+    let x_axis = spec.report.x.as_deref();
+    let mut groups: BTreeMap<(usize, usize, String, usize), (Option<Value>, Vec<f64>, bool)> =
+        BTreeMap::new();
+    for r in records {
+        let Some(di) = spec
+            .experiment
+            .datasets
+            .iter()
+            .position(|d| *d == r.dataset)
+        else {
+            continue;
+        };
+        let Some(pi) = spec.pipelines.iter().position(|p| p.name == r.pipeline) else {
+            continue;
+        };
+        let x = x_axis.and_then(|a| r.params.get(a).cloned());
+        for (mi, m) in spec.report.metrics.iter().enumerate() {
+            if let Some(v) = r.metric(m) {
+                let xkey = x.as_ref().map_or(String::new(), |v| {
+                    format!("{:020.10}|{v}", x_position(spec, v))
+                });
+                let e = groups
+                    .entry((di, pi, xkey, mi))
+                    .or_insert((x.clone(), Vec::new(), true));
+                e.1.push(v);
+                e.2 &= r.private;
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((di, pi, _, mi), (x, vals, private))| {
+            let (mean, se) = mean_se(&vals);
+            Summary {
+                dataset: spec.experiment.datasets[di].clone(),
+                pipeline: spec.pipelines[pi].name.clone(),
+                pipeline_index: pi,
+                x,
+                metric: spec.report.metrics[mi].clone(),
+                mean,
+                se,
+                n: vals.len(),
+                private,
+            }
+        })
+        .collect()
+}
+
+/// Numeric position of an x value: the number itself, or the index of a categorical value
+/// (e.g. a threshold like `q65`) in the grid's order.
+pub fn x_position(spec: &Spec, v: &Value) -> f64 {
+    if let Some(f) = v.as_f64() {
+        return f;
+    }
+    let s = v.as_str().unwrap_or_default();
+    let thresholds = spec.grid.threshold.as_deref().unwrap_or(&[]);
+    thresholds
+        .iter()
+        .position(|t| t.to_string() == s)
+        .map_or(f64::NAN, |i| i as f64)
+}
+
+/// Display text of an x value.
+pub fn x_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Mean majority baseline (test accuracy of the training majority class) per dataset.
+pub fn baselines(records: &[TrialRecord]) -> BTreeMap<String, f64> {
+    let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in records {
+        by.entry(r.dataset.clone())
+            .or_default()
+            .push(r.baseline_accuracy);
+    }
+    by.into_iter().map(|(k, v)| (k, mean_se(&v).0)).collect()
+}
+
+/// Files written by [`write`].
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub files: Vec<PathBuf>,
+    pub records: usize,
+}
+
+/// Rebuilds the report of a results folder from its `trials.jsonl`.
+pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
+    let records = read_records(&dir.join(TRIALS_FILE))?;
+    if records.is_empty() {
+        return Err(Error::Store {
+            path: dir.into(),
+            reason: "no finished trials to report on; run the spec first (`epsilab run`)".into(),
+        });
+    }
+    let titles: BTreeMap<String, String> = spec
+        .experiment
+        .datasets
+        .iter()
+        .map(|d| (d.clone(), dataset_title(spec, d)))
+        .collect();
+    let mut files = Vec::new();
+    let mut put = |name: &str, text: String| -> Result<()> {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+        files.push(p);
+        Ok(())
+    };
+    match spec.report.kind {
+        ReportKind::DatasetSummary => {
+            let (md, csv) = table::dataset_summary(spec, &records, &titles);
+            put("table.md", md)?;
+            put("table.csv", csv)?;
+        }
+        ReportKind::Figure => {
+            let summaries = summarise(spec, &records);
+            let base = baselines(&records);
+            put(
+                "table.md",
+                table::markdown(spec, &summaries, &base, &titles),
+            )?;
+            put("table.csv", table::csv(spec, &summaries))?;
+            let fig = figure::Figure::build(spec, &summaries, &base, &titles);
+            files.extend(fig.save(dir)?);
+        }
+    }
+    Ok(Written {
+        files,
+        records: records.len(),
+    })
+}
+
+/// The display title of a dataset (catalog title, else its name).
+pub fn dataset_title(spec: &Spec, name: &str) -> String {
+    use crate::data::DatasetDef::*;
+    let t = match spec.catalog.get(name) {
+        Some(Libsvm(d)) => d.title.clone(),
+        Some(ToyGaussian(d)) => d.title.clone(),
+        Some(NbSampled(d)) => d.title.clone(),
+        Some(NbProxy(d)) => d.title.clone(),
+        None => None,
+    };
+    t.unwrap_or_else(|| name.to_string())
+}
+
+/// Whether a metric is an accuracy (plotted in percent, with the majority baseline).
+pub fn is_accuracy(metric: &str) -> bool {
+    metric.ends_with("accuracy")
+}

@@ -1,0 +1,167 @@
+//! Tables: markdown for reading, CSV for other tools.
+
+use super::{NON_PRIVATE, Summary, is_accuracy, x_text};
+use crate::spec::Spec;
+use crate::stats::mean_se;
+use crate::store::TrialRecord;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+fn fmt_value(metric: &str, mean: f64, se: f64) -> String {
+    if is_accuracy(metric) {
+        format!("{:.1} ± {:.1}", 100.0 * mean, 100.0 * se)
+    } else {
+        format!("{mean:.4} ± {se:.4}")
+    }
+}
+
+/// Markdown table: one row per (dataset, pipeline, x), one column per metric.
+pub fn markdown(
+    spec: &Spec,
+    summaries: &[Summary],
+    baselines: &BTreeMap<String, f64>,
+    titles: &BTreeMap<String, String>,
+) -> String {
+    let x = spec.report.x.clone().unwrap_or_default();
+    let metrics = &spec.report.metrics;
+    let mut out = String::new();
+    let title = spec
+        .experiment
+        .title
+        .as_deref()
+        .unwrap_or(&spec.experiment.name);
+    let _ = writeln!(out, "# {title}\n");
+    let _ = writeln!(
+        out,
+        "Mean ± standard error over trials (accuracies in %). Pipelines marked {NON_PRIVATE} are not end-to-end differentially private.\n"
+    );
+    let _ = write!(out, "| dataset | pipeline | {x} |");
+    for m in metrics {
+        let _ = write!(out, " {m} |");
+    }
+    let _ = writeln!(out, " trials |");
+    let _ = writeln!(out, "|---|---|---|{}---|", "---|".repeat(metrics.len()));
+    let mut rows: BTreeMap<(usize, usize, String), (String, Vec<Option<String>>, usize)> =
+        BTreeMap::new();
+    for s in summaries {
+        let di = spec
+            .experiment
+            .datasets
+            .iter()
+            .position(|d| *d == s.dataset)
+            .unwrap_or(0);
+        let xs = s.x.as_ref().map_or("—".to_string(), x_text);
+        let xkey = s.x.as_ref().map_or(String::new(), |v| {
+            format!("{:020.10}", super::x_position(spec, v))
+        });
+        let mi = metrics.iter().position(|m| *m == s.metric).unwrap_or(0);
+        let row = rows
+            .entry((di, s.pipeline_index, xkey))
+            .or_insert_with(|| (String::new(), vec![None; metrics.len()], s.n));
+        row.0 = format!(
+            "{} | {} | {xs}",
+            titles.get(&s.dataset).unwrap_or(&s.dataset),
+            s.label()
+        );
+        row.1[mi] = Some(fmt_value(&s.metric, s.mean, s.se));
+        row.2 = row.2.max(s.n);
+    }
+    for ((di, _, _), (head, cells, n)) in &rows {
+        let _ = write!(out, "| {head} |");
+        for c in cells {
+            let _ = write!(out, " {} |", c.as_deref().unwrap_or("—"));
+        }
+        let _ = writeln!(out, " {n} |");
+        let _ = di;
+    }
+    if !baselines.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nMajority baseline (test accuracy of the training majority class):\n"
+        );
+        for d in &spec.experiment.datasets {
+            if let Some(b) = baselines.get(d) {
+                let _ = writeln!(out, "- {}: {:.1}%", titles.get(d).unwrap_or(d), 100.0 * b);
+            }
+        }
+    }
+    out
+}
+
+/// CSV with one line per summary.
+pub fn csv(spec: &Spec, summaries: &[Summary]) -> String {
+    let x = spec.report.x.clone().unwrap_or_else(|| "x".into());
+    let mut out = format!("dataset,pipeline,private,{x},metric,mean,se,trials\n");
+    for s in summaries {
+        let xs = s.x.as_ref().map_or(String::new(), x_text);
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{}",
+            csv_field(&s.dataset),
+            csv_field(&s.pipeline),
+            s.private,
+            csv_field(&xs),
+            s.metric,
+            s.mean,
+            s.se,
+            s.n
+        );
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Table 3.1 style: sizes, dimension and majority fraction per dataset.
+pub fn dataset_summary(
+    spec: &Spec,
+    records: &[TrialRecord],
+    titles: &BTreeMap<String, String>,
+) -> (String, String) {
+    let title = spec
+        .experiment
+        .title
+        .as_deref()
+        .unwrap_or(&spec.experiment.name);
+    let mut md = format!(
+        "# {title}\n\n| name | train set size | test set size | number of features | majority baseline |\n|---|---|---|---|---|\n"
+    );
+    let mut csv = String::from(
+        "dataset,n_train,n_test,n_features,majority_fraction,baseline_test_accuracy\n",
+    );
+    for d in &spec.experiment.datasets {
+        let rs: Vec<&TrialRecord> = records.iter().filter(|r| r.dataset == *d).collect();
+        let Some(first) = rs.first() else { continue };
+        let majority: Vec<f64> = rs
+            .iter()
+            .filter_map(|r| r.metrics.get("majority_fraction").copied())
+            .collect();
+        let baseline: Vec<f64> = rs.iter().map(|r| r.baseline_accuracy).collect();
+        let (maj, _) = mean_se(&majority);
+        let (base, _) = mean_se(&baseline);
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {:.0}% |",
+            titles.get(d).unwrap_or(d),
+            first.n_train,
+            first.n_test,
+            first.n_features,
+            100.0 * maj
+        );
+        let _ = writeln!(
+            csv,
+            "{d},{},{},{},{maj},{base}",
+            first.n_train, first.n_test, first.n_features
+        );
+    }
+    md.push_str(
+        "\nMajority baseline: the size of the bigger class over the size of the whole dataset.\n",
+    );
+    (md, csv)
+}

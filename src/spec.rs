@@ -1,0 +1,400 @@
+//! Experiment specs: the TOML a researcher writes, parsed strictly and validated once.
+//!
+//! Unknown keys, wrong types and impossible values are refused with the file, the field and the
+//! reason. A validated [`Spec`] is what the planner expands into trials.
+
+use crate::data::{Catalog, DatasetDef};
+use crate::error::{Error, Result};
+use crate::learners::{LEARNERS, Release, Threshold};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The `[experiment]` table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentDef {
+    /// Folder name of the results (letters, digits, `_`, `-`, `.`).
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// Repetitions per (dataset, pipeline, grid point).
+    pub trials: u32,
+    pub seed: u64,
+    /// Catalog names (or names defined in `[dataset.NAME]`).
+    pub datasets: Vec<String>,
+}
+
+/// Grid axes; every combination of the given values is run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridDef {
+    /// Total privacy budget of a pipeline.
+    pub epsilon: Option<Vec<f64>>,
+    /// Algorithm 1's threshold t.
+    pub threshold: Option<Vec<Threshold>>,
+}
+
+/// How a pipeline's epsilon is split between its steps (fractions summing to 1).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetDef {
+    #[serde(default)]
+    pub selection: f64,
+    pub train: f64,
+}
+
+impl Default for BudgetDef {
+    fn default() -> Self {
+        BudgetDef {
+            selection: 0.0,
+            train: 1.0,
+        }
+    }
+}
+
+/// One `[[pipeline]]`: a learner with its parameters and budget split.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineDef {
+    /// Series name in tables and figures.
+    pub name: String,
+    /// One of [`LEARNERS`].
+    pub learner: String,
+    /// Smoothing pseudo-count (nb, private_nb); default 1.
+    pub alpha: Option<f64>,
+    /// Algorithm 1's threshold (private_nb); default `q65`.
+    pub threshold: Option<Threshold>,
+    /// Which counts Algorithm 1 releases (private_nb); default `on_off`.
+    pub release: Option<Release>,
+    pub budget: Option<BudgetDef>,
+}
+
+/// What `epsilab report` draws.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportDef {
+    /// `figure` (table + figure over `x`) or `dataset_summary` (table of sizes and baselines).
+    #[serde(default)]
+    pub kind: ReportKind,
+    /// Grid axis on the horizontal axis.
+    pub x: Option<String>,
+    #[serde(default)]
+    pub log_x: bool,
+    /// Per-trial quantities plotted: `test_accuracy`, `train_accuracy` or a named metric.
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+    pub y_label: Option<String>,
+}
+
+impl Default for ReportDef {
+    fn default() -> Self {
+        ReportDef {
+            kind: ReportKind::Figure,
+            x: None,
+            log_x: false,
+            metrics: default_metrics(),
+            y_label: None,
+        }
+    }
+}
+
+fn default_metrics() -> Vec<String> {
+    vec!["test_accuracy".into()]
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportKind {
+    #[default]
+    Figure,
+    DatasetSummary,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    experiment: ExperimentDef,
+    #[serde(default)]
+    grid: GridDef,
+    pipeline: Vec<PipelineDef>,
+    #[serde(default)]
+    report: ReportDef,
+    /// Inline dataset definitions (same fields as `datasets/catalog.toml`).
+    #[serde(default, skip_serializing)]
+    dataset: BTreeMap<String, DatasetDef>,
+}
+
+/// A validated spec.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub path: PathBuf,
+    pub experiment: ExperimentDef,
+    pub grid: GridDef,
+    pub pipelines: Vec<PipelineDef>,
+    pub report: ReportDef,
+    /// The built-in catalog plus the spec's inline datasets.
+    pub catalog: Catalog,
+    /// SHA-256 of everything that determines the trials (not the report settings).
+    pub hash: String,
+}
+
+impl Spec {
+    /// Reads, parses and validates a spec file.
+    pub fn load(path: &Path) -> Result<Spec> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Spec::parse(&text, path)
+    }
+
+    /// Parses and validates spec text; `path` names the file in errors and anchors inline paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Spec> {
+        let raw: RawSpec = toml::from_str(text).map_err(|e| {
+            let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((0, 0));
+            Error::Spec {
+                file: path.into(),
+                field: format!("line {line}, column {col}"),
+                reason: e.message().to_string(),
+            }
+        })?;
+        let mut catalog = Catalog::builtin();
+        let base = path.parent().map(Path::to_path_buf);
+        for (name, def) in &raw.dataset {
+            catalog.insert(name, def.clone(), base.clone());
+        }
+        let hash = {
+            let mut canon = serde_json::to_value(&raw).expect("spec serialises");
+            canon.as_object_mut().expect("object").remove("report");
+            let inline = serde_json::to_string(&format!("{:?}", raw.dataset)).expect("string");
+            crate::data::catalog::hex(&crate::rng::digest(&[&canon.to_string(), &inline]))
+        };
+        let spec = Spec {
+            path: path.into(),
+            experiment: raw.experiment,
+            grid: raw.grid,
+            pipelines: raw.pipeline,
+            report: raw.report,
+            catalog,
+            hash,
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    fn err(&self, field: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::Spec {
+            file: self.path.clone(),
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        let e = &self.experiment;
+        if e.name.is_empty()
+            || !e
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+            || e.name.starts_with('.')
+        {
+            return Err(self.err(
+                "experiment.name",
+                format!(
+                    "`{}` must be non-empty letters, digits, `_`, `-` or `.`",
+                    e.name
+                ),
+            ));
+        }
+        if e.trials == 0 {
+            return Err(self.err("experiment.trials", "must be at least 1"));
+        }
+        if e.datasets.is_empty() {
+            return Err(self.err("experiment.datasets", "list at least one dataset"));
+        }
+        for (i, d) in e.datasets.iter().enumerate() {
+            if self.catalog.get(d).is_none() {
+                let known: Vec<&str> = self.catalog.names().collect();
+                return Err(self.err(
+                    format!("experiment.datasets[{i}]"),
+                    format!(
+                        "unknown dataset `{d}`; known: {} (or define [dataset.{d}])",
+                        known.join(", ")
+                    ),
+                ));
+            }
+            if e.datasets[..i].contains(d) {
+                return Err(self.err(
+                    format!("experiment.datasets[{i}]"),
+                    format!("`{d}` is listed twice"),
+                ));
+            }
+        }
+        if let Some(eps) = &self.grid.epsilon {
+            if eps.is_empty() {
+                return Err(self.err("grid.epsilon", "give at least one value"));
+            }
+            for (i, &v) in eps.iter().enumerate() {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(self.err(
+                        format!("grid.epsilon[{i}]"),
+                        format!("epsilon must be finite and > 0, got {v}"),
+                    ));
+                }
+            }
+        }
+        if let Some(ts) = &self.grid.threshold {
+            if ts.is_empty() {
+                return Err(self.err("grid.threshold", "give at least one value"));
+            }
+            for (i, t) in ts.iter().enumerate() {
+                check_threshold(t).map_err(|r| self.err(format!("grid.threshold[{i}]"), r))?;
+            }
+        }
+        if self.pipelines.is_empty() {
+            return Err(self.err("pipeline", "define at least one [[pipeline]]"));
+        }
+        for (i, p) in self.pipelines.iter().enumerate() {
+            self.validate_pipeline(i, p)?;
+        }
+        self.validate_report()
+    }
+
+    fn validate_pipeline(&self, i: usize, p: &PipelineDef) -> Result<()> {
+        let f = |field: &str| format!("pipeline[{i}].{field}");
+        if p.name.trim().is_empty() {
+            return Err(self.err(f("name"), "must not be empty"));
+        }
+        if self.pipelines[..i].iter().any(|q| q.name == p.name) {
+            return Err(self.err(
+                f("name"),
+                format!("`{}` is used by an earlier pipeline", p.name),
+            ));
+        }
+        if !LEARNERS.iter().any(|(n, _)| *n == p.learner) {
+            let known: Vec<&str> = LEARNERS.iter().map(|(n, _)| *n).collect();
+            return Err(self.err(
+                f("learner"),
+                format!(
+                    "unknown learner `{}`; known: {}",
+                    p.learner,
+                    known.join(", ")
+                ),
+            ));
+        }
+        let private_nb = p.learner == "private_nb";
+        let uses_alpha = matches!(p.learner.as_str(), "nb" | "private_nb");
+        for (field, set, applies) in [
+            ("alpha", p.alpha.is_some(), uses_alpha),
+            ("threshold", p.threshold.is_some(), private_nb),
+            ("release", p.release.is_some(), private_nb),
+        ] {
+            if set && !applies {
+                return Err(self.err(
+                    f(field),
+                    format!("does not apply to learner `{}`", p.learner),
+                ));
+            }
+        }
+        if let Some(a) = p.alpha {
+            if !(a.is_finite() && a >= 0.0) {
+                return Err(self.err(f("alpha"), format!("must be finite and >= 0, got {a}")));
+            }
+        }
+        if let Some(t) = &p.threshold {
+            check_threshold(t).map_err(|r| self.err(f("threshold"), r))?;
+            if self.grid.threshold.is_some() {
+                return Err(self.err(f("threshold"), "is also a grid axis; set it in one place"));
+            }
+        }
+        let budget = p.budget.unwrap_or_default();
+        for (field, v) in [
+            ("budget.selection", budget.selection),
+            ("budget.train", budget.train),
+        ] {
+            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                return Err(self.err(f(field), format!("a share must be in [0, 1], got {v}")));
+            }
+        }
+        if (budget.selection + budget.train - 1.0).abs() > 1e-9 {
+            return Err(self.err(
+                f("budget"),
+                format!(
+                    "shares must sum to 1 (they split the grid's epsilon), got {} + {} = {}",
+                    budget.selection,
+                    budget.train,
+                    budget.selection + budget.train
+                ),
+            ));
+        }
+        if budget.selection > 0.0 {
+            return Err(self.err(
+                f("budget.selection"),
+                "this pipeline has no selection step to spend it",
+            ));
+        }
+        if private_nb {
+            if self.grid.epsilon.is_none() {
+                return Err(self.err(
+                    "grid.epsilon",
+                    format!("pipeline `{}` is private and needs an epsilon axis", p.name),
+                ));
+            }
+            if budget.train == 0.0 {
+                return Err(self.err(
+                    f("budget.train"),
+                    "a private learner needs a positive share",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_report(&self) -> Result<()> {
+        let r = &self.report;
+        if let Some(x) = &r.x {
+            let present = match x.as_str() {
+                "epsilon" => self.grid.epsilon.is_some(),
+                "threshold" => self.grid.threshold.is_some(),
+                _ => false,
+            };
+            if !present {
+                return Err(self.err("report.x", format!("`{x}` is not a grid axis of this spec")));
+            }
+        }
+        if r.kind == ReportKind::Figure && r.x.is_none() {
+            return Err(self.err(
+                "report.x",
+                "a figure needs a grid axis for its horizontal axis",
+            ));
+        }
+        if r.metrics.is_empty() {
+            return Err(self.err("report.metrics", "name at least one metric"));
+        }
+        Ok(())
+    }
+
+    /// Budget split of a pipeline.
+    pub fn budget(&self, pipeline: usize) -> BudgetDef {
+        self.pipelines[pipeline].budget.unwrap_or_default()
+    }
+}
+
+fn check_threshold(t: &Threshold) -> std::result::Result<(), String> {
+    match *t {
+        Threshold::Constant(v) if !(v.is_finite() && v >= 0.0) => {
+            Err(format!("must be finite and >= 0, got {v}"))
+        }
+        Threshold::NoiseQuantile(q) if !(0.5..1.0).contains(&q) => Err(format!(
+            "noise quantile must be in [50, 100), got {}",
+            q * 100.0
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |p| p + 1) + 1;
+    (line, col)
+}
