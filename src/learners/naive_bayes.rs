@@ -253,7 +253,7 @@ mod tests {
             array![[3.0 / 4.0, 2.0 / 4.0], [1.0 / 3.0, 2.0 / 3.0]]
         );
         assert!((model.log_prior[0] - (2.0f64 / 3.0).ln()).abs() < 1e-15);
-        let pred: Array1<usize> = model.predict(&x);
+        let pred: Array1<usize> = Predict::predict(&model, &x);
         assert_eq!(pred, array![0, 0, 1]);
     }
 
