@@ -295,10 +295,10 @@ impl Spec {
                 ));
             }
         }
-        if let Some(a) = p.alpha {
-            if !(a.is_finite() && a >= 0.0) {
-                return Err(self.err(f("alpha"), format!("must be finite and >= 0, got {a}")));
-            }
+        if let Some(a) = p.alpha
+            && !(a.is_finite() && a >= 0.0)
+        {
+            return Err(self.err(f("alpha"), format!("must be finite and >= 0, got {a}")));
         }
         if let Some(t) = &p.threshold {
             check_threshold(t).map_err(|r| self.err(f("threshold"), r))?;

@@ -88,6 +88,16 @@ impl BernoulliNb {
     #[inline]
     pub fn predict_sparse_row(&self, ones: &[u32], scores: &mut [f64]) -> u16 {
         let k = self.n_classes();
+        if k == 2 {
+            // Same per-class sums as the general path (so the same rounding), without slicing.
+            let (mut s0, mut s1) = (self.base[0], self.base[1]);
+            for &j in ones {
+                let j = 2 * j as usize;
+                s0 += self.weights[j];
+                s1 += self.weights[j + 1];
+            }
+            return u16::from(s1 > s0);
+        }
         scores.copy_from_slice(&self.base);
         for &j in ones {
             let w = &self.weights[j as usize * k..(j as usize + 1) * k];
@@ -104,8 +114,8 @@ impl BernoulliNb {
         scores.copy_from_slice(&self.base);
         for (j, &x) in row.iter().enumerate() {
             if x != 0.0 {
-                for c in 0..k {
-                    scores[c] += x * self.weights[j * k + c];
+                for (s, w) in scores.iter_mut().zip(&self.weights[j * k..(j + 1) * k]) {
+                    *s += x * w;
                 }
             }
         }

@@ -234,22 +234,18 @@ impl PrivateNbValidParams {
         }
     }
 
-    /// Runs Algorithm 1 on exact counts, restricted to `features` if given, drawing noise from
-    /// `rng` (one stream for this one mechanism call). Records the spend in `ledger`.
-    pub fn fit_counts(
+    /// The mechanism: the noisy (unthresholded) counts of Algorithm 1, restricted to `features`
+    /// if given, with noise from `rng` (one stream for this one mechanism call). This is the only
+    /// step that reads the data; [`Self::fit_counts`] post-processes its output.
+    pub fn release_counts(
         &self,
         counts: &ClassCounts,
         features: Option<&[usize]>,
         rng: &mut Rng,
-        ledger: &mut Ledger,
-    ) -> Result<PrivateNbFit> {
-        let all: Vec<usize>;
-        let used: &[usize] = match features {
-            Some(f) => f,
-            None => {
-                all = (0..counts.n_features()).collect();
-                &all
-            }
+    ) -> Result<NoisyCounts> {
+        let used: Vec<usize> = match features {
+            Some(f) => f.to_vec(),
+            None => (0..counts.n_features()).collect(),
         };
         if used.is_empty() {
             return Err(Error::param(
@@ -257,49 +253,108 @@ impl PrivateNbValidParams {
                 "Algorithm 1 needs at least one feature",
             ));
         }
+        if let Some(&bad) = used.iter().find(|&&d| d >= counts.n_features()) {
+            return Err(Error::param(
+                "features",
+                format!("feature {bad} >= D = {}", counts.n_features()),
+            ));
+        }
         let sensitivity = self.sensitivity(used.len());
         let noise = Laplace::new(sensitivity, self.epsilon)?;
-        let t = self.threshold.value(noise.scale(), self.epsilon);
-        let (k, dim) = (counts.n_classes(), counts.n_features());
-        let a = self.alpha;
-        let mut theta = Array2::from_elem((k, dim), 0.5);
-        let mut class_weight = vec![0.0; k];
-        let mut clipped = vec![false; dim];
+        let k = counts.n_classes();
+        let mut on = Array2::zeros((k, used.len()));
+        let mut off = Array2::zeros((k, used.len()));
+        let mut class = Vec::new();
         for c in 0..k {
-            let noisy_class = match self.release {
-                Release::OnOff => None,
-                Release::OnOnly => Some(counts.class[c] + noise.sample(rng)),
-            };
+            if self.release == Release::OnOnly {
+                class.push(counts.class[c] + noise.sample(rng));
+            }
+            for (i, &d) in used.iter().enumerate() {
+                on[[c, i]] = counts.on[[c, d]] + noise.sample(rng);
+                if self.release == Release::OnOff {
+                    off[[c, i]] = counts.off(c, d) + noise.sample(rng);
+                }
+            }
+        }
+        Ok(NoisyCounts {
+            features: used,
+            on,
+            off: (self.release == Release::OnOff).then_some(off),
+            class: (self.release == Release::OnOnly).then_some(class),
+            scale: noise.scale(),
+            sensitivity,
+        })
+    }
+
+    /// Algorithm 1: [`Self::release_counts`] then post-processing (threshold, smoothing, prior).
+    /// Records the spend in `ledger`.
+    pub fn fit_counts(
+        &self,
+        counts: &ClassCounts,
+        features: Option<&[usize]>,
+        rng: &mut Rng,
+        ledger: &mut Ledger,
+    ) -> Result<PrivateNbFit> {
+        let noisy = self.release_counts(counts, features, rng)?;
+        ledger.spend(
+            "train",
+            "laplace (Algorithm 1 counts)",
+            self.epsilon,
+            noisy.sensitivity,
+        );
+        Ok(self.post_process(&noisy, counts.n_features()))
+    }
+
+    /// Thresholding at t, add-alpha smoothing and the class prior: reads only released values.
+    pub fn post_process(&self, noisy: &NoisyCounts, n_features: usize) -> PrivateNbFit {
+        let t = self.threshold.value(noisy.scale, self.epsilon);
+        let k = noisy.on.nrows();
+        let a = self.alpha;
+        let mut theta = Array2::from_elem((k, n_features), 0.5);
+        let mut class_weight = vec![0.0; k];
+        let mut clipped = vec![false; n_features];
+        for c in 0..k {
             let mut mass = 0.0;
-            for &d in used {
-                let raw1 = counts.on[[c, d]] + noise.sample(rng);
-                let raw0 = match noisy_class {
-                    None => counts.off(c, d) + noise.sample(rng),
-                    Some(nc) => nc - raw1.max(t),
+            for (i, &d) in noisy.features.iter().enumerate() {
+                let raw1 = noisy.on[[c, i]];
+                let raw0 = match (&noisy.off, &noisy.class) {
+                    (Some(off), _) => off[[c, i]],
+                    (None, Some(nc)) => nc[c] - raw1.max(t),
+                    (None, None) => unreachable!("a release has off-counts or class counts"),
                 };
                 clipped[d] |= raw1 < t || raw0 < t;
                 let (m1, m0) = (raw1.max(t), raw0.max(t));
                 theta[[c, d]] = (m1 + a) / (m1 + m0 + 2.0 * a);
                 mass += m1 + m0;
             }
-            class_weight[c] = match noisy_class {
-                None => mass / used.len() as f64,
-                Some(nc) => nc.max(0.0),
+            class_weight[c] = match &noisy.class {
+                None => mass / noisy.features.len() as f64,
+                Some(nc) => nc[c].max(0.0),
             };
         }
-        ledger.spend(
-            "train",
-            "laplace (Algorithm 1 counts)",
-            self.epsilon,
-            sensitivity,
-        );
-        Ok(PrivateNbFit {
-            model: BernoulliNb::from_parameters(theta, &class_weight, Some(used)),
-            sensitivity,
+        PrivateNbFit {
+            model: BernoulliNb::from_parameters(theta, &class_weight, Some(&noisy.features)),
+            sensitivity: noisy.sensitivity,
             threshold: t,
             thresholded_features: clipped.iter().filter(|&&c| c).count(),
-        })
+        }
     }
+}
+
+/// What Algorithm 1's mechanism releases: noisy counts for the used features (columns in the
+/// order of `features`).
+#[derive(Debug, Clone)]
+pub struct NoisyCounts {
+    pub features: Vec<usize>,
+    /// N1 + Lap(b), C x |features|.
+    pub on: Array2<f64>,
+    /// N0 + Lap(b) (`on_off` release).
+    pub off: Option<Array2<f64>>,
+    /// N_c + Lap(b) (`on_only` release).
+    pub class: Option<Vec<f64>>,
+    /// Laplace scale b = sensitivity / eps.
+    pub scale: f64,
+    pub sensitivity: f64,
 }
 
 impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PrivateNbValidParams

@@ -46,8 +46,9 @@ impl Summary {
 /// Aggregates records per (dataset, pipeline, x value, metric), in spec order.
 pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
     let x_axis = spec.report.x.as_deref();
-    let mut groups: BTreeMap<(usize, usize, String, usize), (Option<Value>, Vec<f64>, bool)> =
-        BTreeMap::new();
+    /// (dataset, pipeline, x sort key, metric) -> (x value, values, all private).
+    type Key = (usize, usize, String, usize);
+    let mut groups: BTreeMap<Key, (Option<Value>, Vec<f64>, bool)> = BTreeMap::new();
     for r in records {
         let Some(di) = spec
             .experiment

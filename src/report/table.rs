@@ -41,8 +41,13 @@ pub fn markdown(
     }
     let _ = writeln!(out, " trials |");
     let _ = writeln!(out, "|---|---|---|{}---|", "---|".repeat(metrics.len()));
-    let mut rows: BTreeMap<(usize, usize, String), (String, Vec<Option<String>>, usize)> =
-        BTreeMap::new();
+    /// One table row: its leading cells, one cell per metric, and the trial count.
+    struct Row {
+        head: String,
+        cells: Vec<Option<String>>,
+        n: usize,
+    }
+    let mut rows: BTreeMap<(usize, usize, String), Row> = BTreeMap::new();
     for s in summaries {
         let di = spec
             .experiment
@@ -57,22 +62,24 @@ pub fn markdown(
         let mi = metrics.iter().position(|m| *m == s.metric).unwrap_or(0);
         let row = rows
             .entry((di, s.pipeline_index, xkey))
-            .or_insert_with(|| (String::new(), vec![None; metrics.len()], s.n));
-        row.0 = format!(
-            "{} | {} | {xs}",
-            titles.get(&s.dataset).unwrap_or(&s.dataset),
-            s.label()
-        );
-        row.1[mi] = Some(fmt_value(&s.metric, s.mean, s.se));
-        row.2 = row.2.max(s.n);
+            .or_insert_with(|| Row {
+                head: format!(
+                    "{} | {} | {xs}",
+                    titles.get(&s.dataset).unwrap_or(&s.dataset),
+                    s.label()
+                ),
+                cells: vec![None; metrics.len()],
+                n: 0,
+            });
+        row.cells[mi] = Some(fmt_value(&s.metric, s.mean, s.se));
+        row.n = row.n.max(s.n);
     }
-    for ((di, _, _), (head, cells, n)) in &rows {
-        let _ = write!(out, "| {head} |");
-        for c in cells {
+    for row in rows.values() {
+        let _ = write!(out, "| {} |", row.head);
+        for c in &row.cells {
             let _ = write!(out, " {} |", c.as_deref().unwrap_or("—"));
         }
-        let _ = writeln!(out, " {n} |");
-        let _ = di;
+        let _ = writeln!(out, " {} |", row.n);
     }
     if !baselines.is_empty() {
         let _ = writeln!(

@@ -1,0 +1,209 @@
+//! The runner: identical results on 1 and 2 threads and across reruns; resume after a crash
+//! loses and duplicates nothing; the report is rebuilt from the stored lines alone.
+
+mod common;
+
+use epsilab::data::DataDir;
+use epsilab::runner::{RunOptions, run};
+use epsilab::spec::Spec;
+use epsilab::store::{TRIALS_FILE, TrialRecord, read_records};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn opts(out: &Path, threads: usize) -> RunOptions {
+    RunOptions {
+        threads,
+        data_dir: DataDir("unused".into()),
+        out_dir: out.into(),
+        smoke: false,
+        force: false,
+        progress: false,
+    }
+}
+
+/// Records by key with the wall-clock field zeroed (the only field allowed to differ).
+fn by_key(records: Vec<TrialRecord>) -> BTreeMap<String, TrialRecord> {
+    records
+        .into_iter()
+        .map(|mut r| {
+            r.fit_seconds = 0.0;
+            (r.key.clone(), r)
+        })
+        .collect()
+}
+
+fn run_fresh(spec: &Spec, threads: usize) -> BTreeMap<String, TrialRecord> {
+    let out = tempfile::tempdir().unwrap();
+    let s = run(spec, &opts(out.path(), threads)).unwrap();
+    by_key(read_records(&s.results_dir.join(TRIALS_FILE)).unwrap())
+}
+
+fn synthetic() -> (tempfile::TempDir, Spec) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = common::write_spec(dir.path(), "s.toml", common::SYNTHETIC_SPEC);
+    let spec = Spec::load(&p).unwrap();
+    (dir, spec)
+}
+
+#[test]
+fn one_and_two_threads_give_identical_results() {
+    let (_d, spec) = synthetic();
+    let one = run_fresh(&spec, 1);
+    let two = run_fresh(&spec, 2);
+    // 2 datasets x 6 trials x (2 private x 3 eps x 3 thresholds + 2 reference pipelines).
+    assert_eq!(one.len(), 2 * 6 * (2 * 9 + 2));
+    assert_eq!(one, two);
+    assert_eq!(one, run_fresh(&spec, 2), "reruns agree");
+}
+
+#[test]
+fn records_carry_the_ledger_and_privacy_label() {
+    let (_d, spec) = synthetic();
+    for r in run_fresh(&spec, 2).values() {
+        match r.pipeline.as_str() {
+            "private" | "on-only" => {
+                let eps = r.epsilon.unwrap();
+                assert!(r.private);
+                assert!((r.ledger.total_epsilon() - eps).abs() < 1e-12, "{r:?}");
+                assert_eq!(r.params["epsilon"], eps);
+                let s = r.ledger.entries[0].sensitivity.unwrap();
+                assert_eq!(s, if r.pipeline == "private" { 30.0 } else { 31.0 });
+            }
+            _ => {
+                assert!(!r.private && r.epsilon.is_none());
+                assert!(r.ledger.entries.iter().all(|e| !e.private));
+            }
+        }
+        assert!((0.0..=1.0).contains(&r.test_accuracy));
+    }
+}
+
+#[test]
+fn an_interrupted_run_resumes_without_loss_or_duplicates() {
+    let (_d, spec) = synthetic();
+    let clean = run_fresh(&spec, 2);
+    let out = tempfile::tempdir().unwrap();
+    let s = run(&spec, &opts(out.path(), 2)).unwrap();
+    let path = s.results_dir.join(TRIALS_FILE);
+    // Keep the first 100 lines plus half of the 101st, as a crash mid-append would.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut cut = lines[..100].join("\n");
+    cut.push('\n');
+    cut.push_str(&lines[100][..lines[100].len() / 2]);
+    std::fs::write(&path, cut).unwrap();
+    let resumed = run(&spec, &opts(out.path(), 1)).unwrap();
+    assert_eq!((resumed.skipped, resumed.ran), (100, clean.len() - 100));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        clean.len(),
+        "no duplicate or partial lines"
+    );
+    assert_eq!(by_key(read_records(&path).unwrap()), clean);
+    // A third run has nothing left to do.
+    assert_eq!(run(&spec, &opts(out.path(), 2)).unwrap().ran, 0);
+}
+
+#[test]
+fn a_changed_spec_is_not_mixed_with_old_results() {
+    let (d, spec) = synthetic();
+    let out = tempfile::tempdir().unwrap();
+    run(&spec, &opts(out.path(), 2)).unwrap();
+    let changed = common::write_spec(
+        d.path(),
+        "s2.toml",
+        &common::SYNTHETIC_SPEC.replace("seed = 7", "seed = 8"),
+    );
+    let changed = Spec::load(&changed).unwrap();
+    let err = run(&changed, &opts(out.path(), 2)).unwrap_err().to_string();
+    assert!(err.contains("--force"), "{err}");
+    let mut force = opts(out.path(), 2);
+    force.force = true;
+    assert_eq!(run(&changed, &force).unwrap().skipped, 0);
+}
+
+#[test]
+fn kill_9_mid_run_then_resume_matches_a_clean_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // Enough trials that the first run is still writing when it is killed.
+    let text = common::SYNTHETIC_SPEC
+        .replace("trials = 6", "trials = 30")
+        .replace("train = 400", "train = 3000");
+    let spec_path = common::write_spec(dir.path(), "s.toml", &text);
+    let out = dir.path().join("out");
+    let bin = env!("CARGO_BIN_EXE_epsilab");
+    let args = |extra: &[&str]| {
+        let mut c = Command::new(bin);
+        c.arg("run")
+            .arg(&spec_path)
+            .arg("--out")
+            .arg(&out)
+            .arg("--no-report")
+            .args(extra);
+        c
+    };
+    let mut child = args(&["-j", "2"]).spawn().unwrap();
+    let trials = out.join("synthetic").join(TRIALS_FILE);
+    let start = std::time::Instant::now();
+    while std::fs::metadata(&trials).map_or(0, |m| m.len()) < 8_000
+        && start.elapsed().as_secs() < 60
+    {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after_kill = std::fs::read_to_string(&trials).unwrap_or_default().lines().count();
+    let total = 2 * 30 * (2 * 9 + 2);
+    assert!(after_kill > 0 && after_kill < total, "the kill landed mid-run ({after_kill} of {total})");
+    let status = args(&["-j", "1"]).status().unwrap();
+    assert!(status.success());
+    let resumed = by_key(read_records(&trials).unwrap());
+    let lines = std::fs::read_to_string(&trials).unwrap().lines().count();
+    assert_eq!(lines, resumed.len(), "no duplicated or partial lines");
+    let spec = Spec::load(&spec_path).unwrap();
+    assert_eq!(resumed, run_fresh(&spec, 2));
+}
+
+#[test]
+fn report_files_are_written_and_label_non_private_rows() {
+    let (_d, spec) = synthetic();
+    let out = tempfile::tempdir().unwrap();
+    let s = run(&spec, &opts(out.path(), 2)).unwrap();
+    let w = epsilab::report::write(&spec, &s.results_dir).unwrap();
+    assert_eq!(w.files.len(), 4);
+    let md = std::fs::read_to_string(s.results_dir.join("table.md")).unwrap();
+    assert!(md.contains("| reference (non-private) | — |"), "{md}");
+    assert!(!md.contains("| private (non-private)"));
+    let svg = std::fs::read_to_string(s.results_dir.join("figure.svg")).unwrap();
+    assert!(svg.contains("reference (non-private)") && svg.contains("majority baseline"));
+    let png = std::fs::read(s.results_dir.join("figure.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let csv = std::fs::read_to_string(s.results_dir.join("table.csv")).unwrap();
+    assert!(csv.starts_with("dataset,pipeline,private,epsilon,metric,mean,se,trials\n"));
+}
+
+#[test]
+fn smoke_mode_runs_a_small_version_in_its_own_folder() {
+    let (_d, spec) = synthetic();
+    let out = tempfile::tempdir().unwrap();
+    let mut o = opts(out.path(), 2);
+    o.smoke = true;
+    let s = run(&spec, &o).unwrap();
+    assert!(s.results_dir.ends_with("synthetic.smoke"));
+    // 2 datasets x 2 trials x (2 private x 2 eps x 2 thresholds + 2 reference).
+    assert_eq!(s.total, 2 * 2 * (2 * 4 + 2));
+}
+
+#[test]
+fn the_cli_reports_errors_once_without_panicking() {
+    let out = Command::new(env!("CARGO_BIN_EXE_epsilab"))
+        .args(["run", "does/not/exist.toml"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("error: does/not/exist.toml:"), "{err}");
+    assert!(!err.contains("panicked"));
+}
