@@ -5,7 +5,9 @@
 
 pub mod majority;
 pub mod naive_bayes;
+pub mod partitioned_nb;
 pub mod private_nb;
+pub mod vaidya_nb;
 
 use crate::counts::ClassCounts;
 use crate::data::Dataset;

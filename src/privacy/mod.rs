@@ -4,6 +4,7 @@
 //! Neighbouring relation everywhere (SPEC 1): X' = X plus one added example (add/remove,
 //! "unbounded" DP). Sensitivities are for that relation.
 
+pub mod exponential;
 pub mod laplace;
 pub mod ledger;
 

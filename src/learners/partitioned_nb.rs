@@ -1,0 +1,427 @@
+//! Partitioning strategy for private Naive Bayes (thesis section 3.4, SPEC 3).
+//!
+//! * Released quantity: the training rows are split at random into T disjoint parts (T = the
+//!   number of used features); from part t only the pair (N1[c, f_t], N0[c, f_t]) of feature f_t
+//!   is released, for every class c.
+//! * Neighbouring relation: add/remove one example. The example lands in exactly one part t and
+//!   changes one of N1[c, f_t], N0[c, f_t] of its class by one: within a part the L1
+//!   sensitivity is 1.
+//! * Mechanism: Laplace with b = 1 / eps on each released count; each part is eps-DP and the
+//!   parts are disjoint, so by parallel composition the whole release is eps-DP (measure: pure
+//!   eps-DP). The random partition is independent of the data values.
+//! * Post-processing as Algorithm 1: M = max(noisy count, t) with the threshold t (default the
+//!   65% quantile of Lap(1/eps)), theta~ = (M1 + alpha)/(M1 + M0 + 2 alpha), class prior
+//!   proportional to the sum over parts of (M1 + M0).
+
+use super::naive_bayes::{BernoulliNb, check_alpha, n_classes_of};
+use super::private_nb::Threshold;
+use crate::data::BinaryMatrix;
+use crate::error::{Error, Result};
+use crate::privacy::{Laplace, Ledger};
+use crate::rng::{Rng, rng_from};
+use linfa::ParamGuard;
+use linfa::dataset::{AsSingleTargets, DatasetBase};
+use linfa::traits::Fit;
+use ndarray::{Array2, ArrayBase, Data, Ix2};
+use rand::seq::SliceRandom;
+
+/// Validated parameters of the partitioned private NB.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionedNbValidParams {
+    epsilon: f64,
+    threshold: Threshold,
+    alpha: f64,
+    seed: u64,
+}
+
+/// Parameters of the partitioned private NB (defaults: 65% noise-quantile threshold, alpha 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionedNbParams(PartitionedNbValidParams);
+
+impl PartitionedNbParams {
+    pub fn new(epsilon: f64) -> Self {
+        PartitionedNbParams(PartitionedNbValidParams {
+            epsilon,
+            threshold: Threshold::default(),
+            alpha: 1.0,
+            seed: 0,
+        })
+    }
+
+    pub fn threshold(mut self, t: Threshold) -> Self {
+        self.0.threshold = t;
+        self
+    }
+
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.0.alpha = alpha;
+        self
+    }
+
+    /// Seed of the partition and noise stream used by linfa's `Fit`.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.0.seed = seed;
+        self
+    }
+}
+
+impl ParamGuard for PartitionedNbParams {
+    type Checked = PartitionedNbValidParams;
+    type Error = Error;
+
+    fn check_ref(&self) -> Result<&PartitionedNbValidParams> {
+        let p = &self.0;
+        if !(p.epsilon.is_finite() && p.epsilon > 0.0) {
+            return Err(Error::param(
+                "epsilon",
+                format!("must be finite and > 0, got {}", p.epsilon),
+            ));
+        }
+        check_alpha(p.alpha)?;
+        check_threshold(p.threshold)?;
+        if p.alpha == 0.0 && p.threshold == Threshold::Constant(0.0) {
+            return Err(Error::param(
+                "alpha",
+                "alpha = 0 with threshold 0 can give 0/0 parameters; raise one of them",
+            ));
+        }
+        Ok(p)
+    }
+
+    fn check(self) -> Result<PartitionedNbValidParams> {
+        self.check_ref()?;
+        Ok(self.0)
+    }
+}
+
+/// The released model and what the mechanism did.
+#[derive(Debug, Clone)]
+pub struct PartitionedNbFit {
+    pub model: BernoulliNb,
+    /// Resolved threshold t.
+    pub threshold: f64,
+    /// Features with at least one noisy count raised to t.
+    pub thresholded_features: usize,
+    /// Number of training rows in each part (part t feeds `features[t]`).
+    pub part_sizes: Vec<usize>,
+}
+
+impl PartitionedNbValidParams {
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// Fits on the training rows `train` of `x` (labels in 0..n_classes), one random part per
+    /// feature of `features` (distinct, in range, at most `train.len()` of them). Draws the
+    /// partition and the noise from `rng`; records the spend (eps, sensitivity 1) in `ledger`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit_rows(
+        &self,
+        x: &BinaryMatrix,
+        labels: &[u16],
+        n_classes: usize,
+        train: &[u32],
+        features: &[usize],
+        rng: &mut Rng,
+        ledger: &mut Ledger,
+    ) -> Result<PartitionedNbFit> {
+        let dim = x.n_cols();
+        check_features(features, dim, train.len())?;
+        if labels.len() != x.n_rows() {
+            return Err(Error::param(
+                "labels",
+                format!("{} labels for {} rows", labels.len(), x.n_rows()),
+            ));
+        }
+        for &i in train {
+            let i = i as usize;
+            if i >= x.n_rows() {
+                return Err(Error::param("train", format!("row {i} out of range")));
+            }
+            if labels[i] as usize >= n_classes {
+                return Err(Error::param(
+                    "labels",
+                    format!("class {} >= {n_classes}", labels[i]),
+                ));
+            }
+        }
+        let noise = Laplace::new(1.0, self.epsilon)?;
+        let t = self.threshold.value(noise.scale(), self.epsilon);
+        let a = self.alpha;
+        let mut rows = train.to_vec();
+        rows.shuffle(rng);
+        let parts = features.len();
+        let mut theta = Array2::from_elem((n_classes, dim), 0.5);
+        let mut class_weight = vec![0.0; n_classes];
+        let mut part_sizes = Vec::with_capacity(parts);
+        let mut clipped = 0;
+        let mut n_c = vec![0.0; n_classes];
+        let mut n1 = vec![0.0; n_classes];
+        for (p, &f) in features.iter().enumerate() {
+            // Near-equal contiguous chunks of the shuffled rows.
+            let lo = p * rows.len() / parts;
+            let hi = (p + 1) * rows.len() / parts;
+            part_sizes.push(hi - lo);
+            n_c.fill(0.0);
+            n1.fill(0.0);
+            for &i in &rows[lo..hi] {
+                let c = labels[i as usize] as usize;
+                n_c[c] += 1.0;
+                if x.row(i as usize).binary_search(&(f as u32)).is_ok() {
+                    n1[c] += 1.0;
+                }
+            }
+            let mut was_clipped = false;
+            for c in 0..n_classes {
+                let raw1 = n1[c] + noise.sample(rng);
+                let raw0 = (n_c[c] - n1[c]) + noise.sample(rng);
+                was_clipped |= raw1 < t || raw0 < t;
+                let (m1, m0) = (raw1.max(t), raw0.max(t));
+                theta[[c, f]] = (m1 + a) / (m1 + m0 + 2.0 * a);
+                class_weight[c] += m1 + m0;
+            }
+            clipped += usize::from(was_clipped);
+        }
+        ledger.spend(
+            "train",
+            "laplace (partitioned NB: one disjoint part per feature, parallel composition)",
+            self.epsilon,
+            1.0,
+        );
+        Ok(PartitionedNbFit {
+            model: BernoulliNb::from_parameters(theta, &class_weight, Some(features)),
+            threshold: t,
+            thresholded_features: clipped,
+            part_sizes,
+        })
+    }
+}
+
+fn check_threshold(t: Threshold) -> Result<()> {
+    match t {
+        Threshold::Constant(v) if !(v.is_finite() && v >= 0.0) => Err(Error::param(
+            "threshold",
+            format!("must be finite and >= 0, got {v}"),
+        )),
+        Threshold::NoiseQuantile(q) if !(0.5..1.0).contains(&q) => Err(Error::param(
+            "threshold",
+            format!("noise quantile must be in [50%, 100%), got {}%", q * 100.0),
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(crate) fn check_features(features: &[usize], dim: usize, n_rows: usize) -> Result<()> {
+    if features.is_empty() {
+        return Err(Error::param("features", "need at least one feature"));
+    }
+    let mut seen = vec![false; dim];
+    for &f in features {
+        if f >= dim {
+            return Err(Error::param(
+                "features",
+                format!("feature {f} >= dimension {dim}"),
+            ));
+        }
+        if std::mem::replace(&mut seen[f], true) {
+            return Err(Error::param("features", format!("feature {f} repeated")));
+        }
+    }
+    if features.len() > n_rows {
+        return Err(Error::param(
+            "features",
+            format!(
+                "the partitioning strategy needs at least one training row per feature: {} features, {n_rows} rows",
+                features.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Dense 0/1 records to a sparse matrix (linfa interop).
+pub(crate) fn to_binary<D: Data<Elem = f64>>(x: &ArrayBase<D, Ix2>) -> Result<BinaryMatrix> {
+    let mut m = BinaryMatrix::new(x.ncols());
+    let mut ones = Vec::new();
+    for row in x.rows() {
+        ones.clear();
+        for (j, &v) in row.iter().enumerate() {
+            if v == 1.0 {
+                ones.push(j as u32);
+            } else if v != 0.0 {
+                return Err(Error::param("records", format!("value {v} is not binary")));
+            }
+        }
+        m.push_row(&ones);
+    }
+    Ok(m)
+}
+
+impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PartitionedNbValidParams
+where
+    D: Data<Elem = f64>,
+    T: AsSingleTargets<Elem = usize>,
+{
+    type Object = BernoulliNb;
+
+    /// Uses every feature (one part per feature).
+    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<BernoulliNb> {
+        let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
+        let x = to_binary(dataset.records())?;
+        let labels: Vec<u16> = y.iter().map(|&c| c as u16).collect();
+        let train: Vec<u32> = (0..x.n_rows() as u32).collect();
+        let features: Vec<usize> = (0..x.n_cols()).collect();
+        let mut rng = rng_from(&["partitioned_nb", &self.seed.to_string()]);
+        Ok(self
+            .fit_rows(
+                &x,
+                &labels,
+                n_classes_of(&y),
+                &train,
+                &features,
+                &mut rng,
+                &mut Ledger::default(),
+            )?
+            .model)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counts::ClassCounts;
+
+    fn data() -> (BinaryMatrix, Vec<u16>) {
+        let mut m = BinaryMatrix::new(3);
+        let mut labels = Vec::new();
+        for i in 0..300u32 {
+            let c = (i % 3 == 0) as u16;
+            let mut ones = Vec::new();
+            if (c == 1) == (i % 5 != 0) {
+                ones.push(0);
+            }
+            if i % 2 == 0 {
+                ones.push(1);
+            }
+            if c == 0 && i % 7 == 0 {
+                ones.push(2);
+            }
+            m.push_row(&ones);
+            labels.push(c);
+        }
+        (m, labels)
+    }
+
+    #[test]
+    fn invalid_inputs_are_refused() {
+        for p in [
+            PartitionedNbParams::new(0.0),
+            PartitionedNbParams::new(f64::INFINITY),
+            PartitionedNbParams::new(1.0).alpha(-1.0),
+            PartitionedNbParams::new(1.0).threshold(Threshold::NoiseQuantile(0.2)),
+        ] {
+            assert!(p.check().is_err());
+        }
+        let (x, labels) = data();
+        let p = PartitionedNbParams::new(1.0).check().unwrap();
+        let mut rng = rng_from(&["t"]);
+        let train: Vec<u32> = (0..300).collect();
+        for fs in [vec![], vec![3], vec![0, 0]] {
+            assert!(
+                p.fit_rows(
+                    &x,
+                    &labels,
+                    2,
+                    &train,
+                    &fs,
+                    &mut rng,
+                    &mut Ledger::default()
+                )
+                .is_err()
+            );
+        }
+        assert!(
+            p.fit_rows(
+                &x,
+                &labels,
+                2,
+                &[0, 1],
+                &[0, 1, 2],
+                &mut rng,
+                &mut Ledger::default()
+            )
+            .is_err()
+        );
+        assert!(
+            p.fit_rows(
+                &x,
+                &labels,
+                1,
+                &train,
+                &[0],
+                &mut rng,
+                &mut Ledger::default()
+            )
+            .is_err()
+        );
+    }
+
+    /// One feature: the single part is the whole training set, so a huge eps gives the
+    /// non-private model; with several features the parts are disjoint and cover the rows
+    /// (the class masses add up to N_c).
+    #[test]
+    fn huge_epsilon_and_disjoint_parts() {
+        let (x, labels) = data();
+        let train: Vec<u32> = (0..300).collect();
+        let counts = ClassCounts::from_rows(&x, &labels, &train, 2);
+        let p = PartitionedNbParams::new(1e9)
+            .threshold(Threshold::Constant(0.0))
+            .check()
+            .unwrap();
+        let mut ledger = Ledger::default();
+        let fit = p
+            .fit_rows(
+                &x,
+                &labels,
+                2,
+                &train,
+                &[0],
+                &mut rng_from(&["a"]),
+                &mut ledger,
+            )
+            .unwrap();
+        let exact = BernoulliNb::from_counts(&counts, 1.0, Some(&[0]));
+        for c in 0..2 {
+            assert!((fit.model.theta[[c, 0]] - exact.theta[[c, 0]]).abs() < 1e-6);
+            assert!((fit.model.log_prior[c] - exact.log_prior[c]).abs() < 1e-6);
+        }
+        assert_eq!(ledger.total_epsilon(), 1e9);
+        assert_eq!(ledger.entries[0].sensitivity, Some(1.0));
+        let fit = p
+            .fit_rows(
+                &x,
+                &labels,
+                2,
+                &train,
+                &[2, 0, 1],
+                &mut rng_from(&["b"]),
+                &mut ledger,
+            )
+            .unwrap();
+        assert_eq!(fit.part_sizes, vec![100, 100, 100]);
+        for c in 0..2 {
+            assert!((fit.model.log_prior[c] - exact.log_prior[c]).abs() < 1e-6);
+        }
+        // Each feature's theta comes from a third of the data: close to, not equal to, exact.
+        let all = BernoulliNb::from_counts(&counts, 1.0, None);
+        assert!((fit.model.theta[[1, 0]] - all.theta[[1, 0]]).abs() < 0.15);
+        assert!(fit.model.theta != all.theta);
+        // linfa path.
+        let dense = x.to_dense(&train);
+        let y: ndarray::Array1<usize> = labels.iter().map(|&c| c as usize).collect();
+        let model = PartitionedNbParams::new(1.0)
+            .fit(&DatasetBase::new(dense, y))
+            .unwrap();
+        assert!(model.theta.iter().all(|&t| t > 0.0 && t < 1.0));
+    }
+}

@@ -1,0 +1,343 @@
+//! Tests of the selectors. Statistical tests state their level and are checked for power
+//! against a wrong epsilon (the same samples must be rejected at twice the epsilon).
+
+use super::*;
+use crate::privacy::exponential::{MaskSampler, exponential_probabilities, gumbel_top_k};
+use crate::rng::rng_from;
+use ndarray::array;
+use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+/// All k-subsets of 0..d as ascending index vectors, with their bitmasks.
+fn subsets(d: usize, k: usize) -> Vec<(u32, Vec<usize>)> {
+    (0u32..1 << d)
+        .filter(|m| m.count_ones() as usize == k)
+        .map(|m| (m, (0..d).filter(|&i| m >> i & 1 == 1).collect()))
+        .collect()
+}
+
+/// Brute-force exponential mechanism probabilities over the k-subsets for weights w.
+fn brute_force(w: &[f64], k: usize) -> (Vec<u32>, Vec<f64>, f64) {
+    let subs = subsets(w.len(), k);
+    let logits: Vec<f64> = subs
+        .iter()
+        .map(|(_, s)| s.iter().map(|&i| w[i]).sum())
+        .collect();
+    let z = crate::privacy::exponential::log_sum_exp(&logits);
+    (
+        subs.iter().map(|(m, _)| *m).collect(),
+        logits.iter().map(|l| (l - z).exp()).collect(),
+        z,
+    )
+}
+
+/// Pearson chi-square statistic and the critical value at level `alpha`.
+fn chi_square(observed: &[u64], probs: &[f64], alpha: f64) -> (f64, f64) {
+    let n: u64 = observed.iter().sum();
+    let stat = observed
+        .iter()
+        .zip(probs)
+        .map(|(&o, &p)| {
+            let e = p * n as f64;
+            (o as f64 - e).powi(2) / e
+        })
+        .sum();
+    let df = (observed.len() - 1) as f64;
+    let crit = ChiSquared::new(df).unwrap().inverse_cdf(1.0 - alpha);
+    (stat, crit)
+}
+
+const ALPHA: f64 = 0.001;
+
+/// Algorithm 5 sampler vs brute-force enumeration, D = 6, T = 2 and 3: chi-square goodness of
+/// fit at alpha = 0.001 accepts; the same samples are rejected against the distribution at
+/// twice the epsilon (weights doubled).
+#[test]
+fn mask_sampler_matches_brute_force_and_rejects_twice_epsilon() {
+    let q = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+    // eps / (2 Delta_m) = 0.3.
+    let w = mask_weights(&q, 0.6, 1.0);
+    let w2: Vec<f64> = w.iter().map(|x| 2.0 * x).collect();
+    let mut sampler = MaskSampler::new();
+    let mut buf = Vec::new();
+    for k in [2, 3] {
+        let (masks, probs, _) = brute_force(&w, k);
+        let (_, probs2, _) = brute_force(&w2, k);
+        let mut rng = rng_from(&["test", "mask-chi2", &k.to_string()]);
+        let mut observed = vec![0u64; masks.len()];
+        for _ in 0..20_000 {
+            sampler.sample_into(&w, k, &mut rng, &mut buf).unwrap();
+            assert_eq!(buf.len(), k);
+            let m: u32 = buf.iter().map(|&i| 1u32 << i).sum();
+            observed[masks.iter().position(|&x| x == m).unwrap()] += 1;
+        }
+        let (stat, crit) = chi_square(&observed, &probs, ALPHA);
+        assert!(stat < crit, "T={k}: chi2 {stat} >= {crit}");
+        let (stat2, crit2) = chi_square(&observed, &probs2, ALPHA);
+        assert!(
+            stat2 > crit2,
+            "T={k}: 2 eps not rejected, chi2 {stat2} <= {crit2}"
+        );
+    }
+}
+
+/// exp(S(T, D)) equals the brute-force normaliser for every T with D = 7.
+#[test]
+fn dp_normaliser_matches_brute_force() {
+    let w = [0.3, -1.2, 2.5, 0.0, 4.0, -0.7, 1.1];
+    let mut sampler = MaskSampler::new();
+    for k in 1..=w.len() {
+        let (_, _, z) = brute_force(&w, k);
+        let s = sampler.log_normaliser(&w, k).unwrap();
+        assert!((s - z).abs() < 1e-12, "T={k}: {s} vs {z}");
+        assert!((s.exp() - z.exp()).abs() <= 1e-12 * z.exp());
+    }
+}
+
+/// Gumbel top-k with T = 1 is the exponential mechanism: chi-square at alpha = 0.001 against
+/// softmax(eps q / (2 Delta)) accepts, and the same samples are rejected at twice the epsilon.
+#[test]
+fn gumbel_top1_matches_exponential_mechanism() {
+    let q = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+    let (eps, sens) = (0.8, 1.0);
+    let probs = exponential_probabilities(&q, eps, sens);
+    let probs2 = exponential_probabilities(&q, 2.0 * eps, sens);
+    let mut rng = rng_from(&["test", "gumbel-chi2"]);
+    let mut observed = vec![0u64; q.len()];
+    for _ in 0..20_000 {
+        let top = gumbel_top_k(&q, 1, 2.0 * sens / eps, &mut rng).unwrap();
+        observed[top[0]] += 1;
+    }
+    let (stat, crit) = chi_square(&observed, &probs, ALPHA);
+    assert!(stat < crit, "chi2 {stat} >= {crit}");
+    let (stat2, crit2) = chi_square(&observed, &probs2, ALPHA);
+    assert!(stat2 > crit2, "2 eps not rejected: {stat2} <= {crit2}");
+}
+
+/// Two classes of 100, eight features with distinct count and MI scores.
+fn toy_counts() -> ClassCounts {
+    ClassCounts {
+        class: vec![100.0, 100.0],
+        on: array![
+            [50.0, 10.0, 90.0, 40.0, 30.0, 50.0, 70.0, 20.0],
+            [50.0, 60.0, 5.0, 45.0, 85.0, 52.0, 20.0, 95.0]
+        ],
+    }
+}
+
+#[test]
+fn sparse_vector_returns_at_most_t_and_respects_huge_epsilon() {
+    let q = [5.0, 1.0, 7.0, 9.0, 0.0, 8.0, 6.0];
+    let mut rng = rng_from(&["test", "sparse"]);
+    // Huge eps: exactly the first T features (index order) with q >= threshold.
+    let sel = sparse_vector(&q, 2, 5.5, 1e9, 1.0, &mut rng).unwrap();
+    assert_eq!(sel, vec![2, 3]);
+    let sel = sparse_vector(&q, 3, 5.5, 1e9, 1.0, &mut rng).unwrap();
+    assert_eq!(sel, vec![2, 3, 5]);
+    // Runs out: only four scores above 5.5.
+    let sel = sparse_vector(&q, 6, 5.5, 1e9, 1.0, &mut rng).unwrap();
+    assert_eq!(sel, vec![2, 3, 5, 6]);
+    // Small eps: never more than T, indices distinct and ascending.
+    for i in 0..200 {
+        let mut rng = rng_from(&["test", "sparse-small", &i.to_string()]);
+        let sel = sparse_vector(&q, 3, 0.0, 0.1, 1.0, &mut rng).unwrap();
+        assert!(sel.len() <= 3);
+        assert!(sel.windows(2).all(|w| w[0] < w[1]));
+    }
+    // Through the selector.
+    let counts = toy_counts();
+    let cq = count_scores(&counts).unwrap();
+    let mut streams = Streams::new(1);
+    let mut ledger = Ledger::default();
+    let sel = Selector::Sparse {
+        score: Score::Count,
+        threshold: 45.0,
+    }
+    .select(&counts, 8, Some(1e9), &mut streams, &mut ledger)
+    .unwrap();
+    let expect: Vec<usize> = (0..8).filter(|&i| cq[i] >= 45.0).collect();
+    assert_eq!(sel.features, expect);
+    assert_eq!(sel.metrics["selected"], expect.len() as f64);
+}
+
+fn all_private_selectors() -> Vec<Selector> {
+    let mut v = vec![Selector::NoisyNbMi];
+    for score in [Score::MutualInformation, Score::Count] {
+        v.push(Selector::LaplaceScores { score });
+        v.push(Selector::IterativeSampling { score });
+        v.push(Selector::MaskSampling { score });
+        v.push(Selector::Sparse {
+            score,
+            threshold: 0.0,
+        });
+        v.push(Selector::GumbelTopK { score });
+    }
+    v
+}
+
+/// Ledger total == eps_select for every private selector, except Algorithm 4 (steps x eps0).
+#[test]
+fn ledger_records_the_selection_budget() {
+    let counts = toy_counts();
+    let eps = 0.05;
+    let t = 3;
+    for sel in all_private_selectors() {
+        let mut streams = Streams::new(9);
+        let mut ledger = Ledger::default();
+        let out = sel
+            .select(&counts, t, Some(eps), &mut streams, &mut ledger)
+            .unwrap();
+        assert_eq!(ledger.entries.len(), 1, "{sel:?}");
+        let entry = &ledger.entries[0];
+        assert_eq!(entry.name, STEP);
+        assert!(entry.private);
+        assert!(entry.sensitivity.unwrap() > 0.0);
+        if let Selector::IterativeSampling { .. } = sel {
+            let steps = out.metrics["steps"];
+            assert!(steps >= t as f64);
+            assert!((ledger.total_epsilon() - steps * eps / t as f64).abs() < 1e-12);
+            assert_eq!(ledger.is_private_within(Some(eps)), steps == t as f64);
+        } else {
+            assert!((ledger.total_epsilon() - eps).abs() < 1e-15, "{sel:?}");
+            assert!(ledger.is_private_within(Some(eps)));
+        }
+        assert!(out.features.len() <= t);
+        assert!(out.features.windows(2).all(|w| w[0] < w[1]));
+        if !matches!(sel, Selector::Sparse { .. }) {
+            assert_eq!(out.features.len(), t, "{sel:?}");
+        }
+    }
+    // Non-private ranking: recorded as such.
+    let mut ledger = Ledger::default();
+    Selector::NonPrivate {
+        score: Score::MutualInformation,
+    }
+    .select(&counts, t, None, &mut Streams::new(1), &mut ledger)
+    .unwrap();
+    assert!(!ledger.entries[0].private);
+    assert!(!ledger.is_private_within(Some(1.0)));
+}
+
+/// At a huge epsilon every private selector with a full ranking returns the exact top T.
+#[test]
+fn huge_epsilon_recovers_the_exact_ranking() {
+    let counts = toy_counts();
+    for score in [Score::MutualInformation, Score::Count] {
+        let exact = Selector::NonPrivate { score }
+            .select(
+                &counts,
+                3,
+                None,
+                &mut Streams::new(1),
+                &mut Ledger::default(),
+            )
+            .unwrap()
+            .features;
+        assert_eq!(exact, top_k(&score.compute(&counts).unwrap(), 3));
+        let mut sels = vec![
+            Selector::LaplaceScores { score },
+            Selector::MaskSampling { score },
+            Selector::GumbelTopK { score },
+            Selector::IterativeSampling { score },
+        ];
+        if score == Score::MutualInformation {
+            sels.push(Selector::NoisyNbMi);
+        }
+        for sel in sels {
+            let got = sel
+                .select(
+                    &counts,
+                    3,
+                    Some(1e12),
+                    &mut Streams::new(2),
+                    &mut Ledger::default(),
+                )
+                .unwrap();
+            assert_eq!(got.features, exact, "{sel:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_inputs_are_errors_not_panics() {
+    let counts = toy_counts();
+    let three = ClassCounts {
+        class: vec![10.0, 10.0, 10.0],
+        on: array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]],
+    };
+    for sel in all_private_selectors() {
+        for eps in [
+            None,
+            Some(0.0),
+            Some(-1.0),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+        ] {
+            let r = sel.select(
+                &counts,
+                2,
+                eps,
+                &mut Streams::new(1),
+                &mut Ledger::default(),
+            );
+            assert!(
+                r.unwrap_err().to_string().contains("epsilon"),
+                "{sel:?} {eps:?}"
+            );
+        }
+        for t in [0, 9] {
+            let r = sel.select(
+                &counts,
+                t,
+                Some(1.0),
+                &mut Streams::new(1),
+                &mut Ledger::default(),
+            );
+            assert!(r.is_err(), "{sel:?} T={t}");
+        }
+    }
+    let mut ledger = Ledger::default();
+    let r = Selector::MaskSampling {
+        score: Score::Count,
+    }
+    .select(&three, 1, Some(1.0), &mut Streams::new(1), &mut ledger);
+    assert!(r.unwrap_err().to_string().contains("two classes"));
+    assert!(ledger.entries.is_empty(), "nothing spent on a failed call");
+    // MI works for three classes.
+    Selector::MaskSampling {
+        score: Score::MutualInformation,
+    }
+    .select(&three, 1, Some(1.0), &mut Streams::new(1), &mut ledger)
+    .unwrap();
+    let r = Selector::Sparse {
+        score: Score::Count,
+        threshold: f64::NAN,
+    }
+    .select(
+        &counts,
+        1,
+        Some(1.0),
+        &mut Streams::new(1),
+        &mut Ledger::default(),
+    );
+    assert!(r.is_err());
+    assert!(keep_probabilities(&[1.0, 2.0], 1, 1.0, 0.0).is_err());
+    assert!(keep_probabilities(&[1.0, 2.0], 3, 1.0, 1.0).is_err());
+}
+
+/// Algorithm 4 keep probabilities: 1/2 at the (T+1)-th score, above it for the top T,
+/// increasing in the score.
+#[test]
+fn keep_probabilities_shift_by_the_t_plus_first_score() {
+    let q = [3.0, 10.0, 1.0, 7.0, 5.0];
+    let p = keep_probabilities(&q, 2, 0.5, 1.0).unwrap();
+    // Sorted: 10, 7, 5 (the 3rd = (T+1)-th), 3, 1.
+    assert!((p[4] - 0.5).abs() < 1e-15);
+    assert!((p[1] - 1.0 / (1.0 + (-0.5f64 * 5.0 / 2.0).exp())).abs() < 1e-15);
+    assert!(p[1] > p[3] && p[3] > p[4] && p[4] > p[0] && p[0] > p[2]);
+    // T = D: shift by the smallest score.
+    let p = keep_probabilities(&q, 5, 0.5, 1.0).unwrap();
+    assert!((p[2] - 0.5).abs() < 1e-15);
+    let mut rng = rng_from(&["test", "iterative"]);
+    let (kept, steps) = iterative_sampling(&q, 2, 1e9, 1.0, &mut rng).unwrap();
+    assert_eq!((kept, steps), (vec![1, 3], 2));
+}
