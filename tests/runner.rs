@@ -154,9 +154,15 @@ fn kill_9_mid_run_then_resume_matches_a_clean_run() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let after_kill = std::fs::read_to_string(&trials).unwrap_or_default().lines().count();
+    let after_kill = std::fs::read_to_string(&trials)
+        .unwrap_or_default()
+        .lines()
+        .count();
     let total = 2 * 30 * (2 * 9 + 2);
-    assert!(after_kill > 0 && after_kill < total, "the kill landed mid-run ({after_kill} of {total})");
+    assert!(
+        after_kill > 0 && after_kill < total,
+        "the kill landed mid-run ({after_kill} of {total})"
+    );
     let status = args(&["-j", "1"]).status().unwrap();
     assert!(status.success());
     let resumed = by_key(read_records(&trials).unwrap());

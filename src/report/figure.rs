@@ -14,6 +14,16 @@ use std::sync::Once;
 const FONT: &str = "sans-serif";
 const PANEL_W: u32 = 520;
 const PANEL_H: u32 = 400;
+const LEGEND_ROW: u32 = 24;
+
+/// How a legend entry is drawn: a line with markers (a series over x) or a reference line.
+#[derive(Debug, Clone, Copy)]
+enum LegendStyle {
+    Marker,
+    DashedMarker,
+    Dashed,
+    Dotted,
+}
 
 /// Colour of the n-th pipeline of a spec (colour-blind-safe Okabe–Ito palette).
 pub fn pipeline_colour(i: usize) -> RGBColor {
@@ -160,7 +170,72 @@ impl Figure {
         let n = self.panels.len().max(1) as u32;
         let cols = n.min(3);
         let rows = n.div_ceil(cols);
-        (cols * PANEL_W, rows * PANEL_H)
+        (cols * PANEL_W, rows * PANEL_H + self.legend_height(cols))
+    }
+
+    /// Legend entries across all panels, in first-seen order: (label, colour, style).
+    fn legend_entries(&self) -> Vec<(String, RGBColor, LegendStyle)> {
+        let mut out: Vec<(String, RGBColor, LegendStyle)> = Vec::new();
+        for panel in &self.panels {
+            for s in &panel.series {
+                if !out.iter().any(|(l, _, _)| *l == s.label) {
+                    let style = match (s.level.is_some(), s.dashed) {
+                        (true, false) => LegendStyle::Dashed,
+                        (true, true) => LegendStyle::Dotted,
+                        (false, true) => LegendStyle::DashedMarker,
+                        (false, false) => LegendStyle::Marker,
+                    };
+                    out.push((s.label.clone(), pipeline_colour(s.colour), style));
+                }
+            }
+        }
+        if self.panels.iter().any(|p| p.baseline.is_some()) {
+            out.push((
+                "majority baseline".into(),
+                RGBColor(120, 120, 120),
+                LegendStyle::Dashed,
+            ));
+        }
+        out
+    }
+
+    fn legend_height(&self, cols: u32) -> u32 {
+        let n = self.legend_entries().len() as u32;
+        let per_row = if cols >= 2 { 2 } else { 1 };
+        12 + LEGEND_ROW * n.div_ceil(per_row)
+    }
+
+    /// The shared legend strip under the panels.
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        cols: u32,
+    ) -> std::result::Result<(), String> {
+        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        let (w, _) = area.dim_in_pixel();
+        let per_row = if cols >= 2 { 2 } else { 1 };
+        let col_w = (w as i32 - 40) / per_row as i32;
+        for (i, (label, colour, style)) in self.legend_entries().into_iter().enumerate() {
+            let x = 30 + (i as i32 % per_row as i32) * col_w;
+            let y = 8 + (i as i32 / per_row as i32) * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+            let line = ShapeStyle::from(&colour).stroke_width(2);
+            let segments: &[(i32, i32)] = match style {
+                LegendStyle::Marker => &[(0, 30)],
+                LegendStyle::Dashed | LegendStyle::DashedMarker => &[(0, 8), (12, 20), (24, 30)],
+                LegendStyle::Dotted => &[(0, 3), (7, 10), (14, 17), (21, 24), (27, 30)],
+            };
+            for &(a, b) in segments {
+                area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], line))
+                    .map_err(e)?;
+            }
+            if matches!(style, LegendStyle::Marker | LegendStyle::DashedMarker) {
+                area.draw(&Circle::new((x + 15, y), 3, colour.filled()))
+                    .map_err(e)?;
+            }
+            area.draw(&Text::new(label, (x + 40, y - 8), (FONT, 15)))
+                .map_err(e)?;
+        }
+        Ok(())
     }
 
     /// Writes `figure.svg` and `figure.png` into `dir`.
@@ -188,10 +263,13 @@ impl Figure {
         root.fill(&WHITE).map_err(e)?;
         let n = self.panels.len().max(1);
         let cols = n.min(3);
-        let areas = root.split_evenly((n.div_ceil(cols), cols));
+        let (_, h) = root.dim_in_pixel();
+        let (plots, legend) = root.split_vertically(h - self.legend_height(cols as u32));
+        let areas = plots.split_evenly((n.div_ceil(cols), cols));
         for (panel, area) in self.panels.iter().zip(areas) {
             self.draw_panel(panel, &area)?;
         }
+        self.draw_legend(&legend, cols as u32)?;
         root.present().map_err(e)
     }
 
@@ -312,30 +390,27 @@ impl Figure {
             let colour = pipeline_colour(s.colour);
             let style = ShapeStyle::from(&colour).stroke_width(2);
             if let Some(level) = s.level {
+                let (dash, gap) = if s.dashed { (2, 4) } else { (8, 5) };
                 chart
                     .draw_series(DashedLineSeries::new(
                         vec![(x0, level), (x1, level)],
-                        8,
-                        5,
+                        dash,
+                        gap,
                         style,
                     ))
-                    .map_err(e)?
-                    .label(s.label.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                    .map_err(e)?;
                 continue;
             }
             let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
-            let line = if s.dashed {
+            if s.dashed {
                 chart
                     .draw_series(DashedLineSeries::new(pts.clone(), 6, 4, style))
-                    .map_err(e)?
+                    .map_err(e)?;
             } else {
                 chart
                     .draw_series(LineSeries::new(pts.clone(), style))
-                    .map_err(e)?
-            };
-            line.label(s.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                    .map_err(e)?;
+            }
             chart
                 .draw_series(
                     s.points
@@ -351,18 +426,9 @@ impl Figure {
             let grey = ShapeStyle::from(&RGBColor(120, 120, 120)).stroke_width(1);
             chart
                 .draw_series(DashedLineSeries::new(vec![(x0, b), (x1, b)], 4, 4, grey))
-                .map_err(e)?
-                .label("majority baseline")
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+                .map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font((FONT, 12))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(e)
+        Ok(())
     }
 }
 
