@@ -214,10 +214,10 @@ impl Figure {
         let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
         let (w, _) = area.dim_in_pixel();
         let per_row = if cols >= 2 { 2 } else { 1 };
-        let col_w = (w as i32 - 40) / per_row as i32;
+        let col_w = (w as i32 - 40) / per_row;
         for (i, (label, colour, style)) in self.legend_entries().into_iter().enumerate() {
-            let x = 30 + (i as i32 % per_row as i32) * col_w;
-            let y = 8 + (i as i32 / per_row as i32) * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+            let x = 30 + (i as i32 % per_row) * col_w;
+            let y = 8 + (i as i32 / per_row) * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
             let line = ShapeStyle::from(&colour).stroke_width(2);
             let segments: &[(i32, i32)] = match style {
                 LegendStyle::Marker => &[(0, 30)],
