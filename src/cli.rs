@@ -136,8 +136,12 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     }
     println!("  synthetic sources for [dataset.NAME]: toy_gaussian, nb_sampled, nb_proxy");
     println!("\nLearners:");
-    for (n, d) in LEARNERS {
-        println!("  {n:<12} {d}");
+    for l in LEARNERS {
+        println!("  {:<15} {}", l.name, l.about);
+    }
+    println!("\nFeature selectors (pipeline `selection`):");
+    for (n, d) in crate::selection::SELECTORS {
+        println!("  {n:<15} {d}");
     }
     println!("\nSpecs in {}:", experiments.display());
     let mut specs: Vec<PathBuf> = std::fs::read_dir(experiments)

@@ -4,9 +4,14 @@ use crate::counts::ClassCounts;
 use crate::data::{Dataset, Split};
 use crate::error::Result;
 use crate::evaluate::accuracy;
-use crate::learners::{BernoulliNbParams, FitInput, Learner, PrivateNbParams, TrialLog};
+use crate::learners::{
+    BernoulliNbParams, FitInput, Learner, PartitionedNbParams, PrivateNbParams, TrialLog,
+    VaidyaNbParams,
+};
 use crate::plan::Cell;
+use crate::selection::{Score, Selector};
 use crate::spec::Spec;
+use crate::spec::{PipelineDef, ScoreName};
 use crate::store::TrialRecord;
 use std::time::Instant;
 
@@ -37,21 +42,79 @@ pub fn learner_for(spec: &Spec, cell: &Cell) -> Learner {
             }
             Learner::PrivateNb(params)
         }
+        "partitioned_nb" => {
+            let eps = cell
+                .epsilon
+                .expect("planner gives private cells an epsilon");
+            let mut params =
+                PartitionedNbParams::new(eps * spec.budget(cell.pipeline).train).alpha(alpha);
+            if let Some(t) = cell.threshold {
+                params = params.threshold(t);
+            }
+            Learner::PartitionedNb(params)
+        }
+        "vaidya_nb" => {
+            let eps = cell
+                .epsilon
+                .expect("planner gives private cells an epsilon");
+            Learner::VaidyaNb(
+                VaidyaNbParams::new(eps * spec.budget(cell.pipeline).train).alpha(alpha),
+            )
+        }
         other => unreachable!("spec validation admits only known learners, got {other}"),
     }
+}
+
+/// The selection step of a pipeline, if it has one.
+pub fn selector_for(p: &PipelineDef) -> Option<Selector> {
+    let score = match p.score.unwrap_or(ScoreName::Mi) {
+        ScoreName::Mi => Score::MutualInformation,
+        ScoreName::Count => Score::Count,
+    };
+    Some(match p.selection.as_deref()? {
+        "nonprivate" => Selector::NonPrivate { score },
+        "noisy_nb_mi" => Selector::NoisyNbMi,
+        "laplace" => Selector::LaplaceScores { score },
+        "iterative" => Selector::IterativeSampling { score },
+        "mask" => Selector::MaskSampling { score },
+        "sparse" => Selector::Sparse {
+            score,
+            threshold: p
+                .sparse_threshold
+                .expect("validated: sparse has a threshold"),
+        },
+        "gumbel" => Selector::GumbelTopK { score },
+        other => unreachable!("spec validation admits only known selectors, got {other}"),
+    })
 }
 
 /// Runs one cell and returns its record.
 pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
     let learner = learner_for(spec, cell);
     let mut log = TrialLog::new(cell.seed);
-    let train_epsilon = cell.epsilon.map(|e| e * spec.budget(cell.pipeline).train);
+    let budget = spec.budget(cell.pipeline);
+    let selected = match selector_for(&spec.pipelines[cell.pipeline]) {
+        Some(selector) => {
+            let counts = td.counts.ok_or_else(|| crate::error::Error::Data {
+                dataset: td.data.name.clone(),
+                reason: "feature selection needs binary features".into(),
+            })?;
+            let t = cell.features.expect("validated: selection has T");
+            let eps = cell.epsilon.map(|e| e * budget.selection);
+            let sel = selector.select(counts, t, eps, &mut log.streams, &mut log.ledger)?;
+            for (k, v) in sel.metrics {
+                log.metrics.insert(format!("selection_{k}"), v);
+            }
+            Some(sel.features)
+        }
+        None => None,
+    };
     let input = FitInput {
         data: td.data,
         train: &td.split.train,
         counts: td.counts,
-        features: None,
-        epsilon: train_epsilon,
+        features: selected.as_deref(),
+        epsilon: cell.epsilon.map(|e| e * budget.train),
     };
     let start = Instant::now();
     let model = learner.fit(&input, &mut log)?;
@@ -88,5 +151,6 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
         private: log.ledger.is_private_within(cell.epsilon),
         ledger: log.ledger,
         metrics: log.metrics,
+        selected_features: selected,
     })
 }

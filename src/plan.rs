@@ -4,7 +4,7 @@
 //! reference models are run once per trial and drawn as reference lines. Each cell's seed is
 //! derived from what the cell *is*, so results do not depend on thread count or order.
 
-use crate::learners::Threshold;
+use crate::learners::{Threshold, learner_info};
 use crate::rng::derive_seed;
 use crate::spec::Spec;
 use serde_json::Value;
@@ -24,6 +24,8 @@ pub struct Cell {
     pub seed: u64,
     pub epsilon: Option<f64>,
     pub threshold: Option<Threshold>,
+    /// Number of features T the selection step keeps.
+    pub features: Option<usize>,
 }
 
 /// All cells of a spec, in a fixed order.
@@ -53,41 +55,56 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
     let mut cells = Vec::new();
     for (di, dataset) in spec.experiment.datasets.iter().enumerate() {
         for (pi, p) in spec.pipelines.iter().enumerate() {
-            let private = p.learner == "private_nb";
-            let epsilons: Vec<Option<f64>> = match (&spec.grid.epsilon, private) {
-                (Some(e), true) => shrink(e, smoke).into_iter().map(Some).collect(),
+            let info = learner_info(&p.learner).expect("validated learner");
+            let private_selection = p.selection.as_deref().is_some_and(|s| s != "nonprivate");
+            let epsilons: Vec<Option<f64>> = match &spec.grid.epsilon {
+                Some(e) if info.uses_epsilon || private_selection => {
+                    shrink(e, smoke).into_iter().map(Some).collect()
+                }
                 _ => vec![None],
             };
-            let thresholds: Vec<Option<Threshold>> =
-                match (&spec.grid.threshold, p.learner.as_str()) {
-                    (Some(t), "private_nb") => shrink(t, smoke).into_iter().map(Some).collect(),
-                    _ => vec![p.threshold],
-                };
+            let thresholds: Vec<Option<Threshold>> = match &spec.grid.threshold {
+                Some(t) if info.params.contains(&"threshold") => {
+                    shrink(t, smoke).into_iter().map(Some).collect()
+                }
+                _ => vec![p.threshold],
+            };
+            let features: Vec<Option<usize>> = match (&spec.grid.features, &p.selection) {
+                (Some(f), Some(_)) => shrink(f, smoke).into_iter().map(Some).collect(),
+                (None, Some(_)) => vec![p.features],
+                _ => vec![None],
+            };
             for &eps in &epsilons {
                 for &thr in &thresholds {
-                    let mut point = BTreeMap::new();
-                    if let Some(e) = eps {
-                        point.insert("epsilon".to_string(), Value::from(e));
-                    }
-                    if let (Some(t), Some(_)) = (thr, &spec.grid.threshold) {
-                        point.insert(
-                            "threshold".to_string(),
-                            serde_json::to_value(t).expect("threshold"),
-                        );
-                    }
-                    let point_json = serde_json::to_string(&point).expect("point");
-                    for trial in 0..trials {
-                        let t = trial.to_string();
-                        cells.push(Cell {
-                            dataset: di,
-                            pipeline: pi,
-                            key: format!("{dataset}|{}|{point_json}|{trial}", p.name),
-                            seed: derive_seed(&[&seed, dataset, &p.name, &point_json, &t]),
-                            point: point.clone(),
-                            trial,
-                            epsilon: eps,
-                            threshold: thr,
-                        });
+                    for &t in &features {
+                        let mut point = BTreeMap::new();
+                        if let Some(e) = eps {
+                            point.insert("epsilon".to_string(), Value::from(e));
+                        }
+                        if let (Some(v), Some(_)) = (thr, &spec.grid.threshold) {
+                            point.insert(
+                                "threshold".to_string(),
+                                serde_json::to_value(v).expect("threshold"),
+                            );
+                        }
+                        if let (Some(v), Some(_)) = (t, &spec.grid.features) {
+                            point.insert("features".to_string(), Value::from(v));
+                        }
+                        let point_json = serde_json::to_string(&point).expect("point");
+                        for trial in 0..trials {
+                            let tr = trial.to_string();
+                            cells.push(Cell {
+                                dataset: di,
+                                pipeline: pi,
+                                key: format!("{dataset}|{}|{point_json}|{trial}", p.name),
+                                seed: derive_seed(&[&seed, dataset, &p.name, &point_json, &tr]),
+                                point: point.clone(),
+                                trial,
+                                epsilon: eps,
+                                threshold: thr,
+                                features: t,
+                            });
+                        }
                     }
                 }
             }

@@ -133,8 +133,21 @@ fn preflight(spec: &Spec, cells: &[&Cell], datasets: &BTreeMap<usize, Arc<Datase
     for c in cells {
         let data = &datasets[&c.dataset];
         let learner = learner_for(spec, c);
-        let needs_binary = !matches!(learner, crate::learners::Learner::Majority);
-        if needs_binary && data.features.as_binary().is_none() {
+        let selects = spec.pipelines[c.pipeline].selection.is_some();
+        if let Some(t) = c.features
+            && t > data.n_features()
+        {
+            return Err(Error::Spec {
+                file: spec.path.clone(),
+                field: format!("pipeline `{}`: features", spec.pipelines[c.pipeline].name),
+                reason: format!(
+                    "T = {t} exceeds dataset `{}`'s {} features",
+                    data.name,
+                    data.n_features()
+                ),
+            });
+        }
+        if (learner.needs_binary() || selects) && data.features.as_binary().is_none() {
             return Err(Error::Spec {
                 file: spec.path.clone(),
                 field: format!("pipeline `{}`", spec.pipelines[c.pipeline].name),

@@ -5,7 +5,8 @@
 
 use crate::data::{Catalog, DatasetDef};
 use crate::error::{Error, Result};
-use crate::learners::{LEARNERS, Release, Threshold};
+use crate::learners::{Release, Threshold, learner_info};
+use crate::selection::SELECTORS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,8 @@ pub struct GridDef {
     pub epsilon: Option<Vec<f64>>,
     /// Algorithm 1's threshold t.
     pub threshold: Option<Vec<Threshold>>,
+    /// Number of features T a selection step keeps.
+    pub features: Option<Vec<usize>>,
 }
 
 /// How a pipeline's epsilon is split between its steps (fractions summing to 1).
@@ -67,7 +70,23 @@ pub struct PipelineDef {
     pub threshold: Option<Threshold>,
     /// Which counts Algorithm 1 releases (private_nb); default `on_off`.
     pub release: Option<Release>,
+    /// Feature selection step before training: one of [`SELECTORS`].
+    pub selection: Option<String>,
+    /// Score the selector ranks by: `mi` (mutual information, default) or `count` (two classes).
+    pub score: Option<ScoreName>,
+    /// Public threshold of the `sparse` selector, in score units.
+    pub sparse_threshold: Option<f64>,
+    /// Number of features T to keep (or use the `features` grid axis).
+    pub features: Option<usize>,
     pub budget: Option<BudgetDef>,
+}
+
+/// The score a selector ranks features by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreName {
+    Mi,
+    Count,
 }
 
 /// What `epsilab report` draws.
@@ -250,6 +269,14 @@ impl Spec {
                 check_threshold(t).map_err(|r| self.err(format!("grid.threshold[{i}]"), r))?;
             }
         }
+        if let Some(fs) = &self.grid.features {
+            if fs.is_empty() {
+                return Err(self.err("grid.features", "give at least one value"));
+            }
+            if let Some(i) = fs.iter().position(|&t| t == 0) {
+                return Err(self.err(format!("grid.features[{i}]"), "must be at least 1"));
+            }
+        }
         if self.pipelines.is_empty() {
             return Err(self.err("pipeline", "define at least one [[pipeline]]"));
         }
@@ -270,8 +297,8 @@ impl Spec {
                 format!("`{}` is used by an earlier pipeline", p.name),
             ));
         }
-        if !LEARNERS.iter().any(|(n, _)| *n == p.learner) {
-            let known: Vec<&str> = LEARNERS.iter().map(|(n, _)| *n).collect();
+        let Some(info) = learner_info(&p.learner) else {
+            let known: Vec<&str> = crate::learners::LEARNERS.iter().map(|l| l.name).collect();
             return Err(self.err(
                 f("learner"),
                 format!(
@@ -280,15 +307,13 @@ impl Spec {
                     known.join(", ")
                 ),
             ));
-        }
-        let private_nb = p.learner == "private_nb";
-        let uses_alpha = matches!(p.learner.as_str(), "nb" | "private_nb");
-        for (field, set, applies) in [
-            ("alpha", p.alpha.is_some(), uses_alpha),
-            ("threshold", p.threshold.is_some(), private_nb),
-            ("release", p.release.is_some(), private_nb),
+        };
+        for (field, set) in [
+            ("alpha", p.alpha.is_some()),
+            ("threshold", p.threshold.is_some()),
+            ("release", p.release.is_some()),
         ] {
-            if set && !applies {
+            if set && !info.params.contains(&field) {
                 return Err(self.err(
                     f(field),
                     format!("does not apply to learner `{}`", p.learner),
@@ -306,6 +331,7 @@ impl Spec {
                 return Err(self.err(f("threshold"), "is also a grid axis; set it in one place"));
             }
         }
+        let selection_private = self.validate_selection(i, p)?;
         let budget = p.budget.unwrap_or_default();
         for (field, v) in [
             ("budget.selection", budget.selection),
@@ -326,27 +352,111 @@ impl Spec {
                 ),
             ));
         }
-        if budget.selection > 0.0 {
+        match (selection_private, budget.selection > 0.0) {
+            (Some(true), false) => {
+                return Err(self.err(
+                    f("budget.selection"),
+                    "a private selection step needs a positive share",
+                ));
+            }
+            (Some(false), true) => {
+                return Err(self.err(
+                    f("budget.selection"),
+                    "the non-private selector spends no budget; give it share 0",
+                ));
+            }
+            (None, true) => {
+                return Err(self.err(
+                    f("budget.selection"),
+                    "this pipeline has no selection step to spend it",
+                ));
+            }
+            _ => {}
+        }
+        if info.uses_epsilon && budget.train == 0.0 {
             return Err(self.err(
-                f("budget.selection"),
-                "this pipeline has no selection step to spend it",
+                f("budget.train"),
+                "a private learner needs a positive share",
             ));
         }
-        if private_nb {
-            if self.grid.epsilon.is_none() {
-                return Err(self.err(
-                    "grid.epsilon",
-                    format!("pipeline `{}` is private and needs an epsilon axis", p.name),
-                ));
-            }
-            if budget.train == 0.0 {
-                return Err(self.err(
-                    f("budget.train"),
-                    "a private learner needs a positive share",
-                ));
-            }
+        if !info.uses_epsilon && budget.train > 0.0 && selection_private == Some(true) {
+            return Err(self.err(
+                f("budget.train"),
+                format!(
+                    "learner `{}` spends no budget; give the selection the whole share",
+                    p.learner
+                ),
+            ));
+        }
+        if (info.uses_epsilon || selection_private == Some(true)) && self.grid.epsilon.is_none() {
+            return Err(self.err(
+                "grid.epsilon",
+                format!("pipeline `{}` is private and needs an epsilon axis", p.name),
+            ));
         }
         Ok(())
+    }
+
+    /// Checks the selection fields; returns whether the selector is private (None: no selection).
+    fn validate_selection(&self, i: usize, p: &PipelineDef) -> Result<Option<bool>> {
+        let f = |field: &str| format!("pipeline[{i}].{field}");
+        let Some(sel) = &p.selection else {
+            for (field, set) in [
+                ("score", p.score.is_some()),
+                ("sparse_threshold", p.sparse_threshold.is_some()),
+                ("features", p.features.is_some()),
+            ] {
+                if set {
+                    return Err(self.err(f(field), "applies only with a `selection` step"));
+                }
+            }
+            return Ok(None);
+        };
+        if !SELECTORS.iter().any(|(n, _)| n == sel) {
+            let known: Vec<&str> = SELECTORS.iter().map(|(n, _)| *n).collect();
+            return Err(self.err(
+                f("selection"),
+                format!("unknown selector `{sel}`; known: {}", known.join(", ")),
+            ));
+        }
+        if sel == "noisy_nb_mi" && p.score == Some(ScoreName::Count) {
+            return Err(self.err(
+                f("score"),
+                "Algorithm 2 ranks by the MI of the noisy model only",
+            ));
+        }
+        match (sel == "sparse", p.sparse_threshold) {
+            (true, None) => {
+                return Err(self.err(
+                    f("sparse_threshold"),
+                    "the sparse selector needs a public threshold",
+                ));
+            }
+            (true, Some(t)) if !t.is_finite() => {
+                return Err(self.err(f("sparse_threshold"), format!("must be finite, got {t}")));
+            }
+            (false, Some(_)) => {
+                return Err(self.err(
+                    f("sparse_threshold"),
+                    "applies only to `selection = \"sparse\"`",
+                ));
+            }
+            _ => {}
+        }
+        match (p.features, &self.grid.features) {
+            (Some(_), Some(_)) => {
+                return Err(self.err(f("features"), "is also a grid axis; set it in one place"));
+            }
+            (None, None) => {
+                return Err(self.err(
+                    f("features"),
+                    "a selection step needs T: set `features` or a `features` grid axis",
+                ));
+            }
+            (Some(0), None) => return Err(self.err(f("features"), "must be at least 1")),
+            _ => {}
+        }
+        Ok(Some(sel != "nonprivate"))
     }
 
     fn validate_report(&self) -> Result<()> {
@@ -355,6 +465,7 @@ impl Spec {
             let present = match x.as_str() {
                 "epsilon" => self.grid.epsilon.is_some(),
                 "threshold" => self.grid.threshold.is_some(),
+                "features" => self.grid.features.is_some(),
                 _ => false,
             };
             if !present {

@@ -44,6 +44,9 @@ pub struct TrialRecord {
     /// Other named quantities (thresholded features, ...).
     #[serde(default)]
     pub metrics: BTreeMap<String, f64>,
+    /// Features kept by the selection step (ascending), if the pipeline has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_features: Option<Vec<usize>>,
 }
 
 impl TrialRecord {

@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 
 pub use majority::Majority;
 pub use naive_bayes::{BernoulliNb, BernoulliNbParams};
+pub use partitioned_nb::PartitionedNbParams;
 pub use private_nb::{PrivateNbParams, Release, Threshold};
+pub use vaidya_nb::VaidyaNbParams;
 
 /// A fitted model the harness can evaluate.
 pub trait Classifier: Send + Sync {
@@ -57,21 +59,55 @@ impl TrialLog {
     }
 }
 
-/// Names and one-line descriptions of the learners a spec may use.
-pub const LEARNERS: &[(&str, &str)] = &[
-    (
-        "majority",
-        "majority-class baseline (non-private reference)",
-    ),
-    (
-        "nb",
-        "Bernoulli Naive Bayes, add-alpha smoothing (non-private reference)",
-    ),
-    (
-        "private_nb",
-        "Algorithm 1: Laplace noise on NB counts, threshold t (eps-DP, sensitivity D)",
-    ),
+/// What a spec needs to know about a learner.
+#[derive(Debug, Clone, Copy)]
+pub struct LearnerInfo {
+    pub name: &'static str,
+    pub about: &'static str,
+    /// Whether it is parametrised by (and spends) the training share of epsilon.
+    pub uses_epsilon: bool,
+    /// Pipeline fields that apply to it.
+    pub params: &'static [&'static str],
+}
+
+/// The learners a spec may use.
+pub const LEARNERS: &[LearnerInfo] = &[
+    LearnerInfo {
+        name: "majority",
+        about: "majority-class baseline (non-private reference)",
+        uses_epsilon: false,
+        params: &[],
+    },
+    LearnerInfo {
+        name: "nb",
+        about: "Bernoulli Naive Bayes, add-alpha smoothing (non-private reference)",
+        uses_epsilon: false,
+        params: &["alpha"],
+    },
+    LearnerInfo {
+        name: "private_nb",
+        about: "Algorithm 1: Laplace noise on NB counts, threshold t (eps-DP, sensitivity D)",
+        uses_epsilon: true,
+        params: &["alpha", "threshold", "release"],
+    },
+    LearnerInfo {
+        name: "partitioned_nb",
+        about: "partitioning strategy (3.4): feature t counted on its own disjoint part, Lap(1/eps) (eps-DP, parallel composition)",
+        uses_epsilon: true,
+        params: &["alpha", "threshold"],
+    },
+    LearnerInfo {
+        name: "vaidya_nb",
+        about: "Vaidya et al. 2013 NB, BROKEN: claims eps, really (D eps + C)-DP (known-bad comparison)",
+        uses_epsilon: true,
+        params: &["alpha"],
+    },
 ];
+
+/// The registry entry of a learner name.
+pub fn learner_info(name: &str) -> Option<&'static LearnerInfo> {
+    LEARNERS.iter().find(|l| l.name == name)
+}
 
 /// A learner configured for one trial.
 #[derive(Debug, Clone)]
@@ -79,12 +115,14 @@ pub enum Learner {
     Majority,
     Nb(BernoulliNbParams),
     PrivateNb(PrivateNbParams),
+    PartitionedNb(PartitionedNbParams),
+    VaidyaNb(VaidyaNbParams),
 }
 
 impl Learner {
-    /// Whether the learner consumes privacy budget.
-    pub fn is_private(&self) -> bool {
-        matches!(self, Learner::PrivateNb(_))
+    /// Whether the learner reads binary counts or rows (all but the majority baseline).
+    pub fn needs_binary(&self) -> bool {
+        !matches!(self, Learner::Majority)
     }
 
     pub fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
@@ -123,13 +161,61 @@ impl Learner {
                 );
                 Ok(Box::new(fit.model))
             }
+            Learner::PartitionedNb(p) => {
+                let p = p.clone().check()?;
+                let x = input
+                    .data
+                    .features
+                    .as_binary()
+                    .ok_or_else(|| needs_binary(input))?;
+                let all: Vec<usize>;
+                let features = match input.features {
+                    Some(f) => f,
+                    None => {
+                        all = (0..x.n_cols()).collect();
+                        &all
+                    }
+                };
+                let mut rng = log.streams.stream("train/partition+laplace");
+                let fit = p.fit_rows(
+                    x,
+                    &input.data.labels,
+                    input.data.n_classes(),
+                    input.train,
+                    features,
+                    &mut rng,
+                    &mut log.ledger,
+                )?;
+                log.metrics.insert("threshold_value".into(), fit.threshold);
+                log.metrics.insert(
+                    "thresholded_features".into(),
+                    fit.thresholded_features as f64,
+                );
+                Ok(Box::new(fit.model))
+            }
+            Learner::VaidyaNb(p) => {
+                let p = p.clone().check()?;
+                let counts = binary_counts(input)?;
+                let mut rng = log.streams.stream("train/vaidya");
+                let model = p.fit_counts(counts, input.features, &mut rng, &mut log.ledger)?;
+                let d = input.features.map_or(counts.n_features(), <[usize]>::len);
+                log.metrics.insert(
+                    "actual_epsilon".into(),
+                    p.actual_epsilon(d, counts.n_classes()),
+                );
+                Ok(Box::new(model))
+            }
         }
     }
 }
 
-fn binary_counts<'a>(input: &FitInput<'a>) -> Result<&'a ClassCounts> {
-    input.counts.ok_or_else(|| Error::Data {
+fn needs_binary(input: &FitInput) -> Error {
+    Error::Data {
         dataset: input.data.name.clone(),
         reason: "Naive Bayes learners need binary features".into(),
-    })
+    }
+}
+
+fn binary_counts<'a>(input: &FitInput<'a>) -> Result<&'a ClassCounts> {
+    input.counts.ok_or_else(|| needs_binary(input))
 }
