@@ -81,20 +81,24 @@ pub struct Figure {
 }
 
 impl Figure {
+    /// The figure of `metrics` (all accuracies, or one other quantity).
     pub fn build(
         spec: &Spec,
+        metrics: &[String],
         summaries: &[Summary],
         baselines: &BTreeMap<String, f64>,
         titles: &BTreeMap<String, String>,
     ) -> Figure {
-        let metrics = &spec.report.metrics;
         let percent = metrics.iter().all(|m| is_accuracy(m));
         let scale = if percent { 100.0 } else { 1.0 };
         let multi = metrics.len() > 1;
         let mut panels = Vec::new();
         for d in &spec.experiment.datasets {
             let mut series: Vec<Series> = Vec::new();
-            for s in summaries.iter().filter(|s| s.dataset == *d) {
+            for s in summaries
+                .iter()
+                .filter(|s| s.dataset == *d && metrics.contains(&s.metric))
+            {
                 let label = if multi {
                     format!("{} — {}", s.label(), s.metric.replace('_', " "))
                 } else {
@@ -106,7 +110,7 @@ impl Figure {
                     None => {
                         series.push(Series {
                             label,
-                            colour: s.pipeline_index,
+                            colour: s.pipeline_index + spec.pipelines.len() * s.variant_index,
                             points: Vec::new(),
                             level: None,
                             dashed: mi > 0,
@@ -238,12 +242,12 @@ impl Figure {
         Ok(())
     }
 
-    /// Writes `figure.svg` and `figure.png` into `dir`.
-    pub fn save(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+    /// Writes `<stem>.svg` and `<stem>.png` into `dir`.
+    pub fn save(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
         register_font();
         let size = self.size();
-        let svg = dir.join("figure.svg");
-        let png = dir.join("figure.png");
+        let svg = dir.join(format!("{stem}.svg"));
+        let png = dir.join(format!("{stem}.png"));
         let fail = |p: &Path, e: String| Error::Store {
             path: p.into(),
             reason: format!("cannot draw the figure: {e}"),

@@ -24,6 +24,10 @@ pub struct Summary {
     pub pipeline_index: usize,
     /// The x-axis value, `None` for pipelines that do not vary along it (reference lines).
     pub x: Option<Value>,
+    /// The other grid values of the series (e.g. `ε = 0.01`), empty when there are none.
+    pub variant: String,
+    /// Index of `variant` among the pipeline's variants (varies the colour).
+    pub variant_index: usize,
     pub metric: String,
     pub mean: f64,
     pub se: f64,
@@ -35,19 +39,25 @@ pub struct Summary {
 impl Summary {
     /// Series label: the pipeline name, marked when not private.
     pub fn label(&self) -> String {
-        if self.private {
+        let name = if self.variant.is_empty() {
             self.pipeline.clone()
         } else {
-            format!("{} {NON_PRIVATE}", self.pipeline)
+            format!("{} ({})", self.pipeline, self.variant)
+        };
+        if self.private {
+            name
+        } else {
+            format!("{name} {NON_PRIVATE}")
         }
     }
 }
 
-/// Aggregates records per (dataset, pipeline, x value, metric), in spec order.
+/// Aggregates records per (dataset, pipeline, other grid values, x value, metric), in spec
+/// order. Grid axes other than `x` are never averaged together: they split the series.
 pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
     let x_axis = spec.report.x.as_deref();
-    /// (dataset, pipeline, x sort key, metric) -> (x value, values, all private).
-    type Key = (usize, usize, String, usize);
+    /// (dataset, pipeline, variant, x sort key, metric) -> (x value, values, all private).
+    type Key = (usize, usize, String, String, usize);
     let mut groups: BTreeMap<Key, (Option<Value>, Vec<f64>, bool)> = BTreeMap::new();
     for r in records {
         let Some(di) = spec
@@ -62,27 +72,46 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
             continue;
         };
         let x = x_axis.and_then(|a| r.params.get(a).cloned());
+        let variant = r
+            .params
+            .iter()
+            .filter(|(k, _)| Some(k.as_str()) != x_axis)
+            .map(|(k, v)| format!("{} = {}", axis_symbol(k), x_text(v)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let xkey = x.as_ref().map_or(String::new(), |v| {
+            format!("{:020.10}|{v}", x_position(spec, v))
+        });
         for (mi, m) in spec.report.metrics.iter().enumerate() {
             if let Some(v) = r.metric(m) {
-                let xkey = x.as_ref().map_or(String::new(), |v| {
-                    format!("{:020.10}|{v}", x_position(spec, v))
-                });
                 let e = groups
-                    .entry((di, pi, xkey, mi))
+                    .entry((di, pi, variant.clone(), xkey.clone(), mi))
                     .or_insert((x.clone(), Vec::new(), true));
                 e.1.push(v);
                 e.2 &= r.private;
             }
         }
     }
+    let mut variants: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (_, pi, v, _, _) in groups.keys() {
+        let vs = variants.entry(*pi).or_default();
+        if !vs.contains(v) {
+            vs.push(v.clone());
+        }
+    }
     groups
         .into_iter()
-        .map(|((di, pi, _, mi), (x, vals, private))| {
+        .map(|((di, pi, variant, _, mi), (x, vals, private))| {
             let (mean, se) = mean_se(&vals);
             Summary {
                 dataset: spec.experiment.datasets[di].clone(),
                 pipeline: spec.pipelines[pi].name.clone(),
                 pipeline_index: pi,
+                variant_index: variants[&pi]
+                    .iter()
+                    .position(|v| *v == variant)
+                    .unwrap_or(0),
+                variant,
                 x,
                 metric: spec.report.metrics[mi].clone(),
                 mean,
@@ -92,6 +121,15 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
             }
         })
         .collect()
+}
+
+/// How an axis is written in labels.
+pub fn axis_symbol(axis: &str) -> &str {
+    match axis {
+        "epsilon" => "ε",
+        "features" => "T",
+        other => other,
+    }
 }
 
 /// Numeric position of an x value: the number itself, or the index of a categorical value
@@ -170,8 +208,26 @@ pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
                 table::markdown(spec, &summaries, &base, &titles),
             )?;
             put("table.csv", table::csv(spec, &summaries))?;
-            let fig = figure::Figure::build(spec, &summaries, &base, &titles);
-            files.extend(fig.save(dir)?);
+            let (acc, other): (Vec<String>, Vec<String>) = spec
+                .report
+                .metrics
+                .iter()
+                .cloned()
+                .partition(|m| is_accuracy(m));
+            if !acc.is_empty() {
+                let fig = figure::Figure::build(spec, &acc, &summaries, &base, &titles);
+                files.extend(fig.save(dir, "figure")?);
+            }
+            for m in other {
+                let fig = figure::Figure::build(
+                    spec,
+                    std::slice::from_ref(&m),
+                    &summaries,
+                    &base,
+                    &titles,
+                );
+                files.extend(fig.save(dir, &format!("figure_{m}"))?);
+            }
         }
     }
     Ok(Written {

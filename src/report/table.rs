@@ -47,7 +47,7 @@ pub fn markdown(
         cells: Vec<Option<String>>,
         n: usize,
     }
-    let mut rows: BTreeMap<(usize, usize, String), Row> = BTreeMap::new();
+    let mut rows: BTreeMap<(usize, usize, String, String), Row> = BTreeMap::new();
     for s in summaries {
         let di = spec
             .experiment
@@ -61,7 +61,7 @@ pub fn markdown(
         });
         let mi = metrics.iter().position(|m| *m == s.metric).unwrap_or(0);
         let row = rows
-            .entry((di, s.pipeline_index, xkey))
+            .entry((di, s.pipeline_index, s.variant.clone(), xkey))
             .or_insert_with(|| Row {
                 head: format!(
                     "{} | {} | {xs}",
