@@ -38,6 +38,7 @@ fn adult() -> Dataset {
         features: Features::Binary(x),
         labels,
         class_names: vec!["a".into(), "b".into()],
+        feature_names: None,
         split: SplitRule::Fixed { n_train: 32561 },
     }
 }

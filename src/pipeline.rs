@@ -1,5 +1,6 @@
 //! One cell of the plan, end to end: (selection →) learner → evaluation → record.
 
+use crate::analysis::{ProbeInput, run_probe};
 use crate::counts::ClassCounts;
 use crate::data::{Dataset, Split};
 use crate::error::Result;
@@ -13,6 +14,7 @@ use crate::selection::{Score, Selector};
 use crate::spec::Spec;
 use crate::spec::{PipelineDef, ScoreName};
 use crate::store::TrialRecord;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// What one (dataset, trial) group shares: the split, the counts and the baseline.
@@ -23,11 +25,11 @@ pub struct TrialData<'a> {
     pub baseline_accuracy: f64,
 }
 
-/// The learner a cell runs, with the grid values applied.
-pub fn learner_for(spec: &Spec, cell: &Cell) -> Learner {
+/// The learner a cell runs, with the grid values applied (`None` for an analysis probe).
+pub fn learner_for(spec: &Spec, cell: &Cell) -> Option<Learner> {
     let p = &spec.pipelines[cell.pipeline];
     let alpha = p.alpha.unwrap_or(1.0);
-    match p.learner.as_str() {
+    Some(match p.learner.as_deref()? {
         "majority" => Learner::Majority,
         "nb" => Learner::Nb(BernoulliNbParams::new().alpha(alpha)),
         "private_nb" => {
@@ -62,7 +64,7 @@ pub fn learner_for(spec: &Spec, cell: &Cell) -> Learner {
             )
         }
         other => unreachable!("spec validation admits only known learners, got {other}"),
-    }
+    })
 }
 
 /// The selection step of a pipeline, if it has one.
@@ -90,53 +92,74 @@ pub fn selector_for(p: &PipelineDef) -> Option<Selector> {
 
 /// Runs one cell and returns its record.
 pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
-    let learner = learner_for(spec, cell);
     let mut log = TrialLog::new(cell.seed);
-    let budget = spec.budget(cell.pipeline);
-    let selected = match selector_for(&spec.pipelines[cell.pipeline]) {
-        Some(selector) => {
-            let counts = td.counts.ok_or_else(|| crate::error::Error::Data {
-                dataset: td.data.name.clone(),
-                reason: "feature selection needs binary features".into(),
-            })?;
-            let t = cell.features.expect("validated: selection has T");
-            let eps = cell.epsilon.map(|e| e * budget.selection);
-            let sel = selector.select(counts, t, eps, &mut log.streams, &mut log.ledger)?;
-            for (k, v) in sel.metrics {
-                log.metrics.insert(format!("selection_{k}"), v);
-            }
-            Some(sel.features)
-        }
-        None => None,
-    };
-    let input = FitInput {
-        data: td.data,
-        train: &td.split.train,
-        counts: td.counts,
-        features: selected.as_deref(),
-        epsilon: cell.epsilon.map(|e| e * budget.train),
-    };
+    let pipeline = &spec.pipelines[cell.pipeline];
     let start = Instant::now();
-    let model = learner.fit(&input, &mut log)?;
-    let fit_seconds = start.elapsed().as_secs_f64();
-    if matches!(learner, Learner::Majority) {
-        let largest = td
-            .data
-            .class_sizes(&td.split.train)
-            .into_iter()
-            .zip(td.data.class_sizes(&td.split.test));
-        let largest = largest.map(|(a, b)| a + b).max().unwrap_or(0);
-        log.metrics.insert(
-            "majority_fraction".into(),
-            largest as f64 / td.data.n_rows() as f64,
-        );
+    let mut vectors = BTreeMap::new();
+    let (mut test_accuracy, mut train_accuracy, mut selected) = (None, None, None);
+    let mut feature_names = None;
+    match learner_for(spec, cell) {
+        None => {
+            let probe = pipeline
+                .probe
+                .as_deref()
+                .expect("validated: a probe or a learner");
+            let input = ProbeInput {
+                counts: binary_counts(td)?,
+                feature_names: td.data.feature_names.as_deref(),
+                epsilon: cell.epsilon,
+                features: cell.features,
+            };
+            let out = run_probe(probe, &input, &mut log)?;
+            vectors = out.vectors;
+            feature_names = out.feature_names;
+        }
+        Some(learner) => {
+            let budget = spec.budget(cell.pipeline);
+            if let Some(selector) = selector_for(pipeline) {
+                let t = cell.features.expect("validated: selection has T");
+                let eps = cell.epsilon.map(|e| e * budget.selection);
+                let sel = selector.select(
+                    binary_counts(td)?,
+                    t,
+                    eps,
+                    &mut log.streams,
+                    &mut log.ledger,
+                )?;
+                for (k, v) in sel.metrics {
+                    log.metrics.insert(format!("selection_{k}"), v);
+                }
+                selected = Some(sel.features);
+            }
+            let input = FitInput {
+                data: td.data,
+                train: &td.split.train,
+                counts: td.counts,
+                features: selected.as_deref(),
+                epsilon: cell.epsilon.map(|e| e * budget.train),
+            };
+            let model = learner.fit(&input, &mut log)?;
+            if matches!(learner, Learner::Majority) {
+                let sizes = td
+                    .data
+                    .class_sizes(&td.split.train)
+                    .into_iter()
+                    .zip(td.data.class_sizes(&td.split.test));
+                let largest = sizes.map(|(a, b)| a + b).max().unwrap_or(0);
+                log.metrics.insert(
+                    "majority_fraction".into(),
+                    largest as f64 / td.data.n_rows() as f64,
+                );
+            }
+            test_accuracy = Some(accuracy(&*model, td.data, &td.split.test)?);
+            train_accuracy = Some(accuracy(&*model, td.data, &td.split.train)?);
+        }
     }
-    let test_accuracy = accuracy(&*model, td.data, &td.split.test)?;
-    let train_accuracy = accuracy(&*model, td.data, &td.split.train)?;
+    let fit_seconds = start.elapsed().as_secs_f64();
     Ok(TrialRecord {
         key: cell.key.clone(),
         dataset: td.data.name.clone(),
-        pipeline: spec.pipelines[cell.pipeline].name.clone(),
+        pipeline: pipeline.name.clone(),
         epsilon: cell.epsilon,
         trial: cell.trial,
         seed: cell.seed,
@@ -152,5 +175,14 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
         ledger: log.ledger,
         metrics: log.metrics,
         selected_features: selected,
+        vectors,
+        feature_names,
+    })
+}
+
+fn binary_counts<'a>(td: &TrialData<'a>) -> Result<&'a ClassCounts> {
+    td.counts.ok_or_else(|| crate::error::Error::Data {
+        dataset: td.data.name.clone(),
+        reason: "feature selection and analysis probes need binary features".into(),
     })
 }

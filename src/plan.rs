@@ -4,6 +4,7 @@
 //! reference models are run once per trial and drawn as reference lines. Each cell's seed is
 //! derived from what the cell *is*, so results do not depend on thread count or order.
 
+use crate::analysis::probe_uses_epsilon;
 use crate::learners::{Threshold, learner_info};
 use crate::rng::derive_seed;
 use crate::spec::Spec;
@@ -55,23 +56,25 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
     let mut cells = Vec::new();
     for (di, dataset) in spec.experiment.datasets.iter().enumerate() {
         for (pi, p) in spec.pipelines.iter().enumerate() {
-            let info = learner_info(&p.learner).expect("validated learner");
+            let info = p.learner.as_deref().and_then(learner_info);
             let private_selection = p.selection.as_deref().is_some_and(|s| s != "nonprivate");
+            let uses_epsilon = info.is_some_and(|i| i.uses_epsilon)
+                || private_selection
+                || p.probe.as_deref().is_some_and(probe_uses_epsilon);
             let epsilons: Vec<Option<f64>> = match &spec.grid.epsilon {
-                Some(e) if info.uses_epsilon || private_selection => {
-                    shrink(e, smoke).into_iter().map(Some).collect()
-                }
+                Some(e) if uses_epsilon => shrink(e, smoke).into_iter().map(Some).collect(),
                 _ => vec![None],
             };
             let thresholds: Vec<Option<Threshold>> = match &spec.grid.threshold {
-                Some(t) if info.params.contains(&"threshold") => {
+                Some(t) if info.is_some_and(|i| i.params.contains(&"threshold")) => {
                     shrink(t, smoke).into_iter().map(Some).collect()
                 }
                 _ => vec![p.threshold],
             };
-            let features: Vec<Option<usize>> = match (&spec.grid.features, &p.selection) {
-                (Some(f), Some(_)) => shrink(f, smoke).into_iter().map(Some).collect(),
-                (None, Some(_)) => vec![p.features],
+            let takes_t = p.selection.is_some() || p.probe.is_some();
+            let features: Vec<Option<usize>> = match (&spec.grid.features, takes_t) {
+                (Some(f), true) => shrink(f, smoke).into_iter().map(Some).collect(),
+                (None, true) => vec![p.features],
                 _ => vec![None],
             };
             for &eps in &epsilons {

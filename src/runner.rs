@@ -147,13 +147,14 @@ fn preflight(spec: &Spec, cells: &[&Cell], datasets: &BTreeMap<usize, Arc<Datase
                 ),
             });
         }
-        if (learner.needs_binary() || selects) && data.features.as_binary().is_none() {
+        let needs_binary = learner.as_ref().is_none_or(|l| l.needs_binary()) || selects;
+        if needs_binary && data.features.as_binary().is_none() {
             return Err(Error::Spec {
                 file: spec.path.clone(),
                 field: format!("pipeline `{}`", spec.pipelines[c.pipeline].name),
                 reason: format!(
-                    "learner `{}` needs binary features; dataset `{}` is real-valued",
-                    spec.pipelines[c.pipeline].learner, data.name
+                    "pipeline `{}` needs binary features; dataset `{}` is real-valued",
+                    spec.pipelines[c.pipeline].name, data.name
                 ),
             });
         }

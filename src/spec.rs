@@ -62,8 +62,10 @@ impl Default for BudgetDef {
 pub struct PipelineDef {
     /// Series name in tables and figures.
     pub name: String,
-    /// One of [`LEARNERS`].
-    pub learner: String,
+    /// One of [`crate::learners::LEARNERS`] (or give a `probe`).
+    pub learner: Option<String>,
+    /// An analysis probe instead of a learner: one of [`crate::analysis::PROBES`].
+    pub probe: Option<String>,
     /// Smoothing pseudo-count (nb, private_nb); default 1.
     pub alpha: Option<f64>,
     /// Algorithm 1's threshold (private_nb); default `q65`.
@@ -93,9 +95,16 @@ pub enum ScoreName {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportDef {
-    /// `figure` (table + figure over `x`) or `dataset_summary` (table of sizes and baselines).
+    /// `figure` (metrics over a grid axis), `dataset_summary` (sizes and baselines), `scatter`
+    /// or `curve` (vectors recorded by probes), `top_features` (a probe's top-feature table).
     #[serde(default)]
     pub kind: ReportKind,
+    /// Vectors drawn by `scatter` and `curve` reports.
+    #[serde(default)]
+    pub series: Vec<VectorSeries>,
+    #[serde(default)]
+    pub log_y: bool,
+    pub x_label: Option<String>,
     /// Grid axis on the horizontal axis.
     pub x: Option<String>,
     #[serde(default)]
@@ -110,6 +119,9 @@ impl Default for ReportDef {
     fn default() -> Self {
         ReportDef {
             kind: ReportKind::Figure,
+            series: Vec::new(),
+            log_y: false,
+            x_label: None,
             x: None,
             log_x: false,
             metrics: default_metrics(),
@@ -128,6 +140,20 @@ pub enum ReportKind {
     #[default]
     Figure,
     DatasetSummary,
+    Scatter,
+    Curve,
+    TopFeatures,
+}
+
+/// One drawn series of recorded vectors: `y` against `x` (or against the index 1..n).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VectorSeries {
+    pub y: String,
+    pub x: Option<String>,
+    pub label: Option<String>,
+    /// A 0/1 vector: points where it is 1 are drawn as crosses in a second series.
+    pub split_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -297,15 +323,17 @@ impl Spec {
                 format!("`{}` is used by an earlier pipeline", p.name),
             ));
         }
-        let Some(info) = learner_info(&p.learner) else {
+        if let Some(probe) = &p.probe {
+            return self.validate_probe(i, p, probe);
+        }
+        let Some(learner) = &p.learner else {
+            return Err(self.err(f("learner"), "give a `learner` (or a `probe`)"));
+        };
+        let Some(info) = learner_info(learner) else {
             let known: Vec<&str> = crate::learners::LEARNERS.iter().map(|l| l.name).collect();
             return Err(self.err(
                 f("learner"),
-                format!(
-                    "unknown learner `{}`; known: {}",
-                    p.learner,
-                    known.join(", ")
-                ),
+                format!("unknown learner `{learner}`; known: {}", known.join(", ")),
             ));
         };
         for (field, set) in [
@@ -314,10 +342,7 @@ impl Spec {
             ("release", p.release.is_some()),
         ] {
             if set && !info.params.contains(&field) {
-                return Err(self.err(
-                    f(field),
-                    format!("does not apply to learner `{}`", p.learner),
-                ));
+                return Err(self.err(f(field), format!("does not apply to learner `{learner}`")));
             }
         }
         if let Some(a) = p.alpha
@@ -384,7 +409,7 @@ impl Spec {
                 f("budget.train"),
                 format!(
                     "learner `{}` spends no budget; give the selection the whole share",
-                    p.learner
+                    learner
                 ),
             ));
         }
@@ -392,6 +417,39 @@ impl Spec {
             return Err(self.err(
                 "grid.epsilon",
                 format!("pipeline `{}` is private and needs an epsilon axis", p.name),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A probe pipeline: known probe, no learner or selection fields, epsilon axis if it spends.
+    fn validate_probe(&self, i: usize, p: &PipelineDef, probe: &str) -> Result<()> {
+        let f = |field: &str| format!("pipeline[{i}].{field}");
+        if !crate::analysis::PROBES.iter().any(|(n, _)| *n == probe) {
+            let known: Vec<&str> = crate::analysis::PROBES.iter().map(|(n, _)| *n).collect();
+            return Err(self.err(
+                f("probe"),
+                format!("unknown probe `{probe}`; known: {}", known.join(", ")),
+            ));
+        }
+        for (field, set) in [
+            ("learner", p.learner.is_some()),
+            ("alpha", p.alpha.is_some()),
+            ("threshold", p.threshold.is_some()),
+            ("release", p.release.is_some()),
+            ("selection", p.selection.is_some()),
+            ("score", p.score.is_some()),
+            ("sparse_threshold", p.sparse_threshold.is_some()),
+            ("budget", p.budget.is_some()),
+        ] {
+            if set {
+                return Err(self.err(f(field), format!("does not apply to probe `{probe}`")));
+            }
+        }
+        if crate::analysis::probe_uses_epsilon(probe) && self.grid.epsilon.is_none() {
+            return Err(self.err(
+                "grid.epsilon",
+                format!("probe `{probe}` runs a mechanism and needs an epsilon axis"),
             ));
         }
         Ok(())
@@ -471,6 +529,15 @@ impl Spec {
             if !present {
                 return Err(self.err("report.x", format!("`{x}` is not a grid axis of this spec")));
             }
+        }
+        if matches!(r.kind, ReportKind::Scatter | ReportKind::Curve) && r.series.is_empty() {
+            return Err(self.err(
+                "report.series",
+                "a scatter or curve report needs at least one series",
+            ));
+        }
+        if !matches!(r.kind, ReportKind::Scatter | ReportKind::Curve) && !r.series.is_empty() {
+            return Err(self.err("report.series", "applies only to scatter and curve reports"));
         }
         if r.kind == ReportKind::Figure && r.x.is_none() {
             return Err(self.err(

@@ -30,8 +30,9 @@ pub struct TrialRecord {
     pub seed: u64,
     /// Grid values of this trial.
     pub params: BTreeMap<String, Value>,
-    pub test_accuracy: f64,
-    pub train_accuracy: f64,
+    /// `null` for analysis probes, which fit no classifier.
+    pub test_accuracy: Option<f64>,
+    pub train_accuracy: Option<f64>,
     /// Accuracy on the test rows of the training majority class.
     pub baseline_accuracy: f64,
     pub n_train: usize,
@@ -47,14 +48,20 @@ pub struct TrialRecord {
     /// Features kept by the selection step (ascending), if the pipeline has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selected_features: Option<Vec<usize>>,
+    /// Named vectors recorded by analysis probes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vectors: BTreeMap<String, Vec<f64>>,
+    /// Names of the features a probe lists, in its order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_names: Option<Vec<String>>,
 }
 
 impl TrialRecord {
     /// A per-trial quantity by name: an accuracy field or a named metric.
     pub fn metric(&self, name: &str) -> Option<f64> {
         match name {
-            "test_accuracy" => Some(self.test_accuracy),
-            "train_accuracy" => Some(self.train_accuracy),
+            "test_accuracy" => self.test_accuracy,
+            "train_accuracy" => self.train_accuracy,
             "baseline_accuracy" => Some(self.baseline_accuracy),
             "fit_seconds" => Some(self.fit_seconds),
             _ => self.metrics.get(name).copied(),

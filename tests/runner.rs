@@ -75,7 +75,7 @@ fn records_carry_the_ledger_and_privacy_label() {
                 assert!(r.ledger.entries.iter().all(|e| !e.private));
             }
         }
-        assert!((0.0..=1.0).contains(&r.test_accuracy));
+        assert!((0.0..=1.0).contains(&r.test_accuracy.unwrap()));
     }
 }
 

@@ -116,7 +116,7 @@ fn figure_3_6_shows_chance_on_xwindows_and_a_rise_on_mushrooms() {
         let xs: Vec<f64> = records
             .iter()
             .filter(|r| r.dataset == d && r.epsilon == Some(eps))
-            .map(|r| r.test_accuracy)
+            .filter_map(|r| r.test_accuracy)
             .collect();
         assert_eq!(xs.len(), 20);
         mean_se(&xs).0

@@ -62,6 +62,8 @@ pub struct LibsvmDef {
     /// Seed of the class subsampling (fixed per dataset, so every run sees the same rows).
     #[serde(default)]
     pub subsample_seed: u64,
+    /// Feature names, one per line (line i names feature i).
+    pub vocabulary: Option<PathBuf>,
     /// Expected SHA-256 (hex) per file path as written above.
     #[serde(default)]
     pub sha256: BTreeMap<String, String>,
@@ -186,7 +188,7 @@ fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Res
         dataset: name.into(),
         reason,
     };
-    let read = |rel: &Path| -> Result<libsvm::LibsvmData> {
+    let read_bytes = |rel: &Path| -> Result<Vec<u8>> {
         let path = base.join(rel);
         let bytes = std::fs::read(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::MissingData {
@@ -207,7 +209,26 @@ fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Res
                 });
             }
         }
-        libsvm::parse(&bytes, &path, def.dimension)
+        Ok(bytes)
+    };
+    let read = |rel: &Path| -> Result<libsvm::LibsvmData> {
+        libsvm::parse(&read_bytes(rel)?, &base.join(rel), def.dimension)
+    };
+    let feature_names = match &def.vocabulary {
+        None => None,
+        Some(rel) => {
+            let text = String::from_utf8_lossy(&read_bytes(rel)?).into_owned();
+            let words: Vec<String> = text.lines().map(str::to_string).collect();
+            if words.len() != def.dimension {
+                return Err(data_err(format!(
+                    "vocabulary {} has {} lines for {} features",
+                    rel.display(),
+                    words.len(),
+                    def.dimension
+                )));
+            }
+            Some(words)
+        }
     };
     let train = read(&def.train)?;
     let test = def.test.as_deref().map(read).transpose()?;
@@ -291,6 +312,7 @@ fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Res
         features: Features::Binary(matrix),
         labels,
         class_names: def.classes.iter().map(|c| c.name.clone()).collect(),
+        feature_names,
         split,
     })
 }

@@ -113,6 +113,8 @@ pub struct Dataset {
     pub labels: Vec<u16>,
     pub class_names: Vec<String>,
     pub split: SplitRule,
+    /// Name of each feature (a vocabulary), when the catalog has one.
+    pub feature_names: Option<Vec<String>>,
 }
 
 /// Row indices of one trial's training and test sets.

@@ -44,6 +44,7 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Dataset {
         features: Features::Dense(x),
         labels,
         class_names: two_classes(),
+        feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
     }
 }
@@ -63,6 +64,7 @@ pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
         features: Features::Binary(sample_rows(&theta, &labels, &mut rng)),
         labels,
         class_names: two_classes(),
+        feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
     }
 }
@@ -100,6 +102,7 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         features: Features::Binary(sample_rows(&model.theta, &labels, &mut rng)),
         labels,
         class_names: source.class_names.clone(),
+        feature_names: source.feature_names.clone(),
         split: SplitRule::Fixed { n_train: def.train },
     })
 }

@@ -4,7 +4,8 @@
 
 use super::{Summary, is_accuracy, x_position};
 use crate::error::{Error, Result};
-use crate::spec::Spec;
+use crate::spec::{ReportKind, Spec};
+use crate::store::TrialRecord;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -17,8 +18,10 @@ const PANEL_H: u32 = 400;
 const LEGEND_ROW: u32 = 24;
 
 /// How a legend entry is drawn: a line with markers (a series over x) or a reference line.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LegendStyle {
+    Dot,
+    Cross,
     Marker,
     DashedMarker,
     Dashed,
@@ -59,6 +62,18 @@ struct Series {
     /// Horizontal reference value (pipelines that do not vary along x).
     level: Option<f64>,
     dashed: bool,
+    marks: Marks,
+}
+
+/// How a series' points are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marks {
+    /// Joined by lines, with error bars.
+    Line,
+    /// Separate dots (scatter plots).
+    Dots,
+    /// Separate crosses (the marked half of a split scatter).
+    Crosses,
 }
 
 #[derive(Debug, Clone)]
@@ -75,6 +90,8 @@ pub struct Figure {
     x_label: String,
     y_label: String,
     log_x: bool,
+    /// Values are plotted as log10 (ticks read 10^k).
+    log_y: bool,
     percent: bool,
     /// Tick labels of a categorical x axis.
     categories: Option<Vec<String>>,
@@ -114,6 +131,7 @@ impl Figure {
                             points: Vec::new(),
                             level: None,
                             dashed: mi > 0,
+                            marks: Marks::Line,
                         });
                         series.len() - 1
                     }
@@ -165,6 +183,7 @@ impl Figure {
             },
             y_label,
             log_x: spec.report.log_x,
+            log_y: false,
             percent,
             categories,
         }
@@ -183,11 +202,13 @@ impl Figure {
         for panel in &self.panels {
             for s in &panel.series {
                 if !out.iter().any(|(l, _, _)| *l == s.label) {
-                    let style = match (s.level.is_some(), s.dashed) {
-                        (true, false) => LegendStyle::Dashed,
-                        (true, true) => LegendStyle::Dotted,
-                        (false, true) => LegendStyle::DashedMarker,
-                        (false, false) => LegendStyle::Marker,
+                    let style = match (s.marks, s.level.is_some(), s.dashed) {
+                        (Marks::Dots, _, _) => LegendStyle::Dot,
+                        (Marks::Crosses, _, _) => LegendStyle::Cross,
+                        (_, true, false) => LegendStyle::Dashed,
+                        (_, true, true) => LegendStyle::Dotted,
+                        (_, false, true) => LegendStyle::DashedMarker,
+                        (_, false, false) => LegendStyle::Marker,
                     };
                     out.push((s.label.clone(), pipeline_colour(s.colour), style));
                 }
@@ -224,6 +245,7 @@ impl Figure {
             let y = 8 + (i as i32 / per_row) * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
             let line = ShapeStyle::from(&colour).stroke_width(2);
             let segments: &[(i32, i32)] = match style {
+                LegendStyle::Dot | LegendStyle::Cross => &[],
                 LegendStyle::Marker => &[(0, 30)],
                 LegendStyle::Dashed | LegendStyle::DashedMarker => &[(0, 8), (12, 20), (24, 30)],
                 LegendStyle::Dotted => &[(0, 3), (7, 10), (14, 17), (21, 24), (27, 30)],
@@ -232,7 +254,13 @@ impl Figure {
                 area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], line))
                     .map_err(e)?;
             }
-            if matches!(style, LegendStyle::Marker | LegendStyle::DashedMarker) {
+            if style == LegendStyle::Cross {
+                area.draw(&Cross::new((x + 15, y), 4, line)).map_err(e)?;
+            }
+            if matches!(
+                style,
+                LegendStyle::Marker | LegendStyle::DashedMarker | LegendStyle::Dot
+            ) {
                 area.draw(&Circle::new((x + 15, y), 3, colour.filled()))
                     .map_err(e)?;
             }
@@ -275,6 +303,145 @@ impl Figure {
         }
         self.draw_legend(&legend, cols as u32)?;
         root.present().map_err(e)
+    }
+
+    fn y_tick(&self, v: f64) -> String {
+        if self.log_y {
+            format_tick(10f64.powf(v))
+        } else {
+            format_tick(v)
+        }
+    }
+
+    /// A figure of vectors recorded by analysis probes (`scatter` and `curve` reports).
+    pub fn from_vectors(
+        spec: &Spec,
+        records: &[TrialRecord],
+        titles: &BTreeMap<String, String>,
+    ) -> Figure {
+        let curve = spec.report.kind == ReportKind::Curve;
+        let log_y = spec.report.log_y;
+        let ty = |v: f64| {
+            if log_y {
+                v.max(f64::MIN_POSITIVE).log10()
+            } else {
+                v
+            }
+        };
+        let mut panels = Vec::new();
+        for d in &spec.experiment.datasets {
+            let mut series = Vec::new();
+            for (pi, p) in spec.pipelines.iter().enumerate() {
+                let rs: Vec<&TrialRecord> = records
+                    .iter()
+                    .filter(|r| r.dataset == *d && r.pipeline == p.name)
+                    .collect();
+                if rs.is_empty() {
+                    continue;
+                }
+                for (si, vs) in spec.report.series.iter().enumerate() {
+                    let label = vs.label.clone().unwrap_or_else(|| vs.y.replace('_', " "));
+                    let label = if spec.pipelines.len() > 1 {
+                        format!("{} — {label}", p.name)
+                    } else {
+                        label
+                    };
+                    let colour = pi + spec.pipelines.len() * si;
+                    let xy = |r: &TrialRecord| -> Vec<(f64, f64, bool)> {
+                        let Some(y) = r.vectors.get(&vs.y) else {
+                            return Vec::new();
+                        };
+                        let x = vs.x.as_ref().and_then(|x| r.vectors.get(x));
+                        let split = vs.split_by.as_ref().and_then(|k| r.vectors.get(k));
+                        (0..y.len())
+                            .map(|i| {
+                                let xi = x.map_or(i as f64 + 1.0, |x| x[i]);
+                                (xi, ty(y[i]), split.is_some_and(|s| s[i] == 1.0))
+                            })
+                            .collect()
+                    };
+                    let points: Vec<(f64, f64, f64)> = if curve {
+                        let all: Vec<Vec<(f64, f64, bool)>> = rs.iter().map(|r| xy(r)).collect();
+                        let n = all.iter().map(Vec::len).min().unwrap_or(0);
+                        (0..n)
+                            .map(|i| {
+                                let ys: Vec<f64> = all.iter().map(|v| v[i].1).collect();
+                                let (m, se) = crate::stats::mean_se(&ys);
+                                (all[0][i].0, m, se)
+                            })
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    if curve {
+                        series.push(Series {
+                            label,
+                            colour,
+                            points,
+                            level: None,
+                            dashed: false,
+                            marks: Marks::Line,
+                        });
+                        continue;
+                    }
+                    let all: Vec<(f64, f64, bool)> = rs.iter().flat_map(|r| xy(r)).collect();
+                    let plain: Vec<(f64, f64, f64)> = all
+                        .iter()
+                        .filter(|p| !p.2)
+                        .map(|p| (p.0, p.1, 0.0))
+                        .collect();
+                    let marked: Vec<(f64, f64, f64)> = all
+                        .iter()
+                        .filter(|p| p.2)
+                        .map(|p| (p.0, p.1, 0.0))
+                        .collect();
+                    if let Some(k) = &vs.split_by {
+                        series.push(Series {
+                            label: format!("{label} ({} = 1)", k.replace('_', " ")),
+                            colour: colour + 1,
+                            points: marked,
+                            level: None,
+                            dashed: false,
+                            marks: Marks::Crosses,
+                        });
+                    }
+                    series.push(Series {
+                        label,
+                        colour,
+                        points: plain,
+                        level: None,
+                        dashed: false,
+                        marks: Marks::Dots,
+                    });
+                }
+            }
+            panels.push(Panel {
+                title: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
+                series,
+                baseline: None,
+            });
+        }
+        let names = |v: &[String]| v.join(", ").replace('_', " ");
+        let ys: Vec<String> = spec.report.series.iter().map(|s| s.y.clone()).collect();
+        let x_default = spec
+            .report
+            .series
+            .first()
+            .and_then(|s| s.x.clone())
+            .unwrap_or_else(|| "index".into());
+        Figure {
+            panels,
+            x_label: spec
+                .report
+                .x_label
+                .clone()
+                .unwrap_or_else(|| x_default.replace('_', " ")),
+            y_label: spec.report.y_label.clone().unwrap_or_else(|| names(&ys)),
+            log_x: spec.report.log_x,
+            log_y,
+            percent: false,
+            categories: None,
+        }
     }
 
     fn y_range(&self, panel: &Panel) -> (f64, f64) {
@@ -320,7 +487,7 @@ impl Figure {
         if self.log_x {
             (lo / 1.5, hi * 1.5)
         } else {
-            let pad = ((hi - lo) * 0.05).max(0.5);
+            let pad = if hi > lo { (hi - lo) * 0.05 } else { 0.5 };
             (lo - pad, hi + pad)
         }
     }
@@ -350,6 +517,7 @@ impl Figure {
                 .y_desc(&self.y_label)
                 .label_style((FONT, 13))
                 .x_label_formatter(&|v| format_tick(*v))
+                .y_label_formatter(&|v| self.y_tick(*v))
                 .draw()
                 .map_err(e)?;
             self.draw_series(&mut chart, panel, x0, x1)
@@ -366,13 +534,15 @@ impl Figure {
                 }
                 None => format_tick(*v),
             };
+            let y_fmt = |v: &f64| self.y_tick(*v);
             let mut mesh = chart.configure_mesh();
             mesh.x_desc(&self.x_label)
                 .y_desc(&self.y_label)
                 .label_style((FONT, 13))
-                .x_label_formatter(&fmt);
+                .x_label_formatter(&fmt)
+                .y_label_formatter(&y_fmt);
             if let Some(c) = &self.categories {
-                mesh.x_labels(c.len() * 4 + 1);
+                mesh.x_labels(c.len() + 1);
             }
             mesh.draw().map_err(e)?;
             self.draw_series(&mut chart, panel, x0, x1)
@@ -406,6 +576,24 @@ impl Figure {
                 continue;
             }
             let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
+            match s.marks {
+                Marks::Dots => {
+                    chart
+                        .draw_series(
+                            pts.iter()
+                                .map(|&p| Circle::new(p, 2, colour.mix(0.7).filled())),
+                        )
+                        .map_err(e)?;
+                    continue;
+                }
+                Marks::Crosses => {
+                    chart
+                        .draw_series(pts.iter().map(|&p| Cross::new(p, 4, style)))
+                        .map_err(e)?;
+                    continue;
+                }
+                Marks::Line => {}
+            }
             if s.dashed {
                 chart
                     .draw_series(DashedLineSeries::new(pts.clone(), 6, 4, style))

@@ -132,24 +132,27 @@ pub fn axis_symbol(axis: &str) -> &str {
     }
 }
 
-/// Numeric position of an x value: the number itself, or the index of a categorical value
-/// (e.g. a threshold like `q65`) in the grid's order.
+/// Numeric position of an x value: the number itself, except on the threshold axis, whose
+/// values (numbers and quantiles like `q65`) sit at their index in the grid's order.
 pub fn x_position(spec: &Spec, v: &Value) -> f64 {
-    if let Some(f) = v.as_f64() {
-        return f;
+    if spec.report.x.as_deref() == Some("threshold") {
+        let thresholds = spec.grid.threshold.as_deref().unwrap_or(&[]);
+        return serde_json::from_value::<crate::learners::Threshold>(v.clone())
+            .ok()
+            .and_then(|t| thresholds.iter().position(|g| *g == t))
+            .map_or(f64::NAN, |i| i as f64);
     }
-    let s = v.as_str().unwrap_or_default();
-    let thresholds = spec.grid.threshold.as_deref().unwrap_or(&[]);
-    thresholds
-        .iter()
-        .position(|t| t.to_string() == s)
-        .map_or(f64::NAN, |i| i as f64)
+    v.as_f64().unwrap_or(f64::NAN)
 }
 
 /// Display text of an x value.
 pub fn x_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
         other => other.to_string(),
     }
 }
@@ -197,6 +200,17 @@ pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
     match spec.report.kind {
         ReportKind::DatasetSummary => {
             let (md, csv) = table::dataset_summary(spec, &records, &titles);
+            put("table.md", md)?;
+            put("table.csv", csv)?;
+        }
+        ReportKind::Scatter | ReportKind::Curve => {
+            put("table.csv", table::vectors_csv(spec, &records))?;
+            put("table.md", table::vectors_markdown(spec, &records, &titles))?;
+            let fig = figure::Figure::from_vectors(spec, &records, &titles);
+            files.extend(fig.save(dir, "figure")?);
+        }
+        ReportKind::TopFeatures => {
+            let (md, csv) = table::top_features(spec, &records, &titles);
             put("table.md", md)?;
             put("table.csv", csv)?;
         }

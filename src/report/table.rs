@@ -172,3 +172,143 @@ pub fn dataset_summary(
     );
     (md, csv)
 }
+
+/// Every recorded vector as long-format CSV: one line per (record, vector, index).
+pub fn vectors_csv(spec: &Spec, records: &[TrialRecord]) -> String {
+    let mut out = String::from("dataset,pipeline,private,epsilon,trial,vector,index,value\n");
+    let wanted: Vec<&String> = spec
+        .report
+        .series
+        .iter()
+        .flat_map(|s| {
+            std::iter::once(&s.y)
+                .chain(s.x.iter())
+                .chain(s.split_by.iter())
+        })
+        .collect();
+    for r in records {
+        for (name, v) in r.vectors.iter().filter(|(k, _)| wanted.contains(k)) {
+            for (i, x) in v.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{name},{},{x}",
+                    csv_field(&r.dataset),
+                    csv_field(&r.pipeline),
+                    r.private,
+                    r.epsilon.map_or(String::new(), |e| e.to_string()),
+                    r.trial,
+                    i + 1
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Summary of a vector report: per dataset and pipeline, the trials and each vector's range.
+pub fn vectors_markdown(
+    spec: &Spec,
+    records: &[TrialRecord],
+    titles: &BTreeMap<String, String>,
+) -> String {
+    let title = spec
+        .experiment
+        .title
+        .as_deref()
+        .unwrap_or(&spec.experiment.name);
+    let mut out = format!(
+        "# {title}\n\nThe figure draws vectors recorded per trial; `table.csv` lists every value. \
+         Pipelines marked {NON_PRIVATE} show exact statistics of the data.\n\n\
+         | dataset | pipeline | vector | trials | length | min | mean | max |\n|---|---|---|---|---|---|---|---|\n"
+    );
+    for d in &spec.experiment.datasets {
+        for p in &spec.pipelines {
+            let rs: Vec<&TrialRecord> = records
+                .iter()
+                .filter(|r| r.dataset == *d && r.pipeline == p.name)
+                .collect();
+            let Some(first) = rs.first() else { continue };
+            let label = if rs.iter().all(|r| r.private) {
+                p.name.clone()
+            } else {
+                format!("{} {NON_PRIVATE}", p.name)
+            };
+            for name in first.vectors.keys() {
+                let all: Vec<f64> = rs
+                    .iter()
+                    .filter_map(|r| r.vectors.get(name))
+                    .flatten()
+                    .copied()
+                    .collect();
+                let (mean, _) = mean_se(&all);
+                let min = all.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let _ = writeln!(
+                    out,
+                    "| {} | {label} | {name} | {} | {} | {min:.4} | {mean:.4} | {max:.4} |",
+                    titles.get(d).unwrap_or(d),
+                    rs.len(),
+                    first.vectors[name].len()
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Tables A.2/A.3: the top features by MI with their per-class on-counts (first trial).
+pub fn top_features(
+    spec: &Spec,
+    records: &[TrialRecord],
+    titles: &BTreeMap<String, String>,
+) -> (String, String) {
+    let title = spec
+        .experiment
+        .title
+        .as_deref()
+        .unwrap_or(&spec.experiment.name);
+    let mut md = format!("# {title}\n\nExact statistics of the training data {NON_PRIVATE}.\n");
+    let mut csv = String::from("dataset,rank,feature,name,mi_bits,on_counts\n");
+    for d in &spec.experiment.datasets {
+        let Some(r) = records
+            .iter()
+            .filter(|r| r.dataset == *d)
+            .min_by_key(|r| r.trial)
+        else {
+            continue;
+        };
+        let (Some(features), Some(mi)) = (r.vectors.get("feature"), r.vectors.get("mi")) else {
+            continue;
+        };
+        let classes: Vec<&Vec<f64>> = (1..)
+            .map_while(|k| r.vectors.get(&format!("on_class{k}")))
+            .collect();
+        let _ = writeln!(
+            md,
+            "\n## {}\n\n| rank | feature | name | MI (bits) | on-counts per class |\n|---|---|---|---|---|",
+            titles.get(d).unwrap_or(d)
+        );
+        for (i, (&f, &m)) in features.iter().zip(mi).enumerate() {
+            let name = r
+                .feature_names
+                .as_ref()
+                .and_then(|n| n.get(i))
+                .map_or("", String::as_str);
+            let counts: Vec<String> = classes.iter().map(|c| format!("{}", c[i])).collect();
+            let _ = writeln!(
+                md,
+                "| {} | {f} | {name} | {m:.3} | {} |",
+                i + 1,
+                counts.join(" / ")
+            );
+            let _ = writeln!(
+                csv,
+                "{d},{},{f},{},{m},{}",
+                i + 1,
+                csv_field(name),
+                counts.join("/")
+            );
+        }
+    }
+    (md, csv)
+}

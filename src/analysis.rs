@@ -1,0 +1,293 @@
+//! Analysis probes: the quantities the thesis plots that are not accuracies (mutual
+//! information per feature, keep probabilities, perturbed scores, sensitivities, noise samples,
+//! top-feature tables). A probe runs in place of a learner and records named vectors.
+//!
+//! Probes that show exact statistics of the data are labelled non-private in the ledger; probes
+//! that run a mechanism record its spend like any learner.
+
+use crate::counts::ClassCounts;
+use crate::error::{Error, Result};
+use crate::learners::{PrivateNbParams, TrialLog};
+use crate::privacy::Laplace;
+use crate::selection::scores::{
+    count_scores, mi_from_parameters, mi_sensitivity, mutual_information,
+};
+use crate::selection::{keep_probabilities, top_k};
+use linfa::ParamGuard;
+use std::collections::BTreeMap;
+
+/// Names and one-line descriptions of the probes a spec may use (`probe = "..."`).
+pub const PROBES: &[(&str, &str)] = &[
+    (
+        "mi_sorted",
+        "mutual information of every feature, sorted descending (F3.4/3.13; not private)",
+    ),
+    (
+        "mi_thresholded",
+        "MI per feature and whether one Algorithm 1 run at eps thresholded it (F3.5)",
+    ),
+    (
+        "mi_sensitivity",
+        "Delta_I(N) for N = 2 .. 10^6 (F3.9; analytic)",
+    ),
+    (
+        "perturbed_mi",
+        "true MI against Algorithm 2's and Algorithm 3's perturbed MI at eps (F3.10)",
+    ),
+    (
+        "keep_probability",
+        "Algorithm 4 keep probability vs score, MI and count scores, T = `features`, eps0 = eps/T (F3.11/3.12/3.18; not private)",
+    ),
+    (
+        "score_comparison",
+        "normalised MI against the normalised count score per feature (F3.16; not private)",
+    ),
+    (
+        "top_features",
+        "the top features by MI with their per-class on-counts (Tables A.2/A.3; not private)",
+    ),
+];
+
+/// Whether a probe runs a mechanism (and so takes the grid's epsilon).
+pub fn probe_uses_epsilon(name: &str) -> bool {
+    matches!(name, "mi_thresholded" | "perturbed_mi" | "keep_probability")
+}
+
+/// What a probe may read.
+pub struct ProbeInput<'a> {
+    pub counts: &'a ClassCounts,
+    /// Feature names of the dataset, if known.
+    pub feature_names: Option<&'a [String]>,
+    /// The probe's budget (grid epsilon), if it runs a mechanism.
+    pub epsilon: Option<f64>,
+    /// T for probes that need it.
+    pub features: Option<usize>,
+}
+
+/// What a probe records.
+#[derive(Debug, Default)]
+pub struct ProbeOutput {
+    pub vectors: BTreeMap<String, Vec<f64>>,
+    /// Names of the features a probe lists (`top_features`).
+    pub feature_names: Option<Vec<String>>,
+}
+
+fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
+    eps.filter(|e| e.is_finite() && *e > 0.0)
+        .ok_or_else(|| Error::param("epsilon", format!("probe `{name}` needs an epsilon > 0")))
+}
+
+fn normalised(xs: &[f64]) -> Vec<f64> {
+    let max = xs.iter().cloned().fold(f64::MIN_POSITIVE, f64::max);
+    xs.iter().map(|x| x / max).collect()
+}
+
+const NON_PRIVATE_WHY: &str = "shows exact statistics of the training data";
+
+/// Runs a probe by name.
+pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
+    let c = input.counts;
+    let mut out = ProbeOutput::default();
+    let mut names = None;
+    let mut put = |k: &str, v: Vec<f64>| {
+        out.vectors.insert(k.to_string(), v);
+    };
+    match name {
+        "mi_sorted" => {
+            let mut mi = mutual_information(c)?;
+            mi.sort_by(|a, b| b.total_cmp(a));
+            log.ledger
+                .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+            put("mi", mi);
+        }
+        "mi_thresholded" => {
+            let eps = need_eps(name, input.epsilon)?;
+            let mi = mutual_information(c)?;
+            let p = PrivateNbParams::new(eps).check()?;
+            let mut rng = log.streams.stream("analysis/algorithm1");
+            let noisy = p.release_counts(c, None, &mut rng)?;
+            log.ledger.spend(
+                "analysis",
+                "laplace (Algorithm 1 counts)",
+                eps,
+                noisy.sensitivity,
+            );
+            log.ledger
+                .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+            let t = p.threshold().value(noisy.scale, eps);
+            let off = noisy.off.as_ref().expect("on/off release");
+            let clipped: Vec<f64> = (0..c.n_features())
+                .map(|d| {
+                    let any = (0..c.n_classes()).any(|k| noisy.on[[k, d]] < t || off[[k, d]] < t);
+                    f64::from(u8::from(any))
+                })
+                .collect();
+            put("feature", (1..=c.n_features()).map(|d| d as f64).collect());
+            put("mi", mi);
+            put("thresholded", clipped);
+        }
+        "mi_sensitivity" => {
+            let ns: Vec<f64> = (0..=50)
+                .map(|i| 10f64.powf(0.3 + i as f64 * 0.114))
+                .map(f64::round)
+                .collect();
+            put("delta_i", ns.iter().map(|&n| mi_sensitivity(n)).collect());
+            put("n", ns);
+            log.ledger
+                .non_private("analysis", "none (analytic)", "a function of N only");
+        }
+        "perturbed_mi" => {
+            let eps = need_eps(name, input.epsilon)?;
+            let mi = mutual_information(c)?;
+            // Algorithm 2: MI of the Algorithm 1 noisy model.
+            let p = PrivateNbParams::new(eps).check()?;
+            let mut rng = log.streams.stream("analysis/algorithm2");
+            let fit = p.fit_counts(c, None, &mut rng, &mut log.ledger)?;
+            let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
+            put("alg2_mi", mi_from_parameters(&fit.model.theta, &prior));
+            // Algorithm 3: MI + Lap(D Delta_I / eps).
+            let sens = c.n_features() as f64 * mi_sensitivity(c.total());
+            let lap = Laplace::new(sens, eps)?;
+            let mut rng = log.streams.stream("analysis/algorithm3");
+            put(
+                "alg3_mi",
+                mi.iter().map(|&v| v + lap.sample(&mut rng)).collect(),
+            );
+            log.ledger
+                .spend("analysis", "laplace (Algorithm 3 scores)", eps, sens);
+            log.ledger
+                .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+            put("true_mi", mi);
+        }
+        "keep_probability" => {
+            let eps = need_eps(name, input.epsilon)?;
+            let t = input
+                .features
+                .ok_or_else(|| Error::param("features", "probe `keep_probability` needs T"))?;
+            let eps0 = eps / t as f64;
+            let mi = mutual_information(c)?;
+            let counts = count_scores(c)?;
+            put(
+                "mi_keep",
+                keep_probabilities(&mi, t, eps0, mi_sensitivity(c.total()))?,
+            );
+            put("count_keep", keep_probabilities(&counts, t, eps0, 1.0)?);
+            put("mi_score", normalised(&mi));
+            put("count_score", normalised(&counts));
+            log.ledger.non_private(
+                "analysis",
+                "none (analytic keep probabilities)",
+                NON_PRIVATE_WHY,
+            );
+        }
+        "score_comparison" => {
+            let mi = mutual_information(c)?;
+            let counts = count_scores(c)?;
+            put("mi_score", normalised(&mi));
+            put("count_score", normalised(&counts));
+            log.ledger
+                .non_private("analysis", "exact scores", NON_PRIVATE_WHY);
+        }
+        "top_features" => {
+            let mi = mutual_information(c)?;
+            let k = input.features.unwrap_or(10).min(mi.len());
+            let mut top = top_k(&mi, k);
+            top.sort_by(|&a, &b| mi[b].total_cmp(&mi[a]).then(a.cmp(&b)));
+            names = input
+                .feature_names
+                .map(|n| top.iter().map(|&d| n[d].clone()).collect());
+            put("feature", top.iter().map(|&d| d as f64 + 1.0).collect());
+            put("mi", top.iter().map(|&d| mi[d]).collect());
+            for k in 0..c.n_classes() {
+                put(
+                    &format!("on_class{}", k + 1),
+                    top.iter().map(|&d| c.on[[k, d]]).collect(),
+                );
+            }
+            log.ledger
+                .non_private("analysis", "exact MI and counts", NON_PRIVATE_WHY);
+        }
+        other => {
+            let known: Vec<&str> = PROBES.iter().map(|(n, _)| *n).collect();
+            return Err(Error::param(
+                "probe",
+                format!("unknown probe `{other}`; known: {}", known.join(", ")),
+            ));
+        }
+    }
+    out.feature_names = names;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    fn counts() -> ClassCounts {
+        ClassCounts {
+            class: vec![100.0, 100.0],
+            on: array![[90.0, 50.0, 10.0], [10.0, 50.0, 20.0]],
+        }
+    }
+
+    #[test]
+    fn every_listed_probe_runs() {
+        for (name, _) in PROBES {
+            let mut log = TrialLog::new(1);
+            let input = ProbeInput {
+                counts: &counts(),
+                feature_names: None,
+                epsilon: Some(1.0),
+                features: Some(1),
+            };
+            let out = run_probe(name, &input, &mut log).unwrap();
+            assert!(!out.vectors.is_empty(), "{name}");
+            assert!(
+                !log.ledger.entries.is_empty(),
+                "{name} must say what it spent"
+            );
+        }
+    }
+
+    #[test]
+    fn top_features_are_sorted_by_mi_with_their_counts() {
+        let mut log = TrialLog::new(1);
+        let input = ProbeInput {
+            counts: &counts(),
+            feature_names: None,
+            epsilon: None,
+            features: Some(2),
+        };
+        let out = run_probe("top_features", &input, &mut log).unwrap();
+        assert_eq!(out.vectors["feature"], vec![1.0, 3.0]);
+        assert_eq!(out.vectors["on_class1"], vec![90.0, 10.0]);
+        assert_eq!(out.vectors["on_class2"], vec![10.0, 20.0]);
+        assert!(out.vectors["mi"][0] > out.vectors["mi"][1]);
+        assert!(!log.ledger.is_private_within(Some(1.0)));
+    }
+
+    #[test]
+    fn mechanisms_in_probes_need_a_budget_and_record_it() {
+        let mut log = TrialLog::new(1);
+        let input = ProbeInput {
+            counts: &counts(),
+            feature_names: None,
+            epsilon: None,
+            features: None,
+        };
+        assert!(run_probe("perturbed_mi", &input, &mut log).is_err());
+        assert!(run_probe("no_such_probe", &input, &mut log).is_err());
+        let input = ProbeInput {
+            counts: &counts(),
+            feature_names: None,
+            epsilon: Some(0.5),
+            features: None,
+        };
+        run_probe("perturbed_mi", &input, &mut log).unwrap();
+        assert!(
+            (log.ledger.total_epsilon() - 1.0).abs() < 1e-12,
+            "Algorithms 2 and 3 each spend 0.5"
+        );
+    }
+}
