@@ -4,9 +4,11 @@
 //! Neighbouring relation everywhere (SPEC 1): X' = X plus one added example (add/remove,
 //! "unbounded" DP). Sensitivities are for that relation.
 
+pub mod l2;
 pub mod laplace;
 pub mod ledger;
 
+pub use l2::{L2Mechanism, PNormMechanism};
 pub use laplace::Laplace;
 pub use ledger::{Ledger, LedgerEntry};
 
