@@ -37,6 +37,10 @@ pub struct Design<'a> {
     cols: Vec<usize>,
     /// Source column -> parameter index, or `UNUSED`.
     col_map: Vec<u32>,
+    /// Whether `cols` is ascending (then mapped on-indices of a row stay sorted).
+    ascending: bool,
+    /// Whether `cols` is 0..n_cols (then no column lookup is needed).
+    identity: bool,
 }
 
 impl<'a> Design<'a> {
@@ -95,12 +99,16 @@ impl<'a> Design<'a> {
             }
             col_map[c] = k as u32;
         }
+        let ascending = cols.windows(2).all(|w| w[0] < w[1]);
+        let identity = cols.len() == n_cols && cols.iter().enumerate().all(|(k, &c)| k == c);
         Ok(Design {
             source,
             rows: rows.to_vec(),
             scale: vec![1.0; rows.len()],
             cols,
             col_map,
+            ascending,
+            identity,
         })
     }
 
@@ -112,6 +120,8 @@ impl<'a> Design<'a> {
             scale: vec![1.0; rows.len()],
             cols: self.cols.clone(),
             col_map: self.col_map.clone(),
+            ascending: self.ascending,
+            identity: self.identity,
         }
     }
 
@@ -123,6 +133,8 @@ impl<'a> Design<'a> {
             scale: idx.iter().map(|&i| self.scale[i]).collect(),
             cols: self.cols.clone(),
             col_map: self.col_map.clone(),
+            ascending: self.ascending,
+            identity: self.identity,
         }
     }
 
@@ -220,10 +232,18 @@ impl<'a> Design<'a> {
         let raw = match &self.source {
             Source::Binary(m, enc) => {
                 let mut s = 0.0;
-                for &j in m.row(r) {
-                    let k = self.col_map[j as usize];
-                    if k != UNUSED {
-                        s += theta[k as usize];
+                if self.identity {
+                    assert_eq!(theta.len(), self.cols.len());
+                    for &j in m.row(r) {
+                        // SAFETY: on-indices are < n_cols = theta.len() (BinaryMatrix invariant).
+                        s += unsafe { *theta.get_unchecked(j as usize) };
+                    }
+                } else {
+                    for &j in m.row(r) {
+                        let k = self.col_map[j as usize];
+                        if k != UNUSED {
+                            s += theta[k as usize];
+                        }
                     }
                 }
                 match enc {
@@ -287,10 +307,19 @@ impl<'a> Design<'a> {
                 for (i, &ci) in c.iter().enumerate() {
                     let a = ci * self.scale[i];
                     total += a;
-                    for &j in m.row(self.rows[i] as usize) {
-                        let k = self.col_map[j as usize];
-                        if k != UNUSED {
-                            out[k as usize] += a;
+                    let row = m.row(self.rows[i] as usize);
+                    if self.identity {
+                        assert_eq!(out.len(), self.cols.len());
+                        for &j in row {
+                            // SAFETY: on-indices are < n_cols = out.len().
+                            unsafe { *out.get_unchecked_mut(j as usize) += a };
+                        }
+                    } else {
+                        for &j in row {
+                            let k = self.col_map[j as usize];
+                            if k != UNUSED {
+                                out[k as usize] += a;
+                            }
                         }
                     }
                 }
@@ -329,12 +358,16 @@ impl<'a> Design<'a> {
                             idx.push(k as usize);
                         }
                     }
-                    idx.sort_unstable();
+                    if !self.ascending {
+                        idx.sort_unstable();
+                    }
                     for (p, &k) in idx.iter().enumerate() {
                         u[k] += a;
                         let hk = &mut h[k * d..(k + 1) * d];
                         for &l in &idx[p..] {
-                            hk[l] += a;
+                            // SAFETY: every entry of idx is a parameter index < d = hk.len().
+                            debug_assert!(l < hk.len());
+                            unsafe { *hk.get_unchecked_mut(l) += a };
                         }
                     }
                 }

@@ -108,9 +108,40 @@ impl<'d, 'a> Objective<'d, 'a> {
             .zip(self.y)
             .map(|(&zi, &yi)| log1pexp(-yi * zi))
             .sum();
+        self.finish_value(theta, loss)
+    }
+
+    fn finish_value(&self, theta: &[f64], loss: f64) -> f64 {
         let sq: f64 = theta.iter().map(|t| t * t).sum();
         let lin: f64 = self.lin.iter().zip(theta).map(|(b, t)| b * t).sum();
         loss / self.n() + 0.5 * self.reg * sq + lin
+    }
+
+    /// F from the margins, storing e_i = exp(-|y_i z_i|) for [`Self::derivatives_from_e`].
+    fn value_storing_e(&self, theta: &[f64], z: &[f64], e: &mut [f64]) -> f64 {
+        let mut loss = 0.0;
+        for ((ei, &zi), &yi) in e.iter_mut().zip(z).zip(self.y) {
+            let m = yi * zi;
+            let x = (-m.abs()).exp();
+            *ei = x;
+            // log(1 + exp(-m)) = max(-m, 0) + log(1 + exp(-|m|)).
+            // ln(1 + x) is exact enough for x >= 1e-4 and cheaper than ln_1p.
+            loss += (-m).max(0.0) + if x < 1e-4 { x.ln_1p() } else { (1.0 + x).ln() };
+        }
+        self.finish_value(theta, loss)
+    }
+
+    /// Gradient coefficients c_i = -y_i sigma(-m_i)/N and Hessian weights
+    /// w_i = sigma(m_i) sigma(-m_i)/N from e_i = exp(-|m_i|), m_i = y_i z_i.
+    fn derivatives_from_e(&self, z: &[f64], e: &[f64], c: &mut [f64], w: &mut [f64]) {
+        let inv_n = 1.0 / self.n();
+        for i in 0..z.len() {
+            let (yi, ei) = (self.y[i], e[i]);
+            let r = 1.0 / (1.0 + ei);
+            let sig_neg = if yi * z[i] >= 0.0 { ei * r } else { r };
+            c[i] = -yi * sig_neg * inv_n;
+            w[i] = ei * r * r * inv_n;
+        }
     }
 
     /// F(theta).
@@ -164,57 +195,74 @@ impl<'d, 'a> Objective<'d, 'a> {
         let mut z = vec![0.0; n];
         let mut xp = vec![0.0; n];
         let mut zt = vec![0.0; n];
+        let mut e = vec![0.0; n];
+        let mut et = vec![0.0; n];
         let mut c = vec![0.0; n];
         let mut w = vec![0.0; n];
         let mut g = vec![0.0; d];
-        let mut f = self.value_from_margins(&theta, &z);
-        self.gradient_from_margins(&theta, &z, &mut c, &mut g);
+        let mut f = self.value_storing_e(&theta, &z, &mut e);
+        self.derivatives_from_e(&z, &e, &mut c, &mut w);
+        self.finish_gradient(&theta, &c, &mut g);
         let g0 = norm(&g);
         let target = settings.tol * g0.max(1e-300);
         let mut it = 0;
         let mut gn = g0;
+        // Cholesky factor of the last Hessian; reused once the gradient is small (the
+        // Hessian then barely changes, so the step is still near-Newton: fast linear
+        // convergence to the same exact minimiser, since the gradient is always exact).
+        // Each factor also serves two consecutive steps (Shamanskii's variant of Newton:
+        // order-3 convergence per Hessian at half the Hessian cost).
+        let mut factor: Option<Vec<f64>> = None;
+        let mut fresh = false;
+        let mut uses = 0;
         while gn > target && it < settings.max_iter {
             it += 1;
-            let inv_n = 1.0 / n.max(1) as f64;
-            for (wi, &zi) in w.iter_mut().zip(&z) {
-                *wi = sigmoid(zi) * sigmoid(-zi) * inv_n;
+            let reuse = factor.is_some() && (gn <= 1e-4 * g0 || uses < 2) && !fresh;
+            uses = if reuse { uses + 1 } else { 1 };
+            if !reuse {
+                let mut h = self.design.weighted_gram(&w);
+                for k in 0..d {
+                    h[k * d + k] += self.reg;
+                }
+                factor = cholesky(&mut h, d).then_some(h);
             }
-            let mut h = self.design.weighted_gram(&w);
-            for k in 0..d {
-                h[k * d + k] += self.reg;
-            }
+            fresh = false;
             let mut p: Vec<f64> = g.iter().map(|v| -v).collect();
-            if !cholesky(&mut h, d) {
-                // Numerically singular Hessian (reg ~ 0): fall back to steepest descent.
-                p = g.iter().map(|v| -v).collect();
-            } else {
-                cholesky_solve(&h, d, &mut p);
+            if let Some(l) = &factor {
+                cholesky_solve(l, d, &mut p);
             }
+            // else: numerically singular Hessian (reg ~ 0): steepest descent.
             let gp: f64 = g.iter().zip(&p).map(|(a, b)| a * b).sum();
             self.design.margins(&p, &mut xp);
             let mut t = 1.0;
             let mut accepted = false;
             for _ in 0..60 {
-                for ((a, &b), &e) in zt.iter_mut().zip(&z).zip(&xp) {
-                    *a = b + t * e;
+                for ((a, &b), &v) in zt.iter_mut().zip(&z).zip(&xp) {
+                    *a = b + t * v;
                 }
                 let trial: Vec<f64> = theta.iter().zip(&p).map(|(a, b)| a + t * b).collect();
-                let ft = self.value_from_margins(&trial, &zt);
+                let ft = self.value_storing_e(&trial, &zt, &mut et);
                 // Accept Armijo decrease, or a full step whose predicted change is at rounding level.
                 if ft <= f + 1e-4 * t * gp || (t == 1.0 && gp.abs() <= 1e-13 * (1.0 + f.abs())) {
                     theta = trial;
                     std::mem::swap(&mut z, &mut zt);
+                    std::mem::swap(&mut e, &mut et);
                     f = ft;
                     accepted = true;
                     break;
                 }
                 t *= 0.5;
             }
-            self.gradient_from_margins(&theta, &z, &mut c, &mut g);
-            gn = norm(&g);
             if !accepted {
+                if reuse {
+                    fresh = true;
+                    continue;
+                }
                 break;
             }
+            self.derivatives_from_e(&z, &e, &mut c, &mut w);
+            self.finish_gradient(&theta, &c, &mut g);
+            gn = norm(&g);
         }
         let conv = Convergence {
             solver: Solver::Newton,
@@ -225,6 +273,14 @@ impl<'d, 'a> Objective<'d, 'a> {
             converged: gn <= target,
         };
         (theta, conv)
+    }
+
+    /// g = X^T c + reg theta + lin.
+    fn finish_gradient(&self, theta: &[f64], c: &[f64], g: &mut [f64]) {
+        self.design.weighted_sum(c, g);
+        for (k, gk) in g.iter_mut().enumerate() {
+            *gk += self.reg * theta[k] + self.lin.get(k).copied().unwrap_or(0.0);
+        }
     }
 
     /// L-BFGS (memory 10) with an Armijo backtracking line search.
