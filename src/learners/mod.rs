@@ -3,6 +3,7 @@
 //! The structs follow linfa's shape (`ParamGuard` → `Fit` → model → `PredictInplace`) so they
 //! plug into linfa code; the harness calls their count-based fast paths through [`Learner`].
 
+pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
 pub mod partitioned_nb;

@@ -5,9 +5,11 @@
 //! "unbounded" DP). Sensitivities are for that relation.
 
 pub mod exponential;
+pub mod l2;
 pub mod laplace;
 pub mod ledger;
 
+pub use l2::{L2Mechanism, PNormMechanism};
 pub use laplace::Laplace;
 pub use ledger::{Ledger, LedgerEntry};
 

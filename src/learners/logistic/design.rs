@@ -1,0 +1,510 @@
+//! Design matrices for logistic regression without dense copies of the shared data.
+//!
+//! Row i of a [`Design`] is x_i = s_i * T(source row r_i) restricted to the used columns, where
+//! `T` is the [`Encoding`] (binary 0/1 indicators, binary +-1, or dense values) and s_i a
+//! per-row scale factor. The solvers only need margins X theta, weighted column sums X^T c and
+//! weighted Gram matrices X^T diag(w) X, which each encoding computes from the sparse on-indices.
+
+use crate::data::{BinaryMatrix, Dataset, Features};
+use crate::error::{Error, Result};
+use ndarray::{Array2, ArrayView2};
+
+const UNUSED: u32 = u32::MAX;
+
+/// How a binary source row becomes a feature vector (before the row scale).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    /// x_j = b_j in {0, 1}.
+    #[default]
+    Indicator,
+    /// x_j = 2 b_j - 1 in {-1, +1} (min-max of a 0/1 column to [-1, 1]).
+    PlusMinus,
+}
+
+#[derive(Debug, Clone)]
+enum Source<'a> {
+    Binary(&'a BinaryMatrix, Encoding),
+    Dense(ArrayView2<'a, f64>),
+}
+
+/// The rows and columns a logistic-regression fit sees (see the module doc).
+#[derive(Debug, Clone)]
+pub struct Design<'a> {
+    source: Source<'a>,
+    rows: Vec<u32>,
+    scale: Vec<f64>,
+    /// Used source columns, in parameter order.
+    cols: Vec<usize>,
+    /// Source column -> parameter index, or `UNUSED`.
+    col_map: Vec<u32>,
+    /// Whether `cols` is ascending (then mapped on-indices of a row stay sorted).
+    ascending: bool,
+    /// Whether `cols` is 0..n_cols (then no column lookup is needed).
+    identity: bool,
+}
+
+impl<'a> Design<'a> {
+    /// Rows `rows` of a dataset's features; `cols = None` uses every column. Binary features
+    /// use `encoding`; dense features ignore it. Row scales start at 1.
+    pub fn new(
+        data: &'a Dataset,
+        rows: &[u32],
+        cols: Option<&[usize]>,
+        encoding: Encoding,
+    ) -> Result<Self> {
+        let source = match &data.features {
+            Features::Binary(m) => Source::Binary(m, encoding),
+            Features::Dense(x) => Source::Dense(x.view()),
+        };
+        Self::build(source, data.n_features(), rows, cols)
+    }
+
+    /// Every row of a dense matrix (used by the linfa `Fit` impls).
+    pub fn dense(x: ArrayView2<'a, f64>) -> Self {
+        let (n, d) = x.dim();
+        let rows: Vec<u32> = (0..n as u32).collect();
+        Self::build(Source::Dense(x), d, &rows, None).expect("all columns are in range")
+    }
+
+    /// Rows of a binary matrix.
+    pub fn binary(
+        m: &'a BinaryMatrix,
+        rows: &[u32],
+        cols: Option<&[usize]>,
+        encoding: Encoding,
+    ) -> Result<Self> {
+        Self::build(Source::Binary(m, encoding), m.n_cols(), rows, cols)
+    }
+
+    fn build(
+        source: Source<'a>,
+        n_cols: usize,
+        rows: &[u32],
+        cols: Option<&[usize]>,
+    ) -> Result<Self> {
+        let cols: Vec<usize> = match cols {
+            Some(c) => c.to_vec(),
+            None => (0..n_cols).collect(),
+        };
+        let mut col_map = vec![UNUSED; n_cols];
+        for (k, &c) in cols.iter().enumerate() {
+            if c >= n_cols {
+                return Err(Error::param(
+                    "features",
+                    format!("column {c} out of range (D = {n_cols})"),
+                ));
+            }
+            if col_map[c] != UNUSED {
+                return Err(Error::param("features", format!("column {c} listed twice")));
+            }
+            col_map[c] = k as u32;
+        }
+        let ascending = cols.windows(2).all(|w| w[0] < w[1]);
+        let identity = cols.len() == n_cols && cols.iter().enumerate().all(|(k, &c)| k == c);
+        Ok(Design {
+            source,
+            rows: rows.to_vec(),
+            scale: vec![1.0; rows.len()],
+            cols,
+            col_map,
+            ascending,
+            identity,
+        })
+    }
+
+    /// The same columns, encoding and source on other rows (scales reset to 1).
+    pub fn with_rows(&self, rows: &[u32]) -> Design<'a> {
+        Design {
+            source: self.source.clone(),
+            rows: rows.to_vec(),
+            scale: vec![1.0; rows.len()],
+            cols: self.cols.clone(),
+            col_map: self.col_map.clone(),
+            ascending: self.ascending,
+            identity: self.identity,
+        }
+    }
+
+    /// A sub-design of positions `idx` (indices into this design's rows), keeping row scales.
+    pub fn subset(&self, idx: &[usize]) -> Design<'a> {
+        Design {
+            source: self.source.clone(),
+            rows: idx.iter().map(|&i| self.rows[i]).collect(),
+            scale: idx.iter().map(|&i| self.scale[i]).collect(),
+            cols: self.cols.clone(),
+            col_map: self.col_map.clone(),
+            ascending: self.ascending,
+            identity: self.identity,
+        }
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Number of parameters D.
+    pub fn dim(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// The source row of each design row.
+    pub fn rows(&self) -> &[u32] {
+        &self.rows
+    }
+
+    /// Used source columns, in parameter order.
+    pub fn cols(&self) -> &[usize] {
+        &self.cols
+    }
+
+    pub fn encoding(&self) -> Option<Encoding> {
+        match self.source {
+            Source::Binary(_, e) => Some(e),
+            Source::Dense(_) => None,
+        }
+    }
+
+    pub fn scales(&self) -> &[f64] {
+        &self.scale
+    }
+
+    /// Sets every row scale (length must equal `n_rows`).
+    pub fn set_scales(&mut self, scale: Vec<f64>) {
+        assert_eq!(scale.len(), self.rows.len(), "one scale per row");
+        self.scale = scale;
+    }
+
+    /// Multiplies every row scale by `c`.
+    pub fn scale_all(&mut self, c: f64) {
+        self.scale.iter_mut().for_each(|s| *s *= c);
+    }
+
+    /// ||T(row i)||_2^2 before the row scale.
+    pub fn raw_sq_norm(&self, i: usize) -> f64 {
+        let r = self.rows[i] as usize;
+        match &self.source {
+            Source::Binary(m, Encoding::Indicator) => self.used_ones(m.row(r)) as f64,
+            Source::Binary(_, Encoding::PlusMinus) => self.cols.len() as f64,
+            Source::Dense(x) => self.cols.iter().map(|&c| x[[r, c]].powi(2)).sum(),
+        }
+    }
+
+    /// Number of used on-features of binary row i (0 for dense sources).
+    pub fn ones(&self, i: usize) -> usize {
+        match &self.source {
+            Source::Binary(m, _) => self.used_ones(m.row(self.rows[i] as usize)),
+            Source::Dense(_) => 0,
+        }
+    }
+
+    #[inline]
+    fn used_ones(&self, row: &[u32]) -> usize {
+        row.iter()
+            .filter(|&&j| self.col_map[j as usize] != UNUSED)
+            .count()
+    }
+
+    /// ||x_i||_2 (with the row scale).
+    pub fn row_norm(&self, i: usize) -> f64 {
+        self.scale[i].abs() * self.raw_sq_norm(i).sqrt()
+    }
+
+    /// max_i ||x_i||_2.
+    pub fn max_row_norm(&self) -> f64 {
+        (0..self.n_rows())
+            .map(|i| self.row_norm(i))
+            .fold(0.0, f64::max)
+    }
+
+    /// x_i . theta.
+    #[inline]
+    pub fn dot(&self, i: usize, theta: &[f64]) -> f64 {
+        let sum_theta = match self.source {
+            Source::Binary(_, Encoding::PlusMinus) => theta.iter().sum(),
+            _ => 0.0,
+        };
+        self.dot_with(i, theta, sum_theta)
+    }
+
+    #[inline]
+    fn dot_with(&self, i: usize, theta: &[f64], sum_theta: f64) -> f64 {
+        let r = self.rows[i] as usize;
+        let raw = match &self.source {
+            Source::Binary(m, enc) => {
+                let mut s = 0.0;
+                if self.identity {
+                    assert_eq!(theta.len(), self.cols.len());
+                    for &j in m.row(r) {
+                        // SAFETY: on-indices are < n_cols = theta.len() (BinaryMatrix invariant).
+                        s += unsafe { *theta.get_unchecked(j as usize) };
+                    }
+                } else {
+                    for &j in m.row(r) {
+                        let k = self.col_map[j as usize];
+                        if k != UNUSED {
+                            s += theta[k as usize];
+                        }
+                    }
+                }
+                match enc {
+                    Encoding::Indicator => s,
+                    Encoding::PlusMinus => 2.0 * s - sum_theta,
+                }
+            }
+            Source::Dense(x) => self
+                .cols
+                .iter()
+                .zip(theta)
+                .map(|(&c, t)| x[[r, c]] * t)
+                .sum(),
+        };
+        self.scale[i] * raw
+    }
+
+    /// out += a * x_i.
+    pub fn axpy(&self, i: usize, a: f64, out: &mut [f64]) {
+        let r = self.rows[i] as usize;
+        let a = a * self.scale[i];
+        match &self.source {
+            Source::Binary(m, enc) => {
+                if *enc == Encoding::PlusMinus {
+                    out.iter_mut().for_each(|o| *o -= a);
+                }
+                let f = if *enc == Encoding::PlusMinus {
+                    2.0
+                } else {
+                    1.0
+                };
+                for &j in m.row(r) {
+                    let k = self.col_map[j as usize];
+                    if k != UNUSED {
+                        out[k as usize] += f * a;
+                    }
+                }
+            }
+            Source::Dense(x) => {
+                for (o, &c) in out.iter_mut().zip(&self.cols) {
+                    *o += a * x[[r, c]];
+                }
+            }
+        }
+    }
+
+    /// z_i = x_i . theta for every row.
+    pub fn margins(&self, theta: &[f64], z: &mut [f64]) {
+        let sum_theta = theta.iter().sum();
+        for (i, zi) in z.iter_mut().enumerate() {
+            *zi = self.dot_with(i, theta, sum_theta);
+        }
+    }
+
+    /// out = sum_i c_i x_i (X^T c).
+    pub fn weighted_sum(&self, c: &[f64], out: &mut [f64]) {
+        out.iter_mut().for_each(|o| *o = 0.0);
+        match &self.source {
+            Source::Binary(m, enc) => {
+                let mut total = 0.0;
+                for (i, &ci) in c.iter().enumerate() {
+                    let a = ci * self.scale[i];
+                    total += a;
+                    let row = m.row(self.rows[i] as usize);
+                    if self.identity {
+                        assert_eq!(out.len(), self.cols.len());
+                        for &j in row {
+                            // SAFETY: on-indices are < n_cols = out.len().
+                            unsafe { *out.get_unchecked_mut(j as usize) += a };
+                        }
+                    } else {
+                        for &j in row {
+                            let k = self.col_map[j as usize];
+                            if k != UNUSED {
+                                out[k as usize] += a;
+                            }
+                        }
+                    }
+                }
+                if *enc == Encoding::PlusMinus {
+                    out.iter_mut().for_each(|o| *o = 2.0 * *o - total);
+                }
+            }
+            Source::Dense(_) => {
+                for (i, &ci) in c.iter().enumerate() {
+                    self.axpy(i, ci, out);
+                }
+            }
+        }
+    }
+
+    /// h = sum_i w_i x_i x_i^T (D x D, symmetric, row-major in a Vec).
+    pub fn weighted_gram(&self, w: &[f64]) -> Vec<f64> {
+        let d = self.dim();
+        let mut h = vec![0.0; d * d];
+        let mut idx: Vec<usize> = Vec::with_capacity(64);
+        match &self.source {
+            Source::Binary(m, enc) => {
+                // Upper triangle of sum_i w_i s_i^2 b_i b_i^T, plus u = sum w s^2 b, W = sum w s^2.
+                let mut u = vec![0.0; d];
+                let mut total = 0.0;
+                for (i, &wi) in w.iter().enumerate() {
+                    let a = wi * self.scale[i] * self.scale[i];
+                    if a == 0.0 {
+                        continue;
+                    }
+                    total += a;
+                    idx.clear();
+                    for &j in m.row(self.rows[i] as usize) {
+                        let k = self.col_map[j as usize];
+                        if k != UNUSED {
+                            idx.push(k as usize);
+                        }
+                    }
+                    if !self.ascending {
+                        idx.sort_unstable();
+                    }
+                    for (p, &k) in idx.iter().enumerate() {
+                        u[k] += a;
+                        let hk = &mut h[k * d..(k + 1) * d];
+                        for &l in &idx[p..] {
+                            // SAFETY: every entry of idx is a parameter index < d = hk.len().
+                            debug_assert!(l < hk.len());
+                            unsafe { *hk.get_unchecked_mut(l) += a };
+                        }
+                    }
+                }
+                if *enc == Encoding::PlusMinus {
+                    // (2b - 1)(2b - 1)^T = 4 b b^T - 2 (b 1^T + 1 b^T) + 1 1^T.
+                    for k in 0..d {
+                        for l in k..d {
+                            h[k * d + l] = 4.0 * h[k * d + l] - 2.0 * (u[k] + u[l]) + total;
+                        }
+                    }
+                }
+            }
+            Source::Dense(x) => {
+                let mut row = vec![0.0; d];
+                for (i, &wi) in w.iter().enumerate() {
+                    let a = wi * self.scale[i] * self.scale[i];
+                    if a == 0.0 {
+                        continue;
+                    }
+                    let r = self.rows[i] as usize;
+                    for (v, &c) in row.iter_mut().zip(&self.cols) {
+                        *v = x[[r, c]];
+                    }
+                    for k in 0..d {
+                        let ak = a * row[k];
+                        if ak == 0.0 {
+                            continue;
+                        }
+                        let hk = &mut h[k * d..(k + 1) * d];
+                        for l in k..d {
+                            hk[l] += ak * row[l];
+                        }
+                    }
+                }
+            }
+        }
+        for k in 0..d {
+            for l in 0..k {
+                h[k * d + l] = h[l * d + k];
+            }
+        }
+        h
+    }
+
+    /// A dense copy (tests and small problems only).
+    pub fn to_dense(&self) -> Array2<f64> {
+        let (n, d) = (self.n_rows(), self.dim());
+        let mut x = Array2::zeros((n, d));
+        let mut row = vec![0.0; d];
+        for i in 0..n {
+            row.iter_mut().for_each(|v| *v = 0.0);
+            self.axpy(i, 1.0, &mut row);
+            for k in 0..d {
+                x[[i, k]] = row[k];
+            }
+        }
+        x
+    }
+}
+
+/// Labels y_i in {-1, +1} of the rows: class 1 -> +1, class 0 -> -1 (two classes only).
+pub fn labels_pm1(data: &Dataset, rows: &[u32]) -> Result<Vec<f64>> {
+    if data.n_classes() != 2 {
+        return Err(Error::Data {
+            dataset: data.name.clone(),
+            reason: format!(
+                "logistic regression needs two classes, found {}",
+                data.n_classes()
+            ),
+        });
+    }
+    Ok(rows
+        .iter()
+        .map(|&i| {
+            if data.labels[i as usize] == 1 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::rng_from;
+    use rand::Rng as _;
+
+    fn random_binary(n: usize, d: usize) -> BinaryMatrix {
+        let mut rng = rng_from(&["design-test"]);
+        let mut m = BinaryMatrix::new(d);
+        for _ in 0..n {
+            let ones: Vec<u32> = (0..d as u32).filter(|_| rng.r#gen::<f64>() < 0.3).collect();
+            m.push_row(&ones);
+        }
+        m
+    }
+
+    #[test]
+    fn sparse_operations_match_a_dense_copy() {
+        let m = random_binary(40, 9);
+        let rows: Vec<u32> = (0..40).rev().step_by(2).collect();
+        let cols = [7usize, 0, 3, 4, 8];
+        for enc in [Encoding::Indicator, Encoding::PlusMinus] {
+            let mut des = Design::binary(&m, &rows, Some(&cols), enc).unwrap();
+            let scales: Vec<f64> = (0..rows.len()).map(|i| 0.1 + i as f64 * 0.05).collect();
+            des.set_scales(scales);
+            let x = des.to_dense();
+            let theta = [0.3, -1.0, 2.0, 0.5, -0.7];
+            let c: Vec<f64> = (0..rows.len()).map(|i| (i as f64).sin()).collect();
+            let mut z = vec![0.0; rows.len()];
+            des.margins(&theta, &mut z);
+            let mut g = vec![0.0; 5];
+            des.weighted_sum(&c, &mut g);
+            let h = des.weighted_gram(&c);
+            for i in 0..rows.len() {
+                let zi: f64 = (0..5).map(|k| x[[i, k]] * theta[k]).sum();
+                assert!((z[i] - zi).abs() < 1e-12);
+                assert!((des.dot(i, &theta) - zi).abs() < 1e-12);
+                let n2: f64 = (0..5).map(|k| x[[i, k]].powi(2)).sum();
+                assert!((des.row_norm(i) - n2.sqrt()).abs() < 1e-12);
+            }
+            for k in 0..5 {
+                let gk: f64 = (0..rows.len()).map(|i| c[i] * x[[i, k]]).sum();
+                assert!((g[k] - gk).abs() < 1e-12);
+                for l in 0..5 {
+                    let hkl: f64 = (0..rows.len()).map(|i| c[i] * x[[i, k]] * x[[i, l]]).sum();
+                    assert!((h[k * 5 + l] - hkl).abs() < 1e-12);
+                }
+            }
+            // Dense source over the same values agrees.
+            let dd = Design::dense(x.view());
+            let hd = dd.weighted_gram(&c);
+            for (a, b) in h.iter().zip(&hd) {
+                assert!((a - b).abs() < 1e-12);
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Small dense linear algebra on row-major `Vec<f64>` matrices: Cholesky solves and a cyclic
+//! Jacobi eigen-solver for symmetric matrices (D <= 1500; O(D^3) per sweep).
+
+/// In-place Cholesky A = L L^T of a symmetric D x D matrix (lower triangle overwritten with L).
+/// Returns false if A is not (numerically) positive definite.
+pub fn cholesky(a: &mut [f64], d: usize) -> bool {
+    for j in 0..d {
+        let mut s = a[j * d + j];
+        for k in 0..j {
+            s -= a[j * d + k] * a[j * d + k];
+        }
+        if !(s > 0.0 && s.is_finite()) {
+            return false;
+        }
+        let ljj = s.sqrt();
+        a[j * d + j] = ljj;
+        for i in j + 1..d {
+            let mut s = a[i * d + j];
+            let (ri, rj) = (&a[i * d..i * d + j], &a[j * d..j * d + j]);
+            for k in 0..j {
+                s -= ri[k] * rj[k];
+            }
+            a[i * d + j] = s / ljj;
+        }
+    }
+    true
+}
+
+/// Solves L L^T x = b given the factor from [`cholesky`]; b is overwritten with x.
+pub fn cholesky_solve(l: &[f64], d: usize, b: &mut [f64]) {
+    for i in 0..d {
+        let mut s = b[i];
+        for k in 0..i {
+            s -= l[i * d + k] * b[k];
+        }
+        b[i] = s / l[i * d + i];
+    }
+    for i in (0..d).rev() {
+        let mut s = b[i];
+        for k in i + 1..d {
+            s -= l[k * d + i] * b[k];
+        }
+        b[i] = s / l[i * d + i];
+    }
+}
+
+/// Solves A x = b for symmetric positive definite A (copied); `None` if A is not PD.
+pub fn solve_spd(a: &[f64], d: usize, b: &[f64]) -> Option<Vec<f64>> {
+    let mut l = a.to_vec();
+    if !cholesky(&mut l, d) {
+        return None;
+    }
+    let mut x = b.to_vec();
+    cholesky_solve(&l, d, &mut x);
+    Some(x)
+}
+
+/// Eigen-decomposition of a symmetric matrix by cyclic Jacobi rotations.
+/// Returns (eigenvalues, eigenvectors as the columns of a row-major D x D matrix), so that
+/// A = V diag(values) V^T.
+pub fn symmetric_eigen(a: &[f64], d: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut m = a.to_vec();
+    let mut v = vec![0.0; d * d];
+    for i in 0..d {
+        v[i * d + i] = 1.0;
+    }
+    let norm: f64 = m.iter().map(|x| x * x).sum::<f64>().sqrt();
+    for _sweep in 0..100 {
+        let off: f64 = (0..d)
+            .flat_map(|i| (0..d).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| m[i * d + j] * m[i * d + j])
+            .sum::<f64>()
+            .sqrt();
+        if off <= 1e-15 * norm.max(f64::MIN_POSITIVE) {
+            break;
+        }
+        for p in 0..d {
+            for q in p + 1..d {
+                let apq = m[p * d + q];
+                if apq.abs() <= f64::MIN_POSITIVE {
+                    continue;
+                }
+                let (app, aqq) = (m[p * d + p], m[q * d + q]);
+                let theta = (aqq - app) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                // A <- J^T A J on rows/columns p and q.
+                for k in 0..d {
+                    let (akp, akq) = (m[k * d + p], m[k * d + q]);
+                    m[k * d + p] = c * akp - s * akq;
+                    m[k * d + q] = s * akp + c * akq;
+                }
+                for k in 0..d {
+                    let (apk, aqk) = (m[p * d + k], m[q * d + k]);
+                    m[p * d + k] = c * apk - s * aqk;
+                    m[q * d + k] = s * apk + c * aqk;
+                }
+                for k in 0..d {
+                    let (vkp, vkq) = (v[k * d + p], v[k * d + q]);
+                    v[k * d + p] = c * vkp - s * vkq;
+                    v[k * d + q] = s * vkp + c * vkq;
+                }
+            }
+        }
+    }
+    ((0..d).map(|i| m[i * d + i]).collect(), v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::rng_from;
+    use rand::Rng as _;
+
+    #[test]
+    fn jacobi_reconstructs_a_random_symmetric_matrix() {
+        let mut rng = rng_from(&["jacobi"]);
+        for d in [1usize, 2, 7, 30] {
+            let mut a = vec![0.0; d * d];
+            for i in 0..d {
+                for j in i..d {
+                    let x: f64 = rng.r#gen::<f64>() * 2.0 - 1.0;
+                    a[i * d + j] = x;
+                    a[j * d + i] = x;
+                }
+            }
+            let (vals, v) = symmetric_eigen(&a, d);
+            for i in 0..d {
+                for j in 0..d {
+                    let r: f64 = (0..d).map(|k| v[i * d + k] * vals[k] * v[j * d + k]).sum();
+                    assert!((r - a[i * d + j]).abs() < 1e-10, "d = {d}");
+                    let o: f64 = (0..d).map(|k| v[k * d + i] * v[k * d + j]).sum();
+                    let e = if i == j { 1.0 } else { 0.0 };
+                    assert!((o - e).abs() < 1e-10);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cholesky_solves_and_detects_indefinite() {
+        let a = [4.0, 1.0, 1.0, 3.0];
+        let x = solve_spd(&a, 2, &[1.0, 2.0]).unwrap();
+        assert!((4.0 * x[0] + x[1] - 1.0).abs() < 1e-14);
+        assert!((x[0] + 3.0 * x[1] - 2.0).abs() < 1e-14);
+        assert!(solve_spd(&[1.0, 2.0, 2.0, 1.0], 2, &[1.0, 1.0]).is_none());
+    }
+}

@@ -1,0 +1,317 @@
+//! Private logistic regression: output perturbation (Algorithm 6), objective perturbation
+//! (Algorithm 7) and the functional mechanism (appendix B). All stated for SPEC 1's relation,
+//! add/remove one example, on data with ||x_n||_2 <= 1 and y_n in {-1, +1}.
+
+use super::design::Design;
+use super::linalg::{solve_spd, symmetric_eigen};
+use super::solver::{Convergence, Objective, SolverSettings};
+use crate::error::{Error, Result};
+use crate::privacy::{L2Mechanism, Laplace, Ledger};
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+
+/// The constant c bounding |l''| for the logistic loss (Chaudhuri et al. 2011).
+pub const LOGISTIC_C: f64 = 0.25;
+
+/// Refuses designs whose rows leave the unit ball (the sensitivity proofs need ||x|| <= 1).
+pub fn check_unit_rows(design: &Design) -> Result<()> {
+    let m = design.max_row_norm();
+    if m > 1.0 + 1e-9 {
+        return Err(Error::param(
+            "design",
+            format!(
+                "private logistic regression needs ||x_n||_2 <= 1, found a row of norm {m}; scale the rows first (see logistic::preprocess)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Output perturbation (Algorithm 6, Chaudhuri et al. 2011 Alg. 1).
+///
+/// * Domain: training sets of rows with ||x|| <= 1, labels in {-1, +1}; released: theta in R^D.
+/// * Relation: add/remove one example.
+/// * Sensitivity: the minimiser of J = (1/N) sum loss + (lambda/(2N)) ||theta||^2, i.e. of
+///   sum loss + (lambda/2) ||theta||^2, moves by at most 2/lambda in L2 when one example with
+///   ||x|| <= 1 is added (the objective is lambda-strongly convex and the added loss has a
+///   1-Lipschitz gradient factor |l'| <= 1, ||x|| <= 1; Chaudhuri et al. Cor. 8 with n Lambda
+///   = lambda; the factor 2 covers their replace-one relation and so add/remove too).
+/// * Mechanism: theta* + b with the L2 mechanism, beta = 2 / (lambda eps); measure: pure eps-DP.
+/// * Proof sketch: L2 mechanism with L2 sensitivity 2/lambda (privacy::l2); the solver must
+///   reach the exact minimiser, which the recorded convergence documents.
+pub fn output_perturbation(
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    epsilon: f64,
+    settings: &SolverSettings,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, Convergence)> {
+    check_unit_rows(design)?;
+    let sensitivity = 2.0 / lambda;
+    let mech = L2Mechanism::new(sensitivity, epsilon)?;
+    let (mut theta, conv) = Objective::regularised(design, y, lambda).minimise(settings);
+    let b = mech.sample(theta.len(), rng);
+    theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
+    ledger.spend(
+        "train",
+        "l2 vector mechanism (output perturbation, Algorithm 6)",
+        epsilon,
+        sensitivity,
+    );
+    Ok((theta, conv))
+}
+
+/// Which branch of Algorithm 7 applies and its constants.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ObjectiveBranch {
+    /// True if eps' = eps - ln(1 + 2c/lambda + c^2/lambda^2) > 0 (no extra regulariser).
+    pub direct: bool,
+    /// The eps' used for the noise (eps/2 on the other branch).
+    pub eps_prime: f64,
+    /// Extra regularisation Delta (0 on the direct branch).
+    pub delta: f64,
+    /// beta = 2 / eps' of the L2 noise b.
+    pub noise_scale: f64,
+}
+
+/// Algorithm 7's branch for thesis lambda, eps and N (c = 1/4).
+pub fn objective_branch(lambda: f64, epsilon: f64, n: usize) -> ObjectiveBranch {
+    let c = LOGISTIC_C;
+    let eps1 = epsilon - (1.0 + 2.0 * c / lambda + c * c / (lambda * lambda)).ln();
+    if eps1 > 0.0 {
+        ObjectiveBranch {
+            direct: true,
+            eps_prime: eps1,
+            delta: 0.0,
+            noise_scale: 2.0 / eps1,
+        }
+    } else {
+        let n = n.max(1) as f64;
+        let eps_prime = epsilon / 2.0;
+        ObjectiveBranch {
+            direct: false,
+            eps_prime,
+            delta: c / (n * ((epsilon / 4.0).exp() - 1.0)) - lambda / n,
+            noise_scale: 2.0 / eps_prime,
+        }
+    }
+}
+
+/// The lambda above which Algorithm 7 takes the direct branch: eps' > 0 iff
+/// lambda > c / (e^(eps/2) - 1).
+pub fn objective_lambda_threshold(epsilon: f64) -> f64 {
+    LOGISTIC_C / ((epsilon / 2.0).exp() - 1.0)
+}
+
+/// Table 4.1: for every (lambda, eps), whether Algorithm 7 takes the direct branch, and eps'.
+pub fn objective_branch_table(lambdas: &[f64], epsilons: &[f64]) -> Vec<(f64, f64, bool, f64)> {
+    let mut out = Vec::new();
+    for &l in lambdas {
+        for &e in epsilons {
+            // N only enters Delta, not the branch or eps'.
+            let b = objective_branch(l, e, 1);
+            out.push((l, e, b.direct, b.eps_prime));
+        }
+    }
+    out
+}
+
+/// Objective perturbation (Algorithm 7, Chaudhuri et al. 2011 Alg. 2), c = 1/4.
+///
+/// * Domain: training sets with ||x|| <= 1, y in {-1, +1}; released: theta in R^D.
+/// * Relation: add/remove one example (Chaudhuri et al. prove it for replace-one; their
+///   argument bounds the ratio of the densities of b for a change of one loss term, so it holds
+///   for adding one term too).
+/// * Sensitivity: the gradient of one example's loss, y x l'(y theta.x), has L2 norm <= 1, so
+///   the noise b needed to map theta to itself changes by at most 2 in L2 (reported as 2).
+/// * Mechanism: minimise J(theta) + b.theta/N + (Delta/2)||theta||^2 with b from the L2
+///   mechanism of beta = 2/eps'; eps', Delta from [`objective_branch`]. Measure: pure eps-DP.
+/// * Proof sketch: Chaudhuri et al. Thm 9: the map b -> theta is a bijection; the Jacobian
+///   ratio is at most (1 + c/lambda')^2 (absorbed by eps - eps') and the density ratio of b is
+///   at most exp(eps'). Requires the exact minimiser (convergence is recorded).
+#[allow(clippy::too_many_arguments)]
+pub fn objective_perturbation(
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    epsilon: f64,
+    settings: &SolverSettings,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
+    check_unit_rows(design)?;
+    let n = design.n_rows();
+    let branch = objective_branch(lambda, epsilon, n);
+    let mech = L2Mechanism::with_scale(branch.noise_scale)?;
+    let b = mech.sample(design.dim(), rng);
+    let (theta, conv) =
+        objective_perturbation_with_noise(design, y, lambda, &b, branch.delta, settings);
+    ledger.spend(
+        "train",
+        &format!(
+            "l2 vector mechanism (objective perturbation, Algorithm 7; eps' = {:.6}, Delta = {:.3e})",
+            branch.eps_prime, branch.delta
+        ),
+        epsilon,
+        2.0,
+    );
+    Ok((theta, conv, branch))
+}
+
+/// argmin J(theta) + b.theta/N + (Delta/2)||theta||^2 for a given noise vector b.
+pub fn objective_perturbation_with_noise(
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    b: &[f64],
+    delta: f64,
+    settings: &SolverSettings,
+) -> (Vec<f64>, Convergence) {
+    let n = design.n_rows().max(1) as f64;
+    let obj = Objective {
+        design,
+        y,
+        reg: lambda / n + delta,
+        lin: b.iter().map(|v| v / n).collect(),
+    };
+    obj.minimise(settings)
+}
+
+/// The two sensitivity bounds of the functional mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FmSensitivity {
+    /// Zhang et al.'s bound Delta = D^2/4 + 3D.
+    #[default]
+    Sens1,
+    /// The thesis's bound for unit-norm, non-negative x: Delta = D/4 + 3 sqrt(D).
+    Sens2,
+}
+
+impl FmSensitivity {
+    pub fn value(&self, d: usize) -> f64 {
+        let d = d as f64;
+        match self {
+            FmSensitivity::Sens1 => d * d / 4.0 + 3.0 * d,
+            FmSensitivity::Sens2 => d / 4.0 + 3.0 * d.sqrt(),
+        }
+    }
+}
+
+/// What the functional mechanism had to do to get a bounded quadratic.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FmInfo {
+    pub sensitivity: f64,
+    /// rho added to the diagonal (0 if the noisy matrix was already positive definite).
+    pub rho: f64,
+    /// Non-positive eigenvalues dropped after adding rho I.
+    pub trimmed: usize,
+}
+
+/// The coefficients of sum_n [(1/2 - y_n) x_n.theta + (1/8)(x_n.theta)^2] with y_n in {0, 1}
+/// (from labels in {-1, +1}): the linear vector a and the symmetric matrix M (row-major), so
+/// the polynomial is a.theta + theta^T M theta.
+pub fn fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let d = design.dim();
+    let c: Vec<f64> = y.iter().map(|&v| 0.5 - (v + 1.0) / 2.0).collect();
+    let mut a = vec![0.0; d];
+    design.weighted_sum(&c, &mut a);
+    let w = vec![0.125; design.n_rows()];
+    (a, design.weighted_gram(&w))
+}
+
+/// Minimises a.theta + theta^T M theta: M PD -> theta = -(1/2) M^-1 a; else add rho I; if
+/// still not PD, drop the non-positive eigenvalues (minimise on the positive eigenspace).
+pub fn fm_minimise(a: &[f64], m: &[f64], d: usize, rho: f64) -> (Vec<f64>, f64, usize) {
+    let half_neg: Vec<f64> = a.iter().map(|v| -0.5 * v).collect();
+    if let Some(t) = solve_spd(m, d, &half_neg) {
+        return (t, 0.0, 0);
+    }
+    let mut mr = m.to_vec();
+    for k in 0..d {
+        mr[k * d + k] += rho;
+    }
+    if let Some(t) = solve_spd(&mr, d, &half_neg) {
+        return (t, rho, 0);
+    }
+    let (vals, v) = symmetric_eigen(&mr, d);
+    let top = vals.iter().fold(0.0f64, |x, &y| x.max(y.abs()));
+    let mut theta = vec![0.0; d];
+    let mut trimmed = 0;
+    for (k, &lk) in vals.iter().enumerate() {
+        if lk <= 1e-12 * top {
+            trimmed += 1;
+            continue;
+        }
+        let proj: f64 = (0..d).map(|i| v[i * d + k] * half_neg[i]).sum();
+        for i in 0..d {
+            theta[i] += v[i * d + k] * proj / lk;
+        }
+    }
+    (theta, rho, trimmed)
+}
+
+/// The functional mechanism (Zhang et al. 2012; thesis appendix B).
+///
+/// * Domain: training sets with ||x|| <= 1 (FMsens2 also assumes x >= 0), y in {0, 1}
+///   (mapped from {-1, +1}); released: the noisy polynomial coefficients, then theta.
+/// * Relation: add/remove one example: one example contributes (1/2 - y) x_j to each linear
+///   coefficient and (1/8) x_j x_k to each quadratic one.
+/// * Sensitivity: the L1 norm of one example's coefficient vector, bounded as in the thesis by
+///   FMsens1 = D^2/4 + 3D or FMsens2 = D/4 + 3 sqrt(D) (noise is added to the D linear
+///   coefficients and to the D(D+1)/2 upper-triangular entries of M incl. the diagonal, the
+///   lower triangle mirrored).
+/// * Mechanism: Laplace(Delta/eps) on every released coefficient; measure: pure eps-DP.
+/// * Post-processing: if the noisy M is not positive definite add rho I, rho = 4 sqrt(2)
+///   Delta/eps (4 noise standard deviations), and trim non-positive eigenvalues if still
+///   needed; minimise the quadratic in closed form. None of this reads the data.
+pub fn functional_mechanism(
+    design: &Design,
+    y: &[f64],
+    epsilon: f64,
+    sens: FmSensitivity,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, FmInfo)> {
+    check_unit_rows(design)?;
+    let d = design.dim();
+    let delta = sens.value(d);
+    let lap = Laplace::new(delta, epsilon)?;
+    let (mut a, mut m) = fm_coefficients(design, y);
+    for v in a.iter_mut() {
+        *v += lap.sample(rng);
+    }
+    for i in 0..d {
+        for j in i..d {
+            let e = lap.sample(rng);
+            m[i * d + j] += e;
+            if j != i {
+                m[j * d + i] += e;
+            }
+        }
+    }
+    let rho = 4.0 * std::f64::consts::SQRT_2 * delta / epsilon;
+    let (theta, rho_used, trimmed) = fm_minimise(&a, &m, d, rho);
+    ledger.spend(
+        "train",
+        &format!(
+            "laplace (functional mechanism, {})",
+            match sens {
+                FmSensitivity::Sens1 => "FMsens1",
+                FmSensitivity::Sens2 => "FMsens2",
+            }
+        ),
+        epsilon,
+        delta,
+    );
+    Ok((
+        theta,
+        FmInfo {
+            sensitivity: delta,
+            rho: rho_used,
+            trimmed,
+        },
+    ))
+}

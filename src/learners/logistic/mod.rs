@@ -1,0 +1,371 @@
+//! Logistic regression, non-private and private (thesis chapter 4, appendix B; SPEC 5).
+//!
+//! Objective (y in {-1, +1}, no intercept):
+//! J(theta) = (1/N) sum_n log(1 + exp(-y_n theta.x_n)) + (lambda/(2N)) ||theta||^2,
+//! with the thesis's lambda = N * Lambda of Chaudhuri et al. 2011. Class 1 is y = +1, class 0
+//! is y = -1; a row is predicted class 1 iff theta.x > 0.
+//!
+//! * [`design`]: sparse/dense design matrices over shared data (no dense copies).
+//! * [`solver`]: Newton (default) and L-BFGS to the exact minimiser, with [`Convergence`].
+//! * [`mechanisms`]: output perturbation, objective perturbation, functional mechanism.
+//! * [`preprocess`]: scaling rows into the unit ball (private and non-private variants).
+//! * [`select`]: lambda by cross-validation (non-private) or the exponential mechanism.
+//!
+//! linfa shape: [`LogisticParams`] / [`PrivateLogisticParams`] → `ParamGuard` → `Fit` on
+//! `Array2<f64>` with `usize` targets in {0, 1} → [`LogisticModel`] → `PredictInplace`.
+//! Harness fast paths: `fit_design` on a [`Design`] with an `&mut Rng` and `&mut Ledger`.
+
+pub mod design;
+pub mod linalg;
+pub mod mechanisms;
+pub mod preprocess;
+pub mod select;
+pub mod solver;
+
+pub use design::{Design, Encoding, labels_pm1};
+pub use mechanisms::{FmInfo, FmSensitivity, ObjectiveBranch};
+pub use preprocess::{Preprocessing, RowScaling};
+pub use select::{LAMBDA_GRID, LambdaChoice};
+pub use solver::{Convergence, Objective, Solver, SolverSettings};
+
+use super::Classifier;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::privacy::Ledger;
+use crate::rng::{Rng, rng_from};
+use linfa::ParamGuard;
+use linfa::dataset::{AsSingleTargets, DatasetBase};
+use linfa::traits::{Fit, PredictInplace};
+use ndarray::{Array1, ArrayBase, Data, Ix2};
+use serde::{Deserialize, Serialize};
+
+/// A fitted linear classifier theta over a design's columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogisticModel {
+    pub theta: Array1<f64>,
+    /// Solver record (`None` for the closed-form functional mechanism).
+    pub convergence: Option<Convergence>,
+    /// Source columns theta refers to, in order (harness predictions).
+    pub cols: Vec<usize>,
+    /// Encoding of binary features the model was fitted with.
+    pub encoding: Encoding,
+}
+
+impl LogisticModel {
+    fn new(theta: Vec<f64>, convergence: Option<Convergence>, design: &Design) -> Self {
+        LogisticModel {
+            theta: Array1::from(theta),
+            convergence,
+            cols: design.cols().to_vec(),
+            encoding: design.encoding().unwrap_or_default(),
+        }
+    }
+
+    /// theta.x_i for every row of a design built with this model's columns.
+    pub fn decision(&self, design: &Design) -> Vec<f64> {
+        let mut z = vec![0.0; design.n_rows()];
+        design.margins(self.theta.as_slice().expect("contiguous"), &mut z);
+        z
+    }
+}
+
+impl Classifier for LogisticModel {
+    /// Row scaling is positive, so it never changes the sign: predictions need no scales.
+    fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Vec<u16>> {
+        let design = Design::new(data, rows, Some(&self.cols), self.encoding)?;
+        Ok(self
+            .decision(&design)
+            .into_iter()
+            .map(|z| u16::from(z > 0.0))
+            .collect())
+    }
+}
+
+impl<D: Data<Elem = f64>> PredictInplace<ArrayBase<D, Ix2>, Array1<usize>> for LogisticModel {
+    fn predict_inplace(&self, x: &ArrayBase<D, Ix2>, y: &mut Array1<usize>) {
+        assert_eq!(x.nrows(), y.len(), "one target slot per record");
+        assert_eq!(x.ncols(), self.theta.len(), "one column per coefficient");
+        for (row, out) in x.rows().into_iter().zip(y.iter_mut()) {
+            *out = usize::from(row.dot(&self.theta) > 0.0);
+        }
+    }
+
+    fn default_target(&self, x: &ArrayBase<D, Ix2>) -> Array1<usize> {
+        Array1::zeros(x.nrows())
+    }
+}
+
+fn check_lambda(lambda: f64) -> Result<()> {
+    if lambda.is_finite() && lambda > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param(
+            "lambda",
+            format!("must be finite and > 0, got {lambda}"),
+        ))
+    }
+}
+
+fn check_settings(s: &SolverSettings) -> Result<()> {
+    if !(s.tol.is_finite() && s.tol > 0.0) || s.max_iter == 0 {
+        return Err(Error::param(
+            "solver",
+            "tol must be finite and > 0, max_iter >= 1",
+        ));
+    }
+    Ok(())
+}
+
+/// Labels {0, 1} -> {-1, +1} (anything else is refused).
+fn targets_pm1<T: AsSingleTargets<Elem = usize>>(t: &T) -> Result<Vec<f64>> {
+    t.as_single_targets()
+        .iter()
+        .map(|&c| match c {
+            0 => Ok(-1.0),
+            1 => Ok(1.0),
+            other => Err(Error::param(
+                "targets",
+                format!("logistic regression needs classes 0 and 1, got {other}"),
+            )),
+        })
+        .collect()
+}
+
+/// Validated parameters of non-private LR.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogisticValidParams {
+    lambda: f64,
+    settings: SolverSettings,
+}
+
+/// Non-private L2-regularised LR (the thesis's lambda; default solver settings).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogisticParams(LogisticValidParams);
+
+impl LogisticParams {
+    pub fn new(lambda: f64) -> Self {
+        LogisticParams(LogisticValidParams {
+            lambda,
+            settings: SolverSettings::default(),
+        })
+    }
+
+    pub fn solver(mut self, solver: Solver) -> Self {
+        self.0.settings.solver = solver;
+        self
+    }
+
+    pub fn settings(mut self, settings: SolverSettings) -> Self {
+        self.0.settings = settings;
+        self
+    }
+}
+
+impl ParamGuard for LogisticParams {
+    type Checked = LogisticValidParams;
+    type Error = Error;
+
+    fn check_ref(&self) -> Result<&LogisticValidParams> {
+        check_lambda(self.0.lambda)?;
+        check_settings(&self.0.settings)?;
+        Ok(&self.0)
+    }
+
+    fn check(self) -> Result<LogisticValidParams> {
+        self.check_ref()?;
+        Ok(self.0)
+    }
+}
+
+impl LogisticValidParams {
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+
+    pub fn settings(&self) -> &SolverSettings {
+        &self.settings
+    }
+
+    /// Fits on a design with labels in {-1, +1}. Not private: the caller records
+    /// `Ledger::non_private`.
+    pub fn fit_design(&self, design: &Design, y: &[f64]) -> LogisticModel {
+        let (theta, conv) = Objective::regularised(design, y, self.lambda).minimise(&self.settings);
+        LogisticModel::new(theta, Some(conv), design)
+    }
+}
+
+impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for LogisticValidParams
+where
+    D: Data<Elem = f64>,
+    T: AsSingleTargets<Elem = usize>,
+{
+    type Object = LogisticModel;
+
+    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<LogisticModel> {
+        let y = targets_pm1(dataset.targets())?;
+        let design = Design::dense(dataset.records().view());
+        Ok(self.fit_design(&design, &y))
+    }
+}
+
+/// Which private learner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrivateLrMethod {
+    /// Algorithm 6.
+    Output,
+    /// Algorithm 7.
+    Objective,
+    /// Functional mechanism (appendix B) with a sensitivity bound; ignores lambda.
+    Functional(FmSensitivity),
+}
+
+/// Validated parameters of a private LR.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateLogisticValidParams {
+    method: PrivateLrMethod,
+    epsilon: f64,
+    lambda: f64,
+    settings: SolverSettings,
+    seed: u64,
+}
+
+/// A private LR: method, eps, thesis lambda (unused by the functional mechanism), solver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateLogisticParams(PrivateLogisticValidParams);
+
+impl PrivateLogisticParams {
+    pub fn new(method: PrivateLrMethod, epsilon: f64, lambda: f64) -> Self {
+        PrivateLogisticParams(PrivateLogisticValidParams {
+            method,
+            epsilon,
+            lambda,
+            settings: SolverSettings::default(),
+            seed: 0,
+        })
+    }
+
+    pub fn settings(mut self, settings: SolverSettings) -> Self {
+        self.0.settings = settings;
+        self
+    }
+
+    /// Seed of the noise stream used by linfa's `Fit` (the harness passes its own streams).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.0.seed = seed;
+        self
+    }
+}
+
+impl ParamGuard for PrivateLogisticParams {
+    type Checked = PrivateLogisticValidParams;
+    type Error = Error;
+
+    fn check_ref(&self) -> Result<&PrivateLogisticValidParams> {
+        let p = &self.0;
+        if !(p.epsilon.is_finite() && p.epsilon > 0.0) {
+            return Err(Error::param(
+                "epsilon",
+                format!("must be finite and > 0, got {}", p.epsilon),
+            ));
+        }
+        if !matches!(p.method, PrivateLrMethod::Functional(_)) {
+            check_lambda(p.lambda)?;
+        }
+        check_settings(&p.settings)?;
+        Ok(p)
+    }
+
+    fn check(self) -> Result<PrivateLogisticValidParams> {
+        self.check_ref()?;
+        Ok(self.0)
+    }
+}
+
+/// A private fit and what the mechanism did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrivateLogisticFit {
+    pub model: LogisticModel,
+    /// Algorithm 7's branch (objective perturbation only).
+    pub branch: Option<ObjectiveBranch>,
+    /// Functional-mechanism details.
+    pub fm: Option<FmInfo>,
+}
+
+impl PrivateLogisticValidParams {
+    pub fn method(&self) -> PrivateLrMethod {
+        self.method
+    }
+
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    pub fn lambda(&self) -> f64 {
+        self.lambda
+    }
+
+    /// The same parameters with another lambda (for lambda search).
+    pub fn with_lambda(&self, lambda: f64) -> Self {
+        PrivateLogisticValidParams {
+            lambda,
+            ..self.clone()
+        }
+    }
+
+    /// Runs the mechanism on a design (rows must have norm <= 1) with labels in {-1, +1},
+    /// drawing noise from `rng` and recording the spend (with its sensitivity) in `ledger`.
+    pub fn fit_design(
+        &self,
+        design: &Design,
+        y: &[f64],
+        rng: &mut Rng,
+        ledger: &mut Ledger,
+    ) -> Result<PrivateLogisticFit> {
+        let (e, l, s) = (self.epsilon, self.lambda, &self.settings);
+        Ok(match self.method {
+            PrivateLrMethod::Output => {
+                let (t, c) = mechanisms::output_perturbation(design, y, l, e, s, rng, ledger)?;
+                PrivateLogisticFit {
+                    model: LogisticModel::new(t, Some(c), design),
+                    branch: None,
+                    fm: None,
+                }
+            }
+            PrivateLrMethod::Objective => {
+                let (t, c, b) =
+                    mechanisms::objective_perturbation(design, y, l, e, s, rng, ledger)?;
+                PrivateLogisticFit {
+                    model: LogisticModel::new(t, Some(c), design),
+                    branch: Some(b),
+                    fm: None,
+                }
+            }
+            PrivateLrMethod::Functional(sens) => {
+                let (t, info) = mechanisms::functional_mechanism(design, y, e, sens, rng, ledger)?;
+                PrivateLogisticFit {
+                    model: LogisticModel::new(t, None, design),
+                    branch: None,
+                    fm: Some(info),
+                }
+            }
+        })
+    }
+}
+
+impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PrivateLogisticValidParams
+where
+    D: Data<Elem = f64>,
+    T: AsSingleTargets<Elem = usize>,
+{
+    type Object = LogisticModel;
+
+    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<LogisticModel> {
+        let y = targets_pm1(dataset.targets())?;
+        let design = Design::dense(dataset.records().view());
+        let mut rng = rng_from(&["private_lr", &self.seed.to_string()]);
+        Ok(self
+            .fit_design(&design, &y, &mut rng, &mut Ledger::default())?
+            .model)
+    }
+}

@@ -1,0 +1,172 @@
+//! Choosing lambda: non-private k-fold cross-validation (the thesis) and a private alternative.
+
+use super::LogisticModel;
+use super::design::Design;
+use super::solver::{Objective, SolverSettings};
+use crate::error::{Error, Result};
+use crate::privacy::Ledger;
+use crate::rng::Rng;
+use rand::Rng as _;
+use rand::seq::SliceRandom;
+
+/// The thesis's grid {1e-3, 1e-2, ..., 1e5}.
+pub const LAMBDA_GRID: [f64; 9] = [1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5];
+
+/// Result of a lambda search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LambdaChoice {
+    pub lambda: f64,
+    /// (lambda, score) per grid point: CV accuracy, or validation correct count (private).
+    pub scores: Vec<(f64, f64)>,
+}
+
+fn correct(model_theta: &[f64], design: &Design, y: &[f64]) -> usize {
+    (0..design.n_rows())
+        .filter(|&i| (design.dot(i, model_theta) > 0.0) == (y[i] > 0.0))
+        .count()
+}
+
+/// k-fold cross-validation of non-private LR over `grid` (folds from `rng`). NOT private: the
+/// caller records it with `Ledger::non_private`. Ties go to the larger lambda.
+pub fn cross_validate_lambda(
+    design: &Design,
+    y: &[f64],
+    grid: &[f64],
+    folds: usize,
+    settings: &SolverSettings,
+    rng: &mut Rng,
+) -> Result<LambdaChoice> {
+    let n = design.n_rows();
+    if folds < 2 || n < folds || grid.is_empty() {
+        return Err(Error::param(
+            "folds",
+            format!("need 2 <= folds <= N and a non-empty grid (folds {folds}, N {n})"),
+        ));
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.shuffle(rng);
+    let mut scores = Vec::with_capacity(grid.len());
+    for &lambda in grid {
+        let mut hits = 0usize;
+        for f in 0..folds {
+            let (mut tr, mut va) = (Vec::new(), Vec::new());
+            for (p, &i) in perm.iter().enumerate() {
+                if p % folds == f {
+                    va.push(i)
+                } else {
+                    tr.push(i)
+                }
+            }
+            let dtr = design.subset(&tr);
+            let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
+            let (theta, _) = Objective::regularised(&dtr, &ytr, lambda).minimise(settings);
+            let dva = design.subset(&va);
+            let yva: Vec<f64> = va.iter().map(|&i| y[i]).collect();
+            hits += correct(&theta, &dva, &yva);
+        }
+        scores.push((lambda, hits as f64 / n as f64));
+    }
+    let best = scores
+        .iter()
+        .fold(scores[0], |b, &s| if s.1 >= b.1 { s } else { b });
+    Ok(LambdaChoice {
+        lambda: best.0,
+        scores,
+    })
+}
+
+/// Samples index r with probability proportional to exp(eps q_r / (2 sensitivity)).
+pub fn exponential_mechanism(q: &[f64], epsilon: f64, sensitivity: f64, rng: &mut Rng) -> usize {
+    let logits: Vec<f64> = q
+        .iter()
+        .map(|v| epsilon * v / (2.0 * sensitivity))
+        .collect();
+    let m = logits.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+    let w: Vec<f64> = logits.iter().map(|l| (l - m).exp()).collect();
+    let total: f64 = w.iter().sum();
+    let mut u = rng.r#gen::<f64>() * total;
+    for (i, wi) in w.iter().enumerate() {
+        if u < *wi {
+            return i;
+        }
+        u -= wi;
+    }
+    w.len() - 1
+}
+
+/// A private choice of lambda and the model it selects (Chaudhuri et al. 2011, section 6):
+/// split the rows at random into |grid| + 1 disjoint parts; train candidate r on part r with
+/// the private learner `fit` (each part is disjoint, so by parallel composition the candidates
+/// together cost the learner's eps); score each on the last part by its number of correct
+/// predictions (adding/removing one validation example changes each score by at most 1:
+/// sensitivity 1) and pick one by the exponential mechanism with `eps_select`.
+/// The released model is the selected candidate. Total: eps_train + eps_select.
+///
+/// The ledger gets the first candidate's training entries (noted as parallel composition) and
+/// an entry "lambda_selection" for the exponential mechanism.
+pub fn private_select_lambda<F>(
+    design: &Design,
+    y: &[f64],
+    grid: &[f64],
+    eps_select: f64,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+    mut fit: F,
+) -> Result<(LambdaChoice, LogisticModel)>
+where
+    F: FnMut(&Design, &[f64], f64, &mut Rng, &mut Ledger) -> Result<LogisticModel>,
+{
+    let k = grid.len();
+    let n = design.n_rows();
+    if k == 0 || n < k + 1 {
+        return Err(Error::param("grid", "need a non-empty grid and N > |grid|"));
+    }
+    if !(eps_select.is_finite() && eps_select > 0.0) {
+        return Err(Error::param("eps_select", "must be finite and > 0"));
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.shuffle(rng);
+    let parts: Vec<Vec<usize>> = (0..=k)
+        .map(|r| perm.iter().copied().skip(r).step_by(k + 1).collect())
+        .collect();
+    let val = design.subset(&parts[k]);
+    let yval: Vec<f64> = parts[k].iter().map(|&i| y[i]).collect();
+    let mut models = Vec::with_capacity(k);
+    let mut scores = Vec::with_capacity(k);
+    let mut first_entries = None;
+    for (r, &lambda) in grid.iter().enumerate() {
+        let d = design.subset(&parts[r]);
+        let yr: Vec<f64> = parts[r].iter().map(|&i| y[i]).collect();
+        let mut scratch = Ledger::default();
+        let model = fit(&d, &yr, lambda, rng, &mut scratch)?;
+        if first_entries.is_none() {
+            first_entries = Some(scratch.entries);
+        }
+        scores.push((
+            lambda,
+            correct(model.theta.as_slice().expect("contiguous"), &val, &yval) as f64,
+        ));
+        models.push(model);
+    }
+    for mut e in first_entries.unwrap_or_default() {
+        e.note = Some(format!(
+            "parallel composition: {k} candidates (one per lambda) each trained on its own disjoint part"
+        ));
+        ledger.entries.push(e);
+    }
+    let q: Vec<f64> = scores.iter().map(|s| s.1).collect();
+    let r = exponential_mechanism(&q, eps_select, 1.0, rng);
+    ledger.spend(
+        "lambda_selection",
+        "exponential mechanism (validation correct count)",
+        eps_select,
+        1.0,
+    );
+    Ok((
+        LambdaChoice {
+            lambda: grid[r],
+            scores,
+        },
+        models.swap_remove(r),
+    ))
+}

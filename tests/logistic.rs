@@ -1,0 +1,494 @@
+//! Logistic regression: agreement with linfa-logistic, solver cross-checks, mechanism
+//! sensitivities and zero-noise limits, Table 4.1, lambda selection and the harness path.
+
+use epsilab::data::{BinaryMatrix, Dataset, Features, SplitRule};
+use epsilab::learners::Classifier;
+use epsilab::learners::logistic::mechanisms::{
+    fm_coefficients, fm_minimise, functional_mechanism, objective_branch, objective_branch_table,
+    objective_lambda_threshold, objective_perturbation_with_noise, output_perturbation,
+};
+use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
+use epsilab::learners::logistic::select::{
+    cross_validate_lambda, exponential_mechanism, private_select_lambda,
+};
+use epsilab::learners::logistic::*;
+use epsilab::privacy::Ledger;
+use epsilab::rng::{Rng, rng_from};
+use linfa::ParamGuard;
+use linfa::prelude::*;
+use ndarray::{Array1, Array2};
+use rand::Rng as _;
+use rand_distr::StandardNormal;
+
+/// N x D Gaussian rows scaled into the unit ball, labels from a noisy linear rule.
+fn synthetic(n: usize, d: usize, tag: &str) -> (Array2<f64>, Array1<usize>) {
+    let mut rng = rng_from(&["lr-test", tag]);
+    let w: Vec<f64> = (0..d).map(|_| rng.sample(StandardNormal)).collect();
+    let mut x = Array2::zeros((n, d));
+    let mut y = Array1::zeros(n);
+    for i in 0..n {
+        let row: Vec<f64> = (0..d).map(|_| rng.sample(StandardNormal)).collect();
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let s = rng.r#gen::<f64>() / norm.max(1e-12);
+        let z: f64 = row.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>() * s;
+        let p = 1.0 / (1.0 + (-4.0 * z).exp());
+        y[i] = usize::from(rng.r#gen::<f64>() < p);
+        for j in 0..d {
+            x[[i, j]] = row[j] * s;
+        }
+    }
+    (x, y)
+}
+
+fn pm1(y: &Array1<usize>) -> Vec<f64> {
+    y.iter().map(|&c| if c == 1 { 1.0 } else { -1.0 }).collect()
+}
+
+fn dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+fn newton() -> SolverSettings {
+    SolverSettings {
+        solver: Solver::Newton,
+        ..SolverSettings::default()
+    }
+}
+
+fn lbfgs() -> SolverSettings {
+    SolverSettings {
+        solver: Solver::Lbfgs,
+        ..SolverSettings::default()
+    }
+}
+
+/// linfa-logistic minimises sum_n -log sigma(y_n w.x_n) + (alpha/2)||w||^2 = N J(w) when
+/// alpha = lambda (thesis lambda), so with `with_intercept(false)` the minimisers coincide.
+#[test]
+fn agrees_with_linfa_logistic_when_alpha_equals_lambda() {
+    let (x, y) = synthetic(300, 6, "linfa");
+    for lambda in [0.1, 1.0, 10.0] {
+        let ds = linfa::Dataset::new(x.clone(), y.clone());
+        let ours = LogisticParams::new(lambda)
+            .solver(Solver::Newton)
+            .check()
+            .unwrap()
+            .fit(&ds)
+            .unwrap();
+        assert!(ours.convergence.unwrap().converged);
+        let theirs = linfa_logistic::LogisticRegression::default()
+            .alpha(lambda)
+            .with_intercept(false)
+            .gradient_tolerance(1e-10)
+            .max_iterations(10_000)
+            .fit(&ds)
+            .unwrap();
+        // linfa labels the more frequent class +1; flip if that is class 0.
+        let sign = if theirs.labels().pos.class == 1 {
+            1.0
+        } else {
+            -1.0
+        };
+        let w: Vec<f64> = theirs.params().iter().map(|v| sign * v).collect();
+        let d = dist(ours.theta.as_slice().unwrap(), &w);
+        assert!(d < 1e-4, "lambda {lambda}: |theta - linfa| = {d}");
+        assert_eq!(theirs.intercept(), 0.0);
+        let pred: Array1<usize> = Predict::predict(&ours, &x);
+        let acc = pred.iter().zip(&y).filter(|(a, b)| a == b).count() as f64 / 300.0;
+        assert!(acc > 0.6, "{acc}");
+    }
+}
+
+#[test]
+fn newton_and_lbfgs_agree() {
+    let (x, y) = synthetic(400, 8, "solvers");
+    let yy = pm1(&y);
+    let des = Design::dense(x.view());
+    for lambda in [1e-2, 1.0, 100.0] {
+        let obj = Objective::regularised(&des, &yy, lambda);
+        let (a, ca) = obj.minimise(&newton());
+        let (b, cb) = obj.minimise(&lbfgs());
+        assert!(ca.converged && cb.converged, "{ca:?} {cb:?}");
+        assert!(dist(&a, &b) < 1e-6, "lambda {lambda}: {}", dist(&a, &b));
+        assert!(ca.grad_norm <= 1e-10 * ca.initial_grad_norm);
+    }
+    // Binary +-1 design with row scales too.
+    let data = binary_dataset(500, 20, 4, "solvers-bin");
+    let rows: Vec<u32> = (0..500).collect();
+    let (des, _) = thesis_binary(&data, &rows, None, true).unwrap();
+    let yy = labels_pm1(&data, &rows).unwrap();
+    let obj = Objective::regularised(&des, &yy, 1.0);
+    let (a, _) = obj.newton(&newton());
+    let (b, cb) = obj.lbfgs(&lbfgs());
+    assert!(cb.converged);
+    assert!(dist(&a, &b) < 1e-6);
+}
+
+/// ||theta(X) - theta(X')|| <= 2/lambda for X' = X plus one example with ||x|| <= 1
+/// (12 random instances, lambda in {0.1, 1, 10}, the added example adversarial or random).
+#[test]
+fn output_perturbation_sensitivity_bound_holds_on_neighbours() {
+    let mut rng = rng_from(&["neighbours"]);
+    let mut worst: f64 = 0.0;
+    for inst in 0..12 {
+        let (x, y) = synthetic(40 + inst * 10, 3 + inst % 4, &format!("nb{inst}"));
+        let lambda = [0.1, 1.0, 10.0][inst % 3];
+        let yy = pm1(&y);
+        let des = Design::dense(x.view());
+        let (t, _) = Objective::regularised(&des, &yy, lambda).minimise(&newton());
+        // The added example: against the current model, on the unit sphere.
+        let d = x.ncols();
+        let tn = t.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-12);
+        let mut xn: Vec<f64> = t.iter().map(|v| v / tn).collect();
+        if inst % 2 == 1 {
+            xn = (0..d)
+                .map(|_| rng.sample::<f64, _>(StandardNormal))
+                .collect();
+            let nn = xn.iter().map(|v| v * v).sum::<f64>().sqrt();
+            xn.iter_mut().for_each(|v| *v /= nn);
+        }
+        let mut x2 = x.clone();
+        x2.push_row(ndarray::ArrayView1::from(&xn)).unwrap();
+        let mut y2 = yy.clone();
+        y2.push(-1.0);
+        let des2 = Design::dense(x2.view());
+        let (t2, _) = Objective::regularised(&des2, &y2, lambda).minimise(&newton());
+        let gap = dist(&t, &t2);
+        assert!(
+            gap <= 2.0 / lambda,
+            "instance {inst}: {gap} > {}",
+            2.0 / lambda
+        );
+        worst = worst.max(gap * lambda / 2.0);
+    }
+    assert!(worst > 0.0);
+}
+
+#[test]
+fn output_perturbation_records_its_spend() {
+    let (x, y) = synthetic(100, 4, "out");
+    let des = Design::dense(x.view());
+    let mut ledger = Ledger::default();
+    let mut rng = rng_from(&["out"]);
+    let (t, c) =
+        output_perturbation(&des, &pm1(&y), 2.0, 0.5, &newton(), &mut rng, &mut ledger).unwrap();
+    assert_eq!(t.len(), 4);
+    assert!(c.converged);
+    assert_eq!(ledger.entries[0].epsilon, Some(0.5));
+    assert_eq!(ledger.entries[0].sensitivity, Some(1.0));
+    // Rows outside the unit ball are refused.
+    let big = &x * 10.0;
+    let des = Design::dense(big.view());
+    assert!(
+        output_perturbation(&des, &pm1(&y), 1.0, 1.0, &newton(), &mut rng, &mut ledger).is_err()
+    );
+}
+
+#[test]
+fn objective_perturbation_without_noise_is_non_private_lr() {
+    let (x, y) = synthetic(200, 5, "obj0");
+    let yy = pm1(&y);
+    let des = Design::dense(x.view());
+    for lambda in [0.5, 5.0] {
+        let (a, _) = Objective::regularised(&des, &yy, lambda).minimise(&newton());
+        let (b, c) =
+            objective_perturbation_with_noise(&des, &yy, lambda, &[0.0; 5], 0.0, &newton());
+        assert!(c.converged);
+        assert!(dist(&a, &b) < 1e-12);
+        // With noise and Delta, the minimiser satisfies its own first-order condition.
+        let bvec = [3.0, -1.0, 0.5, 0.0, 2.0];
+        let (t, _) = objective_perturbation_with_noise(&des, &yy, lambda, &bvec, 0.01, &newton());
+        let g = Objective::regularised(&des, &yy, lambda).gradient(&t);
+        for k in 0..5 {
+            let full = g[k] + bvec[k] / 200.0 + 0.01 * t[k];
+            assert!(full.abs() < 1e-9, "{full}");
+        }
+    }
+}
+
+/// Table 4.1 by hand (c = 1/4): eps' = eps - ln(1 + 2c/lambda + c^2/lambda^2).
+#[test]
+fn table_4_1_branches_by_hand() {
+    // eps = 0.1, lambda = 1: ln(1.5625) = 0.446287 > 0.1 -> Delta branch, eps' = 0.05,
+    // Delta = (0.25 / (e^0.025 - 1) - 1) / N.
+    let b = objective_branch(1.0, 0.1, 1000);
+    assert!(!b.direct);
+    assert!((b.eps_prime - 0.05).abs() < 1e-15);
+    let delta = (0.25 / (0.025f64.exp() - 1.0) - 1.0) / 1000.0;
+    assert!((b.delta - delta).abs() < 1e-15);
+    assert!((b.delta - 0.0088757).abs() < 1e-6);
+    assert!((b.noise_scale - 40.0).abs() < 1e-12);
+    // eps = 0.1, lambda = 10: ln(1.050625) = 0.0493852 -> direct, eps' = 0.0506148.
+    let b = objective_branch(10.0, 0.1, 1000);
+    assert!(b.direct && b.delta == 0.0);
+    assert!((b.eps_prime - 0.0506148).abs() < 1e-6);
+    // eps = 10, lambda = 0.01: ln(676) = 6.51619 -> direct; lambda = 1e-3: ln(63001) = 11.05 -> not.
+    assert!(objective_branch(0.01, 10.0, 10).direct);
+    assert!((objective_branch(0.01, 10.0, 10).eps_prime - (10.0 - 676f64.ln())).abs() < 1e-12);
+    assert!(!objective_branch(1e-3, 10.0, 10).direct);
+    // Thresholds lambda* = c / (e^(eps/2) - 1).
+    for (eps, thr) in [
+        (0.1, 4.8759),
+        (0.5, 0.88020),
+        (1.0, 0.38538),
+        (10.0, 0.0016959),
+    ] {
+        let t = objective_lambda_threshold(eps);
+        assert!((t - thr).abs() / thr < 1e-4, "eps {eps}: {t}");
+        assert!(objective_branch(t * 1.001, eps, 100).direct);
+        assert!(!objective_branch(t * 0.999, eps, 100).direct);
+    }
+    let grid = LAMBDA_GRID;
+    let table = objective_branch_table(&grid, &[0.1, 0.5, 1.0, 10.0]);
+    assert_eq!(table.len(), 36);
+    let direct_count = |e: f64| table.iter().filter(|r| r.1 == e && r.2).count();
+    // lambda >= 10 at 0.1; >= 1 at 0.5 and 1; >= 1e-2 at 10.
+    assert_eq!(direct_count(0.1), 5);
+    assert_eq!(direct_count(0.5), 6);
+    assert_eq!(direct_count(1.0), 6);
+    assert_eq!(direct_count(10.0), 8);
+}
+
+#[test]
+fn functional_mechanism_without_noise_minimises_the_quadratic() {
+    let (x, y) = synthetic(150, 4, "fm");
+    let yy = pm1(&y);
+    let des = Design::dense(x.view());
+    let (a, m) = fm_coefficients(&des, &yy);
+    // Check the coefficients against the definition on the dense matrix.
+    for k in 0..4 {
+        let ak: f64 = (0..150).map(|i| (0.5 - y[i] as f64) * x[[i, k]]).sum();
+        assert!((a[k] - ak).abs() < 1e-12);
+        for l in 0..4 {
+            let mkl: f64 = (0..150).map(|i| x[[i, k]] * x[[i, l]] / 8.0).sum();
+            assert!((m[k * 4 + l] - mkl).abs() < 1e-12);
+        }
+    }
+    let (theta, rho, trimmed) = fm_minimise(&a, &m, 4, 1.0);
+    assert_eq!((rho, trimmed), (0.0, 0));
+    // Stationarity of a.theta + theta^T M theta.
+    for k in 0..4 {
+        let g = a[k] + 2.0 * (0..4).map(|l| m[k * 4 + l] * theta[l]).sum::<f64>();
+        assert!(g.abs() < 1e-10);
+    }
+    // Its objective is below that of nearby points.
+    let q = |t: &[f64]| {
+        let lin: f64 = (0..4).map(|k| a[k] * t[k]).sum();
+        let quad: f64 = (0..4)
+            .flat_map(|k| (0..4).map(move |l| (k, l)))
+            .map(|(k, l)| t[k] * m[k * 4 + l] * t[l])
+            .sum();
+        lin + quad
+    };
+    let mut t2 = theta.clone();
+    t2[1] += 1e-3;
+    assert!(q(&t2) > q(&theta));
+}
+
+#[test]
+fn functional_mechanism_fixes_indefinite_matrices() {
+    // Indefinite even after rho: eigenvalues 2 and -5, rho = 1 -> trim one direction.
+    let m = [-1.5, 3.5, 3.5, -1.5];
+    let a = [1.0, -2.0];
+    let (theta, rho, trimmed) = fm_minimise(&a, &m, 2, 1.0);
+    assert_eq!((rho, trimmed), (1.0, 1));
+    // Kept eigenvector (1, 1)/sqrt 2 with eigenvalue 2 + 1: theta = -(1/2) v (v.a) / 3.
+    let va = (a[0] + a[1]) / 2f64.sqrt();
+    let expect = -0.5 * va / 3.0 / 2f64.sqrt();
+    assert!((theta[0] - expect).abs() < 1e-12 && (theta[1] - expect).abs() < 1e-12);
+    // rho alone suffices.
+    let (_, rho, trimmed) = fm_minimise(&a, &[-0.5, 0.0, 0.0, 1.0], 2, 1.0);
+    assert_eq!((rho, trimmed), (1.0, 0));
+    // A full private run records Delta = D^2/4 + 3D for FMsens1, D/4 + 3 sqrt(D) for FMsens2.
+    let (x, y) = synthetic(200, 4, "fm-run");
+    let des = Design::dense(x.view());
+    let mut ledger = Ledger::default();
+    let mut rng = rng_from(&["fm-run"]);
+    let (_, info) = functional_mechanism(
+        &des,
+        &pm1(&y),
+        1.0,
+        FmSensitivity::Sens1,
+        &mut rng,
+        &mut ledger,
+    )
+    .unwrap();
+    assert_eq!(info.sensitivity, 4.0 + 12.0);
+    let (_, info) = functional_mechanism(
+        &des,
+        &pm1(&y),
+        1.0,
+        FmSensitivity::Sens2,
+        &mut rng,
+        &mut ledger,
+    )
+    .unwrap();
+    assert_eq!(info.sensitivity, 1.0 + 6.0);
+    assert_eq!(ledger.entries[1].sensitivity, Some(7.0));
+    assert!((ledger.total_epsilon() - 2.0).abs() < 1e-15);
+}
+
+/// A binary dataset with `k` ones per row and labels from a linear rule on the first features.
+fn binary_dataset(n: usize, d: usize, k: usize, tag: &str) -> Dataset {
+    let mut rng = rng_from(&["lr-bin", tag]);
+    let mut m = BinaryMatrix::new(d);
+    let mut labels = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut ones: Vec<u32> = rand::seq::index::sample(&mut rng, d, k)
+            .into_iter()
+            .map(|j| j as u32)
+            .collect();
+        ones.sort_unstable();
+        let score: f64 = ones
+            .iter()
+            .map(|&j| if j < d as u32 / 2 { 1.0 } else { -1.0 })
+            .sum();
+        let p = 1.0 / (1.0 + (-score).exp());
+        labels.push(u16::from(rng.r#gen::<f64>() < p));
+        m.push_row(&ones);
+    }
+    Dataset {
+        name: tag.into(),
+        title: tag.into(),
+        features: Features::Binary(m),
+        labels,
+        class_names: vec!["0".into(), "1".into()],
+        split: SplitRule::Fixed { n_train: n / 2 },
+        feature_names: None,
+    }
+}
+
+#[test]
+fn harness_path_on_sparse_binary_data() {
+    let data = binary_dataset(2000, 30, 5, "harness");
+    let train: Vec<u32> = (0..1000).collect();
+    let test: Vec<u32> = (1000..2000).collect();
+    let y = labels_pm1(&data, &train).unwrap();
+    let cols: Vec<usize> = (0..30).step_by(2).collect();
+    let mut des = Design::new(&data, &train, Some(&cols), Encoding::Indicator).unwrap();
+    let pre = scale_rows(&mut des, RowScaling::PublicBound(5.0));
+    assert!(pre.private);
+    assert!(des.max_row_norm() <= 1.0 + 1e-12);
+    let model = LogisticParams::new(1.0)
+        .check()
+        .unwrap()
+        .fit_design(&des, &y);
+    assert!(model.convergence.unwrap().converged);
+    let pred = Classifier::predict(&model, &data, &test).unwrap();
+    let acc = pred
+        .iter()
+        .zip(&test)
+        .filter(|(p, i)| **p == data.labels[**i as usize])
+        .count() as f64
+        / 1000.0;
+    assert!(acc > 0.65, "{acc}");
+    // Private fits, all three methods, through the params.
+    let mut ledger = Ledger::default();
+    let mut rng: Rng = rng_from(&["harness-private"]);
+    for method in [
+        PrivateLrMethod::Output,
+        PrivateLrMethod::Objective,
+        PrivateLrMethod::Functional(FmSensitivity::Sens2),
+    ] {
+        let p = PrivateLogisticParams::new(method, 1e6, 1.0)
+            .check()
+            .unwrap();
+        let fit = p.fit_design(&des, &y, &mut rng, &mut ledger).unwrap();
+        let pred = Classifier::predict(&fit.model, &data, &test).unwrap();
+        let acc_p = pred
+            .iter()
+            .zip(&test)
+            .filter(|(p, i)| **p == data.labels[**i as usize])
+            .count() as f64
+            / 1000.0;
+        // Huge eps: output and objective perturbation recover the non-private model.
+        if method != PrivateLrMethod::Functional(FmSensitivity::Sens2) {
+            assert!((acc_p - acc).abs() < 0.02, "{method:?}: {acc_p} vs {acc}");
+        } else {
+            assert!(acc_p > 0.6, "{acc_p}");
+        }
+    }
+    assert_eq!(ledger.entries.len(), 3);
+    // Thesis preprocessing is flagged non-private; the public variant is private.
+    let (d1, p1) = thesis_binary(&data, &train, None, true).unwrap();
+    assert!(!p1.private && (d1.max_row_norm() - 1.0).abs() < 1e-12);
+    let mut l = Ledger::default();
+    p1.record("scaling", &mut l);
+    assert!(!l.entries[0].private);
+    let (_, p2) = thesis_binary(&data, &train, None, false).unwrap();
+    assert!(p2.private);
+}
+
+#[test]
+fn private_params_through_linfa_fit() {
+    let (x, y) = synthetic(300, 5, "linfa-private");
+    let ds = linfa::Dataset::new(x.clone(), y.clone());
+    let p = PrivateLogisticParams::new(PrivateLrMethod::Objective, 1.0, 1.0).seed(3);
+    let a = p.clone().check().unwrap().fit(&ds).unwrap();
+    let b = p.check().unwrap().fit(&ds).unwrap();
+    assert_eq!(a, b, "same seed, same noise");
+    let pa: Array1<usize> = Predict::predict(&a, &x);
+    assert_eq!(pa.len(), 300);
+    assert!(
+        PrivateLogisticParams::new(PrivateLrMethod::Output, 0.0, 1.0)
+            .check()
+            .is_err()
+    );
+    assert!(LogisticParams::new(-1.0).check().is_err());
+    let bad = linfa::Dataset::new(x, y.mapv(|c| c + 1));
+    assert!(LogisticParams::new(1.0).check().unwrap().fit(&bad).is_err());
+}
+
+#[test]
+fn lambda_selection_cv_and_private() {
+    let (x, y) = synthetic(500, 5, "cv");
+    let yy = pm1(&y);
+    let des = Design::dense(x.view());
+    let mut rng = rng_from(&["cv"]);
+    let cv = cross_validate_lambda(&des, &yy, &LAMBDA_GRID, 5, &newton(), &mut rng).unwrap();
+    assert_eq!(cv.scores.len(), 9);
+    let best = cv.scores.iter().map(|s| s.1).fold(0.0, f64::max);
+    assert!(cv.scores.iter().any(|s| s.0 == cv.lambda && s.1 == best));
+    // Huge regularisation is worse than the best.
+    assert!(cv.scores[8].1 <= best);
+
+    let mut ledger = Ledger::default();
+    let params = PrivateLogisticParams::new(PrivateLrMethod::Output, 0.5, 1.0)
+        .check()
+        .unwrap();
+    let (choice, model) = private_select_lambda(
+        &des,
+        &yy,
+        &[0.1, 1.0, 10.0],
+        0.5,
+        &mut rng,
+        &mut ledger,
+        |d, y, lambda, rng, ledger| {
+            Ok(params
+                .with_lambda(lambda)
+                .fit_design(d, y, rng, ledger)?
+                .model)
+        },
+    )
+    .unwrap();
+    assert!([0.1, 1.0, 10.0].contains(&choice.lambda));
+    assert_eq!(model.theta.len(), 5);
+    assert!((ledger.total_epsilon() - 1.0).abs() < 1e-12);
+    assert_eq!(ledger.entries.len(), 2);
+    assert_eq!(ledger.entries[1].sensitivity, Some(1.0));
+
+    // The exponential mechanism with a huge eps picks the best; with eps -> 0 it is uniform-ish.
+    let q = [10.0, 30.0, 20.0];
+    assert_eq!(exponential_mechanism(&q, 1e3, 1.0, &mut rng), 1);
+    let picks: Vec<usize> = (0..3000)
+        .map(|_| exponential_mechanism(&q, 1e-9, 1.0, &mut rng))
+        .collect();
+    for r in 0..3 {
+        let c = picks.iter().filter(|&&p| p == r).count();
+        assert!((800..1200).contains(&c), "{c}");
+    }
+}
