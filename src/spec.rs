@@ -156,6 +156,61 @@ pub struct VectorSeries {
     pub split_by: Option<String>,
 }
 
+/// Published values to compare against (`[paper]`): numbers with tolerances, and qualitative
+/// claims about the order of two series.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperDef {
+    /// Where the numbers come from (e.g. "Table 4.2").
+    pub source: Option<String>,
+    #[serde(default)]
+    pub cell: Vec<PaperCell>,
+    #[serde(default)]
+    pub claim: Vec<PaperClaim>,
+}
+
+/// One published number: the mean of `metric` for (dataset, pipeline[, x]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperCell {
+    pub dataset: String,
+    pub pipeline: String,
+    #[serde(default = "default_metric")]
+    pub metric: String,
+    /// Value on the report's x axis (absent for pipelines that do not vary along it).
+    pub x: Option<serde_json::Value>,
+    /// Other grid values identifying the cell (e.g. `{ epsilon = 0.1 }`).
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub value: f64,
+    /// Allowed |ours - published| before the verdict is "differs".
+    pub tolerance: f64,
+    pub note: Option<String>,
+}
+
+fn default_metric() -> String {
+    "test_accuracy".into()
+}
+
+/// A qualitative claim: series `above` beats series `below` (by at least `margin`) on `dataset`
+/// for every x in [x_min, x_max] where both exist (a reference line counts at every x).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperClaim {
+    pub text: String,
+    pub dataset: String,
+    pub above: String,
+    pub below: String,
+    #[serde(default = "default_metric")]
+    pub metric: String,
+    #[serde(default)]
+    pub margin: f64,
+    pub x_min: Option<f64>,
+    pub x_max: Option<f64>,
+    /// Why the harness may differ, when it is known to (shown with the verdict).
+    pub note: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSpec {
@@ -165,6 +220,8 @@ struct RawSpec {
     pipeline: Vec<PipelineDef>,
     #[serde(default)]
     report: ReportDef,
+    #[serde(default)]
+    paper: PaperDef,
     /// Inline dataset definitions (same fields as `datasets/catalog.toml`).
     #[serde(default, skip_serializing)]
     dataset: BTreeMap<String, DatasetDef>,
@@ -178,6 +235,8 @@ pub struct Spec {
     pub grid: GridDef,
     pub pipelines: Vec<PipelineDef>,
     pub report: ReportDef,
+    /// Published values to compare against.
+    pub paper: PaperDef,
     /// The built-in catalog plus the spec's inline datasets.
     pub catalog: Catalog,
     /// SHA-256 of everything that determines the trials (not the report settings).
@@ -208,7 +267,9 @@ impl Spec {
         }
         let hash = {
             let mut canon = serde_json::to_value(&raw).expect("spec serialises");
-            canon.as_object_mut().expect("object").remove("report");
+            let obj = canon.as_object_mut().expect("object");
+            obj.remove("report");
+            obj.remove("paper");
             let inline = serde_json::to_string(&format!("{:?}", raw.dataset)).expect("string");
             crate::data::catalog::hex(&crate::rng::digest(&[&canon.to_string(), &inline]))
         };
@@ -218,6 +279,7 @@ impl Spec {
             grid: raw.grid,
             pipelines: raw.pipeline,
             report: raw.report,
+            paper: raw.paper,
             catalog,
             hash,
         };
