@@ -7,8 +7,12 @@
 
 use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
+use crate::learners::logistic::mechanisms::objective_branch;
 use crate::learners::{PrivateNbParams, TrialLog};
-use crate::privacy::Laplace;
+use crate::privacy::{Laplace, PNormMechanism};
+
+/// Draws per mechanism in the noise-samples probe (Figure 2.1).
+const NOISE_SAMPLES: usize = 2000;
 use crate::selection::scores::{
     count_scores, mi_from_parameters, mi_sensitivity, mutual_information,
 };
@@ -46,11 +50,26 @@ pub const PROBES: &[(&str, &str)] = &[
         "top_features",
         "the top features by MI with their per-class on-counts (Tables A.2/A.3; not private)",
     ),
+    (
+        "noise_samples",
+        "2000 draws of the L1, L2 and L10 mechanisms in D = 2, sensitivity 1, at eps (F2.1; no data)",
+    ),
+    (
+        "objective_branch",
+        "Algorithm 7's branch per lambda in {1e-3..1e5} at eps: eps', Delta = 0 or not (Table 4.1; analytic)",
+    ),
 ];
 
 /// Whether a probe runs a mechanism (and so takes the grid's epsilon).
 pub fn probe_uses_epsilon(name: &str) -> bool {
-    matches!(name, "mi_thresholded" | "perturbed_mi" | "keep_probability")
+    matches!(
+        name,
+        "mi_thresholded"
+            | "perturbed_mi"
+            | "keep_probability"
+            | "objective_branch"
+            | "noise_samples"
+    )
 }
 
 /// What a probe may read.
@@ -187,6 +206,41 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
             put("count_score", normalised(&counts));
             log.ledger
                 .non_private("analysis", "exact scores", NON_PRIVATE_WHY);
+        }
+        "noise_samples" => {
+            let eps = need_eps(name, input.epsilon)?;
+            for p in [1.0, 2.0, 10.0] {
+                let mech = PNormMechanism::new(p, 1.0, eps)?;
+                let mut rng = log.streams.stream(&format!("analysis/l{p}"));
+                let draws: Vec<Vec<f64>> = (0..NOISE_SAMPLES)
+                    .map(|_| mech.sample(2, &mut rng))
+                    .collect();
+                put(&format!("x_l{p}"), draws.iter().map(|v| v[0]).collect());
+                put(&format!("y_l{p}"), draws.iter().map(|v| v[1]).collect());
+            }
+            log.ledger
+                .non_private("analysis", "none (noise only)", "no data is read");
+        }
+        "objective_branch" => {
+            let eps = need_eps(name, input.epsilon)?;
+            let n = c.total() as usize;
+            let grid = crate::learners::logistic::LAMBDA_GRID;
+            let branches: Vec<_> = grid.iter().map(|&l| objective_branch(l, eps, n)).collect();
+            put("lambda", grid.to_vec());
+            put(
+                "direct",
+                branches
+                    .iter()
+                    .map(|b| f64::from(u8::from(b.direct)))
+                    .collect(),
+            );
+            put("eps_prime", branches.iter().map(|b| b.eps_prime).collect());
+            put("delta", branches.iter().map(|b| b.delta).collect());
+            log.ledger.non_private(
+                "analysis",
+                "none (analytic)",
+                "a function of lambda, eps and N only",
+            );
         }
         "top_features" => {
             let mi = mutual_information(c)?;

@@ -5,6 +5,7 @@ use crate::counts::ClassCounts;
 use crate::data::{Dataset, Split};
 use crate::error::Result;
 use crate::evaluate::accuracy;
+use crate::learners::logistic::{LambdaRule, LrConfig, LrKind, PrivateLrMethod};
 use crate::learners::{
     BernoulliNbParams, FitInput, Learner, PartitionedNbParams, PrivateNbParams, TrialLog,
     VaidyaNbParams,
@@ -23,6 +24,9 @@ pub struct TrialData<'a> {
     pub split: &'a Split,
     pub counts: Option<&'a ClassCounts>,
     pub baseline_accuracy: f64,
+    /// The training rows in a seeded random order, shared by the group, when the spec has an
+    /// `n_train` axis: a cell with n_train = n trains on the first n (nested subsets).
+    pub shuffled_train: Option<&'a [u32]>,
 }
 
 /// The learner a cell runs, with the grid values applied (`None` for an analysis probe).
@@ -54,6 +58,30 @@ pub fn learner_for(spec: &Spec, cell: &Cell) -> Option<Learner> {
                 params = params.threshold(t);
             }
             Learner::PartitionedNb(params)
+        }
+        name @ ("lr" | "lr_output" | "lr_objective" | "lr_functional") => {
+            let budget = spec.budget(cell.pipeline);
+            let kind = match name {
+                "lr" => LrKind::NonPrivate,
+                "lr_output" => LrKind::Private(PrivateLrMethod::Output),
+                "lr_objective" => LrKind::Private(PrivateLrMethod::Objective),
+                _ => LrKind::Private(PrivateLrMethod::Functional(
+                    p.fm_sensitivity.unwrap_or_default(),
+                )),
+            };
+            let lambda = match (cell.lambda, p.lambda) {
+                (Some(l), _) => LambdaRule::Fixed(l),
+                (None, Some(rule)) => rule,
+                // The functional mechanism has no lambda.
+                (None, None) => LambdaRule::Fixed(1.0),
+            };
+            Learner::Logistic(LrConfig {
+                kind,
+                lambda,
+                scaling: p.scaling.unwrap_or_default(),
+                epsilon: cell.epsilon.map(|e| e * budget.train),
+                lambda_epsilon: cell.epsilon.map(|e| e * budget.lambda).filter(|e| *e > 0.0),
+            })
         }
         "vaidya_nb" => {
             let eps = cell
@@ -92,6 +120,33 @@ pub fn selector_for(p: &PipelineDef) -> Option<Selector> {
 
 /// Runs one cell and returns its record.
 pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
+    let Some(n) = cell.n_train else {
+        return run_cell_on(spec, cell, td);
+    };
+    let order = td
+        .shuffled_train
+        .expect("the runner shuffles when the spec has n_train");
+    let train = &order[..n.min(order.len())];
+    let counts = td
+        .data
+        .features
+        .as_binary()
+        .map(|x| ClassCounts::from_rows(x, &td.data.labels, train, td.data.n_classes()));
+    let split = Split {
+        train: train.to_vec(),
+        test: td.split.test.clone(),
+    };
+    let sub = TrialData {
+        data: td.data,
+        split: &split,
+        counts: counts.as_ref(),
+        baseline_accuracy: td.baseline_accuracy,
+        shuffled_train: None,
+    };
+    run_cell_on(spec, cell, &sub)
+}
+
+fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
     let mut log = TrialLog::new(cell.seed);
     let pipeline = &spec.pipelines[cell.pipeline];
     let start = Instant::now();

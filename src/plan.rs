@@ -27,6 +27,10 @@ pub struct Cell {
     pub threshold: Option<Threshold>,
     /// Number of features T the selection step keeps.
     pub features: Option<usize>,
+    /// Logistic regression's lambda from the grid.
+    pub lambda: Option<f64>,
+    /// Size of the random training subset.
+    pub n_train: Option<usize>,
 }
 
 /// All cells of a spec, in a fixed order.
@@ -77,9 +81,31 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
                 (None, true) => vec![p.features],
                 _ => vec![None],
             };
-            for &eps in &epsilons {
-                for &thr in &thresholds {
+            let lambdas: Vec<Option<f64>> = match &spec.grid.lambda {
+                Some(l) if info.is_some_and(|i| i.params.contains(&"lambda")) => {
+                    shrink(l, smoke).into_iter().map(Some).collect()
+                }
+                _ => vec![None],
+            };
+            let sizes: Vec<Option<usize>> = match &spec.grid.n_train {
+                Some(n) => shrink(n, smoke).into_iter().map(Some).collect(),
+                None => vec![None],
+            };
+            let mut combos = Vec::new();
+            for &e in &epsilons {
+                for &th in &thresholds {
                     for &t in &features {
+                        for &l in &lambdas {
+                            for &n in &sizes {
+                                combos.push((e, th, t, l, n));
+                            }
+                        }
+                    }
+                }
+            }
+            for (eps, thr, t, lambda, n_train) in combos {
+                {
+                    {
                         let mut point = BTreeMap::new();
                         if let Some(e) = eps {
                             point.insert("epsilon".to_string(), Value::from(e));
@@ -92,6 +118,12 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
                         }
                         if let (Some(v), Some(_)) = (t, &spec.grid.features) {
                             point.insert("features".to_string(), Value::from(v));
+                        }
+                        if let Some(v) = lambda {
+                            point.insert("lambda".to_string(), Value::from(v));
+                        }
+                        if let Some(v) = n_train {
+                            point.insert("n_train".to_string(), Value::from(v));
                         }
                         let point_json = serde_json::to_string(&point).expect("point");
                         for trial in 0..trials {
@@ -106,6 +138,8 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
                                 epsilon: eps,
                                 threshold: thr,
                                 features: t,
+                                lambda,
+                                n_train,
                             });
                         }
                     }

@@ -15,6 +15,7 @@ use crate::rng::rng_from;
 use crate::spec::Spec;
 use crate::store::Store;
 use indicatif::{ProgressBar, ProgressStyle};
+use rand::seq::SliceRandom;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -108,11 +109,22 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunSummary> {
                 });
                 let baseline =
                     accuracy(&Majority::fit_rows(data, &split.train), data, &split.test)?;
+                let shuffled = spec.grid.n_train.as_ref().map(|_| {
+                    let mut rows = split.train.clone();
+                    rows.shuffle(&mut rng_from(&[
+                        "n_train",
+                        &seed,
+                        &data.name,
+                        &trial.to_string(),
+                    ]));
+                    rows
+                });
                 let td = TrialData {
                     data,
                     split: &split,
                     counts: counts.as_ref(),
                     baseline_accuracy: baseline,
+                    shuffled_train: shuffled.as_deref(),
                 };
                 for cell in cells {
                     let record = run_cell(spec, cell, &td)?;
@@ -134,6 +146,19 @@ fn preflight(spec: &Spec, cells: &[&Cell], datasets: &BTreeMap<usize, Arc<Datase
         let data = &datasets[&c.dataset];
         let learner = learner_for(spec, c);
         let selects = spec.pipelines[c.pipeline].selection.is_some();
+        if let Some(n) = c.n_train
+            && n > data.n_rows()
+        {
+            return Err(Error::Spec {
+                file: spec.path.clone(),
+                field: "grid.n_train".into(),
+                reason: format!(
+                    "n_train = {n} exceeds dataset `{}`'s {} rows",
+                    data.name,
+                    data.n_rows()
+                ),
+            });
+        }
         if let Some(t) = c.features
             && t > data.n_features()
         {

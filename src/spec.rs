@@ -5,6 +5,7 @@
 
 use crate::data::{Catalog, DatasetDef};
 use crate::error::{Error, Result};
+use crate::learners::logistic::{FmSensitivity, LambdaRule, Scaling};
 use crate::learners::{Release, Threshold, learner_info};
 use crate::selection::SELECTORS;
 use serde::{Deserialize, Serialize};
@@ -36,6 +37,10 @@ pub struct GridDef {
     pub threshold: Option<Vec<Threshold>>,
     /// Number of features T a selection step keeps.
     pub features: Option<Vec<usize>>,
+    /// Logistic regression's lambda (thesis scale: lambda = N Lambda of Chaudhuri et al.).
+    pub lambda: Option<Vec<f64>>,
+    /// Training-set size: a seeded random subset of the trial's training rows.
+    pub n_train: Option<Vec<usize>>,
 }
 
 /// How a pipeline's epsilon is split between its steps (fractions summing to 1).
@@ -45,6 +50,9 @@ pub struct BudgetDef {
     #[serde(default)]
     pub selection: f64,
     pub train: f64,
+    /// Share of private lambda selection (`lambda = "private"`).
+    #[serde(default)]
+    pub lambda: f64,
 }
 
 impl Default for BudgetDef {
@@ -52,6 +60,7 @@ impl Default for BudgetDef {
         BudgetDef {
             selection: 0.0,
             train: 1.0,
+            lambda: 0.0,
         }
     }
 }
@@ -80,6 +89,14 @@ pub struct PipelineDef {
     pub sparse_threshold: Option<f64>,
     /// Number of features T to keep (or use the `features` grid axis).
     pub features: Option<usize>,
+    /// Logistic regression's lambda: a number, `"cv"` (5-fold cross-validation, non-private) or
+    /// `"private"` (exponential mechanism, spends `budget.lambda`).
+    pub lambda: Option<LambdaRule>,
+    /// How LR rows are scaled into the unit ball: `thesis` (data-derived, non-private),
+    /// `public` (default) or `own_norm`.
+    pub scaling: Option<Scaling>,
+    /// Functional mechanism bound: `sens1` (D^2/4 + 3D) or `sens2` (D/4 + 3 sqrt D).
+    pub fm_sensitivity: Option<FmSensitivity>,
     pub budget: Option<BudgetDef>,
 }
 
@@ -104,6 +121,9 @@ pub struct ReportDef {
     pub series: Vec<VectorSeries>,
     #[serde(default)]
     pub log_y: bool,
+    /// Scatter/curve: one panel per series instead of one per dataset.
+    #[serde(default)]
+    pub panel_per_series: bool,
     pub x_label: Option<String>,
     /// Grid axis on the horizontal axis.
     pub x: Option<String>,
@@ -121,6 +141,7 @@ impl Default for ReportDef {
             kind: ReportKind::Figure,
             series: Vec::new(),
             log_y: false,
+            panel_per_series: false,
             x_label: None,
             x: None,
             log_x: false,
@@ -143,6 +164,8 @@ pub enum ReportKind {
     Scatter,
     Curve,
     TopFeatures,
+    /// Every recorded vector as a column, one table per (dataset, pipeline, grid point).
+    VectorsTable,
 }
 
 /// One drawn series of recorded vectors: `y` against `x` (or against the index 1..n).
@@ -365,6 +388,16 @@ impl Spec {
                 return Err(self.err(format!("grid.features[{i}]"), "must be at least 1"));
             }
         }
+        if let Some(ls) = &self.grid.lambda
+            && let Some(i) = ls.iter().position(|l| !(l.is_finite() && *l > 0.0))
+        {
+            return Err(self.err(format!("grid.lambda[{i}]"), "must be finite and > 0"));
+        }
+        if let Some(ns) = &self.grid.n_train
+            && let Some(i) = ns.iter().position(|&n| n < 2)
+        {
+            return Err(self.err(format!("grid.n_train[{i}]"), "must be at least 2"));
+        }
         if self.pipelines.is_empty() {
             return Err(self.err("pipeline", "define at least one [[pipeline]]"));
         }
@@ -402,6 +435,9 @@ impl Spec {
             ("alpha", p.alpha.is_some()),
             ("threshold", p.threshold.is_some()),
             ("release", p.release.is_some()),
+            ("lambda", p.lambda.is_some()),
+            ("scaling", p.scaling.is_some()),
+            ("fm_sensitivity", p.fm_sensitivity.is_some()),
         ] {
             if set && !info.params.contains(&field) {
                 return Err(self.err(f(field), format!("does not apply to learner `{learner}`")));
@@ -418,24 +454,52 @@ impl Spec {
                 return Err(self.err(f("threshold"), "is also a grid axis; set it in one place"));
             }
         }
+        match p.lambda {
+            Some(LambdaRule::Fixed(l)) if !(l.is_finite() && l > 0.0) => {
+                return Err(self.err(f("lambda"), format!("must be finite and > 0, got {l}")));
+            }
+            Some(_) if self.grid.lambda.is_some() => {
+                return Err(self.err(f("lambda"), "is also a grid axis; set it in one place"));
+            }
+            None if info.params.contains(&"lambda") && self.grid.lambda.is_none() => {
+                return Err(self.err(
+                    f("lambda"),
+                    "logistic regression needs lambda: a number, \"cv\", \"private\" or a grid axis",
+                ));
+            }
+            _ => {}
+        }
         let selection_private = self.validate_selection(i, p)?;
         let budget = p.budget.unwrap_or_default();
+        let private_lambda = p.lambda == Some(LambdaRule::Private);
+        if private_lambda != (budget.lambda > 0.0) {
+            return Err(self.err(
+                f("budget.lambda"),
+                "give a positive share exactly when lambda = \"private\"",
+            ));
+        }
+        if private_lambda && !info.uses_epsilon {
+            return Err(self.err(
+                f("lambda"),
+                "private lambda selection needs a private learner",
+            ));
+        }
         for (field, v) in [
             ("budget.selection", budget.selection),
             ("budget.train", budget.train),
+            ("budget.lambda", budget.lambda),
         ] {
             if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
                 return Err(self.err(f(field), format!("a share must be in [0, 1], got {v}")));
             }
         }
-        if (budget.selection + budget.train - 1.0).abs() > 1e-9 {
+        let total = budget.selection + budget.train + budget.lambda;
+        if (total - 1.0).abs() > 1e-9 {
             return Err(self.err(
                 f("budget"),
                 format!(
-                    "shares must sum to 1 (they split the grid's epsilon), got {} + {} = {}",
-                    budget.selection,
-                    budget.train,
-                    budget.selection + budget.train
+                    "shares must sum to 1 (they split the grid's epsilon), got {} + {} + {} = {total}",
+                    budget.selection, budget.train, budget.lambda
                 ),
             ));
         }
@@ -503,6 +567,9 @@ impl Spec {
             ("score", p.score.is_some()),
             ("sparse_threshold", p.sparse_threshold.is_some()),
             ("budget", p.budget.is_some()),
+            ("lambda", p.lambda.is_some()),
+            ("scaling", p.scaling.is_some()),
+            ("fm_sensitivity", p.fm_sensitivity.is_some()),
         ] {
             if set {
                 return Err(self.err(f(field), format!("does not apply to probe `{probe}`")));
@@ -586,6 +653,8 @@ impl Spec {
                 "epsilon" => self.grid.epsilon.is_some(),
                 "threshold" => self.grid.threshold.is_some(),
                 "features" => self.grid.features.is_some(),
+                "lambda" => self.grid.lambda.is_some(),
+                "n_train" => self.grid.n_train.is_some(),
                 _ => false,
             };
             if !present {

@@ -98,6 +98,30 @@ pub const LEARNERS: &[LearnerInfo] = &[
         params: &["alpha", "threshold"],
     },
     LearnerInfo {
+        name: "lr",
+        about: "L2-regularised logistic regression, exact minimiser (non-private reference)",
+        uses_epsilon: false,
+        params: &["lambda", "scaling"],
+    },
+    LearnerInfo {
+        name: "lr_output",
+        about: "Algorithm 6: output perturbation, L2 noise beta = 2/(lambda eps) (eps-DP)",
+        uses_epsilon: true,
+        params: &["lambda", "scaling"],
+    },
+    LearnerInfo {
+        name: "lr_objective",
+        about: "Algorithm 7: objective perturbation (Chaudhuri et al. 2011), c = 1/4 (eps-DP)",
+        uses_epsilon: true,
+        params: &["lambda", "scaling"],
+    },
+    LearnerInfo {
+        name: "lr_functional",
+        about: "functional mechanism (Zhang et al. 2012), FMsens1 or FMsens2 (eps-DP)",
+        uses_epsilon: true,
+        params: &["fm_sensitivity", "scaling"],
+    },
+    LearnerInfo {
         name: "vaidya_nb",
         about: "Vaidya et al. 2013 NB, BROKEN: claims eps, really (D eps + C)-DP (known-bad comparison)",
         uses_epsilon: true,
@@ -118,12 +142,13 @@ pub enum Learner {
     PrivateNb(PrivateNbParams),
     PartitionedNb(PartitionedNbParams),
     VaidyaNb(VaidyaNbParams),
+    Logistic(logistic::LrConfig),
 }
 
 impl Learner {
     /// Whether the learner reads binary counts or rows (all but the majority baseline).
     pub fn needs_binary(&self) -> bool {
-        !matches!(self, Learner::Majority)
+        !matches!(self, Learner::Majority | Learner::Logistic(_))
     }
 
     pub fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
@@ -193,6 +218,10 @@ impl Learner {
                     fit.thresholded_features as f64,
                 );
                 Ok(Box::new(fit.model))
+            }
+            Learner::Logistic(config) => {
+                let model = config.fit(input.data, input.train, input.features, log)?;
+                Ok(Box::new(model))
             }
             Learner::VaidyaNb(p) => {
                 let p = p.clone().check()?;

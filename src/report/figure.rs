@@ -415,11 +415,29 @@ impl Figure {
                     });
                 }
             }
-            panels.push(Panel {
-                title: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
-                series,
-                baseline: None,
-            });
+            let title = titles.get(d).cloned().unwrap_or_else(|| d.clone());
+            if spec.report.panel_per_series {
+                // Each series (and its split twin) on a panel of its own, named after it.
+                let mut groups: Vec<Panel> = Vec::new();
+                for s in series {
+                    let base = s.label.split(" (").next().unwrap_or(&s.label).to_string();
+                    match groups.iter_mut().find(|p| p.title == base) {
+                        Some(p) => p.series.push(s),
+                        None => groups.push(Panel {
+                            title: base,
+                            series: vec![s],
+                            baseline: None,
+                        }),
+                    }
+                }
+                panels.extend(groups);
+            } else {
+                panels.push(Panel {
+                    title,
+                    series,
+                    baseline: None,
+                });
+            }
         }
         let names = |v: &[String]| v.join(", ").replace('_', " ");
         let ys: Vec<String> = spec.report.series.iter().map(|s| s.y.clone()).collect();

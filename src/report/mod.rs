@@ -31,6 +31,8 @@ pub struct Summary {
     pub metric: String,
     pub mean: f64,
     pub se: f64,
+    /// Most frequent value (ties: the smallest), for discrete metrics like `log10_lambda`.
+    pub mode: f64,
     pub n: usize,
     /// True when every trial in the cell was end-to-end private.
     pub private: bool,
@@ -103,6 +105,7 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
         .into_iter()
         .map(|((di, pi, variant, _, mi), (x, vals, private))| {
             let (mean, se) = mean_se(&vals);
+            let mode = mode(&vals);
             Summary {
                 dataset: spec.experiment.datasets[di].clone(),
                 pipeline: spec.pipelines[pi].name.clone(),
@@ -116,11 +119,32 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
                 metric: spec.report.metrics[mi].clone(),
                 mean,
                 se,
+                mode,
                 n: vals.len(),
                 private,
             }
         })
         .collect()
+}
+
+/// Most frequent value (ties: the smallest); NaN for no values.
+pub fn mode(xs: &[f64]) -> f64 {
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let (mut best, mut best_n, mut i) = (f64::NAN, 0, 0);
+    while i < sorted.len() {
+        let j = sorted[i..].iter().take_while(|&&v| v == sorted[i]).count();
+        if j > best_n {
+            (best, best_n) = (sorted[i], j);
+        }
+        i += j;
+    }
+    best
+}
+
+/// Whether a metric is reported by its mode (discrete choices such as log10 lambda).
+pub fn is_modal(metric: &str) -> bool {
+    metric.starts_with("log10_")
 }
 
 /// How an axis is written in labels.
@@ -208,6 +232,10 @@ pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
             put("table.md", table::vectors_markdown(spec, &records, &titles))?;
             let fig = figure::Figure::from_vectors(spec, &records, &titles);
             files.extend(fig.save(dir, "figure")?);
+        }
+        ReportKind::VectorsTable => {
+            put("table.md", table::vectors_columns(spec, &records, &titles))?;
+            put("table.csv", table::vectors_csv(spec, &records))?;
         }
         ReportKind::TopFeatures => {
             let (md, csv) = table::top_features(spec, &records, &titles);

@@ -7,8 +7,10 @@ use crate::store::TrialRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-fn fmt_value(metric: &str, mean: f64, se: f64) -> String {
-    if is_accuracy(metric) {
+fn fmt_value(metric: &str, mean: f64, se: f64, mode: f64) -> String {
+    if super::is_modal(metric) {
+        format!("{mode} (mode; mean {mean:.1})")
+    } else if is_accuracy(metric) {
         format!("{:.1} ± {:.1}", 100.0 * mean, 100.0 * se)
     } else {
         format!("{mean:.4} ± {se:.4}")
@@ -71,7 +73,7 @@ pub fn markdown(
                 cells: vec![None; metrics.len()],
                 n: 0,
             });
-        row.cells[mi] = Some(fmt_value(&s.metric, s.mean, s.se));
+        row.cells[mi] = Some(fmt_value(&s.metric, s.mean, s.se, s.mode));
         row.n = row.n.max(s.n);
     }
     for row in rows.values() {
@@ -187,7 +189,8 @@ pub fn vectors_csv(spec: &Spec, records: &[TrialRecord]) -> String {
         })
         .collect();
     for r in records {
-        for (name, v) in r.vectors.iter().filter(|(k, _)| wanted.contains(k)) {
+        let all = wanted.is_empty();
+        for (name, v) in r.vectors.iter().filter(|(k, _)| all || wanted.contains(k)) {
             for (i, x) in v.iter().enumerate() {
                 let _ = writeln!(
                     out,
@@ -311,4 +314,57 @@ pub fn top_features(
         }
     }
     (md, csv)
+}
+
+/// Each record's vectors side by side (first trial of each dataset, pipeline and grid point).
+pub fn vectors_columns(
+    spec: &Spec,
+    records: &[TrialRecord],
+    titles: &BTreeMap<String, String>,
+) -> String {
+    let title = spec
+        .experiment
+        .title
+        .as_deref()
+        .unwrap_or(&spec.experiment.name);
+    let mut out = format!("# {title}\n");
+    let mut seen = std::collections::BTreeSet::new();
+    for r in records {
+        let point = serde_json::to_string(&r.params).unwrap_or_default();
+        if !seen.insert((r.dataset.clone(), r.pipeline.clone(), point)) {
+            continue;
+        }
+        let names: Vec<&String> = r.vectors.keys().collect();
+        let params: Vec<String> = r
+            .params
+            .iter()
+            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), x_text(v)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n## {} — {} ({})\n\n| {} |\n|{}",
+            titles.get(&r.dataset).unwrap_or(&r.dataset),
+            r.pipeline,
+            params.join(", "),
+            names
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(" | "),
+            "---|".repeat(names.len())
+        );
+        let len = r.vectors.values().map(Vec::len).max().unwrap_or(0);
+        for i in 0..len {
+            let cells: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    r.vectors[*n]
+                        .get(i)
+                        .map_or(String::new(), |v| format!("{v:.6}"))
+                })
+                .collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
+    out
 }

@@ -16,6 +16,7 @@
 //! Harness fast paths: `fit_design` on a [`Design`] with an `&mut Rng` and `&mut Ledger`.
 
 pub mod design;
+pub mod harness;
 pub mod linalg;
 pub mod mechanisms;
 pub mod preprocess;
@@ -23,6 +24,7 @@ pub mod select;
 pub mod solver;
 
 pub use design::{Design, Encoding, labels_pm1};
+pub use harness::{LambdaRule, LrConfig, LrKind, Scaling};
 pub use mechanisms::{FmInfo, FmSensitivity, ObjectiveBranch};
 pub use preprocess::{Preprocessing, RowScaling};
 pub use select::{LAMBDA_GRID, LambdaChoice};
