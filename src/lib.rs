@@ -7,6 +7,7 @@
 //! [`report`] (tables, figures). [`runner`] drives the plan in parallel; [`pipeline`] runs one
 //! cell; [`cli`] is the command line.
 
+pub mod audit;
 pub mod cli;
 pub mod counts;
 pub mod data;
