@@ -15,6 +15,7 @@ use crate::learners::private_nb::PrivateNbValidParams;
 use crate::learners::vaidya_nb::VaidyaNbValidParams;
 use crate::learners::{PrivateNbParams, VaidyaNbParams};
 use crate::privacy::exponential::{MaskSampler, gumbel_top_k};
+use crate::privacy::secure::DiscreteLaplace;
 use crate::privacy::{Laplace, Ledger};
 use crate::rng::{Rng, Streams, rng_from};
 use crate::selection::{Score, Selector, mask_weights, sparse_vector};
@@ -27,6 +28,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     vec![
         Box::new(LaplaceCount::correct(1.0)),
         Box::new(LaplaceCount::half_scale(1.0)),
+        Box::new(DiscreteLaplaceCount),
         Box::new(LaplacePair::new(1.0, false)),
         Box::new(LaplacePair::new(1.0, true)),
         Box::new(Alg1Nb::two_features(1.0, false)),
@@ -86,6 +88,27 @@ impl Auditable for LaplaceCount {
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let f = if side == Side::X { 0.0 } else { 1.0 };
         f + self.noise.sample(rng)
+    }
+}
+
+/// The secure discrete Laplace sampler ([`DiscreteLaplace`], scale 1/eps with eps = 1) on a
+/// count query f(X) = 0, f(X') = 1.
+pub struct DiscreteLaplaceCount;
+
+impl Auditable for DiscreteLaplaceCount {
+    fn name(&self) -> &str {
+        "discrete_laplace"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        1.0
+    }
+    fn neighbours(&self) -> &str {
+        "count query f(X) = 0, f(X') = 1; exact integer sampler, scale 1; statistic: the release"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let f = if side == Side::X { 0 } else { 1 };
+        let noise = DiscreteLaplace::new(1, 1).expect("valid");
+        (f + noise.sample(rng)) as f64
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod exponential;
 pub mod laplace;
 pub mod ledger;
+pub mod secure;
 
 pub use laplace::Laplace;
 pub use ledger::{Ledger, LedgerEntry};
