@@ -94,3 +94,40 @@ fn audits_are_reproducible() {
     assert_eq!(a.lower_bound, b.lower_bound);
     assert_eq!(a.event, b.event);
 }
+
+#[test]
+fn json_has_the_documented_fields_and_the_cli_parses() {
+    let r = audit_named("laplace", 1_000, 1).unwrap();
+    let v = serde_json::to_value(vec![r]).unwrap();
+    for key in [
+        "mechanism",
+        "claimed",
+        "lower_bound",
+        "trials",
+        "mutant",
+        "caught",
+        "ok",
+    ] {
+        assert!(v[0].get(key).is_some(), "missing {key}");
+    }
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--json"]).unwrap();
+    assert!(matches!(
+        cli.command,
+        crate::cli::Command::Audit {
+            all: true,
+            json: true,
+            trials: 100_000,
+            seed: 1,
+            ..
+        }
+    ));
+    assert!(
+        crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--mechanism", "laplace"])
+            .is_err()
+    );
+    // Neither --all nor --mechanism: an error listing the mechanisms.
+    let cli = crate::cli::Cli::try_parse_from(["epsilab", "audit"]).unwrap();
+    let e = crate::cli::execute(cli).unwrap_err().to_string();
+    assert!(e.contains("--all") && e.contains("vaidya_nb"), "{e}");
+}
