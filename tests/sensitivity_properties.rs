@@ -71,6 +71,18 @@ proptest! {
         }
     }
 
+    /// Adding one example moves all two-class count scores in one direction (none rises while
+    /// another falls): why the count-score exponential mechanisms are really eps/2-DP
+    /// (docs/audit.md).
+    #[test]
+    fn count_scores_move_in_one_direction((rows, extra, d) in neighbours(1, 40)) {
+        let qa = count_scores(&counts_of(&rows, d)).unwrap();
+        let qb = count_scores(&counts_of(&with_added(&rows, &extra), d)).unwrap();
+        let up = qa.iter().zip(&qb).any(|(x, y)| y > x);
+        let down = qa.iter().zip(&qb).any(|(x, y)| y < x);
+        prop_assert!(!(up && down), "{:?} -> {:?}", qa, qb);
+    }
+
     /// MI (bits, SPEC 4 definition) of every feature moves by at most Delta_I(N), N = |X|: the
     /// bound of Table 3.2 for N vs N + 1 (the add direction, N the smaller dataset).
     #[test]
