@@ -63,6 +63,23 @@ pub enum Command {
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
     },
+    /// Empirical epsilon audit: Clopper–Pearson 95% lower bounds beside the claimed epsilons.
+    Audit {
+        /// Audit one mechanism (see `--all` for the list).
+        #[arg(long, conflicts_with = "all")]
+        mechanism: Option<String>,
+        /// Audit every mechanism, including the planted known-bad mutants.
+        #[arg(long)]
+        all: bool,
+        /// Runs per side (half choose the event, half estimate it).
+        #[arg(long, default_value_t = 100_000)]
+        trials: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print a JSON array, one object per audit.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs a parsed command line.
@@ -109,7 +126,48 @@ pub fn execute(cli: Cli) -> Result<()> {
             data_dir,
             experiments,
         } => list(&DataDir::resolve(data_dir), &experiments),
+        Command::Audit {
+            mechanism,
+            all,
+            trials,
+            seed,
+            json,
+        } => audit(mechanism.as_deref(), all, trials, seed, json),
     }
+}
+
+fn audit(mechanism: Option<&str>, all: bool, trials: usize, seed: u64, json: bool) -> Result<()> {
+    let results = match mechanism {
+        Some(name) => vec![crate::audit::audit_named(name, trials, seed)?],
+        None if all => crate::audit::audit_all(trials, seed)?,
+        None => {
+            let names: Vec<String> = crate::audit::all()
+                .iter()
+                .map(|m| m.name().to_string())
+                .collect();
+            return Err(crate::Error::param(
+                "mechanism",
+                format!(
+                    "give --mechanism NAME or --all; mechanisms: {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+    };
+    if json {
+        let s = serde_json::to_string_pretty(&results)
+            .map_err(|e| crate::Error::param("json", e.to_string()))?;
+        println!("{s}");
+    } else {
+        print!("{}", crate::audit::table(&results));
+    }
+    if results.iter().any(|r| !r.ok) {
+        return Err(crate::Error::param(
+            "audit",
+            "a correct mechanism exceeded its claim or a mutant was not caught",
+        ));
+    }
+    Ok(())
 }
 
 fn report(spec: &Spec, dir: &Path) -> Result<()> {

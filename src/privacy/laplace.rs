@@ -8,7 +8,7 @@
 //!   f(X') + Lap(b)^k at any output z is exp((||z - f(X')||_1 - ||z - f(X)||_1) / b)
 //!   <= exp(||f(X) - f(X')||_1 / b) <= exp(eps).
 //!
-//! Sampling uses floating point (see docs/threat-model in the README): fine for measuring
+//! Sampling uses floating point (see docs/threat-model.md): fine for measuring
 //! accuracy, not hardened against the floating-point attacks of Mironov (2012).
 
 use crate::error::{Error, Result};

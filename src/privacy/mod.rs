@@ -8,6 +8,7 @@ pub mod exponential;
 pub mod l2;
 pub mod laplace;
 pub mod ledger;
+pub mod secure;
 
 pub use l2::{L2Mechanism, PNormMechanism};
 pub use laplace::Laplace;

@@ -341,3 +341,158 @@ fn keep_probabilities_shift_by_the_t_plus_first_score() {
     let (kept, steps) = iterative_sampling(&q, 2, 1e9, 1.0, &mut rng).unwrap();
     assert_eq!((kept, steps), (vec![1, 3], 2));
 }
+
+// ---- Power at 0.7x and 1.3x the noise scale (issue 5). Each test: chi-square goodness of fit
+// at level ALPHA = 0.001 accepts the sampler at its own scale, and the same samples are
+// rejected against the law at 0.7x and 1.3x the scale.
+
+/// Samples `n` draws of a categorical sampler and checks fit at scale 1 and rejection at
+/// 0.7x / 1.3x, given the exact probabilities at a scale multiplier.
+fn check_scale_power(
+    what: &str,
+    n: usize,
+    mut draw: impl FnMut() -> usize,
+    probs_at: impl Fn(f64) -> Vec<f64>,
+) {
+    let k = probs_at(1.0).len();
+    let mut observed = vec![0u64; k];
+    for _ in 0..n {
+        observed[draw()] += 1;
+    }
+    let (stat, crit) = chi_square(&observed, &probs_at(1.0), ALPHA);
+    eprintln!("{what}: chi2 at x1 = {stat:.1} (critical {crit:.1})");
+    assert!(
+        stat < crit,
+        "{what}: chi2 {stat} >= {crit} at the right scale"
+    );
+    for m in [0.7, 1.3] {
+        let (stat, crit) = chi_square(&observed, &probs_at(m), ALPHA);
+        eprintln!("{what}: chi2 at x{m} = {stat:.1}");
+        assert!(
+            stat > crit,
+            "{what}: scale x{m} not rejected: {stat} <= {crit}"
+        );
+    }
+}
+
+/// Algorithm 5's mask sampler, D = 6, T = 2, weights q / scale with scale = 2 Delta_m / eps
+/// = 2.5 (eps = 0.8, Delta_m = 1): 40,000 draws, alpha = 0.001; rejected at 0.7x and 1.3x.
+#[test]
+fn mask_sampler_rejects_wrong_scales() {
+    let q = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+    let scale = 2.5;
+    let weights = |m: f64| -> Vec<f64> { q.iter().map(|v| v / (m * scale)).collect() };
+    let (masks, _, _) = brute_force(&weights(1.0), 2);
+    let mut sampler = MaskSampler::new();
+    let mut rng = rng_from(&["test", "mask-scale-power"]);
+    let w = weights(1.0);
+    let mut buf = Vec::new();
+    check_scale_power(
+        "mask T=2",
+        40_000,
+        || {
+            sampler.sample_into(&w, 2, &mut rng, &mut buf).unwrap();
+            let m: u32 = buf.iter().map(|&i| 1u32 << i).sum();
+            masks.iter().position(|&x| x == m).unwrap()
+        },
+        |m| brute_force(&weights(m), 2).1,
+    );
+}
+
+/// Exact law of the top-2 set of one-shot Gumbel top-k = two peeling rounds of the
+/// exponential mechanism: P({i, j}) = p_i p_j / (1 - p_i) + p_j p_i / (1 - p_j).
+fn top2_probs(q: &[f64], scale: f64) -> (Vec<(usize, usize)>, Vec<f64>) {
+    let p = exponential_probabilities(q, 2.0, scale); // exp(q / scale) normalised
+    let mut pairs = Vec::new();
+    let mut probs = Vec::new();
+    for i in 0..q.len() {
+        for j in i + 1..q.len() {
+            pairs.push((i, j));
+            probs.push(p[i] * p[j] / (1.0 - p[i]) + p[j] * p[i] / (1.0 - p[j]));
+        }
+    }
+    (pairs, probs)
+}
+
+/// Gumbel top-k, D = 5, T = 2, Gumbel scale 1.5: 40,000 draws against the peeling law,
+/// alpha = 0.001; the same draws are rejected at 0.7x and 1.3x the scale.
+#[test]
+fn gumbel_top2_matches_peeling_and_rejects_wrong_scales() {
+    let q = [0.0, 1.0, 2.0, 3.0, 4.0];
+    let scale = 1.5;
+    let (pairs, probs) = top2_probs(&q, scale);
+    assert!((probs.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    let mut rng = rng_from(&["test", "gumbel-top2-power"]);
+    check_scale_power(
+        "gumbel T=2",
+        40_000,
+        || {
+            let top = gumbel_top_k(&q, 2, scale, &mut rng).unwrap();
+            pairs.iter().position(|&(i, j)| top == [i, j]).unwrap()
+        },
+        |m| top2_probs(&q, m * scale).1,
+    );
+}
+
+/// Gumbel top-1 (the exponential mechanism), D = 6, scale 2 Delta / eps = 2.5: 40,000 draws,
+/// alpha = 0.001; rejected at 0.7x and 1.3x the scale.
+#[test]
+fn gumbel_top1_rejects_wrong_scales() {
+    let q = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+    let scale = 2.5;
+    let mut rng = rng_from(&["test", "gumbel-top1-power"]);
+    check_scale_power(
+        "gumbel T=1",
+        40_000,
+        || gumbel_top_k(&q, 1, scale, &mut rng).unwrap()[0],
+        |m| exponential_probabilities(&q, 2.0, m * scale),
+    );
+}
+
+/// Exact law of the first positive of AboveThreshold (Sparse with T = 1): index i with
+/// probability  int f(tau) prod_{j<i} F(tau - q_j) (1 - F(tau - q_i)) dtau, "none" (index D)
+/// with int f(tau) prod_j F(tau - q_j) dtau; tau = threshold + Lap(b1), query noise Lap(b2).
+/// Trapezoid rule on thr +- 60 b1 with 240,001 points (error far below the test's resolution).
+fn sparse_first_positive_law(q: &[f64], thr: f64, b1: f64, b2: f64) -> Vec<f64> {
+    use crate::privacy::laplace::laplace_cdf;
+    let steps = 240_000;
+    let (lo, hi) = (thr - 60.0 * b1, thr + 60.0 * b1);
+    let h = (hi - lo) / steps as f64;
+    let mut out = vec![0.0; q.len() + 1];
+    for s in 0..=steps {
+        let tau = lo + s as f64 * h;
+        let w = if s == 0 || s == steps { 0.5 } else { 1.0 };
+        let dens = (-(tau - thr).abs() / b1).exp() / (2.0 * b1) * w * h;
+        let mut below = 1.0;
+        for (i, &qi) in q.iter().enumerate() {
+            let f = laplace_cdf(b2, tau - qi);
+            out[i] += dens * below * (1.0 - f);
+            below *= f;
+        }
+        out[q.len()] += dens * below;
+    }
+    out
+}
+
+/// Sparse vector noise: with T = 1 the index of the first positive (or none) has the exact law
+/// above for noisy threshold Lap(2 Delta / eps) and query noise Lap(4 Delta / eps). Scores
+/// (0, 1, 2, 3, 4), threshold 3, eps = 1, Delta = 1: 40,000 runs, chi-square at alpha = 0.001
+/// accepts; both noise scales at 0.7x and 1.3x are rejected.
+#[test]
+fn sparse_vector_noise_has_the_stated_scales() {
+    let q = [0.0, 1.0, 2.0, 3.0, 4.0];
+    let (thr, eps) = (3.0, 1.0);
+    let law = |m: f64| sparse_first_positive_law(&q, thr, m * 2.0 / eps, m * 4.0 / eps);
+    let p = law(1.0);
+    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-6, "{p:?}");
+    let mut rng = rng_from(&["test", "sparse-law"]);
+    check_scale_power(
+        "sparse T=1",
+        40_000,
+        || {
+            let out = sparse_vector(&q, 1, thr, eps, 1.0, &mut rng).unwrap();
+            out.first().copied().unwrap_or(q.len())
+        },
+        law,
+    );
+}

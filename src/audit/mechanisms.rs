@@ -1,0 +1,502 @@
+//! The audited mechanisms, each with its worst-case neighbours and a scalar statistic.
+//!
+//! Every mechanism here calls the crate's own code (Laplace primitive, Algorithm 1's
+//! `release_counts`, the mask sampler and `Selector::MaskSampling`, Gumbel top-k, the sparse
+//! vector, Vaidya NB); the mutants reproduce realistic bugs through that same code.
+//!
+//! To add a mechanism (output / objective perturbation of logistic regression, ...): implement
+//! [`Auditable`] with a pair of neighbouring datasets that is as close to worst case as you can
+//! make it and a statistic that separates them (ideally the log-likelihood ratio of the two
+//! output laws, so that a threshold event is optimal), then push it in [`all`].
+
+use super::{Auditable, Side};
+use crate::counts::ClassCounts;
+use crate::learners::private_nb::PrivateNbValidParams;
+use crate::learners::vaidya_nb::VaidyaNbValidParams;
+use crate::learners::{PrivateNbParams, VaidyaNbParams};
+use crate::privacy::exponential::{MaskSampler, gumbel_top_k};
+use crate::privacy::secure::DiscreteLaplace;
+use crate::privacy::{Laplace, Ledger};
+use crate::rng::{Rng, Streams, rng_from};
+use crate::selection::{Score, Selector, mask_weights, sparse_vector};
+use linfa::ParamGuard;
+use ndarray::array;
+use rand::Rng as _;
+
+/// Every audit, in report order.
+pub fn all() -> Vec<Box<dyn Auditable>> {
+    vec![
+        Box::new(LaplaceCount::correct(1.0)),
+        Box::new(LaplaceCount::half_scale(1.0)),
+        Box::new(DiscreteLaplaceCount),
+        Box::new(LaplacePair::new(1.0, false)),
+        Box::new(LaplacePair::new(1.0, true)),
+        Box::new(Alg1Nb::two_features(1.0, false)),
+        Box::new(Alg1Nb::single_sample_class(1.0)),
+        Box::new(Alg1Nb::two_features(1.0, true)),
+        Box::new(MaskWorstCase { epsilon: 1.0 }),
+        Box::new(MaskCountSelector::new(1.0)),
+        Box::new(GumbelWorstCase { epsilon: 1.0 }),
+        Box::new(SparseWorstCase { epsilon: 1.0 }),
+        Box::new(Vaidya::new(0.1)),
+    ]
+}
+
+/// Laplace primitive on a counting query (sensitivity 1): f(X) = 0, f(X') = 1.
+pub struct LaplaceCount {
+    epsilon: f64,
+    noise: Laplace,
+    mutant: bool,
+}
+
+impl LaplaceCount {
+    pub fn correct(epsilon: f64) -> Self {
+        LaplaceCount {
+            epsilon,
+            noise: Laplace::new(1.0, epsilon).expect("valid"),
+            mutant: false,
+        }
+    }
+
+    /// Mutant: noise at half the scale (really 2 eps-DP).
+    pub fn half_scale(epsilon: f64) -> Self {
+        LaplaceCount {
+            epsilon,
+            noise: Laplace::with_scale(0.5 / epsilon).expect("valid"),
+            mutant: true,
+        }
+    }
+}
+
+impl Auditable for LaplaceCount {
+    fn name(&self) -> &str {
+        if self.mutant {
+            "laplace_half_scale"
+        } else {
+            "laplace"
+        }
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn mutant(&self) -> bool {
+        self.mutant
+    }
+    fn neighbours(&self) -> &str {
+        "count query f(X) = 0, f(X') = 1 (sensitivity 1); statistic: the release"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let f = if side == Side::X { 0.0 } else { 1.0 };
+        f + self.noise.sample(rng)
+    }
+}
+
+/// The secure discrete Laplace sampler ([`DiscreteLaplace`], scale 1/eps with eps = 1) on a
+/// count query f(X) = 0, f(X') = 1.
+pub struct DiscreteLaplaceCount;
+
+impl Auditable for DiscreteLaplaceCount {
+    fn name(&self) -> &str {
+        "discrete_laplace"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        1.0
+    }
+    fn neighbours(&self) -> &str {
+        "count query f(X) = 0, f(X') = 1; exact integer sampler, scale 1; statistic: the release"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let f = if side == Side::X { 0 } else { 1 };
+        let noise = DiscreteLaplace::new(1, 1).expect("valid");
+        (f + noise.sample(rng)) as f64
+    }
+}
+
+/// Two Laplace calls, each releasing one count with its own stream at scale 1/eps: the added
+/// example changes only the first count (f(X) = (0, 0), f(X') = (1, 0)), so the pair is eps-DP.
+/// Statistic: y1 - y2. Mutant: both calls seed their stream from the same value (a reused random
+/// stream), so the noise cancels in y1 - y2 and the difference reveals the data.
+pub struct LaplacePair {
+    epsilon: f64,
+    noise: Laplace,
+    reused: bool,
+}
+
+impl LaplacePair {
+    pub fn new(epsilon: f64, reused: bool) -> Self {
+        LaplacePair {
+            epsilon,
+            noise: Laplace::new(1.0, epsilon).expect("valid"),
+            reused,
+        }
+    }
+}
+
+impl Auditable for LaplacePair {
+    fn name(&self) -> &str {
+        if self.reused {
+            "laplace_reused_stream"
+        } else {
+            "laplace_two_calls"
+        }
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn mutant(&self) -> bool {
+        self.reused
+    }
+    fn neighbours(&self) -> &str {
+        "two counts f(X) = (0, 0), f(X') = (1, 0), one Laplace call each; statistic: y1 - y2"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let f1 = if side == Side::X { 0.0 } else { 1.0 };
+        let s1: u64 = rng.r#gen();
+        let s2: u64 = if self.reused { s1 } else { rng.r#gen() };
+        let y1 = f1 + self.noise.sample(&mut rng_from(&["call", &s1.to_string()]));
+        let y2 = self.noise.sample(&mut rng_from(&["call", &s2.to_string()]));
+        y1 - y2
+    }
+}
+
+/// Algorithm 1's mechanism (`release_counts`, on/off counts, D = 2 features, two classes).
+///
+/// Statistic: the log-likelihood ratio of the Laplace release up to an affine map,
+/// sum over the released coordinates j that differ between X and X' (by +-1) of
+/// clamp(sign_j (y_j - f_j(X)), 0, 1); its maximum, 2, is reached exactly where the density
+/// ratio is exp(eps_true), so the threshold event {s >= 2} is tight.
+pub struct Alg1Nb {
+    name: &'static str,
+    epsilon: f64,
+    params: PrivateNbValidParams,
+    x: ClassCounts,
+    x_prime: ClassCounts,
+    /// (class, feature, on?) and sign of f(X') - f(X) for the coordinates that differ.
+    changed: Vec<(usize, usize, bool, f64)>,
+    neighbours: &'static str,
+    mutant: bool,
+}
+
+impl Alg1Nb {
+    /// X: classes (3, 2); X' adds a class-0 example with x = (1, 1), changing N1[0, 0] and
+    /// N1[0, 1]. Mutant: sensitivity off by one, D - 1 = 1 instead of D = 2 (noise scale
+    /// (D - 1)/eps, really 2 eps-DP), run through the same code with eps D / (D - 1).
+    pub fn two_features(epsilon: f64, off_by_one: bool) -> Self {
+        let x = ClassCounts {
+            class: vec![3.0, 2.0],
+            on: array![[2.0, 1.0], [0.0, 2.0]],
+        };
+        let x_prime = ClassCounts {
+            class: vec![4.0, 2.0],
+            on: array![[3.0, 2.0], [0.0, 2.0]],
+        };
+        let d = 2.0;
+        let run_eps = if off_by_one {
+            epsilon * d / (d - 1.0)
+        } else {
+            epsilon
+        };
+        Self::build(
+            if off_by_one {
+                "alg1_nb_sensitivity_d_minus_1"
+            } else {
+                "alg1_nb"
+            },
+            epsilon,
+            run_eps,
+            x,
+            x_prime,
+            "D = 2; X' adds a class-0 example x = (1, 1); statistic: clamped LR of the changed counts",
+            off_by_one,
+        )
+    }
+
+    /// A single-sample class: class 1 is empty in X; X' adds one class-1 example x = (0, 1)
+    /// (N0[1, 0] and N1[1, 1] go from 0 to 1).
+    pub fn single_sample_class(epsilon: f64) -> Self {
+        let x = ClassCounts {
+            class: vec![3.0, 0.0],
+            on: array![[2.0, 1.0], [0.0, 0.0]],
+        };
+        let x_prime = ClassCounts {
+            class: vec![3.0, 1.0],
+            on: array![[2.0, 1.0], [0.0, 1.0]],
+        };
+        Self::build(
+            "alg1_nb_single_sample_class",
+            epsilon,
+            epsilon,
+            x,
+            x_prime,
+            "D = 2; class 1 empty in X, X' adds one class-1 example x = (0, 1); statistic: clamped LR",
+            false,
+        )
+    }
+
+    fn build(
+        name: &'static str,
+        epsilon: f64,
+        run_eps: f64,
+        x: ClassCounts,
+        x_prime: ClassCounts,
+        neighbours: &'static str,
+        mutant: bool,
+    ) -> Self {
+        let params = PrivateNbParams::new(run_eps).check().expect("valid");
+        let mut changed = Vec::new();
+        for c in 0..x.n_classes() {
+            for d in 0..x.n_features() {
+                let don = x_prime.on[[c, d]] - x.on[[c, d]];
+                if don != 0.0 {
+                    changed.push((c, d, true, don.signum()));
+                }
+                let doff = x_prime.off(c, d) - x.off(c, d);
+                if doff != 0.0 {
+                    changed.push((c, d, false, doff.signum()));
+                }
+            }
+        }
+        Alg1Nb {
+            name,
+            epsilon,
+            params,
+            x,
+            x_prime,
+            changed,
+            neighbours,
+            mutant,
+        }
+    }
+}
+
+impl Auditable for Alg1Nb {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn mutant(&self) -> bool {
+        self.mutant
+    }
+    fn neighbours(&self) -> &str {
+        self.neighbours
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let counts = if side == Side::X {
+            &self.x
+        } else {
+            &self.x_prime
+        };
+        let noisy = self
+            .params
+            .release_counts(counts, None, rng)
+            .expect("valid counts");
+        let off = noisy.off.as_ref().expect("on/off release");
+        self.changed
+            .iter()
+            .map(|&(c, d, on, sign)| {
+                let (y, base) = if on {
+                    (noisy.on[[c, d]], self.x.on[[c, d]])
+                } else {
+                    (off[[c, d]], self.x.off(c, d))
+                };
+                (sign * (y - base)).clamp(0.0, 1.0)
+            })
+            .sum()
+    }
+}
+
+/// Statistic for T = 1 selections: 1 if feature 0 was chosen.
+fn chose_first(chosen: &[usize]) -> f64 {
+    if chosen.first() == Some(&0) { 1.0 } else { 0.0 }
+}
+
+/// Worst case that a per-feature score sensitivity Delta_q = 1 allows (non-monotone, as the MI
+/// score can be): scores (0, 6) on X and (1, 5) on X'.
+const Q_X: [f64; 2] = [0.0, 6.0];
+const Q_XP: [f64; 2] = [1.0, 5.0];
+
+/// Algorithm 5's sampler ([`MaskSampler`]), D = 2, T = 1, Delta_m = T Delta_q = 1, on
+/// [`Q_X`] / [`Q_XP`]. Statistic: feature 0 chosen.
+pub struct MaskWorstCase {
+    epsilon: f64,
+}
+
+impl Auditable for MaskWorstCase {
+    fn name(&self) -> &str {
+        "mask_sampler"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn neighbours(&self) -> &str {
+        "scores (0, 6) vs (1, 5), Delta_q = 1, D = 2, T = 1; statistic: feature 0 chosen"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let q = if side == Side::X { &Q_X } else { &Q_XP };
+        let w = mask_weights(q, self.epsilon, 1.0);
+        chose_first(&MaskSampler::new().sample(&w, 1, rng).expect("valid"))
+    }
+}
+
+/// `Selector::MaskSampling` with the count score on real counts, D = 2, T = 1. X: classes of 10;
+/// feature 0 on 5/5 (score 0), feature 1 on 2/8 (score 6); X' adds a class-1 example x = (1, 0):
+/// scores (1, 6). Adding one example moves the two-class count scores all in one direction, so
+/// the count-score exponential mechanism is in fact eps/2-DP on every neighbour pair: its
+/// lower bound cannot exceed eps/2.
+pub struct MaskCountSelector {
+    epsilon: f64,
+    x: ClassCounts,
+    x_prime: ClassCounts,
+}
+
+impl MaskCountSelector {
+    pub fn new(epsilon: f64) -> Self {
+        MaskCountSelector {
+            epsilon,
+            x: ClassCounts {
+                class: vec![10.0, 10.0],
+                on: array![[5.0, 2.0], [5.0, 8.0]],
+            },
+            x_prime: ClassCounts {
+                class: vec![10.0, 11.0],
+                on: array![[5.0, 2.0], [6.0, 8.0]],
+            },
+        }
+    }
+}
+
+impl Auditable for MaskCountSelector {
+    fn name(&self) -> &str {
+        "mask_selector_counts"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn neighbours(&self) -> &str {
+        "count scores (0, 6) vs (1, 6): X' adds a class-1 example x = (1, 0); T = 1"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let counts = if side == Side::X {
+            &self.x
+        } else {
+            &self.x_prime
+        };
+        let sel = Selector::MaskSampling {
+            score: Score::Count,
+        }
+        .select(
+            counts,
+            1,
+            Some(self.epsilon),
+            &mut Streams::new(rng.r#gen()),
+            &mut Ledger::default(),
+        )
+        .expect("valid");
+        chose_first(&sel.features)
+    }
+}
+
+/// One-shot Gumbel top-k (k = 1, scale 2 Delta_q / eps) on [`Q_X`] / [`Q_XP`].
+pub struct GumbelWorstCase {
+    epsilon: f64,
+}
+
+impl Auditable for GumbelWorstCase {
+    fn name(&self) -> &str {
+        "gumbel_top1"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn neighbours(&self) -> &str {
+        "scores (0, 6) vs (1, 5), Delta_q = 1, T = 1; statistic: feature 0 chosen"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let q = if side == Side::X { &Q_X } else { &Q_XP };
+        chose_first(&gumbel_top_k(q, 1, 2.0 / self.epsilon, rng).expect("valid"))
+    }
+}
+
+/// Sparse vector (AboveThreshold, T = 1, public threshold 0.5, Delta_q = 1). Queries move in
+/// opposite directions, the known hard case: X scores (1, 1, 1, 0), X' scores (0, 0, 0, 1).
+/// Statistic: index of the first positive (4 if none).
+pub struct SparseWorstCase {
+    epsilon: f64,
+}
+
+impl Auditable for SparseWorstCase {
+    fn name(&self) -> &str {
+        "sparse_vector"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn neighbours(&self) -> &str {
+        "scores (1, 1, 1, 0) vs (0, 0, 0, 1), threshold 0.5, T = 1; statistic: first positive"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let q: &[f64] = if side == Side::X {
+            &[1.0, 1.0, 1.0, 0.0]
+        } else {
+            &[0.0, 0.0, 0.0, 1.0]
+        };
+        let out = sparse_vector(q, 1, 0.5, self.epsilon, 1.0, rng).expect("valid");
+        out.first().map_or(q.len() as f64, |&i| i as f64)
+    }
+}
+
+/// Vaidya et al.'s NB (known bad: the class counts get Lap(1) whatever eps claims). X: class 1
+/// empty (a single-sample class in X'), D = 1; X' adds a class-1 example with x = 0.
+/// Statistic: the released prior of class 1.
+pub struct Vaidya {
+    epsilon: f64,
+    params: VaidyaNbValidParams,
+    x: ClassCounts,
+    x_prime: ClassCounts,
+}
+
+impl Vaidya {
+    pub fn new(epsilon: f64) -> Self {
+        Vaidya {
+            epsilon,
+            params: VaidyaNbParams::new(epsilon).check().expect("valid"),
+            x: ClassCounts {
+                class: vec![100.0, 0.0],
+                on: array![[50.0], [0.0]],
+            },
+            x_prime: ClassCounts {
+                class: vec![100.0, 1.0],
+                on: array![[50.0], [0.0]],
+            },
+        }
+    }
+}
+
+impl Auditable for Vaidya {
+    fn name(&self) -> &str {
+        "vaidya_nb"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn mutant(&self) -> bool {
+        true
+    }
+    fn neighbours(&self) -> &str {
+        "classes (100, 0) vs (100, 1), D = 1, added example x = 0; statistic: prior of class 1"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let counts = if side == Side::X {
+            &self.x
+        } else {
+            &self.x_prime
+        };
+        let m = self
+            .params
+            .fit_counts(counts, None, rng, &mut Ledger::default())
+            .expect("valid counts");
+        m.log_prior[1].exp()
+    }
+}
