@@ -205,6 +205,10 @@ pub struct PaperClaim {
     pub metric: String,
     #[serde(default)]
     pub margin: f64,
+    /// Other grid values selecting the series (e.g. `{ epsilon = 1 }`); a series without the key
+    /// (a reference line) matches any value.
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
     pub x_min: Option<f64>,
     pub x_max: Option<f64>,
     /// Why the harness may differ, when it is known to (shown with the verdict).

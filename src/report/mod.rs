@@ -3,6 +3,7 @@
 
 pub mod figure;
 pub mod table;
+pub mod verdict;
 
 use crate::error::{Error, Result};
 use crate::spec::{ReportKind, Spec};
