@@ -182,6 +182,7 @@ fn series(
     pipeline: &str,
     metric: &str,
     params: &BTreeMap<String, Value>,
+    at: Option<&Value>,
 ) -> BTreeMap<Option<i64>, (f64, Vec<f64>)> {
     let axis = spec.report.x.as_deref();
     let mut out: BTreeMap<Option<i64>, (f64, Vec<f64>)> = BTreeMap::new();
@@ -192,6 +193,14 @@ fn series(
         let Some(v) = metric_value(r, metric) else {
             continue;
         };
+        let rx = axis.and_then(|a| r.params.get(a));
+        if let Some(at) = at {
+            // One point of the axis, used like a reference line.
+            if rx.is_some_and(|rx| value_eq(rx, at)) {
+                out.entry(None).or_insert((f64::NAN, Vec::new())).1.push(v);
+            }
+            continue;
+        }
         let x = axis
             .and_then(|a| r.params.get(a))
             .map(|xv| x_position(spec, xv));
@@ -206,8 +215,24 @@ fn series(
 }
 
 fn claim_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperClaim) -> ClaimVerdict {
-    let a = series(spec, records, &c.dataset, &c.above, &c.metric, &c.params);
-    let b = series(spec, records, &c.dataset, &c.below, &c.metric, &c.params);
+    let a = series(
+        spec,
+        records,
+        &c.dataset,
+        &c.above,
+        &c.metric,
+        &c.params,
+        c.above_x.as_ref(),
+    );
+    let b = series(
+        spec,
+        records,
+        &c.dataset,
+        &c.below,
+        &c.metric,
+        &c.params,
+        c.below_x.as_ref(),
+    );
     let in_range = |x: f64| c.x_min.is_none_or(|m| x >= m) && c.x_max.is_none_or(|m| x <= m);
     let mean = |s: &BTreeMap<Option<i64>, (f64, Vec<f64>)>, k: Option<i64>| {
         s.get(&k)
@@ -367,6 +392,15 @@ text = "mask above all everywhere"
 dataset = "d"
 above = "mask"
 below = "all"
+
+[[paper.claim]]
+text = "mask at T = 1 above mask at T = 3 by 10 points"
+dataset = "d"
+above = "mask"
+below = "mask"
+above_x = 1
+below_x = 3
+margin = 0.1
 "#;
 
     fn rec(pipeline: &str, t: Option<usize>, acc: f64) -> TrialRecord {
@@ -453,7 +487,11 @@ below = "all"
             }
             other => panic!("expected fails, got {other:?}"),
         }
-        assert_eq!(v.tally(), (2, 5));
+        match &v.claims[2].1 {
+            ClaimVerdict::Holds { worst, at: None } => assert!((worst - 0.15).abs() < 1e-12),
+            other => panic!("expected holds between two x points, got {other:?}"),
+        }
+        assert_eq!(v.tally(), (3, 6));
     }
 
     #[test]
