@@ -47,13 +47,23 @@ pub enum Command {
         no_report: bool,
     },
     /// Rebuild table.md, table.csv, figure.svg and figure.png from stored results.
+    ///
+    /// With --all: also writes OUT/REPORT.md (every spec in --experiments that has results, its
+    /// figures, published values beside ours, verdicts) and each figure's table.tex.
     Report {
-        spec: PathBuf,
+        #[arg(required_unless_present = "all")]
+        spec: Option<PathBuf>,
         #[arg(long, default_value = "results")]
         out: PathBuf,
         /// Report on the smoke run's results.
         #[arg(long)]
         smoke: bool,
+        /// Rebuild every experiment's report and write OUT/REPORT.md.
+        #[arg(long, conflicts_with = "spec")]
+        all: bool,
+        /// Folder of specs for --all.
+        #[arg(long, default_value = "experiments")]
+        experiments: PathBuf,
     },
     /// Show the datasets, learners and specs available.
     List {
@@ -101,10 +111,21 @@ pub fn execute(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Report { spec, out, smoke } => {
+        Command::Report {
+            spec: Some(spec),
+            out,
+            smoke,
+            ..
+        } => {
             let spec = Spec::load(&spec)?;
             report(&spec, &results_dir(&spec, &out, smoke))
         }
+        Command::Report {
+            spec: None,
+            out,
+            experiments,
+            ..
+        } => report_all(&experiments, &out),
         Command::List {
             data_dir,
             experiments,
@@ -115,6 +136,21 @@ pub fn execute(cli: Cli) -> Result<()> {
 fn report(spec: &Spec, dir: &Path) -> Result<()> {
     let w = crate::report::write(spec, dir)?;
     for f in &w.files {
+        eprintln!("  wrote {}", f.display());
+    }
+    Ok(())
+}
+
+/// Rebuilds every experiment's report that has results, then REPORT.md.
+fn report_all(experiments: &Path, out: &Path) -> Result<()> {
+    for p in crate::report::reproduction::spec_files(experiments)? {
+        let spec = Spec::load(&p)?;
+        let dir = results_dir(&spec, out, false);
+        if dir.join(crate::store::TRIALS_FILE).exists() {
+            report(&spec, &dir)?;
+        }
+    }
+    for f in crate::report::reproduction::write_all(experiments, out)? {
         eprintln!("  wrote {}", f.display());
     }
     Ok(())

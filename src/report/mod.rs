@@ -2,6 +2,7 @@
 //! `figure.png`. Non-private pipelines carry a "(non-private)" label in every output.
 
 pub mod figure;
+pub mod reproduction;
 pub mod table;
 pub mod verdict;
 
