@@ -17,6 +17,7 @@ pub mod learners;
 pub mod pipeline;
 pub mod plan;
 pub mod privacy;
+pub mod provenance;
 pub mod report;
 pub mod rng;
 pub mod runner;
