@@ -65,6 +65,24 @@ pub enum Command {
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
     },
+    /// CI regression gate: rerun every spec in smoke mode and compare with stored expectations
+    /// (EXPERIMENTS/expectations/*.json); also a speed check against a reference workload.
+    Check {
+        /// Folder of specs (expectations live in its `expectations/` subfolder).
+        #[arg(long, default_value = "experiments")]
+        experiments: PathBuf,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Write the expectations from this run instead of comparing.
+        #[arg(long)]
+        update: bool,
+        /// Only these experiments (by name); skips the speed check.
+        #[arg(long)]
+        only: Vec<String>,
+        /// Skip the speed check.
+        #[arg(long)]
+        no_speed: bool,
+    },
     /// Show the datasets, learners and specs available.
     List {
         #[arg(long)]
@@ -126,6 +144,19 @@ pub fn execute(cli: Cli) -> Result<()> {
             experiments,
             ..
         } => report_all(&experiments, &out),
+        Command::Check {
+            experiments,
+            data_dir,
+            update,
+            only,
+            no_speed,
+        } => check(crate::check::CheckOptions {
+            experiments,
+            data_dir: DataDir::resolve(data_dir),
+            update,
+            only,
+            speed: !no_speed,
+        }),
         Command::List {
             data_dir,
             experiments,
@@ -139,6 +170,33 @@ fn report(spec: &Spec, dir: &Path) -> Result<()> {
         eprintln!("  wrote {}", f.display());
     }
     Ok(())
+}
+
+fn check(opts: crate::check::CheckOptions) -> Result<()> {
+    let r = crate::check::check(&opts)?;
+    for f in &r.failures {
+        eprintln!("FAIL {f}");
+    }
+    let speed = r
+        .speed_ratio
+        .map_or(String::new(), |x| format!(", speed ratio {x:.2}"));
+    let what = if opts.update {
+        "expectations written"
+    } else {
+        "checked"
+    };
+    eprintln!(
+        "check: {} specs, {} cells {what} ({:.1} s of smoke runs{speed})",
+        r.specs, r.cells, r.smoke_seconds
+    );
+    if r.failures.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::error::Error::Check(format!(
+            "{} regression(s); see FAIL lines above",
+            r.failures.len()
+        )))
+    }
 }
 
 /// Rebuilds every experiment's report that has results, then REPORT.md.

@@ -8,6 +8,7 @@
 //! cell; [`cli`] is the command line.
 
 pub mod analysis;
+pub mod check;
 pub mod cli;
 pub mod counts;
 pub mod data;
