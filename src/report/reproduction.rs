@@ -186,7 +186,13 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
             out,
             "- {} — **{}**{}",
             c.text,
-            describe_claim(c, cv),
+            describe_claim(c, cv).replace(
+                " at x = ",
+                &format!(
+                    " at {} = ",
+                    super::axis_symbol(spec.report.x.as_deref().unwrap_or("x"))
+                )
+            ),
             c.note
                 .as_deref()
                 .filter(|_| !matches!(cv, verdict::ClaimVerdict::Holds { .. }))
