@@ -47,13 +47,41 @@ pub enum Command {
         no_report: bool,
     },
     /// Rebuild table.md, table.csv, figure.svg and figure.png from stored results.
+    ///
+    /// With --all: also writes OUT/REPORT.md (every spec in --experiments that has results, its
+    /// figures, published values beside ours, verdicts) and each figure's table.tex.
     Report {
-        spec: PathBuf,
+        #[arg(required_unless_present = "all")]
+        spec: Option<PathBuf>,
         #[arg(long, default_value = "results")]
         out: PathBuf,
         /// Report on the smoke run's results.
         #[arg(long)]
         smoke: bool,
+        /// Rebuild every experiment's report and write OUT/REPORT.md.
+        #[arg(long, conflicts_with = "spec")]
+        all: bool,
+        /// Folder of specs for --all.
+        #[arg(long, default_value = "experiments")]
+        experiments: PathBuf,
+    },
+    /// CI regression gate: rerun every spec in smoke mode and compare with stored expectations
+    /// (EXPERIMENTS/expectations/*.json); also a speed check against a reference workload.
+    Check {
+        /// Folder of specs (expectations live in its `expectations/` subfolder).
+        #[arg(long, default_value = "experiments")]
+        experiments: PathBuf,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Write the expectations from this run instead of comparing.
+        #[arg(long)]
+        update: bool,
+        /// Only these experiments (by name); skips the speed check.
+        #[arg(long)]
+        only: Vec<String>,
+        /// Skip the speed check.
+        #[arg(long)]
+        no_speed: bool,
     },
     /// Show the datasets, learners and specs available.
     List {
@@ -118,10 +146,34 @@ pub fn execute(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Command::Report { spec, out, smoke } => {
+        Command::Report {
+            spec: Some(spec),
+            out,
+            smoke,
+            ..
+        } => {
             let spec = Spec::load(&spec)?;
             report(&spec, &results_dir(&spec, &out, smoke))
         }
+        Command::Report {
+            spec: None,
+            out,
+            experiments,
+            ..
+        } => report_all(&experiments, &out),
+        Command::Check {
+            experiments,
+            data_dir,
+            update,
+            only,
+            no_speed,
+        } => check(crate::check::CheckOptions {
+            experiments,
+            data_dir: DataDir::resolve(data_dir),
+            update,
+            only,
+            speed: !no_speed,
+        }),
         Command::List {
             data_dir,
             experiments,
@@ -173,6 +225,48 @@ fn audit(mechanism: Option<&str>, all: bool, trials: usize, seed: u64, json: boo
 fn report(spec: &Spec, dir: &Path) -> Result<()> {
     let w = crate::report::write(spec, dir)?;
     for f in &w.files {
+        eprintln!("  wrote {}", f.display());
+    }
+    Ok(())
+}
+
+fn check(opts: crate::check::CheckOptions) -> Result<()> {
+    let r = crate::check::check(&opts)?;
+    for f in &r.failures {
+        eprintln!("FAIL {f}");
+    }
+    let speed = r
+        .speed_ratio
+        .map_or(String::new(), |x| format!(", speed ratio {x:.2}"));
+    let what = if opts.update {
+        "expectations written"
+    } else {
+        "checked"
+    };
+    eprintln!(
+        "check: {} specs, {} cells {what} ({:.1} s of smoke runs{speed})",
+        r.specs, r.cells, r.smoke_seconds
+    );
+    if r.failures.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::error::Error::Check(format!(
+            "{} regression(s); see FAIL lines above",
+            r.failures.len()
+        )))
+    }
+}
+
+/// Rebuilds every experiment's report that has results, then REPORT.md.
+fn report_all(experiments: &Path, out: &Path) -> Result<()> {
+    for p in crate::report::reproduction::spec_files(experiments)? {
+        let spec = Spec::load(&p)?;
+        let dir = results_dir(&spec, out, false);
+        if dir.join(crate::store::TRIALS_FILE).exists() {
+            report(&spec, &dir)?;
+        }
+    }
+    for f in crate::report::reproduction::write_all(experiments, out)? {
         eprintln!("  wrote {}", f.display());
     }
     Ok(())

@@ -49,6 +49,9 @@ pub enum Error {
     Data { dataset: String, reason: String },
     #[error("results store {}: {reason}", path.display())]
     Store { path: PathBuf, reason: String },
+    /// `epsilab check` found regressions (each already printed).
+    #[error("check failed: {0}")]
+    Check(String),
     #[error(transparent)]
     Linfa(#[from] linfa::Error),
 }

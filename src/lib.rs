@@ -9,6 +9,7 @@
 
 pub mod analysis;
 pub mod audit;
+pub mod check;
 pub mod cli;
 pub mod counts;
 pub mod data;
@@ -18,6 +19,7 @@ pub mod learners;
 pub mod pipeline;
 pub mod plan;
 pub mod privacy;
+pub mod provenance;
 pub mod report;
 pub mod rng;
 pub mod runner;

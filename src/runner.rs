@@ -76,6 +76,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunSummary> {
         summary.seconds = start.elapsed().as_secs_f64();
         return Ok(summary);
     }
+    let dir = summary.results_dir.clone();
 
     let mut datasets: BTreeMap<usize, Arc<Dataset>> = BTreeMap::new();
     for c in &pending {
@@ -137,6 +138,8 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunSummary> {
     bar.finish_and_clear();
     summary.ran = summary.total - summary.skipped;
     summary.seconds = start.elapsed().as_secs_f64();
+    let threads = pool.current_num_threads();
+    crate::provenance::write(spec, &dir, threads, summary.seconds, opts.smoke)?;
     Ok(summary)
 }
 

@@ -228,6 +228,15 @@ pub struct PaperClaim {
     pub metric: String,
     #[serde(default)]
     pub margin: f64,
+    /// Other grid values selecting the series (e.g. `{ epsilon = 1 }`); a series without the key
+    /// (a reference line) matches any value.
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Take the `above` series at this one x value only (compares two points of an axis, e.g.
+    /// a large threshold against threshold 0).
+    pub above_x: Option<serde_json::Value>,
+    /// Take the `below` series at this one x value only.
+    pub below_x: Option<serde_json::Value>,
     pub x_min: Option<f64>,
     pub x_max: Option<f64>,
     /// Why the harness may differ, when it is known to (shown with the verdict).

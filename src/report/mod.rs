@@ -2,7 +2,9 @@
 //! `figure.png`. Non-private pipelines carry a "(non-private)" label in every output.
 
 pub mod figure;
+pub mod reproduction;
 pub mod table;
+pub mod verdict;
 
 use crate::error::{Error, Result};
 use crate::spec::{ReportKind, Spec};

@@ -1,0 +1,111 @@
+//! `provenance.json` in each results folder: what produced the trials (spec hash, git commit,
+//! epsilab and key crate versions, data checksums, threads, wall time, smoke flag).
+
+use crate::data::DatasetDef;
+use crate::error::{Error, Result};
+use crate::spec::Spec;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const PROVENANCE_FILE: &str = "provenance.json";
+
+/// The lock file the binary was built with.
+const CARGO_LOCK: &str = include_str!("../Cargo.lock");
+
+/// Crates whose versions can change results or figures.
+const KEY_CRATES: &[&str] = &[
+    "rand",
+    "rand_pcg",
+    "rand_distr",
+    "ndarray",
+    "linfa",
+    "rayon",
+    "serde_json",
+    "toml",
+    "plotters",
+    "sha2",
+];
+
+/// Versions of [`KEY_CRATES`] from the embedded Cargo.lock (`[[package]]` name/version pairs).
+pub fn crate_versions() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut name: Option<&str> = None;
+    for line in CARGO_LOCK.lines() {
+        if let Some(n) = line.strip_prefix("name = ") {
+            name = Some(n.trim_matches('"'));
+        } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take())
+            && KEY_CRATES.contains(&n)
+        {
+            // Several versions of one crate: keep them all.
+            let v = v.trim_matches('"').to_string();
+            out.entry(n.to_string())
+                .and_modify(|e: &mut String| {
+                    e.push_str(", ");
+                    e.push_str(&v)
+                })
+                .or_insert(v);
+        }
+    }
+    out
+}
+
+/// `git rev-parse HEAD` of the working directory, or "unknown".
+pub fn git_commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// SHA-256 of each file a dataset is read from (as pinned by the catalog), or how it is made.
+fn data_checksums(spec: &Spec, name: &str) -> Value {
+    match spec.catalog.get(name) {
+        Some(DatasetDef::Libsvm(d)) => json!(d.sha256),
+        Some(DatasetDef::NbProxy(d)) => {
+            json!({ "synthetic": "nb_proxy", "of": data_checksums(spec, &d.of) })
+        }
+        Some(DatasetDef::NbSampled(_)) => json!("synthetic: nb_sampled (seeded)"),
+        Some(DatasetDef::ToyGaussian(_)) => json!("synthetic: toy_gaussian (seeded)"),
+        None => Value::Null,
+    }
+}
+
+/// Writes `dir/provenance.json`.
+pub fn write(spec: &Spec, dir: &Path, threads: usize, seconds: f64, smoke: bool) -> Result<()> {
+    let data: BTreeMap<&str, Value> = spec
+        .experiment
+        .datasets
+        .iter()
+        .map(|d| (d.as_str(), data_checksums(spec, d)))
+        .collect();
+    let v = json!({
+        "experiment": spec.experiment.name,
+        "spec": spec.path.display().to_string(),
+        "spec_hash": spec.hash,
+        "git_commit": git_commit(),
+        "epsilab_version": env!("CARGO_PKG_VERSION"),
+        "crate_versions": crate_versions(),
+        "data_sha256": data,
+        "threads": threads,
+        "wall_seconds": seconds,
+        "smoke": smoke,
+    });
+    let p = dir.join(PROVENANCE_FILE);
+    let text = serde_json::to_string_pretty(&v).expect("json") + "\n";
+    std::fs::write(&p, text).map_err(|e| Error::io(&p, e))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lock_file_versions_are_found() {
+        let v = super::crate_versions();
+        assert!(v.contains_key("rand") && v.contains_key("rayon"), "{v:?}");
+    }
+}

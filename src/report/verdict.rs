@@ -1,0 +1,506 @@
+//! Verdicts: a spec's `[paper]` (published numbers and qualitative claims) against our trials.
+//!
+//! A [`PaperCell`] is `reproduced` when |ours − published| <= its tolerance, `differs` otherwise,
+//! `missing` when no stored trial matches it. A [`PaperClaim`] ("series A above series B by at
+//! least `margin` for x in [x_min, x_max]") `holds` when the smallest difference A − B over the
+//! x values where both series exist is >= `margin`; a series without the x axis (a reference
+//! line) counts at every x.
+
+use super::{is_accuracy, x_position, x_text};
+use crate::spec::{PaperCell, PaperClaim, Spec};
+use crate::stats::mean_se;
+use crate::store::TrialRecord;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Our mean and standard error for one published cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ours {
+    pub mean: f64,
+    pub se: f64,
+    pub n: usize,
+}
+
+/// The outcome for one published number.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellVerdict {
+    /// Within tolerance; `diff` = ours − published.
+    Reproduced { ours: Ours, diff: f64 },
+    /// Outside tolerance; `diff` = ours − published.
+    Differs { ours: Ours, diff: f64 },
+    /// No stored trial matches the cell.
+    Missing,
+}
+
+/// The outcome for one qualitative claim; `worst` is the smallest (above − below) over the
+/// checked x values and `at` the x where it occurs (`None` for two reference lines).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimVerdict {
+    Holds {
+        worst: f64,
+        at: Option<f64>,
+    },
+    Fails {
+        worst: f64,
+        at: Option<f64>,
+    },
+    /// One of the series has no trials in the x range.
+    Missing,
+}
+
+impl CellVerdict {
+    pub fn word(&self) -> &'static str {
+        match self {
+            CellVerdict::Reproduced { .. } => "reproduced",
+            CellVerdict::Differs { .. } => "differs",
+            CellVerdict::Missing => "missing",
+        }
+    }
+}
+
+impl ClaimVerdict {
+    pub fn word(&self) -> &'static str {
+        match self {
+            ClaimVerdict::Holds { .. } => "holds",
+            ClaimVerdict::Fails { .. } => "fails",
+            ClaimVerdict::Missing => "missing",
+        }
+    }
+}
+
+/// Every verdict of a spec, in `[paper]` order.
+#[derive(Debug, Clone)]
+pub struct Verdicts<'a> {
+    pub cells: Vec<(&'a PaperCell, CellVerdict)>,
+    pub claims: Vec<(&'a PaperClaim, ClaimVerdict)>,
+}
+
+impl Verdicts<'_> {
+    /// (reproduced or holding, total) over cells and claims.
+    pub fn tally(&self) -> (usize, usize) {
+        let ok = self
+            .cells
+            .iter()
+            .filter(|(_, v)| matches!(v, CellVerdict::Reproduced { .. }))
+            .count()
+            + self
+                .claims
+                .iter()
+                .filter(|(_, v)| matches!(v, ClaimVerdict::Holds { .. }))
+                .count();
+        (ok, self.cells.len() + self.claims.len())
+    }
+}
+
+/// Evaluates the spec's `[paper]` against its records.
+pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Verdicts<'a> {
+    Verdicts {
+        cells: spec
+            .paper
+            .cell
+            .iter()
+            .map(|c| (c, cell_verdict(spec, records, c)))
+            .collect(),
+        claims: spec
+            .paper
+            .claim
+            .iter()
+            .map(|c| (c, claim_verdict(spec, records, c)))
+            .collect(),
+    }
+}
+
+/// A per-trial quantity: [`TrialRecord::metric`], the sizes `n_train`/`n_test`/`n_features`,
+/// or one entry of a recorded vector written `name[i]` (0-based).
+pub fn metric_value(r: &TrialRecord, metric: &str) -> Option<f64> {
+    if let Some(v) = r.metric(metric) {
+        return Some(v);
+    }
+    match metric {
+        "n_train" => return Some(r.n_train as f64),
+        "n_test" => return Some(r.n_test as f64),
+        "n_features" => return Some(r.n_features as f64),
+        _ => {}
+    }
+    let (name, rest) = metric.split_once('[')?;
+    let i: usize = rest.strip_suffix(']')?.parse().ok()?;
+    r.vectors.get(name)?.get(i).copied()
+}
+
+/// Grid values are equal (numbers compared as floats: TOML `0.1` and JSON `0.1`, `100` and
+/// `100.0`).
+pub fn value_eq(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+        _ => a == b,
+    }
+}
+
+/// Whether a record's grid values agree with `params` (a key the record lacks agrees: the
+/// pipeline does not vary along it).
+fn params_match(r: &TrialRecord, params: &BTreeMap<String, Value>) -> bool {
+    params
+        .iter()
+        .all(|(k, v)| r.params.get(k).is_none_or(|rv| value_eq(rv, v)))
+}
+
+fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
+    let axis = spec.report.x.as_deref();
+    let vals: Vec<f64> = records
+        .iter()
+        .filter(|r| r.dataset == c.dataset && r.pipeline == c.pipeline)
+        .filter(|r| params_match(r, &c.params))
+        .filter(|r| match (axis.and_then(|a| r.params.get(a)), &c.x) {
+            (None, _) => true,
+            (Some(rv), Some(cv)) => value_eq(rv, cv),
+            (Some(_), None) => false,
+        })
+        .filter_map(|r| metric_value(r, &c.metric))
+        .collect();
+    if vals.is_empty() {
+        return CellVerdict::Missing;
+    }
+    let (mean, se) = mean_se(&vals);
+    let ours = Ours {
+        mean,
+        se,
+        n: vals.len(),
+    };
+    let diff = mean - c.value;
+    if diff.abs() <= c.tolerance {
+        CellVerdict::Reproduced { ours, diff }
+    } else {
+        CellVerdict::Differs { ours, diff }
+    }
+}
+
+/// Mean of a series per x position (key `None`: a reference line without the x axis).
+fn series(
+    spec: &Spec,
+    records: &[TrialRecord],
+    dataset: &str,
+    pipeline: &str,
+    metric: &str,
+    params: &BTreeMap<String, Value>,
+    at: Option<&Value>,
+) -> BTreeMap<Option<i64>, (f64, Vec<f64>)> {
+    let axis = spec.report.x.as_deref();
+    let mut out: BTreeMap<Option<i64>, (f64, Vec<f64>)> = BTreeMap::new();
+    for r in records
+        .iter()
+        .filter(|r| r.dataset == dataset && r.pipeline == pipeline && params_match(r, params))
+    {
+        let Some(v) = metric_value(r, metric) else {
+            continue;
+        };
+        let rx = axis.and_then(|a| r.params.get(a));
+        if let Some(at) = at {
+            // One point of the axis, used like a reference line.
+            if rx.is_some_and(|rx| value_eq(rx, at)) {
+                out.entry(None).or_insert((f64::NAN, Vec::new())).1.push(v);
+            }
+            continue;
+        }
+        let x = axis
+            .and_then(|a| r.params.get(a))
+            .map(|xv| x_position(spec, xv));
+        // Exact float keys: x positions are grid values, identical across records.
+        let key = x.map(|p| (p * 1e9).round() as i64);
+        out.entry(key)
+            .or_insert((x.unwrap_or(f64::NAN), Vec::new()))
+            .1
+            .push(v);
+    }
+    out
+}
+
+fn claim_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperClaim) -> ClaimVerdict {
+    let a = series(
+        spec,
+        records,
+        &c.dataset,
+        &c.above,
+        &c.metric,
+        &c.params,
+        c.above_x.as_ref(),
+    );
+    let b = series(
+        spec,
+        records,
+        &c.dataset,
+        &c.below,
+        &c.metric,
+        &c.params,
+        c.below_x.as_ref(),
+    );
+    let in_range = |x: f64| c.x_min.is_none_or(|m| x >= m) && c.x_max.is_none_or(|m| x <= m);
+    let mean = |s: &BTreeMap<Option<i64>, (f64, Vec<f64>)>, k: Option<i64>| {
+        s.get(&k)
+            .or_else(|| s.get(&None))
+            .map(|(_, v)| mean_se(v).0)
+    };
+    let mut keys: Vec<(Option<i64>, f64)> = a
+        .iter()
+        .chain(b.iter())
+        .map(|(k, (x, _))| (*k, *x))
+        .filter(|(k, x)| k.is_none() || in_range(*x))
+        .collect();
+    keys.sort_by_key(|k| k.0);
+    keys.dedup_by_key(|k| k.0);
+    // A reference line only counts alone when neither series varies along x.
+    if keys.iter().any(|k| k.0.is_some()) {
+        keys.retain(|k| k.0.is_some());
+    }
+    let mut worst: Option<(f64, Option<f64>)> = None;
+    for (k, x) in keys {
+        if let (Some(ma), Some(mb)) = (mean(&a, k), mean(&b, k)) {
+            let d = ma - mb;
+            if worst.is_none_or(|(w, _)| d < w) {
+                worst = Some((d, k.map(|_| x)));
+            }
+        }
+    }
+    match worst {
+        None => ClaimVerdict::Missing,
+        Some((w, at)) if w >= c.margin => ClaimVerdict::Holds { worst: w, at },
+        Some((w, at)) => ClaimVerdict::Fails { worst: w, at },
+    }
+}
+
+/// A value in the metric's display unit (accuracies in percentage points).
+pub fn show(metric: &str, v: f64) -> String {
+    if is_accuracy(metric) || metric.ends_with("fraction") {
+        format!("{:.1}%", 100.0 * v)
+    } else if v.fract() == 0.0 && v.abs() < 1e12 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// A difference in the metric's display unit (accuracies in percentage points).
+pub fn show_diff(metric: &str, d: f64) -> String {
+    if is_accuracy(metric) || metric.ends_with("fraction") {
+        format!("{:+.1} pts", 100.0 * d)
+    } else {
+        format!("{d:+.4}")
+    }
+}
+
+/// One line describing a cell's verdict.
+pub fn describe_cell(c: &PaperCell, v: &CellVerdict) -> String {
+    match v {
+        CellVerdict::Reproduced { ours, diff } | CellVerdict::Differs { ours, diff } => format!(
+            "{} (ours {} ± {}, published {}, difference {}, tolerance {})",
+            v.word(),
+            show(&c.metric, ours.mean),
+            show(&c.metric, ours.se).trim_end_matches('%'),
+            show(&c.metric, c.value),
+            show_diff(&c.metric, *diff),
+            show_diff(&c.metric, c.tolerance).trim_start_matches('+'),
+        ),
+        CellVerdict::Missing => "missing (no stored trial matches this cell)".into(),
+    }
+}
+
+/// One line describing a claim's verdict.
+pub fn describe_claim(c: &PaperClaim, v: &ClaimVerdict) -> String {
+    let at = |x: &Option<f64>| x.map_or(String::new(), |x| format!(" at x = {}", fmt_x(x)));
+    match v {
+        ClaimVerdict::Holds { worst, at: x } | ClaimVerdict::Fails { worst, at: x } => format!(
+            "{} (worst margin {}{}, required {})",
+            v.word(),
+            show_diff(&c.metric, *worst),
+            at(x),
+            show_diff(&c.metric, c.margin)
+        ),
+        ClaimVerdict::Missing => "missing (a series has no stored trials in the range)".into(),
+    }
+}
+
+fn fmt_x(x: f64) -> String {
+    x_text(&serde_json::json!(x))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::Ledger;
+
+    const SPEC: &str = r#"
+[experiment]
+name = "t"
+trials = 2
+seed = 1
+datasets = ["d"]
+
+[dataset.d]
+source = "nb_sampled"
+dimension = 5
+theta = [0.8, 0.5]
+train = 10
+test = 10
+
+[grid]
+epsilon = [0.1]
+features = [1, 2, 3]
+
+[[pipeline]]
+name = "mask"
+learner = "private_nb"
+selection = "mask"
+score = "count"
+budget = { selection = 0.5, train = 0.5 }
+
+[[pipeline]]
+name = "all"
+learner = "private_nb"
+
+[report]
+x = "features"
+
+[[paper.cell]]
+dataset = "d"
+pipeline = "all"
+params = { epsilon = 0.1 }
+value = 0.60
+tolerance = 0.02
+
+[[paper.cell]]
+dataset = "d"
+pipeline = "mask"
+x = 2
+value = 0.60
+tolerance = 0.02
+
+[[paper.cell]]
+dataset = "d"
+pipeline = "mask"
+x = 7
+value = 0.60
+tolerance = 0.02
+
+[[paper.claim]]
+text = "mask above all for T <= 2"
+dataset = "d"
+above = "mask"
+below = "all"
+x_max = 2
+
+[[paper.claim]]
+text = "mask above all everywhere"
+dataset = "d"
+above = "mask"
+below = "all"
+
+[[paper.claim]]
+text = "mask at T = 1 above mask at T = 3 by 10 points"
+dataset = "d"
+above = "mask"
+below = "mask"
+above_x = 1
+below_x = 3
+margin = 0.1
+"#;
+
+    fn rec(pipeline: &str, t: Option<usize>, acc: f64) -> TrialRecord {
+        let mut params = BTreeMap::new();
+        params.insert("epsilon".to_string(), serde_json::json!(0.1));
+        if let Some(t) = t {
+            params.insert("features".to_string(), serde_json::json!(t));
+        }
+        TrialRecord {
+            key: format!("{pipeline}{t:?}{acc}"),
+            dataset: "d".into(),
+            pipeline: pipeline.into(),
+            epsilon: Some(0.1),
+            trial: 0,
+            seed: 0,
+            params,
+            test_accuracy: Some(acc),
+            train_accuracy: None,
+            baseline_accuracy: 0.5,
+            n_train: 10,
+            n_test: 10,
+            n_features: 5,
+            fit_seconds: 0.0,
+            ledger: Ledger::default(),
+            private: true,
+            metrics: BTreeMap::new(),
+            selected_features: None,
+            vectors: BTreeMap::new(),
+            feature_names: None,
+        }
+    }
+
+    fn spec() -> Spec {
+        Spec::parse(SPEC, std::path::Path::new("t.toml")).unwrap()
+    }
+
+    fn records() -> Vec<TrialRecord> {
+        vec![
+            rec("all", None, 0.61),
+            rec("all", None, 0.59),
+            rec("mask", Some(1), 0.70),
+            rec("mask", Some(2), 0.65),
+            rec("mask", Some(2), 0.67),
+            rec("mask", Some(3), 0.55),
+        ]
+    }
+
+    #[test]
+    fn cell_inside_and_outside_tolerance_and_missing() {
+        let spec = spec();
+        let v = evaluate(&spec, &records());
+        match &v.cells[0].1 {
+            CellVerdict::Reproduced { ours, diff } => {
+                assert!((ours.mean - 0.60).abs() < 1e-12);
+                assert_eq!(ours.n, 2);
+                assert!(diff.abs() < 1e-12);
+            }
+            other => panic!("expected reproduced, got {other:?}"),
+        }
+        match &v.cells[1].1 {
+            CellVerdict::Differs { diff, .. } => assert!((diff - 0.06).abs() < 1e-12),
+            other => panic!("expected differs, got {other:?}"),
+        }
+        assert_eq!(v.cells[2].1, CellVerdict::Missing);
+        assert!(describe_cell(v.cells[1].0, &v.cells[1].1).contains("+6.0 pts"));
+    }
+
+    #[test]
+    fn claim_holds_in_range_and_fails_outside() {
+        let spec = spec();
+        let v = evaluate(&spec, &records());
+        match &v.claims[0].1 {
+            ClaimVerdict::Holds { worst, at } => {
+                // The reference line (0.60) counts at T = 1 and T = 2; worst at T = 2.
+                assert!((worst - 0.06).abs() < 1e-12);
+                assert_eq!(*at, Some(2.0));
+            }
+            other => panic!("expected holds, got {other:?}"),
+        }
+        match &v.claims[1].1 {
+            ClaimVerdict::Fails { worst, at } => {
+                assert!((worst + 0.05).abs() < 1e-12);
+                assert_eq!(*at, Some(3.0));
+            }
+            other => panic!("expected fails, got {other:?}"),
+        }
+        match &v.claims[2].1 {
+            ClaimVerdict::Holds { worst, at: None } => assert!((worst - 0.15).abs() < 1e-12),
+            other => panic!("expected holds between two x points, got {other:?}"),
+        }
+        assert_eq!(v.tally(), (3, 6));
+    }
+
+    #[test]
+    fn vector_entries_and_sizes_are_metrics() {
+        let mut r = rec("all", None, 0.5);
+        r.vectors.insert("mi".into(), vec![0.2, 0.1]);
+        assert_eq!(metric_value(&r, "mi[1]"), Some(0.1));
+        assert_eq!(metric_value(&r, "mi[2]"), None);
+        assert_eq!(metric_value(&r, "n_train"), Some(10.0));
+        assert!(value_eq(&serde_json::json!(100), &serde_json::json!(100.0)));
+    }
+}
