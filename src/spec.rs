@@ -121,6 +121,10 @@ pub struct ReportDef {
     pub series: Vec<VectorSeries>,
     #[serde(default)]
     pub log_y: bool,
+    /// Sample complexity: the pipeline whose accuracy on the most data is the target.
+    pub reference: Option<String>,
+    /// Sample complexity: how close (accuracy, absolute) counts as reaching the target.
+    pub tolerance: Option<f64>,
     /// Scatter/curve: one panel per series instead of one per dataset.
     #[serde(default)]
     pub panel_per_series: bool,
@@ -142,6 +146,8 @@ impl Default for ReportDef {
             series: Vec::new(),
             log_y: false,
             panel_per_series: false,
+            reference: None,
+            tolerance: None,
             x_label: None,
             x: None,
             log_x: false,
@@ -166,6 +172,9 @@ pub enum ReportKind {
     TopFeatures,
     /// Every recorded vector as a column, one table per (dataset, pipeline, grid point).
     VectorsTable,
+    /// Appendix B: the smallest `n_train` at which each pipeline comes within `tolerance` of
+    /// the `reference` pipeline's accuracy on the most data (best over the other grid axes).
+    SampleComplexity,
 }
 
 /// One drawn series of recorded vectors: `y` against `x` (or against the index 1..n).
@@ -678,6 +687,16 @@ impl Spec {
         }
         if !matches!(r.kind, ReportKind::Scatter | ReportKind::Curve) && !r.series.is_empty() {
             return Err(self.err("report.series", "applies only to scatter and curve reports"));
+        }
+        if r.kind == ReportKind::SampleComplexity {
+            if self.grid.n_train.is_none() {
+                return Err(self.err("grid.n_train", "a sample-complexity report needs an n_train axis"));
+            }
+            match &r.reference {
+                Some(name) if self.pipelines.iter().any(|p| p.name == *name) => {}
+                Some(name) => return Err(self.err("report.reference", format!("no pipeline is named `{name}`"))),
+                None => return Err(self.err("report.reference", "name the reference pipeline")),
+            }
         }
         if r.kind == ReportKind::Figure && r.x.is_none() {
             return Err(self.err(

@@ -213,3 +213,73 @@ fn the_cli_reports_errors_once_without_panicking() {
     assert!(err.starts_with("error: does/not/exist.toml:"), "{err}");
     assert!(!err.contains("panicked"));
 }
+
+/// Logistic-regression pipelines end to end on the toy Gaussian: private fits spend exactly
+/// their share, cross-validation and data-derived scaling are labelled, convergence and lambda
+/// are recorded, the n_train axis takes nested subsets, and 1 and 2 threads agree.
+#[test]
+fn logistic_pipelines_record_their_privacy_and_convergence() {
+    let text = r#"
+[experiment]
+name = "lr"
+trials = 2
+seed = 5
+datasets = ["toy"]
+[dataset.toy]
+source = "toy_gaussian"
+dimension = 3
+train = 400
+test = 400
+[grid]
+epsilon = [1]
+n_train = [100, 400]
+[[pipeline]]
+name = "lr cv"
+learner = "lr"
+lambda = "cv"
+[[pipeline]]
+name = "objective"
+learner = "lr_objective"
+lambda = 1
+[[pipeline]]
+name = "output, private lambda"
+learner = "lr_output"
+lambda = "private"
+budget = { train = 0.8, lambda = 0.2 }
+[[pipeline]]
+name = "fm thesis scaling"
+learner = "lr_functional"
+fm_sensitivity = "sens2"
+scaling = "thesis"
+[report]
+x = "n_train"
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&common::write_spec(dir.path(), "lr.toml", text)).unwrap();
+    let one = run_fresh(&spec, 1);
+    assert_eq!(one, run_fresh(&spec, 2));
+    assert_eq!(one.len(), 4 * 2 * 2);
+    for r in one.values() {
+        assert_eq!(r.n_train, r.params["n_train"].as_u64().unwrap() as usize);
+        match r.pipeline.as_str() {
+            "lr cv" => {
+                assert!(!r.private);
+                assert!(r.ledger.entries.iter().any(|e| e.name == "lambda_selection" && !e.private));
+                assert_eq!(r.metrics["converged"], 1.0);
+            }
+            "objective" => {
+                assert!(r.private && (r.ledger.total_epsilon() - 1.0).abs() < 1e-12);
+                assert_eq!(r.metrics["lambda"], 1.0);
+            }
+            "output, private lambda" => {
+                assert!(r.private, "{:?}", r.ledger);
+                assert!((r.ledger.total_epsilon() - 1.0).abs() < 1e-12, "{:?}", r.ledger);
+            }
+            "fm thesis scaling" => {
+                assert!(!r.private, "min-max scaling from the data is not private");
+                assert!(r.ledger.entries.iter().any(|e| e.name == "scaling" && !e.private));
+            }
+            other => panic!("{other}"),
+        }
+    }
+}

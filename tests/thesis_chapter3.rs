@@ -133,3 +133,52 @@ fn figure_3_6_shows_chance_on_xwindows_and_a_rise_on_mushrooms() {
     );
     assert!(m[0] < 0.7 && m[4] > 0.9, "{m:?}");
 }
+
+/// Figure 3.15: every trial's ledger adds up to the declared eps (0.05 + 0.05 for the masks,
+/// 0.1 otherwise), private pipelines are marked private, and the non-private MI ranking is
+/// labelled non-private in the JSONL, the table and the figure legend.
+#[test]
+fn figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking() {
+    let Some(dir) = common::data_dir("figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking") else {
+        return;
+    };
+    let spec = Spec::load("experiments/f3_15_feature_selection.toml".as_ref()).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let opts = RunOptions {
+        threads: 2,
+        data_dir: dir,
+        out_dir: out.path().into(),
+        smoke: true,
+        force: false,
+        progress: false,
+    };
+    let s = run(&spec, &opts).unwrap();
+    let records = read_records(&s.results_dir.join(TRIALS_FILE)).unwrap();
+    assert!(records.len() > 50);
+    for r in &records {
+        match r.pipeline.as_str() {
+            "private MI mask" | "private count mask" => {
+                let steps: Vec<f64> = r.ledger.entries.iter().filter_map(|e| e.epsilon).collect();
+                assert_eq!(steps.len(), 2, "{r:?}");
+                assert!(steps.iter().all(|e| (e - 0.05).abs() < 1e-12), "{steps:?}");
+                assert!(r.private);
+            }
+            "private NB, all features" => {
+                assert!((r.ledger.total_epsilon() - 0.1).abs() < 1e-12);
+                assert!(r.private);
+            }
+            "non-private MI ranking" => {
+                assert!((r.ledger.total_epsilon() - 0.1).abs() < 1e-12);
+                assert!(!r.private && r.ledger.entries.iter().any(|e| e.name == "selection" && !e.private));
+            }
+            "non-private NB" => assert!(!r.private),
+            other => panic!("unexpected pipeline {other}"),
+        }
+    }
+    epsilab::report::write(&spec, &s.results_dir).unwrap();
+    let md = std::fs::read_to_string(s.results_dir.join("table.md")).unwrap();
+    assert!(md.contains("| non-private MI ranking (ε = 0.1) (non-private) |"), "{md}");
+    assert!(md.contains("| private count mask (ε = 0.1) |"));
+    let svg = std::fs::read_to_string(s.results_dir.join("figure.svg")).unwrap();
+    assert!(svg.contains("non-private MI ranking (ε = 0.1) (non-private)"));
+}

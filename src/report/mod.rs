@@ -235,6 +235,11 @@ pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
             let fig = figure::Figure::from_vectors(spec, &records, &titles);
             files.extend(fig.save(dir, "figure")?);
         }
+        ReportKind::SampleComplexity => {
+            let (md, csv) = table::sample_complexity(spec, &records, &titles);
+            put("table.md", md)?;
+            put("table.csv", csv)?;
+        }
         ReportKind::VectorsTable => {
             put("table.md", table::vectors_columns(spec, &records, &titles))?;
             put("table.csv", table::vectors_csv(spec, &records))?;

@@ -368,3 +368,91 @@ pub fn vectors_columns(
     }
     out
 }
+
+/// Appendix B tables: per dataset and pipeline, the smallest `n_train` whose mean test accuracy
+/// (best over the other grid values, e.g. lambda) is within the tolerance of the reference
+/// pipeline's best accuracy at the largest `n_train`, and the multiplier over the reference's
+/// own smallest such size. Choosing the best lambda on test accuracy is optimistic (like tuning
+/// on a large validation set) and not private: the table says so.
+pub fn sample_complexity(
+    spec: &Spec,
+    records: &[TrialRecord],
+    titles: &BTreeMap<String, String>,
+) -> (String, String) {
+    let reference = spec.report.reference.clone().unwrap_or_default();
+    let tol = spec.report.tolerance.unwrap_or(0.02);
+    let title = spec.experiment.title.as_deref().unwrap_or(&spec.experiment.name);
+    let mut md = format!(
+        "# {title}\n\nSmallest training size N (a power of 2 from the grid) whose mean test accuracy \
+         over trials comes within {:.0} points of `{reference}` trained on the largest N; accuracy and \
+         standard error at that N; the other grid values (e.g. λ) are the best for each N, chosen on \
+         test accuracy (optimistic, {NON_PRIVATE}). Multiplier: N over the reference's own N.\n",
+        100.0 * tol
+    );
+    let mut csv = String::from("dataset,pipeline,n,accuracy,se,best_params,multiplier,target\n");
+    // (dataset, pipeline) -> n -> params -> accuracies
+    type Cells = BTreeMap<usize, BTreeMap<String, Vec<f64>>>;
+    let mut by: BTreeMap<(String, String), Cells> = BTreeMap::new();
+    for r in records {
+        let (Some(acc), Some(n)) = (r.test_accuracy, r.params.get("n_train").and_then(|v| v.as_u64())) else {
+            continue;
+        };
+        let rest: Vec<String> = r
+            .params
+            .iter()
+            .filter(|(k, _)| *k != "n_train")
+            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), x_text(v)))
+            .collect();
+        by.entry((r.dataset.clone(), r.pipeline.clone()))
+            .or_default()
+            .entry(n as usize)
+            .or_default()
+            .entry(rest.join(", "))
+            .or_default()
+            .push(acc);
+    }
+    // Best (mean, se, params) per n.
+    let best = |cells: &Cells| -> Vec<(usize, f64, f64, String)> {
+        cells
+            .iter()
+            .filter_map(|(&n, ps)| {
+                ps.iter()
+                    .map(|(p, v)| {
+                        let (m, se) = mean_se(v);
+                        (n, m, se, p.clone())
+                    })
+                    .max_by(|a, b| a.1.total_cmp(&b.1))
+            })
+            .collect()
+    };
+    for d in &spec.experiment.datasets {
+        let Some(ref_cells) = by.get(&(d.clone(), reference.clone())) else { continue };
+        let ref_curve = best(ref_cells);
+        let Some(&(_, target, _, _)) = ref_curve.last() else { continue };
+        let first_within = |curve: &[(usize, f64, f64, String)]| curve.iter().find(|c| c.1 >= target - tol).cloned();
+        let ref_n = first_within(&ref_curve).map(|c| c.0);
+        let _ = writeln!(
+            md,
+            "\n## {} (target {:.1}%)\n\n| pipeline | N | accuracy | best | multiplier |\n|---|---|---|---|---|",
+            titles.get(d).unwrap_or(d),
+            100.0 * target
+        );
+        for p in &spec.pipelines {
+            let Some(cells) = by.get(&(d.clone(), p.name.clone())) else { continue };
+            let curve = best(cells);
+            match first_within(&curve) {
+                Some((n, m, se, params)) => {
+                    let mult = ref_n.map_or(String::from("—"), |r| format!("{}", n / r.max(1)));
+                    let _ = writeln!(md, "| {} | {n} | {:.1} ± {:.1} | {params} | {mult} |", p.name, 100.0 * m, 100.0 * se);
+                    let _ = writeln!(csv, "{d},{},{n},{m},{se},{},{mult},{target}", csv_field(&p.name), csv_field(&params));
+                }
+                None => {
+                    let (n, m, se, _) = curve.last().cloned().unwrap_or((0, f64::NAN, f64::NAN, String::new()));
+                    let _ = writeln!(md, "| {} | > {n} | {:.1} ± {:.1} at N = {n} | — | — |", p.name, 100.0 * m, 100.0 * se);
+                    let _ = writeln!(csv, "{d},{},>{n},{m},{se},,,{target}", csv_field(&p.name));
+                }
+            }
+        }
+    }
+    (md, csv)
+}
