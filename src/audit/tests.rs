@@ -125,11 +125,25 @@ fn json_has_the_documented_fields_and_the_cli_parses() {
         crate::cli::Command::Audit {
             all: true,
             json: true,
-            trials: 100_000,
+            trials: None,
             seed: 1,
+            unseeded: false,
             ..
         }
     ));
+    let cli = crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--unseeded"]).unwrap();
+    assert!(matches!(
+        cli.command,
+        crate::cli::Command::Audit {
+            unseeded: true,
+            trials: None,
+            ..
+        }
+    ));
+    assert!(
+        crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--unseeded", "--seed", "3"])
+            .is_err()
+    );
     assert!(
         crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--mechanism", "laplace"])
             .is_err()
