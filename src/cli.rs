@@ -99,11 +99,16 @@ pub enum Command {
         /// Audit every mechanism, including the planted known-bad mutants.
         #[arg(long)]
         all: bool,
-        /// Runs per side (half choose the event, half estimate it).
-        #[arg(long, default_value_t = 100_000)]
-        trials: usize,
+        /// Runs per side (half choose the event, half estimate it) [default: 100000, or
+        /// 1000000 with --unseeded].
+        #[arg(long)]
+        trials: Option<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Long run with a fresh seed from the OS and the clock (printed to stderr so the run
+        /// can be replayed with --seed); default trials 1000000 per side.
+        #[arg(long, conflicts_with = "seed")]
+        unseeded: bool,
         /// Print a JSON array, one object per audit.
         #[arg(long)]
         json: bool,
@@ -183,9 +188,36 @@ pub fn execute(cli: Cli) -> Result<()> {
             all,
             trials,
             seed,
+            unseeded,
             json,
-        } => audit(mechanism.as_deref(), all, trials, seed, json),
+        } => {
+            let (trials, seed) = if unseeded {
+                let seed = fresh_seed();
+                let trials = trials.unwrap_or(UNSEEDED_TRIALS);
+                eprintln!(
+                    "unseeded audit: seed {seed}, {trials} trials per side (replay: --trials {trials} --seed {seed})"
+                );
+                (trials, seed)
+            } else {
+                (trials.unwrap_or(SEEDED_TRIALS), seed)
+            };
+            audit(mechanism.as_deref(), all, trials, seed, json)
+        }
     }
+}
+
+/// Default runs per side of `epsilab audit`.
+pub const SEEDED_TRIALS: usize = 100_000;
+/// Default runs per side of `epsilab audit --unseeded`.
+pub const UNSEEDED_TRIALS: usize = 1_000_000;
+
+/// A seed from the OS generator mixed with the clock.
+fn fresh_seed() -> u64 {
+    use rand::Rng as _;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    rand::thread_rng().r#gen::<u64>() ^ nanos
 }
 
 fn audit(mechanism: Option<&str>, all: bool, trials: usize, seed: u64, json: bool) -> Result<()> {

@@ -4,11 +4,15 @@
 //! `release_counts`, the mask sampler and `Selector::MaskSampling`, Gumbel top-k, the sparse
 //! vector, Vaidya NB); the mutants reproduce realistic bugs through that same code.
 //!
-//! To add a mechanism (output / objective perturbation of logistic regression, ...): implement
+//! The logistic-regression audits (output / objective perturbation, functional mechanism) are
+//! in [`super::logistic`] and registered here.
+//!
+//! To add a mechanism: implement
 //! [`Auditable`] with a pair of neighbouring datasets that is as close to worst case as you can
 //! make it and a statistic that separates them (ideally the log-likelihood ratio of the two
 //! output laws, so that a threshold event is optimal), then push it in [`all`].
 
+use super::logistic::{LrFunctional, LrObjective, LrOutput};
 use super::{Auditable, Side};
 use crate::counts::ClassCounts;
 use crate::learners::private_nb::PrivateNbValidParams;
@@ -39,6 +43,12 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(GumbelWorstCase { epsilon: 1.0 }),
         Box::new(SparseWorstCase { epsilon: 1.0 }),
         Box::new(Vaidya::new(0.1)),
+        Box::new(LrOutput::new(1.0, 1.0, false)),
+        Box::new(LrOutput::new(1.0, 1.0, true)),
+        Box::new(LrObjective::new(1.0, 1.0, false)),
+        Box::new(LrObjective::new(1.0, 0.01, false)),
+        Box::new(LrObjective::new(1.0, 0.01, true)),
+        Box::new(LrFunctional::new(1.0)),
     ]
 }
 

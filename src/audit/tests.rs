@@ -1,10 +1,17 @@
-//! Tests of the audit. The suite runs every mechanism with `TEST_TRIALS` = 20,000 runs per
-//! side (10,000 to choose the event, 10,000 held out), seed 1; the CLI default is 100,000.
+//! Tests of the audit. The suite runs every non-LR mechanism with `TEST_TRIALS` = 20,000 runs
+//! per side (10,000 to choose the event, 10,000 held out), seed 1, and the logistic-regression
+//! audits (one Newton solve per run, slow in debug builds) with `LR_TEST_TRIALS` = 10,000 per
+//! side (5,000 + 5,000), seed 1; the CLI default is 100,000.
 
 use super::*;
 use crate::selection::count_scores;
 
 const TEST_TRIALS: usize = 20_000;
+const LR_TEST_TRIALS: usize = 10_000;
+
+fn is_lr(m: &dyn Auditable) -> bool {
+    m.name().starts_with("lr_")
+}
 
 #[test]
 fn clopper_pearson_matches_known_values() {
@@ -65,7 +72,8 @@ fn count_selector_neighbours_have_the_stated_scores() {
 /// Every correct mechanism's lower bound stays at or below its claim; every mutant is caught.
 #[test]
 fn correct_mechanisms_pass_and_mutants_are_caught() {
-    let results = audit_all(TEST_TRIALS, 1).unwrap();
+    let ms: Vec<_> = all().into_iter().filter(|m| !is_lr(m.as_ref())).collect();
+    let results = audit_each(&ms, TEST_TRIALS, 1).unwrap();
     let table = table(&results);
     for r in &results {
         assert!(r.ok, "{}\n{table}", r.mechanism);
@@ -117,11 +125,25 @@ fn json_has_the_documented_fields_and_the_cli_parses() {
         crate::cli::Command::Audit {
             all: true,
             json: true,
-            trials: 100_000,
+            trials: None,
             seed: 1,
+            unseeded: false,
             ..
         }
     ));
+    let cli = crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--unseeded"]).unwrap();
+    assert!(matches!(
+        cli.command,
+        crate::cli::Command::Audit {
+            unseeded: true,
+            trials: None,
+            ..
+        }
+    ));
+    assert!(
+        crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--unseeded", "--seed", "3"])
+            .is_err()
+    );
     assert!(
         crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--mechanism", "laplace"])
             .is_err()
@@ -130,4 +152,78 @@ fn json_has_the_documented_fields_and_the_cli_parses() {
     let cli = crate::cli::Cli::try_parse_from(["epsilab", "audit"]).unwrap();
     let e = crate::cli::execute(cli).unwrap_err().to_string();
     assert!(e.contains("--all") && e.contains("vaidya_nb"), "{e}");
+}
+
+/// Logistic regression (`LR_TEST_TRIALS` runs per side): output perturbation, both branches of
+/// objective perturbation and the functional mechanism stay at or below their claim (and below
+/// the true epsilon of their neighbours, which the conservative add/remove analyses leave well
+/// under the claim); the two planted LR mutants are caught.
+#[test]
+fn logistic_regression_audits_pass_and_mutants_are_caught() {
+    let ms: Vec<_> = all().into_iter().filter(|m| is_lr(m.as_ref())).collect();
+    let results = audit_each(&ms, LR_TEST_TRIALS, 1).unwrap();
+    let table = table(&results);
+    let names: Vec<&str> = results.iter().map(|r| r.mechanism.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "lr_output",
+            "lr_output_lambda_as_big_lambda",
+            "lr_objective",
+            "lr_objective_delta_branch",
+            "lr_objective_ignore_delta",
+            "lr_functional",
+        ],
+        "{table}"
+    );
+    for r in &results {
+        assert!(r.ok, "{}\n{table}", r.mechanism);
+        assert!(r.lower_bound.is_finite() && r.lower_bound >= 0.0);
+    }
+    // Upper bounds on the true epsilon of each correct audit's neighbours (eps = 1):
+    // output 0.69/2; objective eps'/2 + ln(1 + c/lambda) resp. eps/4 + ln(1 + c/(lambda +
+    // N Delta)); functional (1/2 + 1/8)/3.25.
+    let eps1 = 1.0 - 2.0 * (1.25f64).ln();
+    for (name, truth) in [
+        ("lr_output", 0.69 / 2.0),
+        ("lr_objective", eps1 / 2.0 + 1.25f64.ln()),
+        (
+            "lr_objective_delta_branch",
+            0.25 + (1.0 + 0.25 * 0.25f64.exp_m1() / 0.25).ln(),
+        ),
+        ("lr_functional", 0.625 / 3.25),
+    ] {
+        let r = results.iter().find(|r| r.mechanism == name).unwrap();
+        assert!(
+            !r.mutant && r.lower_bound <= truth + 0.05,
+            "{name}: {truth}\n{table}"
+        );
+    }
+    for name in [
+        "lr_output_lambda_as_big_lambda",
+        "lr_objective_ignore_delta",
+    ] {
+        let r = results.iter().find(|r| r.mechanism == name).unwrap();
+        assert!(r.mutant && r.caught, "{name}\n{table}");
+    }
+}
+
+/// The output-perturbation neighbours move the exact minimiser by 0.69/lambda (less than the
+/// add/remove bound 1/lambda, and a third of the thesis's 2/lambda).
+#[test]
+fn output_perturbation_neighbours_move_the_minimiser_as_stated() {
+    use crate::learners::logistic::{Design, Objective, SolverSettings};
+    let lambda = 1.0;
+    let x = ndarray::Array2::from_elem((40, 1), 0.1);
+    let mut xp = ndarray::Array2::from_elem((41, 1), 0.1);
+    xp[[40, 0]] = 1.0;
+    let y = vec![-1.0; 40];
+    let mut yp = y.clone();
+    yp.push(1.0);
+    let s = SolverSettings::default();
+    let (t, c) = Objective::regularised(&Design::dense(x.view()), &y, lambda).minimise(&s);
+    let (tp, cp) = Objective::regularised(&Design::dense(xp.view()), &yp, lambda).minimise(&s);
+    assert!(c.converged && cp.converged);
+    let shift = (tp[0] - t[0]) * lambda;
+    assert!((shift - 0.6876).abs() < 1e-3 && shift < 1.0, "{shift}");
 }
