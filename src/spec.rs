@@ -690,11 +690,18 @@ impl Spec {
         }
         if r.kind == ReportKind::SampleComplexity {
             if self.grid.n_train.is_none() {
-                return Err(self.err("grid.n_train", "a sample-complexity report needs an n_train axis"));
+                return Err(self.err(
+                    "grid.n_train",
+                    "a sample-complexity report needs an n_train axis",
+                ));
             }
             match &r.reference {
                 Some(name) if self.pipelines.iter().any(|p| p.name == *name) => {}
-                Some(name) => return Err(self.err("report.reference", format!("no pipeline is named `{name}`"))),
+                Some(name) => {
+                    return Err(
+                        self.err("report.reference", format!("no pipeline is named `{name}`"))
+                    );
+                }
                 None => return Err(self.err("report.reference", "name the reference pipeline")),
             }
         }

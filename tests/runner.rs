@@ -264,7 +264,12 @@ x = "n_train"
         match r.pipeline.as_str() {
             "lr cv" => {
                 assert!(!r.private);
-                assert!(r.ledger.entries.iter().any(|e| e.name == "lambda_selection" && !e.private));
+                assert!(
+                    r.ledger
+                        .entries
+                        .iter()
+                        .any(|e| e.name == "lambda_selection" && !e.private)
+                );
                 assert_eq!(r.metrics["converged"], 1.0);
             }
             "objective" => {
@@ -273,11 +278,20 @@ x = "n_train"
             }
             "output, private lambda" => {
                 assert!(r.private, "{:?}", r.ledger);
-                assert!((r.ledger.total_epsilon() - 1.0).abs() < 1e-12, "{:?}", r.ledger);
+                assert!(
+                    (r.ledger.total_epsilon() - 1.0).abs() < 1e-12,
+                    "{:?}",
+                    r.ledger
+                );
             }
             "fm thesis scaling" => {
                 assert!(!r.private, "min-max scaling from the data is not private");
-                assert!(r.ledger.entries.iter().any(|e| e.name == "scaling" && !e.private));
+                assert!(
+                    r.ledger
+                        .entries
+                        .iter()
+                        .any(|e| e.name == "scaling" && !e.private)
+                );
             }
             other => panic!("{other}"),
         }

@@ -162,33 +162,99 @@ fn every_shipped_spec_is_valid() {
 
 #[test]
 fn selection_and_logistic_fields_are_validated() {
-    let sel = GOOD.replace("learner = \"private_nb\"", "learner = \"private_nb\"\nselection = \"mask\"\nfeatures = 5");
-    let lr = GOOD.replace("learner = \"private_nb\"", "learner = \"lr_objective\"\nlambda = \"cv\"");
+    let sel = GOOD.replace(
+        "learner = \"private_nb\"",
+        "learner = \"private_nb\"\nselection = \"mask\"\nfeatures = 5",
+    );
+    let lr = GOOD.replace(
+        "learner = \"private_nb\"",
+        "learner = \"lr_objective\"\nlambda = \"cv\"",
+    );
     let cases: Vec<(String, &str, &str)> = vec![
-        (sel.clone(), "pipeline[0].budget.selection", "positive share"),
-        (sel.replace("\"mask\"", "\"magic\""), "pipeline[0].selection", "unknown selector"),
-        (sel.replace("features = 5", ""), "pipeline[0].features", "needs T"),
-        (sel.replace("selection = \"mask\"", "selection = \"sparse\""), "pipeline[0].sparse_threshold", "public threshold"),
-        (GOOD.replace("learner = \"private_nb\"", "learner = \"private_nb\"\nscore = \"count\""), "pipeline[0].score", "only with a `selection`"),
         (
-            sel.replace("features = 5", "features = 5\nbudget = { selection = 0.5, train = 0.6 }"),
+            sel.clone(),
+            "pipeline[0].budget.selection",
+            "positive share",
+        ),
+        (
+            sel.replace("\"mask\"", "\"magic\""),
+            "pipeline[0].selection",
+            "unknown selector",
+        ),
+        (
+            sel.replace("features = 5", ""),
+            "pipeline[0].features",
+            "needs T",
+        ),
+        (
+            sel.replace("selection = \"mask\"", "selection = \"sparse\""),
+            "pipeline[0].sparse_threshold",
+            "public threshold",
+        ),
+        (
+            GOOD.replace(
+                "learner = \"private_nb\"",
+                "learner = \"private_nb\"\nscore = \"count\"",
+            ),
+            "pipeline[0].score",
+            "only with a `selection`",
+        ),
+        (
+            sel.replace(
+                "features = 5",
+                "features = 5\nbudget = { selection = 0.5, train = 0.6 }",
+            ),
             "pipeline[0].budget",
             "sum to 1",
         ),
-        (lr.replace("lambda = \"cv\"", ""), "pipeline[0].lambda", "needs lambda"),
-        (lr.replace("lambda = \"cv\"", "lambda = -1"), "pipeline[0].lambda", "> 0"),
-        (lr.replace("lambda = \"cv\"", "lambda = \"best\""), "line", "\"cv\" or \"private\""),
-        (lr.replace("lambda = \"cv\"", "lambda = \"private\""), "pipeline[0].budget.lambda", "positive share"),
-        (lr.replace("lambda = \"cv\"", "lambda = 1\nthreshold = 3"), "pipeline[0].threshold", "does not apply"),
-        (GOOD.replace("learner = \"private_nb\"", "probe = \"mi_sorted\"\nalpha = 1"), "pipeline[0].alpha", "does not apply to probe"),
-        (GOOD.replace("learner = \"private_nb\"", "probe = \"nope\""), "pipeline[0].probe", "unknown probe"),
+        (
+            lr.replace("lambda = \"cv\"", ""),
+            "pipeline[0].lambda",
+            "needs lambda",
+        ),
+        (
+            lr.replace("lambda = \"cv\"", "lambda = -1"),
+            "pipeline[0].lambda",
+            "> 0",
+        ),
+        (
+            lr.replace("lambda = \"cv\"", "lambda = \"best\""),
+            "line",
+            "\"cv\" or \"private\"",
+        ),
+        (
+            lr.replace("lambda = \"cv\"", "lambda = \"private\""),
+            "pipeline[0].budget.lambda",
+            "positive share",
+        ),
+        (
+            lr.replace("lambda = \"cv\"", "lambda = 1\nthreshold = 3"),
+            "pipeline[0].threshold",
+            "does not apply",
+        ),
+        (
+            GOOD.replace(
+                "learner = \"private_nb\"",
+                "probe = \"mi_sorted\"\nalpha = 1",
+            ),
+            "pipeline[0].alpha",
+            "does not apply to probe",
+        ),
+        (
+            GOOD.replace("learner = \"private_nb\"", "probe = \"nope\""),
+            "pipeline[0].probe",
+            "unknown probe",
+        ),
     ];
     for (text, field, reason) in cases {
         let e = err(&text);
         assert!(e.contains(field), "`{e}` should name {field}");
         assert!(e.contains(reason), "`{e}` should say {reason}");
     }
-    let ok = sel.replace("features = 5", "features = 5\nbudget = { selection = 0.5, train = 0.5 }");
+    let ok = sel.replace(
+        "features = 5",
+        "features = 5\nbudget = { selection = 0.5, train = 0.5 }",
+    );
     Spec::parse(&ok, Path::new("ok.toml")).unwrap();
     Spec::parse(&lr, Path::new("ok.toml")).unwrap();
 }

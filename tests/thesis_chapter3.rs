@@ -139,7 +139,9 @@ fn figure_3_6_shows_chance_on_xwindows_and_a_rise_on_mushrooms() {
 /// labelled non-private in the JSONL, the table and the figure legend.
 #[test]
 fn figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking() {
-    let Some(dir) = common::data_dir("figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking") else {
+    let Some(dir) =
+        common::data_dir("figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking")
+    else {
         return;
     };
     let spec = Spec::load("experiments/f3_15_feature_selection.toml".as_ref()).unwrap();
@@ -169,7 +171,13 @@ fn figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking() {
             }
             "non-private MI ranking" => {
                 assert!((r.ledger.total_epsilon() - 0.1).abs() < 1e-12);
-                assert!(!r.private && r.ledger.entries.iter().any(|e| e.name == "selection" && !e.private));
+                assert!(
+                    !r.private
+                        && r.ledger
+                            .entries
+                            .iter()
+                            .any(|e| e.name == "selection" && !e.private)
+                );
             }
             "non-private NB" => assert!(!r.private),
             other => panic!("unexpected pipeline {other}"),
@@ -177,7 +185,10 @@ fn figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking() {
     }
     epsilab::report::write(&spec, &s.results_dir).unwrap();
     let md = std::fs::read_to_string(s.results_dir.join("table.md")).unwrap();
-    assert!(md.contains("| non-private MI ranking (ε = 0.1) (non-private) |"), "{md}");
+    assert!(
+        md.contains("| non-private MI ranking (ε = 0.1) (non-private) |"),
+        "{md}"
+    );
     assert!(md.contains("| private count mask (ε = 0.1) |"));
     let svg = std::fs::read_to_string(s.results_dir.join("figure.svg")).unwrap();
     assert!(svg.contains("non-private MI ranking (ε = 0.1) (non-private)"));

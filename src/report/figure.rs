@@ -420,7 +420,12 @@ impl Figure {
                 // Each series (and its split twin) on a panel of its own, named after it.
                 let mut groups: Vec<Panel> = Vec::new();
                 for s in series {
-                    let base = s.label.split(" (").next().unwrap_or(&s.label).to_string();
+                    let name = s.label.split(" (").next().unwrap_or(&s.label);
+                    let base = if spec.experiment.datasets.len() > 1 {
+                        format!("{title}: {name}")
+                    } else {
+                        name.to_string()
+                    };
                     match groups.iter_mut().find(|p| p.title == base) {
                         Some(p) => p.series.push(s),
                         None => groups.push(Panel {

@@ -381,7 +381,11 @@ pub fn sample_complexity(
 ) -> (String, String) {
     let reference = spec.report.reference.clone().unwrap_or_default();
     let tol = spec.report.tolerance.unwrap_or(0.02);
-    let title = spec.experiment.title.as_deref().unwrap_or(&spec.experiment.name);
+    let title = spec
+        .experiment
+        .title
+        .as_deref()
+        .unwrap_or(&spec.experiment.name);
     let mut md = format!(
         "# {title}\n\nSmallest training size N (a power of 2 from the grid) whose mean test accuracy \
          over trials comes within {:.0} points of `{reference}` trained on the largest N; accuracy and \
@@ -394,7 +398,10 @@ pub fn sample_complexity(
     type Cells = BTreeMap<usize, BTreeMap<String, Vec<f64>>>;
     let mut by: BTreeMap<(String, String), Cells> = BTreeMap::new();
     for r in records {
-        let (Some(acc), Some(n)) = (r.test_accuracy, r.params.get("n_train").and_then(|v| v.as_u64())) else {
+        let (Some(acc), Some(n)) = (
+            r.test_accuracy,
+            r.params.get("n_train").and_then(|v| v.as_u64()),
+        ) else {
             continue;
         };
         let rest: Vec<String> = r
@@ -426,10 +433,16 @@ pub fn sample_complexity(
             .collect()
     };
     for d in &spec.experiment.datasets {
-        let Some(ref_cells) = by.get(&(d.clone(), reference.clone())) else { continue };
+        let Some(ref_cells) = by.get(&(d.clone(), reference.clone())) else {
+            continue;
+        };
         let ref_curve = best(ref_cells);
-        let Some(&(_, target, _, _)) = ref_curve.last() else { continue };
-        let first_within = |curve: &[(usize, f64, f64, String)]| curve.iter().find(|c| c.1 >= target - tol).cloned();
+        let Some(&(_, target, _, _)) = ref_curve.last() else {
+            continue;
+        };
+        let first_within = |curve: &[(usize, f64, f64, String)]| {
+            curve.iter().find(|c| c.1 >= target - tol).cloned()
+        };
         let ref_n = first_within(&ref_curve).map(|c| c.0);
         let _ = writeln!(
             md,
@@ -438,17 +451,40 @@ pub fn sample_complexity(
             100.0 * target
         );
         for p in &spec.pipelines {
-            let Some(cells) = by.get(&(d.clone(), p.name.clone())) else { continue };
+            let Some(cells) = by.get(&(d.clone(), p.name.clone())) else {
+                continue;
+            };
             let curve = best(cells);
             match first_within(&curve) {
                 Some((n, m, se, params)) => {
                     let mult = ref_n.map_or(String::from("—"), |r| format!("{}", n / r.max(1)));
-                    let _ = writeln!(md, "| {} | {n} | {:.1} ± {:.1} | {params} | {mult} |", p.name, 100.0 * m, 100.0 * se);
-                    let _ = writeln!(csv, "{d},{},{n},{m},{se},{},{mult},{target}", csv_field(&p.name), csv_field(&params));
+                    let _ = writeln!(
+                        md,
+                        "| {} | {n} | {:.1} ± {:.1} | {params} | {mult} |",
+                        p.name,
+                        100.0 * m,
+                        100.0 * se
+                    );
+                    let _ = writeln!(
+                        csv,
+                        "{d},{},{n},{m},{se},{},{mult},{target}",
+                        csv_field(&p.name),
+                        csv_field(&params)
+                    );
                 }
                 None => {
-                    let (n, m, se, _) = curve.last().cloned().unwrap_or((0, f64::NAN, f64::NAN, String::new()));
-                    let _ = writeln!(md, "| {} | > {n} | {:.1} ± {:.1} at N = {n} | — | — |", p.name, 100.0 * m, 100.0 * se);
+                    let (n, m, se, _) =
+                        curve
+                            .last()
+                            .cloned()
+                            .unwrap_or((0, f64::NAN, f64::NAN, String::new()));
+                    let _ = writeln!(
+                        md,
+                        "| {} | > {n} | {:.1} ± {:.1} at N = {n} | — | — |",
+                        p.name,
+                        100.0 * m,
+                        100.0 * se
+                    );
                     let _ = writeln!(csv, "{d},{},>{n},{m},{se},,,{target}", csv_field(&p.name));
                 }
             }

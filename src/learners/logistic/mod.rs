@@ -51,6 +51,9 @@ pub struct LogisticModel {
     pub cols: Vec<usize>,
     /// Encoding of binary features the model was fitted with.
     pub encoding: Encoding,
+    /// Intercept added to theta.x at prediction: nonzero only when a data-derived column
+    /// transform (min-max centring) was folded into theta.
+    pub offset: f64,
 }
 
 impl LogisticModel {
@@ -60,6 +63,7 @@ impl LogisticModel {
             convergence,
             cols: design.cols().to_vec(),
             encoding: design.encoding().unwrap_or_default(),
+            offset: 0.0,
         }
     }
 
@@ -78,7 +82,7 @@ impl Classifier for LogisticModel {
         Ok(self
             .decision(&design)
             .into_iter()
-            .map(|z| u16::from(z > 0.0))
+            .map(|z| u16::from(z + self.offset > 0.0))
             .collect())
     }
 }
