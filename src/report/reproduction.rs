@@ -9,14 +9,14 @@ use crate::store::{TRIALS_FILE, read_records};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-/// The specs (`*.toml`) of a folder, sorted by file name.
+/// The specs (`*.toml`) of a folder, in natural order of file name (`f3_1` before `f3_10`).
 pub fn spec_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut specs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
-    specs.sort();
+    specs.sort_by_key(|p| natural_key(&p.to_string_lossy()));
     Ok(specs)
 }
 
@@ -351,5 +351,38 @@ mod tests {
     #[test]
     fn latex_escapes_and_uses_booktabs() {
         assert_eq!(tex_escape("a_b & 5% ε"), "a\\_b \\& 5\\% $\\varepsilon$");
+    }
+}
+
+/// Sort key comparing digit runs as numbers: `f3_1` < `f3_4` < `f3_10`.
+fn natural_key(s: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut n = c.to_digit(10).map_or(0, u64::from);
+            while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                n = n.saturating_mul(10).saturating_add(u64::from(d));
+                chars.next();
+            }
+            out.push((std::mem::take(&mut text), n));
+        } else {
+            text.push(c);
+        }
+    }
+    out.push((text, 0));
+    out
+}
+
+#[cfg(test)]
+mod natural_order_tests {
+    use super::natural_key;
+
+    #[test]
+    fn digit_runs_compare_as_numbers() {
+        let mut v = vec!["f3_10", "f3_4", "f3_1", "f2_1", "t3_1", "f3_15"];
+        v.sort_by_key(|s| natural_key(s));
+        assert_eq!(v, vec!["f2_1", "f3_1", "f3_4", "f3_10", "f3_15", "t3_1"]);
     }
 }

@@ -145,6 +145,9 @@ fn params_match(r: &TrialRecord, params: &BTreeMap<String, Value>) -> bool {
 }
 
 fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
+    if c.metric == "multiplier" {
+        return multiplier_verdict(spec, records, c);
+    }
     let axis = spec.report.x.as_deref();
     let vals: Vec<f64> = records
         .iter()
@@ -267,9 +270,46 @@ fn claim_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperClaim) -> ClaimV
     }
 }
 
+/// Appendix B multipliers are powers of two: compared in doublings, log2(ours / published),
+/// with the tolerance in doublings. A pipeline that never reaches the target differs.
+fn multiplier_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
+    let rows = super::table::sample_complexity_rows(spec, records);
+    let Some(row) = rows
+        .iter()
+        .find(|r| r.dataset == c.dataset && r.pipeline == c.pipeline)
+    else {
+        return CellVerdict::Missing;
+    };
+    match row.multiplier {
+        Some(m) => {
+            let ours = Ours {
+                mean: m,
+                se: 0.0,
+                n: 1,
+            };
+            let diff = (m / c.value).log2();
+            if diff.abs() <= c.tolerance {
+                CellVerdict::Reproduced { ours, diff }
+            } else {
+                CellVerdict::Differs { ours, diff }
+            }
+        }
+        None => CellVerdict::Differs {
+            ours: Ours {
+                mean: f64::INFINITY,
+                se: 0.0,
+                n: 1,
+            },
+            diff: f64::INFINITY,
+        },
+    }
+}
+
 /// A value in the metric's display unit (accuracies in percentage points).
 pub fn show(metric: &str, v: f64) -> String {
-    if is_accuracy(metric) || metric.ends_with("fraction") {
+    if v.is_infinite() {
+        "not reached within the grid".into()
+    } else if is_accuracy(metric) || metric.ends_with("fraction") {
         format!("{:.1}%", 100.0 * v)
     } else if v.fract() == 0.0 && v.abs() < 1e12 {
         format!("{}", v as i64)
@@ -280,7 +320,9 @@ pub fn show(metric: &str, v: f64) -> String {
 
 /// A difference in the metric's display unit (accuracies in percentage points).
 pub fn show_diff(metric: &str, d: f64) -> String {
-    if is_accuracy(metric) || metric.ends_with("fraction") {
+    if metric == "multiplier" {
+        format!("{d:+.0} doublings")
+    } else if is_accuracy(metric) || metric.ends_with("fraction") {
         format!("{:+.1} pts", 100.0 * d)
     } else {
         format!("{d:+.4}")

@@ -469,7 +469,13 @@ mod tests {
     /// the Bayes accuracy of 90%; without centring it cannot.
     #[test]
     fn min_max_centring_reaches_the_bayes_accuracy_on_the_toy_gaussian() {
-        let def = ToyGaussianDef { title: None, dimension: 5, train: 20_000, test: 20_000, seed: 9 };
+        let def = ToyGaussianDef {
+            title: None,
+            dimension: 5,
+            train: 20_000,
+            test: 20_000,
+            seed: 9,
+        };
         let data = toy_gaussian("toy", "toy", &def);
         let train: Vec<u32> = (0..20_000).collect();
         let test: Vec<u32> = (20_000..40_000).collect();
@@ -480,7 +486,12 @@ mod tests {
         };
         let (centred, log) = acc(Scaling::Thesis);
         assert!((centred - 0.90).abs() < 0.01, "{centred}");
-        assert!(log.ledger.entries.iter().any(|e| e.name == "scaling" && !e.private));
+        assert!(
+            log.ledger
+                .entries
+                .iter()
+                .any(|e| e.name == "scaling" && !e.private)
+        );
         let (uncentred, _) = acc(Scaling::ColumnMax);
         assert!(uncentred < 0.85, "{uncentred}");
     }
