@@ -150,11 +150,15 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
         for (c, cv) in &v.cells {
             let (ours, word) = match cv {
                 CellVerdict::Reproduced { ours, .. } | CellVerdict::Differs { ours, .. } => (
-                    format!(
-                        "{} ± {}",
-                        show(&c.metric, ours.mean),
-                        show(&c.metric, ours.se).trim_end_matches('%')
-                    ),
+                    if ours.se == 0.0 && ours.n == 1 {
+                        show(&c.metric, ours.mean)
+                    } else {
+                        format!(
+                            "{} ± {}",
+                            show(&c.metric, ours.mean),
+                            show(&c.metric, ours.se).trim_end_matches('%')
+                        )
+                    },
                     describe_cell(c, cv),
                 ),
                 CellVerdict::Missing => ("—".into(), describe_cell(c, cv)),
