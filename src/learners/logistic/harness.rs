@@ -4,7 +4,7 @@
 use super::design::{Design, Encoding, labels_pm1};
 use super::mechanisms::objective_branch;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
-use super::select::{LAMBDA_GRID, exponential_mechanism};
+use super::select::{LAMBDA_GRID, cross_validate_with, private_select_lambda};
 use super::{LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLrMethod};
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
@@ -12,7 +12,6 @@ use crate::learners::TrialLog;
 use crate::privacy::Ledger;
 use crate::rng::Rng;
 use linfa::ParamGuard;
-use rand::seq::SliceRandom;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How examples are brought into the unit ball (the privacy proofs need ||x|| <= 1).
@@ -149,13 +148,23 @@ impl LrConfig {
             LambdaRule::Fixed(l) => l,
             LambdaRule::CrossValidation => {
                 let mut rng = log.streams.stream("lambda/cv");
-                let (l, _) = self.cross_validate(design, &y, &mut rng)?;
+                let choice = cross_validate_with(
+                    design,
+                    &y,
+                    &LAMBDA_GRID,
+                    CV_FOLDS,
+                    &mut rng,
+                    |d, yy, l, rng| {
+                        let model = self.fit_once(d, yy, l, rng, &mut Ledger::default())?;
+                        Ok(model.theta.to_vec())
+                    },
+                )?;
                 log.ledger.non_private(
                     "lambda_selection",
                     "5-fold cross-validation",
                     "the folds' accuracies choose lambda without noise",
                 );
-                l
+                choice.lambda
             }
             LambdaRule::Private => {
                 let eps = self.lambda_epsilon.ok_or_else(|| {
@@ -165,7 +174,16 @@ impl LrConfig {
                     )
                 })?;
                 let mut rng = log.streams.stream("lambda/private");
-                let (l, model) = self.private_lambda(design, &y, eps, &mut rng, &mut log.ledger)?;
+                let (choice, model) = private_select_lambda(
+                    design,
+                    &y,
+                    &LAMBDA_GRID,
+                    eps,
+                    &mut rng,
+                    &mut log.ledger,
+                    |d, yy, l, rng, ledger| self.fit_once(d, yy, l, rng, ledger),
+                )?;
+                let l = choice.lambda;
                 record_model(log, l, &model);
                 return Ok(model);
             }
@@ -244,119 +262,6 @@ impl LrConfig {
                 Ok(p.fit_design(design, y, rng, ledger)?.model)
             }
         }
-    }
-
-    /// k-fold cross-validation of this learner (private kinds fit privately in every fold, as
-    /// the thesis does); ties go to the larger lambda. Returns lambda and its CV accuracy.
-    fn cross_validate(&self, design: &Design, y: &[f64], rng: &mut Rng) -> Result<(f64, f64)> {
-        let n = design.n_rows();
-        if n < CV_FOLDS {
-            return Err(Error::param(
-                "lambda",
-                format!("cross-validation needs at least {CV_FOLDS} rows"),
-            ));
-        }
-        let mut perm: Vec<usize> = (0..n).collect();
-        perm.shuffle(rng);
-        let mut best = (f64::NAN, f64::NEG_INFINITY);
-        for &lambda in &LAMBDA_GRID {
-            let mut correct = 0usize;
-            for f in 0..CV_FOLDS {
-                let (tr, va): (Vec<usize>, Vec<usize>) = perm.iter().enumerate().fold(
-                    (Vec::new(), Vec::new()),
-                    |(mut tr, mut va), (p, &i)| {
-                        if p % CV_FOLDS == f {
-                            va.push(i)
-                        } else {
-                            tr.push(i)
-                        }
-                        (tr, va)
-                    },
-                );
-                let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
-                let model = self.fit_once(
-                    &design.subset(&tr),
-                    &ytr,
-                    lambda,
-                    rng,
-                    &mut Ledger::default(),
-                )?;
-                let dva = design.subset(&va);
-                let z = model.decision(&dva);
-                correct += va
-                    .iter()
-                    .zip(&z)
-                    .filter(|&(&i, &zi)| (zi > 0.0) == (y[i] > 0.0))
-                    .count();
-            }
-            let acc = correct as f64 / n as f64;
-            if acc >= best.1 {
-                best = (lambda, acc);
-            }
-        }
-        Ok(best)
-    }
-
-    /// Private lambda selection: |grid| + 1 disjoint parts, a candidate per lambda on its own
-    /// part (parallel composition: eps_train in total), validation accuracy on the last part
-    /// (sensitivity 1), the exponential mechanism with `eps` picks the released candidate.
-    fn private_lambda(
-        &self,
-        design: &Design,
-        y: &[f64],
-        eps: f64,
-        rng: &mut Rng,
-        ledger: &mut Ledger,
-    ) -> Result<(f64, LogisticModel)> {
-        let k = LAMBDA_GRID.len();
-        let n = design.n_rows();
-        if n <= k {
-            return Err(Error::param(
-                "lambda",
-                format!("private selection needs more than {k} rows"),
-            ));
-        }
-        let mut perm: Vec<usize> = (0..n).collect();
-        perm.shuffle(rng);
-        let parts: Vec<Vec<usize>> = (0..=k)
-            .map(|r| perm.iter().copied().skip(r).step_by(k + 1).collect())
-            .collect();
-        let val = design.subset(&parts[k]);
-        let mut candidates = Vec::with_capacity(k);
-        let mut scores = Vec::with_capacity(k);
-        let mut spent = Ledger::default();
-        for (r, &lambda) in LAMBDA_GRID.iter().enumerate() {
-            let part = design.subset(&parts[r]);
-            let yr: Vec<f64> = parts[r].iter().map(|&i| y[i]).collect();
-            let mut one = Ledger::default();
-            let model = self.fit_once(&part, &yr, lambda, rng, &mut one)?;
-            if r == 0 {
-                spent = one;
-            }
-            let z = model.decision(&val);
-            scores.push(
-                parts[k]
-                    .iter()
-                    .zip(&z)
-                    .filter(|&(&i, &zi)| (zi > 0.0) == (y[i] > 0.0))
-                    .count() as f64,
-            );
-            candidates.push(model);
-        }
-        for mut e in spent.entries {
-            e.note = Some(format!(
-                "{k} candidates on disjoint parts (parallel composition)"
-            ));
-            ledger.entries.push(e);
-        }
-        let pick = exponential_mechanism(&scores, eps, 1.0, rng);
-        ledger.spend(
-            "lambda_selection",
-            "exponential mechanism over validation accuracy",
-            eps,
-            1.0,
-        );
-        Ok((LAMBDA_GRID[pick], candidates.swap_remove(pick)))
     }
 }
 

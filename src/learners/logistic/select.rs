@@ -36,6 +36,25 @@ pub fn cross_validate_lambda(
     settings: &SolverSettings,
     rng: &mut Rng,
 ) -> Result<LambdaChoice> {
+    cross_validate_with(design, y, grid, folds, rng, |d, yy, lambda, _| {
+        Ok(Objective::regularised(d, yy, lambda).minimise(settings).0)
+    })
+}
+
+/// k-fold cross-validation of any learner over `grid`: `fit(train design, labels, lambda, rng)`
+/// returns theta (a private learner fits privately in every fold, as the thesis does). NOT
+/// private. Scores are the pooled fold accuracies; ties go to the larger lambda.
+pub fn cross_validate_with<F>(
+    design: &Design,
+    y: &[f64],
+    grid: &[f64],
+    folds: usize,
+    rng: &mut Rng,
+    mut fit: F,
+) -> Result<LambdaChoice>
+where
+    F: FnMut(&Design, &[f64], f64, &mut Rng) -> Result<Vec<f64>>,
+{
     let n = design.n_rows();
     if folds < 2 || n < folds || grid.is_empty() {
         return Err(Error::param(
@@ -57,12 +76,10 @@ pub fn cross_validate_lambda(
                     tr.push(i)
                 }
             }
-            let dtr = design.subset(&tr);
             let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
-            let (theta, _) = Objective::regularised(&dtr, &ytr, lambda).minimise(settings);
-            let dva = design.subset(&va);
+            let theta = fit(&design.subset(&tr), &ytr, lambda, rng)?;
             let yva: Vec<f64> = va.iter().map(|&i| y[i]).collect();
-            hits += correct(&theta, &dva, &yva);
+            hits += correct(&theta, &design.subset(&va), &yva);
         }
         scores.push((lambda, hits as f64 / n as f64));
     }
