@@ -724,16 +724,7 @@ impl Spec {
 }
 
 fn check_threshold(t: &Threshold) -> std::result::Result<(), String> {
-    match *t {
-        Threshold::Constant(v) if !(v.is_finite() && v >= 0.0) => {
-            Err(format!("must be finite and >= 0, got {v}"))
-        }
-        Threshold::NoiseQuantile(q) if !(0.5..1.0).contains(&q) => Err(format!(
-            "noise quantile must be in [50, 100), got {}",
-            q * 100.0
-        )),
-        _ => Ok(()),
-    }
+    t.problem().map_or(Ok(()), Err)
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {

@@ -13,8 +13,9 @@
 //!   65% quantile of Lap(1/eps)), theta~ = (M1 + alpha)/(M1 + M0 + 2 alpha), class prior
 //!   proportional to the sum over parts of (M1 + M0).
 
-use super::naive_bayes::{BernoulliNb, check_alpha, n_classes_of};
+use super::naive_bayes::{BernoulliNb, n_classes_of};
 use super::private_nb::Threshold;
+use super::private_nb::check_smoothing;
 use crate::data::BinaryMatrix;
 use crate::error::{Error, Result};
 use crate::privacy::{Laplace, Ledger};
@@ -71,20 +72,8 @@ impl ParamGuard for PartitionedNbParams {
 
     fn check_ref(&self) -> Result<&PartitionedNbValidParams> {
         let p = &self.0;
-        if !(p.epsilon.is_finite() && p.epsilon > 0.0) {
-            return Err(Error::param(
-                "epsilon",
-                format!("must be finite and > 0, got {}", p.epsilon),
-            ));
-        }
-        check_alpha(p.alpha)?;
-        check_threshold(p.threshold)?;
-        if p.alpha == 0.0 && p.threshold == Threshold::Constant(0.0) {
-            return Err(Error::param(
-                "alpha",
-                "alpha = 0 with threshold 0 can give 0/0 parameters; raise one of them",
-            ));
-        }
+        crate::privacy::check_epsilon(p.epsilon)?;
+        check_smoothing(p.alpha, p.threshold)?;
         Ok(p)
     }
 
@@ -194,20 +183,6 @@ impl PartitionedNbValidParams {
             thresholded_features: clipped,
             part_sizes,
         })
-    }
-}
-
-fn check_threshold(t: Threshold) -> Result<()> {
-    match t {
-        Threshold::Constant(v) if !(v.is_finite() && v >= 0.0) => Err(Error::param(
-            "threshold",
-            format!("must be finite and >= 0, got {v}"),
-        )),
-        Threshold::NoiseQuantile(q) if !(0.5..1.0).contains(&q) => Err(Error::param(
-            "threshold",
-            format!("noise quantile must be in [50%, 100%), got {}%", q * 100.0),
-        )),
-        _ => Ok(()),
     }
 }
 

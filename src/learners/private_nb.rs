@@ -65,18 +65,23 @@ impl Threshold {
             .map_err(|_| format!("`{s}` is not a number, `ln2/eps` or a noise quantile like `q65`"))
     }
 
-    fn check(&self) -> Result<()> {
+    /// Why the threshold is invalid, if it is.
+    pub fn problem(&self) -> Option<String> {
         match *self {
-            Threshold::Constant(t) if !(t.is_finite() && t >= 0.0) => Err(Error::param(
-                "threshold",
-                format!("must be finite and >= 0, got {t}"),
+            Threshold::Constant(t) if !(t.is_finite() && t >= 0.0) => {
+                Some(format!("must be finite and >= 0, got {t}"))
+            }
+            Threshold::NoiseQuantile(q) if !(0.5..1.0).contains(&q) => Some(format!(
+                "noise quantile must be in [50%, 100%), got {}%",
+                q * 100.0
             )),
-            Threshold::NoiseQuantile(q) if !(0.5..1.0).contains(&q) => Err(Error::param(
-                "threshold",
-                format!("noise quantile must be in [50%, 100%), got {}%", q * 100.0),
-            )),
-            _ => Ok(()),
+            _ => None,
         }
+    }
+
+    pub(crate) fn check(&self) -> Result<()> {
+        self.problem()
+            .map_or(Ok(()), |r| Err(Error::param("threshold", r)))
     }
 }
 
@@ -172,26 +177,28 @@ impl PrivateNbParams {
     }
 }
 
+/// Valid smoothing for thresholded noisy counts: alpha >= 0, a valid threshold, and not both
+/// zero (that could give 0/0 parameters).
+pub(crate) fn check_smoothing(alpha: f64, threshold: Threshold) -> Result<()> {
+    check_alpha(alpha)?;
+    threshold.check()?;
+    if alpha == 0.0 && threshold == Threshold::Constant(0.0) {
+        return Err(Error::param(
+            "alpha",
+            "alpha = 0 with threshold 0 can give 0/0 parameters; raise one of them",
+        ));
+    }
+    Ok(())
+}
+
 impl ParamGuard for PrivateNbParams {
     type Checked = PrivateNbValidParams;
     type Error = Error;
 
     fn check_ref(&self) -> Result<&PrivateNbValidParams> {
         let p = &self.0;
-        if !(p.epsilon.is_finite() && p.epsilon > 0.0) {
-            return Err(Error::param(
-                "epsilon",
-                format!("must be finite and > 0, got {}", p.epsilon),
-            ));
-        }
-        check_alpha(p.alpha)?;
-        p.threshold.check()?;
-        if p.alpha == 0.0 && p.threshold == Threshold::Constant(0.0) {
-            return Err(Error::param(
-                "alpha",
-                "alpha = 0 with threshold 0 can give 0/0 parameters; raise one of them",
-            ));
-        }
+        crate::privacy::check_epsilon(p.epsilon)?;
+        check_smoothing(p.alpha, p.threshold)?;
         Ok(p)
     }
 

@@ -59,12 +59,7 @@ impl ParamGuard for VaidyaNbParams {
 
     fn check_ref(&self) -> Result<&VaidyaNbValidParams> {
         let p = &self.0;
-        if !(p.epsilon.is_finite() && p.epsilon > 0.0) {
-            return Err(Error::param(
-                "epsilon",
-                format!("must be finite and > 0, got {}", p.epsilon),
-            ));
-        }
+        crate::privacy::check_epsilon(p.epsilon)?;
         if !(p.alpha.is_finite() && p.alpha > 0.0) {
             return Err(Error::param(
                 "alpha",

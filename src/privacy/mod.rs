@@ -14,5 +14,18 @@ pub use l2::{L2Mechanism, PNormMechanism};
 pub use laplace::Laplace;
 pub use ledger::{Ledger, LedgerEntry};
 
+/// A privacy parameter must be finite and positive (eps = 0 or NaN would silently mean "no
+/// noise" or "no guarantee").
+pub fn check_epsilon(epsilon: f64) -> crate::error::Result<()> {
+    if epsilon.is_finite() && epsilon > 0.0 {
+        Ok(())
+    } else {
+        Err(crate::error::Error::param(
+            "epsilon",
+            format!("must be finite and > 0, got {epsilon}"),
+        ))
+    }
+}
+
 /// The neighbouring relation every mechanism here is stated for.
 pub const RELATION: &str = "add/remove one example";

@@ -269,12 +269,7 @@ impl ParamGuard for PrivateLogisticParams {
 
     fn check_ref(&self) -> Result<&PrivateLogisticValidParams> {
         let p = &self.0;
-        if !(p.epsilon.is_finite() && p.epsilon > 0.0) {
-            return Err(Error::param(
-                "epsilon",
-                format!("must be finite and > 0, got {}", p.epsilon),
-            ));
-        }
+        crate::privacy::check_epsilon(p.epsilon)?;
         if !matches!(p.method, PrivateLrMethod::Functional(_)) {
             check_lambda(p.lambda)?;
         }
