@@ -306,14 +306,7 @@ impl Spec {
         for (name, def) in &raw.dataset {
             catalog.insert(name, def.clone(), base.clone());
         }
-        let hash = {
-            let mut canon = serde_json::to_value(&raw).expect("spec serialises");
-            let obj = canon.as_object_mut().expect("object");
-            obj.remove("report");
-            obj.remove("paper");
-            let inline = serde_json::to_string(&format!("{:?}", raw.dataset)).expect("string");
-            crate::data::catalog::hex(&crate::rng::digest(&[&canon.to_string(), &inline]))
-        };
+        let hash = spec_hash(text);
         let spec = Spec {
             path: path.into(),
             experiment: raw.experiment,
@@ -721,6 +714,18 @@ impl Spec {
     pub fn budget(&self, pipeline: usize) -> BudgetDef {
         self.pipelines[pipeline].budget.unwrap_or_default()
     }
+}
+
+/// SHA-256 of what determines the trials: the TOML document as written, minus `[report]` and
+/// `[paper]`, as canonical JSON (sorted keys). It depends on the user's text only, never on
+/// the code's structs, so new optional spec fields do not invalidate stored results; comments
+/// and formatting do not count either.
+pub fn spec_hash(text: &str) -> String {
+    let mut doc: toml::Table = toml::from_str(text).unwrap_or_default();
+    doc.remove("report");
+    doc.remove("paper");
+    let canon = serde_json::to_value(&doc).expect("TOML values serialise as JSON");
+    crate::data::catalog::hex(&crate::rng::digest(&[&canon.to_string()]))
 }
 
 fn check_threshold(t: &Threshold) -> std::result::Result<(), String> {

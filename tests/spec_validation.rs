@@ -258,3 +258,28 @@ fn selection_and_logistic_fields_are_validated() {
     Spec::parse(&ok, Path::new("ok.toml")).unwrap();
     Spec::parse(&lr, Path::new("ok.toml")).unwrap();
 }
+
+/// The spec hash pins stored results to the spec: it must depend on the trial-defining text
+/// only — not on comments, formatting, `[report]`, `[paper]`, or the code's struct layout.
+#[test]
+fn the_spec_hash_depends_on_the_trials_only() {
+    const PINNED_HASH: &str = "d43e53e6000b2d279b26b650c58f290d2de9726d235067b56c50f8936e59040f";
+    use epsilab::spec::spec_hash;
+    let h = spec_hash(GOOD);
+    // Pinned: a change here invalidates every stored result; do it only on purpose.
+    assert_eq!(h, PINNED_HASH);
+    assert_eq!(h.len(), 64);
+    let reformatted = format!(
+        "# a comment\n{}",
+        GOOD.replace("trials = 2", "trials    =    2 # two")
+    );
+    assert_eq!(spec_hash(&reformatted), h);
+    assert_eq!(
+        spec_hash(&GOOD.replace("x = \"epsilon\"", "x = \"epsilon\"\nlog_x = true")),
+        h
+    );
+    assert_eq!(spec_hash(&format!("{GOOD}\n[paper]\nsource = \"x\"\n")), h);
+    assert_ne!(spec_hash(&GOOD.replace("seed = 1", "seed = 2")), h);
+    assert_ne!(spec_hash(&GOOD.replace("[0.1, 1]", "[0.1, 2]")), h);
+    assert_eq!(Spec::parse(GOOD, Path::new("a.toml")).unwrap().hash, h);
+}
