@@ -179,8 +179,10 @@ fn cut_partial_line(f: &mut File) -> std::io::Result<()> {
     Ok(())
 }
 
-/// All complete records of a trials file (a missing file has none). A malformed complete line
-/// is an error naming the line; an unterminated last line is ignored (an interrupted append).
+/// All complete records of a trials file (a missing file has none), sorted by key so that every
+/// aggregate sums in the same order whatever order the trials finished in (bit-for-bit reports
+/// on any thread count). A malformed complete line is an error naming the line; an unterminated
+/// last line is ignored (an interrupted append).
 pub fn read_records(path: &Path) -> Result<Vec<TrialRecord>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
@@ -203,5 +205,6 @@ pub fn read_records(path: &Path) -> Result<Vec<TrialRecord>> {
             out.push(r);
         }
     }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(out)
 }
