@@ -327,6 +327,10 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     for (n, d) in crate::selection::SELECTORS {
         println!("  {n:<15} {d}");
     }
+    println!("\nAnalysis probes (pipeline `probe`, for figures that are not accuracies):");
+    for (n, d) in crate::analysis::PROBES {
+        println!("  {n:<17} {d}");
+    }
     println!("\nSpecs in {}:", experiments.display());
     let mut specs: Vec<PathBuf> = std::fs::read_dir(experiments)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())

@@ -4,8 +4,13 @@
 //! [`spec`] (TOML experiment) → [`plan`] (cells with seeds) → [`data`] (shared datasets,
 //! splits) → [`counts`] (sufficient statistics) → [`selection`] → [`learners`] (with
 //! [`privacy`] mechanisms and the ledger) → [`evaluate`] → [`store`] (trials.jsonl) →
-//! [`report`] (tables, figures). [`runner`] drives the plan in parallel; [`pipeline`] runs one
-//! cell; [`cli`] is the command line.
+//! [`report`] (tables, figures, verdicts against the thesis, REPORT.md). [`runner`] drives the
+//! plan in parallel; [`pipeline`] runs one cell; [`analysis`] holds the probes that record
+//! non-accuracy quantities in place of a learner.
+//!
+//! Around it: [`audit`] (empirical epsilon lower bounds, planted mutants), [`check`] (the CI
+//! regression gate), [`provenance`] (what produced a results folder), [`stats`] (shared
+//! statistics), [`rng`] (stable seed derivation), [`cli`] (the command line).
 
 pub mod analysis;
 pub mod audit;
