@@ -33,7 +33,7 @@ pub enum Command {
         /// Folder holding the dataset files [default: $EPSILAB_DATA, else ./datasets].
         #[arg(long)]
         data_dir: Option<PathBuf>,
-        /// Results root; results go to OUT/<experiment name>/.
+        /// Results root; results go to `OUT/<experiment name>/`.
         #[arg(long, default_value = "results")]
         out: PathBuf,
         /// Tiny version of the spec (two trials, first and last value of each axis) for CI.

@@ -27,7 +27,7 @@ const KEY_CRATES: &[&str] = &[
     "sha2",
 ];
 
-/// Versions of [`KEY_CRATES`] from the embedded Cargo.lock (`[[package]]` name/version pairs).
+/// Versions of `KEY_CRATES` from the embedded Cargo.lock (`[[package]]` name/version pairs).
 pub fn crate_versions() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut name: Option<&str> = None;

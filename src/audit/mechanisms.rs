@@ -328,7 +328,7 @@ const Q_X: [f64; 2] = [0.0, 6.0];
 const Q_XP: [f64; 2] = [1.0, 5.0];
 
 /// Algorithm 5's sampler ([`MaskSampler`]), D = 2, T = 1, Delta_m = T Delta_q = 1, on
-/// [`Q_X`] / [`Q_XP`]. Statistic: feature 0 chosen.
+/// `Q_X` / `Q_XP`. Statistic: feature 0 chosen.
 pub struct MaskWorstCase {
     epsilon: f64,
 }
@@ -408,7 +408,7 @@ impl Auditable for MaskCountSelector {
     }
 }
 
-/// One-shot Gumbel top-k (k = 1, scale 2 Delta_q / eps) on [`Q_X`] / [`Q_XP`].
+/// One-shot Gumbel top-k (k = 1, scale 2 Delta_q / eps) on `Q_X` / `Q_XP`.
 pub struct GumbelWorstCase {
     epsilon: f64,
 }

@@ -194,7 +194,7 @@ pub fn baselines(records: &[TrialRecord]) -> BTreeMap<String, f64> {
     by.into_iter().map(|(k, v)| (k, mean_se(&v).0)).collect()
 }
 
-/// Files written by [`write`].
+/// Files written by [`write()`].
 #[derive(Debug, Clone)]
 pub struct Written {
     pub files: Vec<PathBuf>,

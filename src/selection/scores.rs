@@ -56,7 +56,7 @@ pub fn mi_sensitivity(n: f64) -> f64 {
     n.log2() / n + (n - 1.0) / n * (n / (n - 1.0)).log2()
 }
 
-/// Count score of eq. 3.22 (two classes only): q_d = max(|N1[1,d] - N1[0,d]|, |N0[1,d] - N0[0,d]|).
+/// Count score of eq. 3.22 (two classes only): `q_d = max(|N1[1,d] - N1[0,d]|, |N0[1,d] - N0[0,d]|)`.
 /// Sensitivity 1 ([`COUNT_SENSITIVITY`]).
 pub fn count_scores(counts: &ClassCounts) -> Result<Vec<f64>> {
     check_counts(counts)?;
