@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use ndarray::Array2;
 
 /// Mutual information I_d (bits) between each feature and the class, SPEC 4:
-/// p(c) = N_c / N, p(x=1|c) = (N1[c,d] + 1)/(N_c + 2), p(x=1) = sum_c p(c) p(x=1|c).
+/// `p(c) = N_c / N`, `p(x=1|c) = (N1[c,d] + 1)/(N_c + 2)`, `p(x=1) = sum_c p(c) p(x=1|c)`.
 /// Needs at least two classes and N > 0.
 pub fn mutual_information(counts: &ClassCounts) -> Result<Vec<f64>> {
     check_counts(counts)?;
@@ -78,7 +78,7 @@ pub fn count_scores(counts: &ClassCounts) -> Result<Vec<f64>> {
         .collect())
 }
 
-/// L1 sensitivity of one count score: adding an example changes one of N1[c,d], N0[c,d] by 1.
+/// L1 sensitivity of one count score: adding an example changes one of `N1[c,d]`, `N0[c,d]` by 1.
 pub const COUNT_SENSITIVITY: f64 = 1.0;
 
 fn check_counts(counts: &ClassCounts) -> Result<()> {
