@@ -51,8 +51,10 @@ pub enum Command {
     /// With --all: also writes OUT/REPORT.md (every spec in --experiments that has results, its
     /// figures, published values beside ours, verdicts) and each figure's table.tex.
     Report {
+        /// Experiment spec whose stored results to report on (or --all).
         #[arg(required_unless_present = "all")]
         spec: Option<PathBuf>,
+        /// Results root the spec was run with (`run --out`).
         #[arg(long, default_value = "results")]
         out: PathBuf,
         /// Report on the smoke run's results.
