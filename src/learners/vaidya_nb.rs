@@ -60,12 +60,7 @@ impl ParamGuard for VaidyaNbParams {
     fn check_ref(&self) -> Result<&VaidyaNbValidParams> {
         let p = &self.0;
         crate::privacy::check_epsilon(p.epsilon)?;
-        if !(p.alpha.is_finite() && p.alpha > 0.0) {
-            return Err(Error::param(
-                "alpha",
-                format!("must be finite and > 0, got {}", p.alpha),
-            ));
-        }
+        crate::privacy::check_positive("alpha", p.alpha)?;
         Ok(p)
     }
 

@@ -21,6 +21,7 @@
 //!
 //! Floating-point sampling: fine for measuring accuracy, not hardened against Mironov (2012).
 
+use super::check_positive;
 use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma, StandardNormal};
@@ -145,17 +146,6 @@ pub fn unit_p_sphere<R: Rng + ?Sized>(p: f64, dim: usize, rng: &mut R) -> Vec<f6
         if n > 0.0 && n.is_finite() {
             return g.into_iter().map(|v| v / n).collect();
         }
-    }
-}
-
-fn check_positive(name: &str, v: f64) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(Error::param(
-            name,
-            format!("must be finite and > 0, got {v}"),
-        ))
     }
 }
 

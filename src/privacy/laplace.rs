@@ -11,7 +11,8 @@
 //! Sampling uses floating point (see docs/threat-model.md): fine for measuring
 //! accuracy, not hardened against the floating-point attacks of Mironov (2012).
 
-use crate::error::{Error, Result};
+use super::check_positive;
+use crate::error::Result;
 use rand::Rng;
 use rand_distr::Exp1;
 
@@ -70,17 +71,6 @@ pub fn laplace_cdf(scale: f64, x: f64) -> f64 {
         0.5 * (x / scale).exp()
     } else {
         1.0 - 0.5 * (-x / scale).exp()
-    }
-}
-
-fn check_positive(name: &str, v: f64) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(Error::param(
-            name,
-            format!("must be finite and > 0, got {v}"),
-        ))
     }
 }
 

@@ -17,12 +17,17 @@ pub use ledger::{Ledger, LedgerEntry};
 /// A privacy parameter must be finite and positive (eps = 0 or NaN would silently mean "no
 /// noise" or "no guarantee").
 pub fn check_epsilon(epsilon: f64) -> crate::error::Result<()> {
-    if epsilon.is_finite() && epsilon > 0.0 {
+    check_positive("epsilon", epsilon)
+}
+
+/// A parameter (epsilon, a sensitivity, a scale, lambda, ...) must be finite and positive.
+pub fn check_positive(name: &str, value: f64) -> crate::error::Result<()> {
+    if value.is_finite() && value > 0.0 {
         Ok(())
     } else {
         Err(crate::error::Error::param(
-            "epsilon",
-            format!("must be finite and > 0, got {epsilon}"),
+            name,
+            format!("must be finite and > 0, got {value}"),
         ))
     }
 }

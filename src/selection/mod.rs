@@ -13,7 +13,7 @@ use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
 use crate::learners::PrivateNbParams;
 use crate::privacy::exponential::{MaskSampler, gumbel_top_k};
-use crate::privacy::{Laplace, Ledger};
+use crate::privacy::{Laplace, Ledger, check_positive};
 use crate::rng::Streams;
 use linfa::ParamGuard;
 use std::collections::BTreeMap;
@@ -366,12 +366,7 @@ pub fn keep_probabilities(
     sensitivity: f64,
 ) -> Result<Vec<f64>> {
     check_t_eps(scores.len(), t, eps0)?;
-    if !(sensitivity.is_finite() && sensitivity > 0.0) {
-        return Err(Error::param(
-            "sensitivity",
-            format!("must be finite and > 0, got {sensitivity}"),
-        ));
-    }
+    check_positive("sensitivity", sensitivity)?;
     let (order, s) = shifted_order(scores, t);
     let mut p = vec![0.0; scores.len()];
     for (&i, &si) in order.iter().zip(&s) {
@@ -458,13 +453,7 @@ fn check_t_eps(d: usize, t: usize, eps: f64) -> Result<()> {
             format!("T must be in 1..={d}, got {t}"),
         ));
     }
-    if !(eps.is_finite() && eps > 0.0) {
-        return Err(Error::param(
-            "epsilon",
-            format!("must be finite and > 0, got {eps}"),
-        ));
-    }
-    Ok(())
+    check_positive("epsilon", eps)
 }
 
 #[cfg(test)]

@@ -102,14 +102,7 @@ impl<D: Data<Elem = f64>> PredictInplace<ArrayBase<D, Ix2>, Array1<usize>> for L
 }
 
 fn check_lambda(lambda: f64) -> Result<()> {
-    if lambda.is_finite() && lambda > 0.0 {
-        Ok(())
-    } else {
-        Err(Error::param(
-            "lambda",
-            format!("must be finite and > 0, got {lambda}"),
-        ))
-    }
+    crate::privacy::check_positive("lambda", lambda)
 }
 
 fn check_settings(s: &SolverSettings) -> Result<()> {

@@ -138,9 +138,7 @@ where
     if k == 0 || n < k + 1 {
         return Err(Error::param("grid", "need a non-empty grid and N > |grid|"));
     }
-    if !(eps_select.is_finite() && eps_select > 0.0) {
-        return Err(Error::param("eps_select", "must be finite and > 0"));
-    }
+    crate::privacy::check_positive("eps_select", eps_select)?;
     let mut perm: Vec<usize> = (0..n).collect();
     perm.shuffle(rng);
     let parts: Vec<Vec<usize>> = (0..=k)
