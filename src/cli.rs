@@ -341,11 +341,7 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     specs.sort();
     for p in specs {
         match Spec::load(&p) {
-            Ok(s) => println!(
-                "  {:<28} {}",
-                p.display(),
-                s.experiment.title.as_deref().unwrap_or(&s.experiment.name)
-            ),
+            Ok(s) => println!("  {:<28} {}", p.display(), s.title()),
             Err(e) => println!("  {:<28} INVALID: {e}", p.display()),
         }
     }

@@ -710,6 +710,14 @@ impl Spec {
         Ok(())
     }
 
+    /// The experiment's title, else its name.
+    pub fn title(&self) -> &str {
+        self.experiment
+            .title
+            .as_deref()
+            .unwrap_or(&self.experiment.name)
+    }
+
     /// Budget split of a pipeline.
     pub fn budget(&self, pipeline: usize) -> BudgetDef {
         self.pipelines[pipeline].budget.unwrap_or_default()

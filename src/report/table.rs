@@ -27,11 +27,7 @@ pub fn markdown(
     let x = spec.report.x.clone().unwrap_or_default();
     let metrics = &spec.report.metrics;
     let mut out = String::new();
-    let title = spec
-        .experiment
-        .title
-        .as_deref()
-        .unwrap_or(&spec.experiment.name);
+    let title = spec.title();
     let _ = writeln!(out, "# {title}\n");
     let _ = writeln!(
         out,
@@ -133,11 +129,7 @@ pub fn dataset_summary(
     records: &[TrialRecord],
     titles: &BTreeMap<String, String>,
 ) -> (String, String) {
-    let title = spec
-        .experiment
-        .title
-        .as_deref()
-        .unwrap_or(&spec.experiment.name);
+    let title = spec.title();
     let mut md = format!(
         "# {title}\n\n| name | train set size | test set size | number of features | majority baseline |\n|---|---|---|---|---|\n"
     );
@@ -214,11 +206,7 @@ pub fn vectors_markdown(
     records: &[TrialRecord],
     titles: &BTreeMap<String, String>,
 ) -> String {
-    let title = spec
-        .experiment
-        .title
-        .as_deref()
-        .unwrap_or(&spec.experiment.name);
+    let title = spec.title();
     let mut out = format!(
         "# {title}\n\nThe figure draws vectors recorded per trial; `table.csv` lists every value. \
          Pipelines marked {NON_PRIVATE} show exact statistics of the data.\n\n\
@@ -265,11 +253,7 @@ pub fn top_features(
     records: &[TrialRecord],
     titles: &BTreeMap<String, String>,
 ) -> (String, String) {
-    let title = spec
-        .experiment
-        .title
-        .as_deref()
-        .unwrap_or(&spec.experiment.name);
+    let title = spec.title();
     let mut md = format!("# {title}\n\nExact statistics of the training data {NON_PRIVATE}.\n");
     let mut csv = String::from("dataset,rank,feature,name,mi_bits,on_counts\n");
     for d in &spec.experiment.datasets {
@@ -322,11 +306,7 @@ pub fn vectors_columns(
     records: &[TrialRecord],
     titles: &BTreeMap<String, String>,
 ) -> String {
-    let title = spec
-        .experiment
-        .title
-        .as_deref()
-        .unwrap_or(&spec.experiment.name);
+    let title = spec.title();
     let mut out = format!("# {title}\n");
     let mut seen = std::collections::BTreeSet::new();
     for r in records {
@@ -479,11 +459,7 @@ pub fn sample_complexity(
 ) -> (String, String) {
     let reference = spec.report.reference.clone().unwrap_or_default();
     let tol = spec.report.tolerance.unwrap_or(0.02);
-    let title = spec
-        .experiment
-        .title
-        .as_deref()
-        .unwrap_or(&spec.experiment.name);
+    let title = spec.title();
     let mut md = format!(
         "# {title}\n\nSmallest training size N (a power of 2 from the grid) whose mean test accuracy \
          over trials comes within {:.0} points of `{reference}` trained on the largest N; accuracy and \
