@@ -53,7 +53,10 @@ fn run_with_stderr_closed_still_writes_the_report() {
     let dir = out.join("synthetic");
     assert!(dir.join("table.md").exists() && dir.join("figure.svg").exists());
     let text = std::fs::read_to_string(dir.join(TRIALS_FILE)).unwrap();
-    assert_eq!(text.lines().count(), read_records(&dir.join(TRIALS_FILE)).unwrap().len());
+    assert_eq!(
+        text.lines().count(),
+        read_records(&dir.join(TRIALS_FILE)).unwrap().len()
+    );
     assert_eq!(text.lines().count(), 2 * 2 * (2 * 9 + 2));
 }
 

@@ -77,7 +77,11 @@ fn a_forced_run_without_its_data_keeps_the_committed_results() {
     let before = std::fs::read(dir.join(TRIALS_FILE)).unwrap();
     let manifest = std::fs::read(dir.join("manifest.json")).unwrap();
     let o = bin()
-        .args(["run", "experiments/f3_6_accuracy_vs_epsilon.toml", "--force"])
+        .args([
+            "run",
+            "experiments/f3_6_accuracy_vs_epsilon.toml",
+            "--force",
+        ])
         .arg("--out")
         .arg(out.path())
         .arg("--data-dir")
@@ -106,7 +110,10 @@ fn the_committed_quickstart_results_are_reused_as_they_are() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("300 trials (0 run, 300 already stored)"), "{err}");
+    assert!(
+        err.contains("300 trials (0 run, 300 already stored)"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(dir.join(TRIALS_FILE)).unwrap(), before);
     assert!(!dir.join(format!("{TRIALS_FILE}.staging")).exists());
 }
@@ -168,11 +175,12 @@ fn an_interrupted_forced_run_keeps_the_previous_results_then_resumes() {
     let spec_path = common::write_spec(d.path(), "s.toml", &changed);
     let forced = || {
         let mut c = bin();
-        c.arg("run")
-            .arg(&spec_path)
-            .arg("--out")
-            .arg(&out)
-            .args(["--no-report", "--force", "-j", "2"]);
+        c.arg("run").arg(&spec_path).arg("--out").arg(&out).args([
+            "--no-report",
+            "--force",
+            "-j",
+            "2",
+        ]);
         c
     };
     let mut child = forced().spawn().unwrap();
@@ -186,7 +194,11 @@ fn an_interrupted_forced_run_keeps_the_previous_results_then_resumes() {
     assert!(child.try_wait().unwrap().is_none(), "killed mid-run");
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(std::fs::read(&trials).unwrap(), stored, "old results intact");
+    assert_eq!(
+        std::fs::read(&trials).unwrap(),
+        stored,
+        "old results intact"
+    );
     let partial = read_records(&staging).unwrap().len();
     assert!(partial > 0);
     // Without --force the old results are still refused for the new spec.
@@ -246,7 +258,11 @@ fn changes_that_alter_stored_cells_are_refused() {
     let out = d.path().join("out");
     run(&spec, &opts(&out, false)).unwrap();
     let cases = [
-        ("a pipeline parameter", "learner = \"nb\"", "learner = \"nb\"\nalpha = 2"),
+        (
+            "a pipeline parameter",
+            "learner = \"nb\"",
+            "learner = \"nb\"\nalpha = 2",
+        ),
         ("a dataset definition", "seed = 3", "seed = 4"),
         ("a removed grid value", "[0.1, 1, 10]", "[0.1, 1]"),
         ("fewer trials", "trials = 6", "trials = 5"),
@@ -255,9 +271,7 @@ fn changes_that_alter_stored_cells_are_refused() {
         let text = common::SYNTHETIC_SPEC.replacen(from, to, 1);
         assert_ne!(text, common::SYNTHETIC_SPEC, "{what}");
         let changed = Spec::load(&common::write_spec(d.path(), "c.toml", &text)).unwrap();
-        let err = run(&changed, &opts(&out, false))
-            .unwrap_err()
-            .to_string();
+        let err = run(&changed, &opts(&out, false)).unwrap_err().to_string();
         assert!(err.contains("--force"), "{what}: {err}");
     }
 }
