@@ -372,6 +372,21 @@ impl Spec {
                     ),
                 ));
             }
+            let mut chain = vec![d.as_str()];
+            while let Some(DatasetDef::NbProxy(p)) = self.catalog.get(chain[chain.len() - 1]) {
+                if chain.contains(&p.of.as_str()) {
+                    return Err(self.err(
+                        format!("dataset.{}.of", chain[chain.len() - 1]),
+                        format!(
+                            "`{}` makes a cycle of nb_proxy sources: {} -> {}",
+                            p.of,
+                            chain.join(" -> "),
+                            p.of
+                        ),
+                    ));
+                }
+                chain.push(&p.of);
+            }
             if e.datasets[..i].contains(d) {
                 return Err(self.err(
                     format!("experiment.datasets[{i}]"),

@@ -74,6 +74,40 @@ impl TrialRecord {
             _ => self.metrics.get(name).copied(),
         }
     }
+
+    /// The first field holding NaN or an infinity, which JSON cannot hold (it would be written
+    /// as `null` and the line could not be read back).
+    pub fn non_finite_field(&self) -> Option<String> {
+        let scalars = [
+            ("epsilon", self.epsilon),
+            ("test_accuracy", self.test_accuracy),
+            ("train_accuracy", self.train_accuracy),
+            ("baseline_accuracy", Some(self.baseline_accuracy)),
+            ("fit_seconds", Some(self.fit_seconds)),
+        ];
+        let ledger = self.ledger.entries.iter().flat_map(|e| {
+            [
+                (format!("ledger `{}` epsilon", e.name), e.epsilon),
+                (format!("ledger `{}` sensitivity", e.name), e.sensitivity),
+            ]
+        });
+        let metrics = self
+            .metrics
+            .iter()
+            .map(|(k, v)| (format!("metrics.{k}"), Some(*v)));
+        let vectors = self.vectors.iter().filter_map(|(k, v)| {
+            let bad = v.iter().find(|x| !x.is_finite())?;
+            Some((format!("vectors.{k}"), Some(*bad)))
+        });
+        scalars
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .chain(ledger)
+            .chain(metrics)
+            .chain(vectors)
+            .find(|(_, v)| v.is_some_and(|x| !x.is_finite()))
+            .map(|(k, _)| k)
+    }
 }
 
 /// Inputs of one dataset: file path (or `definition`) → SHA-256.
@@ -302,9 +336,19 @@ impl Store {
         self.done.len()
     }
 
-    /// Appends one record as a single write of one line. If the write fails (a full disk) the
+    /// Appends one record as a single write of one line; a record with a non-finite number
+    /// is refused, since it could not be read back. If the write fails (a full disk) the
     /// partial line is cut off and every later append fails too, so no line is ever corrupt.
     pub fn append(&self, record: &TrialRecord) -> Result<()> {
+        if let Some(field) = record.non_finite_field() {
+            return Err(Error::Store {
+                path: paths(&self.dir, self.staging).0,
+                reason: format!(
+                    "trial `{}` computed a non-finite {field} (is a training or test set empty?); it was not stored",
+                    record.key
+                ),
+            });
+        }
         let mut line = serde_json::to_vec(record).expect("records serialise");
         line.push(b'\n');
         let path = || paths(&self.dir, self.staging).0;

@@ -320,3 +320,15 @@ fn duplicate_axis_values_are_refused() {
         assert!(e.contains("twice") || e.contains("repeats"), "{e}");
     }
 }
+
+#[test]
+fn a_cycle_of_nb_proxy_sources_is_refused() {
+    let text = GOOD.replace("[\"xwindows\"]", "[\"a\"]")
+        + "[dataset.a]\nsource = \"nb_proxy\"\nof = \"b\"\ntrain = 10\ntest = 10\n\
+           [dataset.b]\nsource = \"nb_proxy\"\nof = \"a\"\ntrain = 10\ntest = 10\n";
+    let e = err(&text);
+    assert!(
+        e.contains("dataset.b.of") && e.contains("a -> b -> a"),
+        "{e}"
+    );
+}

@@ -275,3 +275,25 @@ fn changes_that_alter_stored_cells_are_refused() {
         assert!(err.contains("--force"), "{what}: {err}");
     }
 }
+
+/// A trial on an empty test set computes NaN; storing it as `null` would make the whole
+/// results file unreadable, so it is refused and the store stays readable.
+#[test]
+fn a_record_that_cannot_be_read_back_is_not_stored() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "[experiment]\nname = \"z\"\ntrials = 1\nseed = 1\ndatasets = [\"a\"]\n\
+        [dataset.a]\nsource = \"nb_sampled\"\ndimension = 3\ntheta = [0.5, 0.5]\ntrain = 10\ntest = 0\n\
+        [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nkind = \"dataset_summary\"\n";
+    let spec = Spec::load(&common::write_spec(d.path(), "z.toml", text)).unwrap();
+    let out = d.path().join("out");
+    let err = run(&spec, &opts(&out, false)).unwrap_err().to_string();
+    assert!(
+        err.contains("non-finite") && err.contains("a|nb|{}|0"),
+        "{err}"
+    );
+    assert!(
+        read_records(&out.join("z").join(TRIALS_FILE))
+            .unwrap()
+            .is_empty()
+    );
+}
