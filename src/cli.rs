@@ -129,6 +129,22 @@ pub enum Command {
     },
 }
 
+/// A line to stderr that never panics (stderr may be a closed pipe, as in `2>&1 | head`).
+macro_rules! note {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// [`note!`] without the newline (a prompt).
+macro_rules! note_inline {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($t)*);
+    }};
+}
+
 /// Appends a formatted line to a `String` buffer.
 macro_rules! out {
     ($o:expr, $($t:tt)*) => {{
@@ -164,7 +180,7 @@ pub fn execute(cli: Cli) -> Result<()> {
                 confirm(&prepared)?;
             }
             let s = prepared.execute()?;
-            eprintln!(
+            note!(
                 "{}: {} trials ({} run, {} already stored) in {:.1} s -> {}",
                 spec.experiment.name,
                 s.total,
@@ -221,7 +237,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             let (trials, seed) = if unseeded {
                 let seed = fresh_seed();
                 let trials = trials.unwrap_or(UNSEEDED_TRIALS);
-                eprintln!(
+                note!(
                     "unseeded audit: seed {seed}, {trials} trials per side (replay: --trials {trials} --seed {seed})"
                 );
                 (trials, seed)
@@ -251,7 +267,7 @@ fn confirm(p: &Prepared) -> Result<()> {
             "not a terminal, so nothing was asked; pass --yes to run it",
         ));
     }
-    eprint!("{what}. Run it? [y/N] ");
+    note_inline!("{what}. Run it? [y/N] ");
     let mut answer = String::new();
     stdin
         .read_line(&mut answer)
@@ -314,7 +330,7 @@ fn audit(mechanism: Option<&str>, all: bool, trials: usize, seed: u64, json: boo
 fn report(spec: &Spec, dir: &Path) -> Result<()> {
     let w = crate::report::write(spec, dir)?;
     for f in &w.files {
-        eprintln!("  wrote {}", f.display());
+        note!("  wrote {}", f.display());
     }
     Ok(())
 }
@@ -322,7 +338,7 @@ fn report(spec: &Spec, dir: &Path) -> Result<()> {
 fn check(opts: crate::check::CheckOptions) -> Result<()> {
     let r = crate::check::check(&opts)?;
     for f in &r.failures {
-        eprintln!("FAIL {f}");
+        note!("FAIL {f}");
     }
     let speed = r
         .speed_ratio
@@ -332,9 +348,11 @@ fn check(opts: crate::check::CheckOptions) -> Result<()> {
     } else {
         "checked"
     };
-    eprintln!(
+    note!(
         "check: {} specs, {} cells {what} ({:.1} s of smoke runs{speed})",
-        r.specs, r.cells, r.smoke_seconds
+        r.specs,
+        r.cells,
+        r.smoke_seconds
     );
     if r.failures.is_empty() {
         Ok(())
@@ -356,7 +374,7 @@ fn report_all(experiments: &Path, out: &Path) -> Result<()> {
         }
     }
     for f in crate::report::reproduction::write_all(experiments, out)? {
-        eprintln!("  wrote {}", f.display());
+        note!("  wrote {}", f.display());
     }
     Ok(())
 }

@@ -7,7 +7,8 @@ fn main() -> ExitCode {
     match epsilab::cli::execute(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "error: {e}");
             ExitCode::FAILURE
         }
     }

@@ -146,3 +146,54 @@ fn a_billion_trials_with_yes_start_at_once_in_bounded_memory() {
     assert!(lines >= 500, "only {lines} trials after two minutes");
     assert!(rss < 200_000, "resident memory {rss} kB");
 }
+
+#[test]
+fn run_with_stderr_into_a_closed_pipe_finishes_its_report() {
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "2");
+    let out = d.path().join("out");
+    let mut child = bin()
+        .arg("run")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // As in `epsilab run SPEC 2>&1 | head -1` once head has exited.
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(out.join("synthetic").join("figure.png").exists());
+}
+
+/// On a terminal a large plan asks first (`script` from util-linux provides the terminal).
+#[test]
+fn a_large_plan_asks_on_a_terminal_and_stops_unless_confirmed() {
+    use std::io::Write as _;
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "1000000000");
+    let out = d.path().join("out");
+    let cmd = format!(
+        "{} run {} --out {}",
+        env!("CARGO_BIN_EXE_epsilab"),
+        s.display(),
+        out.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("EPSILAB_DATA")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) runs");
+    child.stdin.take().unwrap().write_all(b"n\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains("Run it? [y/N]") && text.contains("not confirmed"),
+        "{text}"
+    );
+    assert!(!out.join("synthetic").join(TRIALS_FILE).exists());
+}
