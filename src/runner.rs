@@ -1,8 +1,11 @@
 //! Runs a plan on rayon, appending each finished cell to the results store.
 //!
-//! Cells are grouped by (dataset, trial): a group draws its split, counts the training data and
-//! fits the majority baseline once, then runs all its pipelines and grid points on that shared
-//! state. Groups run in parallel; each cell's randomness comes from its own seed.
+//! [`prepare`] does everything that can fail before anything is written (inputs hashed, store
+//! checked, every dataset loaded and checked); [`Prepared::execute`] then runs. Cells are
+//! grouped by (dataset, trial): a group draws its split, counts the training data and fits the
+//! majority baseline once, then runs all its pipelines and grid points on that shared state.
+//! Trials run in parallel, made on demand from the streamed plan; each cell's randomness comes
+//! from its own seed.
 
 use crate::counts::ClassCounts;
 use crate::data::{DataDir, Dataset, Split};

@@ -297,3 +297,28 @@ fn a_record_that_cannot_be_read_back_is_not_stored() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_forced_run_failing_its_checksum_keeps_the_previous_results() {
+    use sha2::Digest as _;
+    let d = tempfile::tempdir().unwrap();
+    let data = user_dataset(d.path(), false);
+    let sha = sha2::Sha256::digest(std::fs::read(&data).unwrap());
+    let hex: String = sha.iter().map(|b| format!("{b:02x}")).collect();
+    let text = USER_SPEC.replace(
+        "train_fraction = 0.5\n",
+        &format!("train_fraction = 0.5\nsha256 = {{ \"mine.libsvm\" = \"{hex}\" }}\n"),
+    );
+    let spec = Spec::load(&common::write_spec(d.path(), "s.toml", &text)).unwrap();
+    let out = d.path().join("out");
+    let s = run(&spec, &opts(&out, false)).unwrap();
+    let trials = s.results_dir.join(TRIALS_FILE);
+    let stored = std::fs::read(&trials).unwrap();
+    user_dataset(d.path(), true);
+    let err = run(&spec, &opts(&out, true)).unwrap_err().to_string();
+    assert!(
+        err.contains("SHA-256") && err.contains("mine.libsvm"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&trials).unwrap(), stored);
+}
