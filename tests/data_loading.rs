@@ -118,3 +118,30 @@ fn the_six_thesis_datasets_load_with_their_published_shapes() {
     );
     assert_ne!(a.features.as_binary(), b.features.as_binary());
 }
+
+/// Every shipped `.gz` file decompresses to the bytes `datasets/SHA256SUMS` lists, every listed
+/// file ships, and the catalog pins the same checksums.
+#[test]
+fn shipped_datasets_match_sha256sums_and_the_catalog() {
+    use sha2::{Digest, Sha256};
+    let root = common::data_dir().0;
+    let sums = std::fs::read_to_string(root.join("SHA256SUMS")).unwrap();
+    let mut listed = std::collections::BTreeMap::new();
+    for line in sums.lines() {
+        let (sum, path) = line.split_once("  ").expect("`SUM  PATH` lines");
+        let bytes = epsilab::data::files::read(&root.join(format!("{path}.gz"))).unwrap();
+        let actual: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(actual, sum, "{path}");
+        listed.insert(path.to_string(), sum.to_string());
+    }
+    assert_eq!(listed.len(), 12);
+    let toml: toml::Table = toml::from_str(epsilab::data::catalog::CATALOG_TOML).unwrap();
+    for (name, def) in toml {
+        for (path, sum) in def["sha256"].as_table().unwrap() {
+            assert_eq!(listed.get(path), sum.as_str().map(str::to_string).as_ref(), "{name}: {path}");
+        }
+    }
+}
