@@ -111,7 +111,10 @@ fn a_404_is_a_clear_error() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("missing.csv") && err.contains("HTTP 404"), "{err}");
+    assert!(
+        err.contains("missing.csv") && err.contains("HTTP 404"),
+        "{err}"
+    );
     assert!(entries(cache.path()).is_empty());
 }
 
@@ -137,18 +140,29 @@ fn bad_requests_are_refused_before_any_download() {
         .unwrap_err()
         .to_string();
     assert!(no_sum.contains("--sha256"), "{no_sum}");
-    let bad_sum = fetch("http://127.0.0.1:9/x.csv", Some("abc"), cache.path(), &catalog)
-        .unwrap_err()
-        .to_string();
+    let bad_sum = fetch(
+        "http://127.0.0.1:9/x.csv",
+        Some("abc"),
+        cache.path(),
+        &catalog,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(bad_sum.contains("64 hex digits"), "{bad_sum}");
     let shipped = fetch("adult", None, cache.path(), &catalog)
         .unwrap_err()
         .to_string();
-    assert!(shipped.contains("ship") && shipped.contains("datasets/"), "{shipped}");
+    assert!(
+        shipped.contains("ship") && shipped.contains("datasets/"),
+        "{shipped}"
+    );
     let unknown = fetch("nonsense", None, cache.path(), &catalog)
         .unwrap_err()
         .to_string();
-    assert!(unknown.contains("not a URL") && unknown.contains("xwindows"), "{unknown}");
+    assert!(
+        unknown.contains("not a URL") && unknown.contains("xwindows"),
+        "{unknown}"
+    );
 }
 
 #[test]

@@ -141,7 +141,11 @@ fn shipped_datasets_match_sha256sums_and_the_catalog() {
     let toml: toml::Table = toml::from_str(epsilab::data::catalog::CATALOG_TOML).unwrap();
     for (name, def) in toml {
         for (path, sum) in def["sha256"].as_table().unwrap() {
-            assert_eq!(listed.get(path), sum.as_str().map(str::to_string).as_ref(), "{name}: {path}");
+            assert_eq!(
+                listed.get(path),
+                sum.as_str().map(str::to_string).as_ref(),
+                "{name}: {path}"
+            );
         }
     }
 }

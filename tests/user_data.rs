@@ -66,7 +66,10 @@ fn an_empty_training_set_after_subset_is_an_error() {
     );
     let err = load_err(
         dir.path(),
-        &[("train.libsvm", "3 1:1\n3 2:1\n"), ("test.libsvm", "1 1:1\n2 2:1\n")],
+        &[
+            ("train.libsvm", "3 1:1\n3 2:1\n"),
+            ("test.libsvm", "1 1:1\n2 2:1\n"),
+        ],
         &def,
     );
     assert!(
@@ -83,7 +86,10 @@ fn a_class_with_no_training_rows_is_an_error() {
     );
     let err = load_err(
         dir.path(),
-        &[("train.libsvm", "1 1:1\n1 2:1\n"), ("test.libsvm", "1 1:1\n2 2:1\n")],
+        &[
+            ("train.libsvm", "1 1:1\n1 2:1\n"),
+            ("test.libsvm", "1 1:1\n2 2:1\n"),
+        ],
         &def,
     );
     assert!(
@@ -177,7 +183,13 @@ fn csv_with_bounds_runs_private_lr_and_records_the_clipping() {
     for i in 0..200 {
         let pos = i % 2 == 0;
         let h = if pos { 1.5 } else { 0.5 } + (i % 7) as f64 * 0.05;
-        let w = if i == 3 { 500.0 } else if pos { 60.0 } else { 40.0 };
+        let w = if i == 3 {
+            500.0
+        } else if pos {
+            60.0
+        } else {
+            40.0
+        };
         rows.push_str(&format!("{h},{w},{}\n", if pos { "yes" } else { "no" }));
     }
     let def = "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.5\nlabel = \"label\"\n\
@@ -210,7 +222,10 @@ fn csv_with_bounds_runs_private_lr_and_records_the_clipping() {
         assert_eq!(clip["private"], true);
         assert_eq!(clip["epsilon"], 0.0);
         let scaling = ledger.iter().find(|e| e["name"] == "scaling");
-        assert!(scaling.is_none(), "public-bounds scaling is private: {line}");
+        assert!(
+            scaling.is_none(),
+            "public-bounds scaling is private: {line}"
+        );
         let c = r["metrics"]["clipped_values"].as_f64().unwrap();
         assert!(c == 0.0 || c == 1.0, "{line}");
         if r["pipeline"] == "private" {

@@ -28,8 +28,12 @@ pub struct DataDir(pub PathBuf);
 
 impl DataDir {
     pub fn resolve(cli: Option<PathBuf>) -> Self {
-        cli.or_else(|| std::env::var_os(DATA_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
-            .map_or_else(Self::shipped, DataDir)
+        cli.or_else(|| {
+            std::env::var_os(DATA_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .map_or_else(Self::shipped, DataDir)
     }
 
     /// The shipped datasets: `./datasets` when run from the repository root, else the
@@ -383,20 +387,22 @@ impl FileSet<'_> {
         labels
             .iter()
             .enumerate()
-            .map(|(i, l)| match self.classes.iter().position(|c| matches(&c.label, l)) {
-                Some(c) => Ok(Some(c as u16)),
-                None if self.subset => Ok(None),
-                None => Err(self.err(format!(
-                    "label `{l}` (row {} of {}) is not among the dataset's classes ({})",
-                    i + 1,
-                    file.display(),
-                    self.classes
-                        .iter()
-                        .map(|c| c.label.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))),
-            })
+            .map(
+                |(i, l)| match self.classes.iter().position(|c| matches(&c.label, l)) {
+                    Some(c) => Ok(Some(c as u16)),
+                    None if self.subset => Ok(None),
+                    None => Err(self.err(format!(
+                        "label `{l}` (row {} of {}) is not among the dataset's classes ({})",
+                        i + 1,
+                        file.display(),
+                        self.classes
+                            .iter()
+                            .map(|c| c.label.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))),
+                },
+            )
             .collect()
     }
 
@@ -547,10 +553,7 @@ impl FileSet<'_> {
                     }
                     clipped.push(k);
                 }
-                (
-                    Features::Dense(x),
-                    Some(PublicBounds { lo, hi, clipped }),
-                )
+                (Features::Dense(x), Some(PublicBounds { lo, hi, clipped }))
             }
         };
         Ok(Dataset {

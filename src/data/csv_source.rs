@@ -77,12 +77,17 @@ pub fn parse(bytes: &[u8], path: &Path, layout: &CsvLayout) -> Result<CsvData> {
                 Some(h) => h.iter().position(|x| x == name).ok_or_else(|| {
                     fail(
                         first_line,
-                        format!("{what} column `{name}` is not in the header ({})", h.join(", ")),
+                        format!(
+                            "{what} column `{name}` is not in the header ({})",
+                            h.join(", ")
+                        ),
                     )
                 }),
                 None => Err(fail(
                     first_line,
-                    format!("{what} column `{name}` given by name but the file has no header (header = false)"),
+                    format!(
+                        "{what} column `{name}` given by name but the file has no header (header = false)"
+                    ),
                 )),
             },
         }
@@ -99,7 +104,10 @@ pub fn parse(bytes: &[u8], path: &Path, layout: &CsvLayout) -> Result<CsvData> {
         return Err(fail(first_line, "no feature columns".into()));
     }
     if cols.contains(&label_col) {
-        return Err(fail(first_line, "the label column is also a feature column".into()));
+        return Err(fail(
+            first_line,
+            "the label column is also a feature column".into(),
+        ));
     }
     let feature_names = cols
         .iter()
@@ -237,12 +245,32 @@ mod tests {
     fn bad_cells_name_file_line_and_column() {
         let label = Column::Name("y".into());
         for (text, real, needle) in [
-            ("a,y\n1,p\nx,q\n", true, "t.csv:3: column 1 (`a`): `x` is not a number"),
-            ("a,y\n1,p\n0.5,q\n", false, "t.csv:3: column 1 (`a`): value 0.5 is not binary"),
-            ("a,y\n1,p\n1,q,3\n", true, "t.csv:3: malformed CSV: 3 fields"),
-            ("a,y\n1,p\nnan,q\n", true, "t.csv:3: column 1 (`a`): `nan` is not finite"),
+            (
+                "a,y\n1,p\nx,q\n",
+                true,
+                "t.csv:3: column 1 (`a`): `x` is not a number",
+            ),
+            (
+                "a,y\n1,p\n0.5,q\n",
+                false,
+                "t.csv:3: column 1 (`a`): value 0.5 is not binary",
+            ),
+            (
+                "a,y\n1,p\n1,q,3\n",
+                true,
+                "t.csv:3: malformed CSV: 3 fields",
+            ),
+            (
+                "a,y\n1,p\nnan,q\n",
+                true,
+                "t.csv:3: column 1 (`a`): `nan` is not finite",
+            ),
             ("", true, "t.csv:1: empty file"),
-            ("a,b\n1,2\n", true, "label column `y` is not in the header (a, b)"),
+            (
+                "a,b\n1,2\n",
+                true,
+                "label column `y` is not in the header (a, b)",
+            ),
         ] {
             let err = parse(text.as_bytes(), Path::new("t.csv"), &layout(&label, real))
                 .unwrap_err()

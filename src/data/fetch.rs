@@ -18,7 +18,11 @@ pub const CACHE_ENV: &str = "EPSILAB_CACHE";
 /// Default cache folder: `$EPSILAB_CACHE`, else `$XDG_CACHE_HOME/epsilab`, else
 /// `$HOME/.cache/epsilab`.
 pub fn default_cache() -> Option<PathBuf> {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     var(CACHE_ENV)
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("epsilab")))
         .or_else(|| var("HOME").map(|d| d.join(".cache").join("epsilab")))
@@ -93,7 +97,10 @@ pub fn fetch(
 fn file_name_of(url: &str) -> Result<String> {
     let path = url.split(['?', '#']).next().unwrap_or(url);
     let after_host = path.split_once("://").map_or(path, |(_, r)| r);
-    match after_host.split_once('/').map(|(_, p)| p.rsplit('/').next().unwrap_or("")) {
+    match after_host
+        .split_once('/')
+        .map(|(_, p)| p.rsplit('/').next().unwrap_or(""))
+    {
         Some(n) if !n.is_empty() && n != "." && n != ".." => Ok(n.to_string()),
         _ => Err(Error::Fetch {
             url: url.into(),

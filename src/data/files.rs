@@ -36,9 +36,7 @@ pub fn read(path: &Path) -> std::io::Result<Vec<u8>> {
         let mut out = Vec::with_capacity(bytes.len() * 8);
         MultiGzDecoder::new(bytes.as_slice())
             .read_to_end(&mut out)
-            .map_err(|e| {
-                std::io::Error::new(e.kind(), format!("not a valid gzip file ({e})"))
-            })?;
+            .map_err(|e| std::io::Error::new(e.kind(), format!("not a valid gzip file ({e})")))?;
         Ok(out)
     } else {
         Ok(bytes)

@@ -24,7 +24,10 @@ pub struct LibsvmData {
 pub enum RawFeatures {
     Binary(BinaryMatrix),
     /// Row-major values, `dimension` per row (absent LIBSVM entries are 0).
-    Real { dimension: usize, values: Vec<f64> },
+    Real {
+        dimension: usize,
+        values: Vec<f64>,
+    },
 }
 
 impl RawFeatures {
@@ -145,13 +148,7 @@ mod tests {
 
     #[test]
     fn real_values_are_read_densely_when_asked() {
-        let d = parse(
-            b"1 1:0.5 4:-2e3\n-1\n1 2:7\n",
-            Path::new("r"),
-            4,
-            true,
-        )
-        .unwrap();
+        let d = parse(b"1 1:0.5 4:-2e3\n-1\n1 2:7\n", Path::new("r"), 4, true).unwrap();
         assert_eq!(d.labels, vec![1, -1, 1]);
         assert_eq!(d.features.n_rows(), 3);
         let RawFeatures::Real { dimension, values } = d.features else {
@@ -160,7 +157,9 @@ mod tests {
         assert_eq!(dimension, 4);
         assert_eq!(
             values,
-            vec![0.5, 0.0, 0.0, -2000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0, 0.0, 0.0]
+            vec![
+                0.5, 0.0, 0.0, -2000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0, 0.0, 0.0
+            ]
         );
     }
 

@@ -135,7 +135,9 @@ pub struct PublicBounds {
 impl PublicBounds {
     /// Number of values clipped among `rows`.
     pub fn clipped_in(&self, rows: &[u32]) -> u64 {
-        rows.iter().map(|&r| u64::from(self.clipped[r as usize])).sum()
+        rows.iter()
+            .map(|&r| u64::from(self.clipped[r as usize]))
+            .sum()
     }
 }
 

@@ -315,10 +315,12 @@ impl ColumnTransform {
         for &c in &cols {
             let (lo, hi) = match public {
                 Some(b) => (b.lo[c], b.hi[c]),
-                None => rows.iter().map(|&r| x[[r as usize, c]]).fold(
-                    (f64::INFINITY, f64::NEG_INFINITY),
-                    |(l, h), v| (l.min(v), h.max(v)),
-                ),
+                None => rows
+                    .iter()
+                    .map(|&r| x[[r as usize, c]])
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                        (l.min(v), h.max(v))
+                    }),
             };
             let (ac, bc) = match scaling {
                 _ if public.is_some() => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
