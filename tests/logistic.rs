@@ -527,7 +527,7 @@ fn objective_branch_under_add_remove_by_hand() {
     // Thresholds lambda* = c / (e^eps - 1).
     for eps in [0.1, 0.5, 1.0, 10.0] {
         let t = objective_lambda_threshold(eps, ar);
-        assert!((t - 0.25 / (eps as f64).exp_m1()).abs() < 1e-12);
+        assert!((t - 0.25 / eps.exp_m1()).abs() < 1e-12);
         assert!(objective_branch(t * 1.001, eps, 100, ar).direct);
         assert!(!objective_branch(t * 0.999, eps, 100, ar).direct);
         // Add/remove takes the direct branch for more lambdas, never fewer.
