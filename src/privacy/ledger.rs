@@ -135,7 +135,7 @@ impl Ledger {
             mechanism: mechanism.into(),
             epsilon: Some(0.0),
             private: true,
-            relation: super::RELATION.into(),
+            relation: self.relation.describe().into(),
             sensitivity: None,
             note: Some(why.into()),
         });
