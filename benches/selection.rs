@@ -20,7 +20,8 @@ fn bench(c: &mut Criterion) {
     let (d, t) = (600, 60);
     let counts = counts(d);
     let q = mutual_information(&counts).unwrap();
-    let sens = t as f64 * epsilab::selection::mi_sensitivity(counts.total());
+    let sens = t as f64
+        * epsilab::selection::mi_sensitivity(counts.total(), epsilab::privacy::Relation::AddRemove);
     let w = mask_weights(&q, 0.05, sens);
     let mut sampler = MaskSampler::new();
     let mut rng = rng_from(&["bench", "mask"]);

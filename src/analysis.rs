@@ -14,7 +14,8 @@ use crate::privacy::{Laplace, PNormMechanism};
 /// Draws per mechanism in the noise-samples probe (Figure 2.1).
 const NOISE_SAMPLES: usize = 2000;
 use crate::selection::scores::{
-    count_scores, mi_from_parameters, mi_sensitivity, mutual_information,
+    count_scores, count_sensitivity, mi_from_parameters, mi_sensitivity, mutual_information,
+    thesis_mi_sensitivity,
 };
 use crate::selection::{keep_probabilities, top_k};
 use linfa::ParamGuard;
@@ -124,7 +125,7 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
             let mi = mutual_information(c)?;
             let p = PrivateNbParams::new(eps).check()?;
             let mut rng = log.streams.stream("analysis/algorithm1");
-            let noisy = p.release_counts(c, None, &mut rng)?;
+            let noisy = p.release_counts_under(c, None, log.ledger.relation(), &mut rng)?;
             log.ledger.spend(
                 "analysis",
                 "laplace (Algorithm 1 counts)",
@@ -150,7 +151,16 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
                 .map(|i| 10f64.powf(0.3 + i as f64 * 0.114))
                 .map(f64::round)
                 .collect();
-            put("delta_i", ns.iter().map(|&n| mi_sensitivity(n)).collect());
+            // Figure 3.9 plots the thesis's bound; the smoothed score's proven one beside it.
+            put(
+                "delta_i",
+                ns.iter().map(|&n| thesis_mi_sensitivity(n)).collect(),
+            );
+            let relation = log.ledger.relation();
+            put(
+                "delta_i_smoothed",
+                ns.iter().map(|&n| mi_sensitivity(n, relation)).collect(),
+            );
             put("n", ns);
             log.ledger
                 .non_private("analysis", "none (analytic)", "a function of N only");
@@ -165,7 +175,7 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
             let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
             put("alg2_mi", mi_from_parameters(&fit.model.theta, &prior));
             // Algorithm 3: MI + Lap(D Delta_I / eps).
-            let sens = c.n_features() as f64 * mi_sensitivity(c.total());
+            let sens = c.n_features() as f64 * mi_sensitivity(c.total(), log.ledger.relation());
             let lap = Laplace::new(sens, eps)?;
             let mut rng = log.streams.stream("analysis/algorithm3");
             put(
@@ -184,13 +194,17 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
                 .features
                 .ok_or_else(|| Error::param("features", "probe `keep_probability` needs T"))?;
             let eps0 = eps / t as f64;
+            let relation = log.ledger.relation();
             let mi = mutual_information(c)?;
             let counts = count_scores(c)?;
             put(
                 "mi_keep",
-                keep_probabilities(&mi, t, eps0, mi_sensitivity(c.total()))?,
+                keep_probabilities(&mi, t, eps0, mi_sensitivity(c.total(), relation))?,
             );
-            put("count_keep", keep_probabilities(&counts, t, eps0, 1.0)?);
+            put(
+                "count_keep",
+                keep_probabilities(&counts, t, eps0, count_sensitivity(relation))?,
+            );
             put("mi_score", normalised(&mi));
             put("count_score", normalised(&counts));
             log.ledger.non_private(
@@ -225,7 +239,10 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
             let eps = need_eps(name, input.epsilon)?;
             let n = c.total() as usize;
             let grid = crate::learners::logistic::LAMBDA_GRID;
-            let branches: Vec<_> = grid.iter().map(|&l| objective_branch(l, eps, n)).collect();
+            let branches: Vec<_> = grid
+                .iter()
+                .map(|&l| objective_branch(l, eps, n, log.ledger.relation()))
+                .collect();
             put("lambda", grid.to_vec());
             put(
                 "direct",

@@ -147,7 +147,7 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
 }
 
 fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
-    let mut log = TrialLog::new(cell.seed);
+    let mut log = TrialLog::with_relation(cell.seed, spec.experiment.neighbours);
     let pipeline = &spec.pipelines[cell.pipeline];
     let start = Instant::now();
     let mut vectors = BTreeMap::new();

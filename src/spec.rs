@@ -7,6 +7,7 @@ use crate::data::{Catalog, DatasetDef};
 use crate::error::{Error, Result};
 use crate::learners::logistic::{FmSensitivity, LambdaRule, Scaling};
 use crate::learners::{Release, Threshold, learner_info};
+use crate::privacy::Relation;
 use crate::selection::SELECTORS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +26,10 @@ pub struct ExperimentDef {
     pub seed: u64,
     /// Catalog names (or names defined in `[dataset.NAME]`).
     pub datasets: Vec<String>,
+    /// Neighbouring relation every guarantee of the run is stated for: `"add_remove"` (default,
+    /// SPEC 1) or `"replace_one"`. Every mechanism calibrates its sensitivity for it.
+    #[serde(default, skip_serializing_if = "Relation::is_default")]
+    pub neighbours: Relation,
 }
 
 /// Grid axes; every combination of the given values is run.

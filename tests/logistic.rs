@@ -3,6 +3,7 @@
 
 use epsilab::data::{BinaryMatrix, Dataset, Features, SplitRule};
 use epsilab::learners::Classifier;
+use epsilab::learners::logistic::mechanisms::objective_perturbation;
 use epsilab::learners::logistic::mechanisms::{
     fm_coefficients, fm_minimise, functional_mechanism, objective_branch, objective_branch_table,
     objective_lambda_threshold, objective_perturbation_with_noise, output_perturbation,
@@ -12,13 +13,15 @@ use epsilab::learners::logistic::select::{
     cross_validate_lambda, exponential_mechanism, private_select_lambda,
 };
 use epsilab::learners::logistic::*;
-use epsilab::privacy::Ledger;
+use epsilab::privacy::{Ledger, Relation};
 use epsilab::rng::{Rng, rng_from};
+use epsilab::stats::ks_statistic;
 use linfa::ParamGuard;
 use linfa::prelude::*;
 use ndarray::{Array1, Array2};
 use rand::Rng as _;
 use rand_distr::StandardNormal;
+use statrs::distribution::{ContinuousCDF, Gamma};
 
 /// N x D Gaussian rows scaled into the unit ball, labels from a noisy linear rule.
 fn synthetic(n: usize, d: usize, tag: &str) -> (Array2<f64>, Array1<usize>) {
@@ -128,8 +131,9 @@ fn newton_and_lbfgs_agree() {
     assert!(dist(&a, &b) < 1e-6);
 }
 
-/// ||theta(X) - theta(X')|| <= 2/lambda for X' = X plus one example with ||x|| <= 1
-/// (12 random instances, lambda in {0.1, 1, 10}, the added example adversarial or random).
+/// ||theta(X) - theta(X')|| <= 1/lambda (the add/remove sensitivity; half the thesis's
+/// replace-one 2/lambda) for X' = X plus one example with ||x|| <= 1 (12 random instances,
+/// lambda in {0.1, 1, 10}, the added example adversarial or random).
 #[test]
 fn output_perturbation_sensitivity_bound_holds_on_neighbours() {
     let mut rng = rng_from(&["neighbours"]);
@@ -159,11 +163,11 @@ fn output_perturbation_sensitivity_bound_holds_on_neighbours() {
         let (t2, _) = Objective::regularised(&des2, &y2, lambda).minimise(&newton());
         let gap = dist(&t, &t2);
         assert!(
-            gap <= 2.0 / lambda,
+            gap <= 1.0 / lambda,
             "instance {inst}: {gap} > {}",
-            2.0 / lambda
+            1.0 / lambda
         );
-        worst = worst.max(gap * lambda / 2.0);
+        worst = worst.max(gap * lambda);
     }
     assert!(worst > 0.0);
 }
@@ -179,7 +183,13 @@ fn output_perturbation_records_its_spend() {
     assert_eq!(t.len(), 4);
     assert!(c.converged);
     assert_eq!(ledger.entries[0].epsilon, Some(0.5));
-    assert_eq!(ledger.entries[0].sensitivity, Some(1.0));
+    // lambda = 2: 1/lambda under add/remove, 2/lambda under replace-one.
+    assert_eq!(ledger.entries[0].sensitivity, Some(0.5));
+    assert_eq!(ledger.entries[0].relation, "add/remove one example");
+    let mut replace = Ledger::new(Relation::ReplaceOne);
+    output_perturbation(&des, &pm1(&y), 2.0, 0.5, &newton(), &mut rng, &mut replace).unwrap();
+    assert_eq!(replace.entries[0].sensitivity, Some(1.0));
+    assert_eq!(replace.entries[0].relation, "replace one example");
     // Rows outside the unit ball are refused.
     let big = &x * 10.0;
     let des = Design::dense(big.view());
@@ -210,9 +220,12 @@ fn objective_perturbation_without_noise_is_non_private_lr() {
     }
 }
 
-/// Table 4.1 by hand (c = 1/4): eps' = eps - ln(1 + 2c/lambda + c^2/lambda^2).
+/// Table 4.1 by hand (c = 1/4), the thesis's replace-one form:
+/// eps' = eps - ln(1 + 2c/lambda + c^2/lambda^2).
 #[test]
 fn table_4_1_branches_by_hand() {
+    let objective_branch = |l, e, n| objective_branch(l, e, n, Relation::ReplaceOne);
+    let objective_lambda_threshold = |e| objective_lambda_threshold(e, Relation::ReplaceOne);
     // eps = 0.1, lambda = 1: ln(1.5625) = 0.446287 > 0.1 -> Delta branch, eps' = 0.05,
     // Delta = (0.25 / (e^0.025 - 1) - 1) / N.
     let b = objective_branch(1.0, 0.1, 1000);
@@ -243,7 +256,7 @@ fn table_4_1_branches_by_hand() {
         assert!(!objective_branch(t * 0.999, eps, 100).direct);
     }
     let grid = LAMBDA_GRID;
-    let table = objective_branch_table(&grid, &[0.1, 0.5, 1.0, 10.0]);
+    let table = objective_branch_table(&grid, &[0.1, 0.5, 1.0, 10.0], Relation::ReplaceOne);
     assert_eq!(table.len(), 36);
     let direct_count = |e: f64| table.iter().filter(|r| r.1 == e && r.2).count();
     // lambda >= 10 at 0.1; >= 1 at 0.5 and 1; >= 1e-2 at 10.
@@ -492,4 +505,103 @@ fn lambda_selection_cv_and_private() {
         let c = picks.iter().filter(|&&p| p == r).count();
         assert!((800..1200).contains(&c), "{c}");
     }
+}
+
+/// Algorithm 7 under add/remove (c = 1/4): eps' = eps - ln(1 + c/lambda), beta = 1/eps';
+/// else Delta = c/(N (e^(eps/2) - 1)) - lambda/N, eps' = eps/2, so that the total regulariser
+/// L = lambda + N Delta satisfies ln(1 + c/L) = eps/2.
+#[test]
+fn objective_branch_under_add_remove_by_hand() {
+    let ar = Relation::AddRemove;
+    // eps = 0.1, lambda = 10: ln(1.025) = 0.0246926 -> direct, eps' = 0.0753074, beta = 13.28.
+    let b = objective_branch(10.0, 0.1, 1000, ar);
+    assert!(b.direct && b.delta == 0.0);
+    assert!((b.eps_prime - (0.1 - 1.025f64.ln())).abs() < 1e-15);
+    assert!((b.noise_scale - 1.0 / b.eps_prime).abs() < 1e-12);
+    // eps = 0.1, lambda = 1: ln(1.25) = 0.223 > 0.1 -> Delta branch.
+    let b = objective_branch(1.0, 0.1, 1000, ar);
+    assert!(!b.direct);
+    assert!((b.eps_prime - 0.05).abs() < 1e-15);
+    assert!((b.noise_scale - 20.0).abs() < 1e-12);
+    let total = 1.0 + 1000.0 * b.delta;
+    assert!(((1.0 + 0.25 / total).ln() - 0.05).abs() < 1e-12);
+    // Thresholds lambda* = c / (e^eps - 1).
+    for eps in [0.1, 0.5, 1.0, 10.0] {
+        let t = objective_lambda_threshold(eps, ar);
+        assert!((t - 0.25 / eps.exp_m1()).abs() < 1e-12);
+        assert!(objective_branch(t * 1.001, eps, 100, ar).direct);
+        assert!(!objective_branch(t * 0.999, eps, 100, ar).direct);
+        // Add/remove takes the direct branch for more lambdas, never fewer.
+        assert!(t < objective_lambda_threshold(eps, Relation::ReplaceOne));
+    }
+}
+
+/// Critical value of the one-sample KS statistic at alpha = 0.001.
+fn ks_critical(n: usize) -> f64 {
+    1.949 / (n as f64).sqrt()
+}
+
+/// KS at level 0.001 of noise norms against Gamma(D, beta): accepted at the stated beta,
+/// rejected at 0.7 beta, 1.3 beta and 2 beta (the thesis's replace-one scale).
+fn assert_gamma_norms(norms: &[f64], d: usize, beta: f64) {
+    let crit = ks_critical(norms.len());
+    let cdf = |scale: f64| {
+        let g = Gamma::new(d as f64, 1.0 / scale).unwrap();
+        move |x: f64| g.cdf(x)
+    };
+    let ks = ks_statistic(norms, cdf(beta));
+    assert!(ks < crit, "KS {ks} >= {crit} at beta = {beta}");
+    for wrong in [0.7, 1.3, 2.0] {
+        let ks = ks_statistic(norms, cdf(wrong * beta));
+        assert!(ks > crit, "scale {wrong} x beta not rejected: KS {ks}");
+    }
+}
+
+/// Output perturbation under add/remove: theta_priv - theta* has norm ~ Gamma(D, 1/(lambda eps)).
+#[test]
+fn output_perturbation_noise_has_the_add_remove_scale() {
+    let (x, y) = synthetic(60, 3, "ks-out");
+    let yy = pm1(&y);
+    let des = Design::dense(x.view());
+    let (lambda, eps) = (2.0, 0.5);
+    let (exact, _) = Objective::regularised(&des, &yy, lambda).minimise(&newton());
+    let mut rng = rng_from(&["ks-out"]);
+    let norms: Vec<f64> = (0..3000)
+        .map(|_| {
+            let mut ledger = Ledger::default();
+            let (t, _) =
+                output_perturbation(&des, &yy, lambda, eps, &newton(), &mut rng, &mut ledger)
+                    .unwrap();
+            dist(&t, &exact)
+        })
+        .collect();
+    assert_gamma_norms(&norms, 3, 1.0 / (lambda * eps));
+}
+
+/// Objective perturbation under add/remove (direct branch): the noise b, recovered exactly from
+/// the released theta by its first-order condition b = -N (grad J(theta) + Delta theta), has norm
+/// ~ Gamma(D, 1/eps').
+#[test]
+fn objective_perturbation_noise_has_the_add_remove_scale() {
+    let (x, y) = synthetic(60, 3, "ks-obj");
+    let yy = pm1(&y);
+    let des = Design::dense(x.view());
+    let (lambda, eps) = (10.0, 1.0);
+    let branch = objective_branch(lambda, eps, 60, Relation::AddRemove);
+    assert!(branch.direct);
+    let obj = Objective::regularised(&des, &yy, lambda);
+    let mut rng = rng_from(&["ks-obj"]);
+    let norms: Vec<f64> = (0..3000)
+        .map(|_| {
+            let mut ledger = Ledger::default();
+            let (t, c, _) =
+                objective_perturbation(&des, &yy, lambda, eps, &newton(), &mut rng, &mut ledger)
+                    .unwrap();
+            assert!(c.converged);
+            let g = obj.gradient(&t);
+            g.iter().map(|v| (60.0 * v).powi(2)).sum::<f64>().sqrt()
+        })
+        .collect();
+    assert_gamma_norms(&norms, 3, branch.noise_scale);
+    assert!((branch.noise_scale - 1.0 / (eps - 1.025f64.ln())).abs() < 1e-12);
 }

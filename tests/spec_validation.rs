@@ -332,3 +332,63 @@ fn a_cycle_of_nb_proxy_sources_is_refused() {
         "{e}"
     );
 }
+
+/// `[experiment] neighbours`: add/remove by default, replace-one on request, anything else
+/// refused naming the file, the field and both choices.
+#[test]
+fn neighbours_relation_is_chosen_and_validated() {
+    use epsilab::privacy::Relation;
+    let default = Spec::parse(GOOD, Path::new("ok.toml")).unwrap();
+    assert_eq!(default.experiment.neighbours, Relation::AddRemove);
+    let with = |v: &str| GOOD.replace("seed = 1\n", &format!("seed = 1\nneighbours = {v}\n"));
+    let replace = Spec::parse(&with("\"replace_one\""), Path::new("ok.toml")).unwrap();
+    assert_eq!(replace.experiment.neighbours, Relation::ReplaceOne);
+    let add = Spec::parse(&with("\"add_remove\""), Path::new("ok.toml")).unwrap();
+    assert_eq!(add.experiment.neighbours, Relation::AddRemove);
+    for bad in ["\"bounded\"", "\"replace-one\"", "1"] {
+        let e = err(&with(bad));
+        assert!(e.contains("specs/bad.toml"), "{e}");
+        assert!(e.contains("neighbours") || e.contains("line 6"), "{e}");
+        if bad.starts_with('"') {
+            assert!(
+                e.contains("\"add_remove\" or \"replace_one\"") && e.contains(bad),
+                "{e}"
+            );
+        }
+    }
+    // A misspelt key is an unknown field.
+    let e = err(&GOOD.replace("seed = 1\n", "seed = 1\nneighbors = \"add_remove\"\n"));
+    assert!(e.contains("neighbors"), "{e}");
+}
+
+/// A replace-one trial log calibrates Algorithm 1 for 2D and states the relation per step.
+#[test]
+fn a_replace_one_trial_doubles_the_nb_sensitivity_and_states_it() {
+    use epsilab::counts::ClassCounts;
+    use epsilab::learners::{PrivateNbParams, TrialLog};
+    use epsilab::privacy::Relation;
+    use linfa::ParamGuard;
+    let spec = Spec::parse(
+        &GOOD.replace("seed = 1\n", "seed = 1\nneighbours = \"replace_one\"\n"),
+        Path::new("ok.toml"),
+    )
+    .unwrap();
+    let counts = ClassCounts {
+        class: vec![3.0, 2.0],
+        on: ndarray::array![[2.0, 1.0, 0.0], [0.0, 2.0, 1.0]],
+    };
+    let p = PrivateNbParams::new(0.5).check().unwrap();
+    for (relation, sens) in [
+        (Relation::AddRemove, 3.0),
+        (spec.experiment.neighbours, 6.0),
+    ] {
+        let mut log = TrialLog::with_relation(1, relation);
+        let mut rng = log.streams.stream("t");
+        let fit = p
+            .fit_counts(&counts, None, &mut rng, &mut log.ledger)
+            .unwrap();
+        assert_eq!(fit.sensitivity, sens);
+        assert_eq!(log.ledger.entries[0].sensitivity, Some(sens));
+        assert_eq!(log.ledger.entries[0].relation, relation.describe());
+    }
+}

@@ -3,17 +3,17 @@
 //!
 //! Neighbours: X is a small dense dataset with rows of norm <= 1 and labels +-1; X' adds one
 //! example (x = 1, y = +1) on the unit sphere, whose loss pulls theta up as hard as a unit row
-//! can. Claimed epsilon: 1 throughout.
+//! can (add/remove), or, for the `_replace_one` audits, replaces X's last row by it (the
+//! mechanism then runs with a replace-one ledger). Claimed epsilon: 1 throughout.
 //!
 //! * Output perturbation: X is 40 rows (x = 0.1, y = -1). Such rows act almost as a constant
 //!   linear push (little curvature), holding theta*(X) at -1.82 where the added example's
 //!   gradient s(-theta) is large; theta* moves by 0.69 / lambda (x = 0 rows give 0.40; the
-//!   best we found over N <= 49, x in [0.02, 0.5], lambda in [0.1, 10] was 0.72 at N = 49). The thesis's bound 2/lambda is conservative
-//!   under add/remove (1/lambda suffices), so the correct mechanism's true epsilon on these
-//!   neighbours is about 0.69 / 2 = 0.34: its lower bound stays well below the claim. That also
-//!   means "half the noise" is not a bug under add/remove (it is still eps-DP), so the planted
-//!   mutant is a real one: the sensitivity 2/(N lambda) one gets by reading the thesis's lambda
-//!   (= N Lambda) as Chaudhuri et al.'s Lambda, i.e. noise N = 40 times too small.
+//!   best we found over N <= 49, x in [0.02, 0.5], lambda in [0.1, 10] was 0.72 at N = 49).
+//!   Under add/remove the sensitivity is 1/lambda, so the correct mechanism's true epsilon on
+//!   these neighbours is about 0.69; under replace-one (2/lambda, the thesis's value) about
+//!   0.35. The planted mutant: the sensitivity 1/(N lambda) one gets by reading the thesis's
+//!   lambda (= N Lambda) as Chaudhuri et al.'s Lambda, i.e. noise N = 40 times too small.
 //!   Statistic: the released theta (1-D Laplace noise, so threshold events are optimal).
 //! * Objective perturbation: X is 10 rows with x = 0 (alternating labels): no curvature, the
 //!   worst case for the Jacobian term (1 + l''/H_X) of Chaudhuri et al.'s proof. Statistic: the
@@ -36,12 +36,12 @@ use crate::learners::logistic::{
     Design, FmSensitivity, PrivateLogisticParams, PrivateLrMethod, SolverSettings,
 };
 use crate::learners::logistic::{PrivateLogisticFit, PrivateLogisticValidParams};
-use crate::privacy::{L2Mechanism, Ledger};
+use crate::privacy::{L2Mechanism, Ledger, Relation};
 use crate::rng::Rng;
 use linfa::ParamGuard;
 use ndarray::Array2;
 
-/// X (n rows of one feature) and X' = X plus (1, +1).
+/// X (n rows of one feature) and X' = X plus (1, +1), or X with its last row replaced by it.
 struct Neighbours {
     x: Array2<f64>,
     y: Vec<f64>,
@@ -65,6 +65,19 @@ impl Neighbours {
         }
     }
 
+    /// Replace-one: X' = X with its last row replaced by (1, +1).
+    fn replaced(rows: &[(f64, f64)]) -> Self {
+        let mut prime = rows.to_vec();
+        *prime.last_mut().expect("at least one row") = (1.0, 1.0);
+        let (base, changed) = (Self::new(rows), Self::new(&prime));
+        Neighbours {
+            x: base.x,
+            y: base.y,
+            xp: changed.x,
+            yp: changed.y,
+        }
+    }
+
     fn side(&self, side: Side) -> (&Array2<f64>, &[f64]) {
         match side {
             Side::X => (&self.x, &self.y),
@@ -77,12 +90,18 @@ impl Neighbours {
     }
 }
 
-/// Runs a validated private LR on one side and returns theta[0].
-fn fit(params: &PrivateLogisticValidParams, data: &Neighbours, side: Side, rng: &mut Rng) -> f64 {
+/// Runs a validated private LR on one side under `relation` and returns theta[0].
+fn fit(
+    params: &PrivateLogisticValidParams,
+    data: &Neighbours,
+    side: Side,
+    relation: Relation,
+    rng: &mut Rng,
+) -> f64 {
     let (x, y) = data.side(side);
     let design = Design::dense(x.view());
     let PrivateLogisticFit { model, .. } = params
-        .fit_design(&design, y, rng, &mut Ledger::default())
+        .fit_design(&design, y, rng, &mut Ledger::new(relation))
         .expect("valid design");
     model.theta[0]
 }
@@ -94,10 +113,11 @@ pub struct LrOutput {
     data: Neighbours,
     params: PrivateLogisticValidParams,
     mutant: bool,
+    relation: Relation,
 }
 
 impl LrOutput {
-    /// `lambda_as_big_lambda`: the mutant with sensitivity 2/(N lambda).
+    /// `lambda_as_big_lambda`: the mutant with sensitivity 1/(N lambda).
     pub fn new(epsilon: f64, lambda: f64, lambda_as_big_lambda: bool) -> Self {
         LrOutput {
             epsilon,
@@ -107,17 +127,30 @@ impl LrOutput {
                 .check()
                 .expect("valid"),
             mutant: lambda_as_big_lambda,
+            relation: Relation::AddRemove,
+        }
+    }
+
+    /// Replace-one: X = 40 rows (0.1, -1), X' replaces one by (1, +1); sensitivity 2/lambda.
+    pub fn replace_one(epsilon: f64, lambda: f64) -> Self {
+        LrOutput {
+            data: Neighbours::replaced(&[(0.1, -1.0); 40]),
+            relation: Relation::ReplaceOne,
+            ..Self::new(epsilon, lambda, false)
         }
     }
 }
 
 impl Auditable for LrOutput {
     fn name(&self) -> &str {
-        if self.mutant {
-            "lr_output_lambda_as_big_lambda"
-        } else {
-            "lr_output"
+        match (self.mutant, self.relation) {
+            (true, _) => "lr_output_lambda_as_big_lambda",
+            (false, Relation::AddRemove) => "lr_output",
+            (false, Relation::ReplaceOne) => "lr_output_replace_one",
         }
+    }
+    fn relation(&self) -> Relation {
+        self.relation
     }
     fn claimed_epsilon(&self) -> f64 {
         self.epsilon
@@ -126,17 +159,23 @@ impl Auditable for LrOutput {
         self.mutant
     }
     fn neighbours(&self) -> &str {
-        if self.mutant {
-            "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' adds (1, +1); noise for sensitivity 2/(N lambda); statistic: theta"
-        } else {
-            "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' adds (1, +1) (theta* moves 0.69/lambda); statistic: theta"
+        match (self.mutant, self.relation) {
+            (true, _) => {
+                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' adds (1, +1); noise for sensitivity 1/(N lambda); statistic: theta"
+            }
+            (false, Relation::AddRemove) => {
+                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' adds (1, +1) (theta* moves 0.69/lambda); statistic: theta"
+            }
+            (false, Relation::ReplaceOne) => {
+                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' replaces one by (1, +1); sensitivity 2/lambda; statistic: theta"
+            }
         }
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         if !self.mutant {
-            return fit(&self.params, &self.data, side, rng);
+            return fit(&self.params, &self.data, side, self.relation, rng);
         }
-        // The bug: sensitivity 2/(N lambda) = 2/lambda at epsilon N, through the same code.
+        // The bug: sensitivity 1/(N lambda) = 1/lambda at epsilon N, through the same code.
         let (x, y) = self.data.side(side);
         let design = Design::dense(x.view());
         let run_eps = self.epsilon * design.n_rows() as f64;
@@ -167,6 +206,7 @@ pub struct LrObjective {
     /// Scale beta of the noise b the run uses.
     beta: f64,
     neighbours: &'static str,
+    relation: Relation,
 }
 
 impl LrObjective {
@@ -174,17 +214,37 @@ impl LrObjective {
     /// with `ignore_delta` the mutant that takes eps' = eps/2 on the Delta branch but adds no
     /// Delta.
     pub fn new(epsilon: f64, lambda: f64, ignore_delta: bool) -> Self {
+        Self::build(epsilon, lambda, ignore_delta, Relation::AddRemove)
+    }
+
+    /// Correct Algorithm 7 under replace-one: X' replaces X's last row (0, -1) by (1, +1).
+    pub fn replace_one(epsilon: f64, lambda: f64) -> Self {
+        Self::build(epsilon, lambda, false, Relation::ReplaceOne)
+    }
+
+    fn build(epsilon: f64, lambda: f64, ignore_delta: bool, relation: Relation) -> Self {
         let rows: Vec<(f64, f64)> = (0..10)
             .map(|i| (0.0, if i % 2 == 0 { 1.0 } else { -1.0 }))
             .collect();
-        let data = Neighbours::new(&rows);
-        let branch = objective_branch(lambda, epsilon, data.n());
+        let data = match relation {
+            Relation::AddRemove => Neighbours::new(&rows),
+            Relation::ReplaceOne => Neighbours::replaced(&rows),
+        };
+        let branch = objective_branch(lambda, epsilon, data.n(), relation);
         let reg = if ignore_delta {
             lambda
         } else {
             lambda + data.n() as f64 * branch.delta
         };
         let (name, neighbours) = match (ignore_delta, branch.direct) {
+            (false, true) if relation == Relation::ReplaceOne => (
+                "lr_objective_replace_one",
+                "D = 1, lambda = 1 (direct branch); X: 10 rows x = 0, X' replaces the last by (1, +1); statistic: exact LLR",
+            ),
+            (false, false) if relation == Relation::ReplaceOne => (
+                "lr_objective_delta_branch_replace_one",
+                "D = 1, lambda = 0.01 (Delta branch); X: 10 rows x = 0, X' replaces the last by (1, +1); statistic: exact LLR",
+            ),
             (true, _) => (
                 "lr_objective_ignore_delta",
                 "D = 1, lambda = 0.01 (Delta branch, Delta dropped); X: 10 rows x = 0, X' adds (1, +1); statistic: exact LLR",
@@ -210,6 +270,7 @@ impl LrObjective {
             reg,
             beta: branch.noise_scale,
             neighbours,
+            relation,
         }
     }
 
@@ -241,6 +302,9 @@ impl Auditable for LrObjective {
     fn neighbours(&self) -> &str {
         self.neighbours
     }
+    fn relation(&self) -> Relation {
+        self.relation
+    }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let theta = if self.mutant {
             let (x, y) = self.data.side(side);
@@ -258,7 +322,7 @@ impl Auditable for LrObjective {
             )
             .0[0]
         } else {
-            fit(&self.params, &self.data, side, rng)
+            fit(&self.params, &self.data, side, self.relation, rng)
         };
         self.log_density(Side::XPrime, theta) - self.log_density(Side::X, theta)
     }
@@ -301,6 +365,6 @@ impl Auditable for LrFunctional {
         "D = 1, FMsens1 (Delta = 3.25); X: 10 rows x = 1 (6 x +1, 4 x -1), X' adds (1, +1); statistic: theta"
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        fit(&self.params, &self.data, side, rng)
+        fit(&self.params, &self.data, side, Relation::AddRemove, rng)
     }
 }

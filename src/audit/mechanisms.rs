@@ -20,7 +20,7 @@ use crate::learners::vaidya_nb::VaidyaNbValidParams;
 use crate::learners::{PrivateNbParams, VaidyaNbParams};
 use crate::privacy::exponential::{MaskSampler, gumbel_top_k};
 use crate::privacy::secure::DiscreteLaplace;
-use crate::privacy::{Laplace, Ledger};
+use crate::privacy::{Laplace, Ledger, Relation};
 use crate::rng::{Rng, Streams, rng_from};
 use crate::selection::{Score, Selector, mask_weights, sparse_vector};
 use linfa::ParamGuard;
@@ -38,6 +38,8 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(Alg1Nb::two_features(1.0, false)),
         Box::new(Alg1Nb::single_sample_class(1.0)),
         Box::new(Alg1Nb::two_features(1.0, true)),
+        Box::new(Alg1Nb::replace_one(1.0, false)),
+        Box::new(Alg1Nb::replace_one(1.0, true)),
         Box::new(MaskWorstCase { epsilon: 1.0 }),
         Box::new(MaskCountSelector::new(1.0)),
         Box::new(GumbelWorstCase { epsilon: 1.0 }),
@@ -49,6 +51,9 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(LrObjective::new(1.0, 0.01, false)),
         Box::new(LrObjective::new(1.0, 0.01, true)),
         Box::new(LrFunctional::new(1.0)),
+        Box::new(LrOutput::replace_one(1.0, 1.0)),
+        Box::new(LrObjective::replace_one(1.0, 1.0)),
+        Box::new(LrObjective::replace_one(1.0, 0.01)),
     ]
 }
 
@@ -173,7 +178,8 @@ impl Auditable for LaplacePair {
 ///
 /// Statistic: the log-likelihood ratio of the Laplace release up to an affine map,
 /// sum over the released coordinates j that differ between X and X' (by +-1) of
-/// clamp(sign_j (y_j - f_j(X)), 0, 1); its maximum, 2, is reached exactly where the density
+/// clamp(sign_j (y_j - f_j(X)), 0, 1); its maximum (the number of changed coordinates: 2 when
+/// one example is added, 4 for the replace-one pair) is reached exactly where the density
 /// ratio is exp(eps_true), so the threshold event {s >= 2} is tight.
 pub struct Alg1Nb {
     name: &'static str,
@@ -185,9 +191,52 @@ pub struct Alg1Nb {
     changed: Vec<(usize, usize, bool, f64)>,
     neighbours: &'static str,
     mutant: bool,
+    /// Relation of the claim and the pair.
+    relation: Relation,
+    /// Relation the noise is calibrated for (differs only in the mutant).
+    noise_relation: Relation,
 }
 
 impl Alg1Nb {
+    /// Replace-one: X: classes (3, 2); X' replaces a class-0 example x = (1, 1) by a class-1
+    /// example x = (1, 1): N1[0, .] fall and N1[1, .] rise by one, L1 change 2D = 4. Correct:
+    /// noise for 2D. Mutant: the add/remove sensitivity D under replace-one (the replace-one
+    /// sensitivity halved, really 2 eps-DP).
+    pub fn replace_one(epsilon: f64, add_remove_sensitivity: bool) -> Self {
+        let x = ClassCounts {
+            class: vec![3.0, 2.0],
+            on: array![[2.0, 1.0], [0.0, 2.0]],
+        };
+        let x_prime = ClassCounts {
+            class: vec![2.0, 3.0],
+            on: array![[1.0, 0.0], [1.0, 3.0]],
+        };
+        let mut a = Self::build(
+            if add_remove_sensitivity {
+                "alg1_nb_replace_one_add_remove_sensitivity"
+            } else {
+                "alg1_nb_replace_one"
+            },
+            epsilon,
+            epsilon,
+            x,
+            x_prime,
+            if add_remove_sensitivity {
+                "D = 2; X' replaces a class-0 x = (1, 1) by a class-1 x = (1, 1); noise for D (the add/remove value); statistic: clamped LR"
+            } else {
+                "D = 2; X' replaces a class-0 x = (1, 1) by a class-1 x = (1, 1); noise for 2D; statistic: clamped LR"
+            },
+            add_remove_sensitivity,
+        );
+        a.relation = Relation::ReplaceOne;
+        a.noise_relation = if add_remove_sensitivity {
+            Relation::AddRemove
+        } else {
+            Relation::ReplaceOne
+        };
+        a
+    }
+
     /// X: classes (3, 2); X' adds a class-0 example with x = (1, 1), changing N1[0, 0] and
     /// N1[0, 1]. Mutant: sensitivity off by one, D - 1 = 1 instead of D = 2 (noise scale
     /// (D - 1)/eps, really 2 eps-DP), run through the same code with eps D / (D - 1).
@@ -275,6 +324,8 @@ impl Alg1Nb {
             changed,
             neighbours,
             mutant,
+            relation: Relation::AddRemove,
+            noise_relation: Relation::AddRemove,
         }
     }
 }
@@ -292,6 +343,9 @@ impl Auditable for Alg1Nb {
     fn neighbours(&self) -> &str {
         self.neighbours
     }
+    fn relation(&self) -> Relation {
+        self.relation
+    }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let counts = if side == Side::X {
             &self.x
@@ -300,7 +354,7 @@ impl Auditable for Alg1Nb {
         };
         let noisy = self
             .params
-            .release_counts(counts, None, rng)
+            .release_counts_under(counts, None, self.noise_relation, rng)
             .expect("valid counts");
         let off = noisy.off.as_ref().expect("on/off release");
         self.changed
@@ -353,8 +407,9 @@ impl Auditable for MaskWorstCase {
 /// `Selector::MaskSampling` with the count score on real counts, D = 2, T = 1. X: classes of 10;
 /// feature 0 on 5/5 (score 0), feature 1 on 2/8 (score 6); X' adds a class-1 example x = (1, 0):
 /// scores (1, 6). Adding one example moves the two-class count scores all in one direction, so
-/// the count-score exponential mechanism is in fact eps/2-DP on every neighbour pair: its
-/// lower bound cannot exceed eps/2.
+/// the count-score exponential mechanism is in fact eps/2-DP on every add/remove pair: its
+/// lower bound cannot exceed eps/2. (A replacement can move scores in opposite directions,
+/// which is why the replace-one count sensitivity is 2.)
 pub struct MaskCountSelector {
     epsilon: f64,
     x: ClassCounts,

@@ -1,7 +1,8 @@
 //! Empirical epsilon audit ("privacy you can check", issue 5).
 //!
 //! For a mechanism M claimed eps-DP and a pair of neighbouring datasets (X, X' = X plus one
-//! example), the audit runs M `trials` times on each side with independent seeded streams and
+//! example under add/remove, or X with one example replaced under replace-one; each audit states
+//! its [`Relation`]), the audit runs M `trials` times on each side with independent seeded streams and
 //! reduces every output to a scalar statistic s (chosen per mechanism, usually the
 //! likelihood-ratio statistic of the worst-case neighbours, so that a threshold event is the
 //! Neyman–Pearson optimal test). Then, as in DP-Sniper (Bichsel et al. 2021) and jax_privacy's
@@ -28,6 +29,7 @@ pub mod logistic;
 pub mod mechanisms;
 
 use crate::error::{Error, Result};
+use crate::privacy::Relation;
 use crate::rng::{Rng, rng_from};
 use serde::Serialize;
 use statrs::distribution::{Beta, ContinuousCDF};
@@ -39,7 +41,7 @@ pub use mechanisms::all;
 pub enum Side {
     /// The base dataset X.
     X,
-    /// The neighbour X' = X plus one example.
+    /// The neighbour X': X plus one example (add/remove) or X with one example replaced.
     XPrime,
 }
 
@@ -60,8 +62,12 @@ impl Side {
 pub trait Auditable: Sync {
     /// Short unique name (used by `epsilab audit --mechanism NAME`).
     fn name(&self) -> &str;
-    /// The epsilon the mechanism claims (pure eps-DP, add/remove neighbours).
+    /// The epsilon the mechanism claims (pure eps-DP under [`Auditable::relation`]).
     fn claimed_epsilon(&self) -> f64;
+    /// The neighbouring relation of the claim and of the pair X, X'.
+    fn relation(&self) -> Relation {
+        Relation::AddRemove
+    }
     /// True for a planted known-bad variant the audit must catch.
     fn mutant(&self) -> bool {
         false
@@ -93,6 +99,8 @@ pub struct AuditResult {
     /// Runs per side (half used to choose the event, half to estimate).
     pub trials: usize,
     pub mutant: bool,
+    /// The neighbouring relation of the claim and of the audited pair (`add_remove`, ...).
+    pub relation: String,
     /// lower_bound > claimed.
     pub caught: bool,
     /// caught for a mutant, !caught for a correct mechanism.
@@ -240,6 +248,7 @@ pub fn audit(m: &dyn Auditable, trials: usize, seed: u64) -> Result<AuditResult>
         lower_bound,
         trials,
         mutant: m.mutant(),
+        relation: m.relation().key().to_string(),
         caught,
         ok: caught == m.mutant(),
         neighbours: m.neighbours().to_string(),
@@ -279,13 +288,14 @@ pub fn audit_named(name: &str, trials: usize, seed: u64) -> Result<AuditResult> 
 /// A readable table of results.
 pub fn table(results: &[AuditResult]) -> String {
     let mut s = format!(
-        "{:<30} {:>8} {:>12} {:>8} {:>6} {:>6} {:>4}\n",
-        "mechanism", "claimed", "lower_bound", "trials", "mutant", "caught", "ok"
+        "{:<44} {:<11} {:>8} {:>12} {:>8} {:>6} {:>6} {:>4}\n",
+        "mechanism", "relation", "claimed", "lower_bound", "trials", "mutant", "caught", "ok"
     );
     for r in results {
         s.push_str(&format!(
-            "{:<30} {:>8} {:>12.4} {:>8} {:>6} {:>6} {:>4}\n",
+            "{:<44} {:<11} {:>8} {:>12.4} {:>8} {:>6} {:>6} {:>4}\n",
             r.mechanism,
+            r.relation,
             r.claimed,
             r.lower_bound,
             r.trials,

@@ -83,15 +83,30 @@ fn correct_mechanisms_pass_and_mutants_are_caught() {
         "laplace_half_scale",
         "laplace_reused_stream",
         "alg1_nb_sensitivity_d_minus_1",
+        "alg1_nb_replace_one_add_remove_sensitivity",
         "vaidya_nb",
     ] {
         let r = results.iter().find(|r| r.mechanism == name).unwrap();
         assert!(r.mutant && r.caught, "{name}\n{table}");
     }
     // The tight audits get close to the claim (the audit has power, not just validity).
-    for name in ["laplace", "alg1_nb", "alg1_nb_single_sample_class"] {
+    for name in [
+        "laplace",
+        "alg1_nb",
+        "alg1_nb_single_sample_class",
+        "alg1_nb_replace_one",
+    ] {
         let r = results.iter().find(|r| r.mechanism == name).unwrap();
         assert!(r.lower_bound > 0.7 * r.claimed, "{name}\n{table}");
+    }
+    // Both relations are audited, each pair built for its relation.
+    for (name, relation) in [
+        ("alg1_nb", "add_remove"),
+        ("alg1_nb_replace_one", "replace_one"),
+        ("alg1_nb_replace_one_add_remove_sensitivity", "replace_one"),
+    ] {
+        let r = results.iter().find(|r| r.mechanism == name).unwrap();
+        assert_eq!(r.relation, relation, "{name}");
     }
 }
 
@@ -155,9 +170,8 @@ fn json_has_the_documented_fields_and_the_cli_parses() {
 }
 
 /// Logistic regression (`LR_TEST_TRIALS` runs per side): output perturbation, both branches of
-/// objective perturbation and the functional mechanism stay at or below their claim (and below
-/// the true epsilon of their neighbours, which the conservative add/remove analyses leave well
-/// under the claim); the two planted LR mutants are caught.
+/// objective perturbation (under both relations) and the functional mechanism stay at or below
+/// their claim and the true epsilon of their neighbours; the two planted LR mutants are caught.
 #[test]
 fn logistic_regression_audits_pass_and_mutants_are_caught() {
     let ms: Vec<_> = all().into_iter().filter(|m| is_lr(m.as_ref())).collect();
@@ -173,6 +187,9 @@ fn logistic_regression_audits_pass_and_mutants_are_caught() {
             "lr_objective_delta_branch",
             "lr_objective_ignore_delta",
             "lr_functional",
+            "lr_output_replace_one",
+            "lr_objective_replace_one",
+            "lr_objective_delta_branch_replace_one",
         ],
         "{table}"
     );
@@ -181,16 +198,16 @@ fn logistic_regression_audits_pass_and_mutants_are_caught() {
         assert!(r.lower_bound.is_finite() && r.lower_bound >= 0.0);
     }
     // Upper bounds on the true epsilon of each correct audit's neighbours (eps = 1):
-    // output 0.69/2; objective eps'/2 + ln(1 + c/lambda) resp. eps/4 + ln(1 + c/(lambda +
-    // N Delta)); functional (1/2 + 1/8)/3.25.
-    let eps1 = 1.0 - 2.0 * (1.25f64).ln();
+    // output 0.69 (add/remove, sensitivity 1/lambda); under replace-one theta* moves by less
+    // than 0.69 + 0.1 of the removed row's pull, against 2/lambda; objective: the claim (the
+    // add/remove analysis is tight on x = 0 rows); functional (1/2 + 1/8)/3.25.
     for (name, truth) in [
-        ("lr_output", 0.69 / 2.0),
-        ("lr_objective", eps1 / 2.0 + 1.25f64.ln()),
-        (
-            "lr_objective_delta_branch",
-            0.25 + (1.0 + 0.25 * 0.25f64.exp_m1() / 0.25).ln(),
-        ),
+        ("lr_output", 0.69),
+        ("lr_output_replace_one", 0.8 / 2.0),
+        ("lr_objective", 1.0),
+        ("lr_objective_delta_branch", 1.0),
+        ("lr_objective_replace_one", 1.0),
+        ("lr_objective_delta_branch_replace_one", 1.0),
         ("lr_functional", 0.625 / 3.25),
     ] {
         let r = results.iter().find(|r| r.mechanism == name).unwrap();

@@ -13,7 +13,7 @@ pub mod vaidya_nb;
 use crate::counts::ClassCounts;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::privacy::Ledger;
+use crate::privacy::{Ledger, Relation};
 use crate::rng::Streams;
 use linfa::ParamGuard;
 use std::collections::BTreeMap;
@@ -51,10 +51,16 @@ pub struct TrialLog {
 }
 
 impl TrialLog {
+    /// A trial under add/remove neighbours.
     pub fn new(seed: u64) -> Self {
+        Self::with_relation(seed, Relation::AddRemove)
+    }
+
+    /// A trial whose ledger (and so every mechanism) uses `relation`.
+    pub fn with_relation(seed: u64, relation: Relation) -> Self {
         TrialLog {
             streams: Streams::new(seed),
-            ledger: Ledger::default(),
+            ledger: Ledger::new(relation),
             metrics: BTreeMap::new(),
         }
     }

@@ -3,10 +3,12 @@
 //! * Released quantity: the training rows are split at random into T disjoint parts (T = the
 //!   number of used features); from part t only the pair (N1[c, f_t], N0[c, f_t]) of feature f_t
 //!   is released, for every class c.
-//! * Neighbouring relation: add/remove one example. The example lands in exactly one part t and
-//!   changes one of N1[c, f_t], N0[c, f_t] of its class by one: within a part the L1
-//!   sensitivity is 1.
-//! * Mechanism: Laplace with b = 1 / eps on each released count; each part is eps-DP and the
+//! * Neighbouring relation: the ledger's. Add/remove: the example lands in exactly one part t
+//!   and changes one of N1[c, f_t], N0[c, f_t] of its class by one: within a part the L1
+//!   sensitivity is 1. Replace-one: the partition depends only on row positions, so the old and
+//!   the new example sit in the same part, whose pair of counts moves by at most 2 in L1:
+//!   sensitivity 2.
+//! * Mechanism: Laplace with b = Delta / eps on each released count; each part is eps-DP and the
 //!   parts are disjoint, so by parallel composition the whole release is eps-DP (measure: pure
 //!   eps-DP). The random partition is independent of the data values.
 //! * Post-processing as Algorithm 1: M = max(noisy count, t) with the threshold t (default the
@@ -102,7 +104,8 @@ impl PartitionedNbValidParams {
 
     /// Fits on the training rows `train` of `x` (labels in 0..n_classes), one random part per
     /// feature of `features` (distinct, in range, at most `train.len()` of them). Draws the
-    /// partition and the noise from `rng`; records the spend (eps, sensitivity 1) in `ledger`.
+    /// partition and the noise from `rng`; records the spend (eps, sensitivity 1, or 2 under
+    /// replace-one) in `ledger`.
     #[allow(clippy::too_many_arguments)]
     pub fn fit_rows(
         &self,
@@ -134,7 +137,8 @@ impl PartitionedNbValidParams {
                 ));
             }
         }
-        let noise = Laplace::new(1.0, self.epsilon)?;
+        let sensitivity = ledger.relation().doubled_for_replace(1.0);
+        let noise = Laplace::new(sensitivity, self.epsilon)?;
         let t = self.threshold.value(noise.scale(), self.epsilon);
         let a = self.alpha;
         let mut rows = train.to_vec();
@@ -175,7 +179,7 @@ impl PartitionedNbValidParams {
             "train",
             "laplace (partitioned NB: one disjoint part per feature, parallel composition)",
             self.epsilon,
-            1.0,
+            sensitivity,
         );
         Ok(PartitionedNbFit {
             model: BernoulliNb::from_parameters(theta, &class_weight, Some(features)),

@@ -1,21 +1,23 @@
 //! Algorithm 1: private Bernoulli Naive Bayes by the Laplace mechanism (thesis section 3.3).
 //!
 //! * Released quantity: for every class c and used feature d the pair (N1[c, d], N0[c, d]).
-//! * Neighbouring relation: add/remove one example. Adding an example of class c changes, for
+//! * Neighbouring relation: the ledger's. Add/remove: adding an example of class c changes, for
 //!   every feature d, exactly one of N1[c, d] and N0[c, d] by one and nothing else, so the L1
-//!   sensitivity is D (the number of features released).
+//!   sensitivity is D (the number of features released). Replace-one: 2D (a removal and an
+//!   addition; attained when the class changes).
 //! * Mechanism: Laplace with b = D / eps on each count (privacy::laplace); measure: pure eps-DP.
 //! * Everything afterwards — thresholding at t, smoothing, theta~, the class prior from the mean
 //!   of M1 + M0 — reads only the noisy counts and is post-processing.
 //!
 //! Variant `release = "on_only"`: release N1[c, d] and N_c instead (L1 sensitivity D + 1:
-//! at most D on-counts and one class count change) and derive M0 = N~_c - M1.
+//! at most D on-counts and one class count change; 2(D + 1) under replace-one) and derive
+//! M0 = N~_c - M1.
 
 use super::naive_bayes::{BernoulliNb, check_alpha, n_classes_of};
 use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
-use crate::privacy::Ledger;
 use crate::privacy::laplace::{Laplace, laplace_quantile};
+use crate::privacy::{Ledger, Relation};
 use crate::rng::{Rng, rng_from};
 use linfa::ParamGuard;
 use linfa::dataset::{AsSingleTargets, DatasetBase};
@@ -233,7 +235,7 @@ impl PrivateNbValidParams {
         self.release
     }
 
-    /// L1 sensitivity for `d` released features.
+    /// L1 sensitivity for `d` released features under add/remove.
     pub fn sensitivity(&self, d: usize) -> f64 {
         match self.release {
             Release::OnOff => d as f64,
@@ -241,13 +243,30 @@ impl PrivateNbValidParams {
         }
     }
 
-    /// The mechanism: the noisy (unthresholded) counts of Algorithm 1, restricted to `features`
-    /// if given, with noise from `rng` (one stream for this one mechanism call). This is the only
-    /// step that reads the data; [`Self::fit_counts`] post-processes its output.
+    /// L1 sensitivity for `d` released features under `relation` (replace-one: twice).
+    pub fn sensitivity_under(&self, d: usize, relation: Relation) -> f64 {
+        relation.doubled_for_replace(self.sensitivity(d))
+    }
+
+    /// [`Self::release_counts_under`] for add/remove neighbours.
     pub fn release_counts(
         &self,
         counts: &ClassCounts,
         features: Option<&[usize]>,
+        rng: &mut Rng,
+    ) -> Result<NoisyCounts> {
+        self.release_counts_under(counts, features, Relation::AddRemove, rng)
+    }
+
+    /// The mechanism: the noisy (unthresholded) counts of Algorithm 1, restricted to `features`
+    /// if given, with noise from `rng` (one stream for this one mechanism call). This is the only
+    /// step that reads the data; [`Self::fit_counts`] post-processes its output. The noise is
+    /// calibrated for `relation`.
+    pub fn release_counts_under(
+        &self,
+        counts: &ClassCounts,
+        features: Option<&[usize]>,
+        relation: Relation,
         rng: &mut Rng,
     ) -> Result<NoisyCounts> {
         let used: Vec<usize> = match features {
@@ -266,7 +285,7 @@ impl PrivateNbValidParams {
                 format!("feature {bad} >= D = {}", counts.n_features()),
             ));
         }
-        let sensitivity = self.sensitivity(used.len());
+        let sensitivity = self.sensitivity_under(used.len(), relation);
         let noise = Laplace::new(sensitivity, self.epsilon)?;
         let k = counts.n_classes();
         let mut on = Array2::zeros((k, used.len()));
@@ -302,7 +321,7 @@ impl PrivateNbValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<PrivateNbFit> {
-        let noisy = self.release_counts(counts, features, rng)?;
+        let noisy = self.release_counts_under(counts, features, ledger.relation(), rng)?;
         ledger.spend(
             "train",
             "laplace (Algorithm 1 counts)",

@@ -1,7 +1,8 @@
 //! The exponential mechanism (McSherry & Talwar 2007) and its exact samplers.
 //!
 //! * Domain: datasets X; a finite output set R and a quality q(X, r) to maximise.
-//! * Input metric: add/remove one example; Delta_q = max over r and neighbours |q(X, r) - q(X', r)|.
+//! * Input metric: the run's relation (add/remove or replace-one); Delta_q = max over r and
+//!   neighbours |q(X, r) - q(X', r)|, supplied by the caller for that relation.
 //! * Mechanism: P(r) proportional to exp(eps q(X, r) / (2 Delta_q)).
 //! * Measure: pure eps-DP.
 //! * Proof sketch: the numerator changes by at most a factor exp(eps/2) between neighbours, and

@@ -2,8 +2,8 @@
 //! Chaudhuri et al. 2011).
 //!
 //! * Domain: vectors f(X) in R^D (model parameters, objective gradients).
-//! * Input metric: p-norm distance between f(X) and f(X') for add/remove neighbours; the caller
-//!   supplies the p-norm sensitivity Delta_p = max ||f(X) - f(X')||_p.
+//! * Input metric: p-norm distance between f(X) and f(X') for neighbours under the run's
+//!   relation; the caller supplies the p-norm sensitivity Delta_p = max ||f(X) - f(X')||_p.
 //! * Mechanism: release f(X) + b with density of b proportional to exp(-||b||_p / beta),
 //!   beta = Delta_p / eps.
 //! * Measure: pure epsilon-DP.

@@ -1,8 +1,8 @@
 //! The Laplace mechanism (Dwork et al. 2006).
 //!
 //! * Domain: vectors of real-valued query answers f(X) in R^k.
-//! * Input metric: L1 distance between f(X) and f(X') for add/remove neighbours; the caller
-//!   supplies the L1 sensitivity Delta_1 = max ||f(X) - f(X')||_1.
+//! * Input metric: L1 distance between f(X) and f(X') for neighbours under the run's relation;
+//!   the caller supplies the L1 sensitivity Delta_1 = max ||f(X) - f(X')||_1.
 //! * Measure: pure epsilon-DP.
 //! * Proof sketch: with b = Delta_1 / eps, the density ratio of f(X) + Lap(b)^k and
 //!   f(X') + Lap(b)^k at any output z is exp((||z - f(X')||_1 - ||z - f(X)||_1) / b)

@@ -3,7 +3,13 @@
 //! A step with `private = false` has no DP guarantee (non-private ranking, data-derived scaling,
 //! a model fitted without noise...). A trial is end-to-end private only when every step is
 //! private and the spend stays within the declared budget (sequential composition: budgets add).
+//!
+//! A ledger holds one neighbouring relation ([`Relation`]): each step states it, and steps proven
+//! under another relation are refused ([`Ledger::record`], [`Ledger::absorb`]), since budgets
+//! spent under different relations do not add up to one guarantee.
 
+use super::Relation;
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// One privacy-relevant step.
@@ -30,20 +36,82 @@ pub struct LedgerEntry {
 #[serde(transparent)]
 pub struct Ledger {
     pub entries: Vec<LedgerEntry>,
+    /// The run's relation: mechanisms calibrate for it and every entry states it.
+    #[serde(skip)]
+    relation: Relation,
 }
 
 impl Ledger {
-    /// Records a private step that spent `epsilon` with the given sensitivity.
+    /// An empty ledger for a run under `relation` (`Ledger::default()` is add/remove).
+    pub fn new(relation: Relation) -> Self {
+        Ledger {
+            entries: Vec::new(),
+            relation,
+        }
+    }
+
+    /// The relation every mechanism recording here must calibrate for.
+    pub fn relation(&self) -> Relation {
+        self.relation
+    }
+
+    /// An empty ledger under the same relation (scratch ledgers of sub-steps).
+    pub fn scratch(&self) -> Self {
+        Ledger::new(self.relation)
+    }
+
+    /// Records a private step that spent `epsilon` with the given sensitivity, which the
+    /// mechanism derived for [`Ledger::relation`].
     pub fn spend(&mut self, name: &str, mechanism: &str, epsilon: f64, sensitivity: f64) {
         self.entries.push(LedgerEntry {
             name: name.into(),
             mechanism: mechanism.into(),
             epsilon: Some(epsilon),
             private: true,
-            relation: super::RELATION.into(),
+            relation: self.relation.describe().into(),
             sensitivity: Some(sensitivity),
             note: None,
         });
+    }
+
+    /// Appends an entry made elsewhere; refuses one stated for another relation.
+    pub fn record(&mut self, entry: LedgerEntry) -> Result<()> {
+        if entry.relation != self.relation.describe() {
+            return Err(Error::param(
+                "neighbours",
+                format!(
+                    "cannot compose step `{}` ({}, proven for \"{}\") into a ledger for \"{}\"",
+                    entry.name,
+                    entry.mechanism,
+                    entry.relation,
+                    self.relation.describe()
+                ),
+            ));
+        }
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    /// Sequential composition with another ledger's steps; refused across relations.
+    pub fn absorb(&mut self, other: Ledger) -> Result<()> {
+        if other.relation != self.relation {
+            return Err(Error::param(
+                "neighbours",
+                format!(
+                    "cannot compose a ledger for \"{}\" with one for \"{}\"",
+                    other.relation.describe(),
+                    self.relation.describe()
+                ),
+            ));
+        }
+        other.entries.into_iter().try_for_each(|e| self.record(e))
+    }
+
+    /// True when every entry states this ledger's relation (false after entries were pushed
+    /// directly with another one).
+    pub fn single_relation(&self) -> bool {
+        let r = self.relation.describe();
+        self.entries.iter().all(|e| e.relation == r)
     }
 
     /// Records a step without a privacy guarantee, and why.
@@ -53,7 +121,7 @@ impl Ledger {
             mechanism: mechanism.into(),
             epsilon: None,
             private: false,
-            relation: super::RELATION.into(),
+            relation: self.relation.describe().into(),
             sensitivity: None,
             note: Some(why.into()),
         });
@@ -67,7 +135,7 @@ impl Ledger {
             mechanism: mechanism.into(),
             epsilon: Some(0.0),
             private: true,
-            relation: super::RELATION.into(),
+            relation: self.relation.describe().into(),
             sensitivity: None,
             note: Some(why.into()),
         });
@@ -78,9 +146,12 @@ impl Ledger {
         self.entries.iter().filter_map(|e| e.epsilon).sum()
     }
 
-    /// True when every step is private and the total is within `budget` (with float slack).
+    /// True when every step is private, all under one relation, and the total is within
+    /// `budget` (with float slack).
     pub fn is_private_within(&self, budget: Option<f64>) -> bool {
-        let all_private = !self.entries.is_empty() && self.entries.iter().all(|e| e.private);
+        let all_private = !self.entries.is_empty()
+            && self.entries.iter().all(|e| e.private)
+            && self.single_relation();
         match budget {
             Some(b) => all_private && self.total_epsilon() <= b * (1.0 + 1e-9),
             None => false,
@@ -104,5 +175,44 @@ mod tests {
         l.non_private("scaling", "min-max", "bounds from the data");
         assert!(!l.is_private_within(Some(1.0)));
         assert!(!Ledger::default().is_private_within(Some(1.0)));
+    }
+
+    #[test]
+    fn steps_state_the_ledger_relation() {
+        let mut l = Ledger::new(Relation::ReplaceOne);
+        l.spend("train", "laplace", 0.1, 2.0);
+        l.non_private("scaling", "min-max", "bounds from the data");
+        assert!(
+            l.entries
+                .iter()
+                .all(|e| e.relation == "replace one example")
+        );
+        assert_eq!(l.scratch().relation(), Relation::ReplaceOne);
+        assert_eq!(Ledger::default().relation(), Relation::AddRemove);
+    }
+
+    #[test]
+    fn composition_across_relations_is_refused() {
+        let mut add = Ledger::new(Relation::AddRemove);
+        add.spend("selection", "laplace", 0.05, 1.0);
+        let mut replace = Ledger::new(Relation::ReplaceOne);
+        replace.spend("train", "laplace", 0.05, 2.0);
+        let err = add.clone().absorb(replace.clone()).unwrap_err().to_string();
+        assert!(
+            err.contains("neighbours") && err.contains("replace one"),
+            "{err}"
+        );
+        let entry = replace.entries[0].clone();
+        let err = add.record(entry.clone()).unwrap_err().to_string();
+        assert!(err.contains("`train`"), "{err}");
+        assert_eq!(add.entries.len(), 1);
+        // Same relation composes; a foreign entry pushed directly voids the privacy claim.
+        let mut more = add.scratch();
+        more.spend("train", "laplace", 0.05, 1.0);
+        add.absorb(more).unwrap();
+        assert!(add.is_private_within(Some(0.1)));
+        add.entries.push(entry);
+        assert!(!add.single_relation());
+        assert!(!add.is_private_within(Some(1.0)));
     }
 }

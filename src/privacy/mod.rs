@@ -1,8 +1,11 @@
 //! Privacy: the mechanisms, stated with their domain, metric, measure and proof sketch, and the
 //! per-trial ledger that records every privacy-spending (or non-private) step.
 //!
-//! Neighbouring relation everywhere (SPEC 1): X' = X plus one added example (add/remove,
-//! "unbounded" DP). Sensitivities are for that relation.
+//! One neighbouring relation per run ([`Relation`], `[experiment] neighbours` in a spec; SPEC 1's
+//! add/remove by default). The trial's [`Ledger`] carries it: every mechanism reads the relation
+//! from the ledger it records into and derives its sensitivity for it, so the relation stated
+//! beside each step is the one its noise was calibrated for. docs/privacy.md lists every
+//! mechanism's sensitivity under both relations.
 
 pub mod exponential;
 pub mod l2;
@@ -13,6 +16,7 @@ pub mod secure;
 pub use l2::{L2Mechanism, PNormMechanism};
 pub use laplace::Laplace;
 pub use ledger::{Ledger, LedgerEntry};
+use serde::{Deserialize, Serialize};
 
 /// A privacy parameter must be finite and positive (eps = 0 or NaN would silently mean "no
 /// noise" or "no guarantee").
@@ -32,5 +36,64 @@ pub fn check_positive(name: &str, value: f64) -> crate::error::Result<()> {
     }
 }
 
-/// The neighbouring relation every mechanism here is stated for.
-pub const RELATION: &str = "add/remove one example";
+/// The neighbouring relation a run's guarantees are stated for.
+///
+/// * `AddRemove` ("unbounded" DP, SPEC 1): X' = X plus or minus one example.
+/// * `ReplaceOne` ("bounded" DP, Chaudhuri et al. 2011): X' = X with one example replaced.
+///
+/// A replacement is a removal followed by an addition, so a replace-one sensitivity is at most
+/// twice the add/remove one (and eps-DP under add/remove implies 2 eps-DP under replace-one);
+/// each mechanism states the tighter value where it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    #[default]
+    AddRemove,
+    ReplaceOne,
+}
+
+impl<'de> Deserialize<'de> for Relation {
+    /// Accepts the spec spellings; anything else is refused with the field and both choices.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.as_str() {
+            "add_remove" => Ok(Relation::AddRemove),
+            "replace_one" => Ok(Relation::ReplaceOne),
+            _ => Err(serde::de::Error::custom(format!(
+                "neighbours must be \"add_remove\" or \"replace_one\", got \"{s}\""
+            ))),
+        }
+    }
+}
+
+impl Relation {
+    /// How ledgers and reports state the relation.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Relation::AddRemove => "add/remove one example",
+            Relation::ReplaceOne => "replace one example",
+        }
+    }
+
+    /// The spec spelling (`add_remove`, `replace_one`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Relation::AddRemove => "add_remove",
+            Relation::ReplaceOne => "replace_one",
+        }
+    }
+
+    /// True for the spec default (used to keep default specs serialised as before).
+    pub fn is_default(&self) -> bool {
+        *self == Relation::AddRemove
+    }
+
+    /// The sensitivity of a quantity whose add/remove sensitivity is `add_remove`, when the
+    /// only available replace-one argument is the triangle inequality (remove, then add).
+    pub fn doubled_for_replace(self, add_remove: f64) -> f64 {
+        match self {
+            Relation::AddRemove => add_remove,
+            Relation::ReplaceOne => 2.0 * add_remove,
+        }
+    }
+}

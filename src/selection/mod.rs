@@ -3,9 +3,10 @@
 //! Selectors read only the training counts ([`crate::counts::ClassCounts`]) and return the chosen
 //! feature indices, recording their spend in the trial's ledger.
 //!
-//! Every mechanism is stated for add/remove neighbours (SPEC 1). The score sensitivities
-//! Delta_q are those of [`scores`]: 1 for the count score, Delta_I(N) for the MI score (N, the
-//! training-set size, is treated as public, as in the thesis).
+//! Every mechanism calibrates for the relation of the ledger it records into (add/remove by
+//! default, SPEC 1). The score sensitivities Delta_q are those of [`scores`]: for the count score
+//! 1 (add/remove) or 2 (replace-one); for the smoothed MI score the proven bound
+//! [`mi_sensitivity`] (N, the training-set size, is treated as public, as in the thesis).
 
 pub mod scores;
 
@@ -13,13 +14,14 @@ use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
 use crate::learners::PrivateNbParams;
 use crate::privacy::exponential::{MaskSampler, gumbel_top_k};
-use crate::privacy::{Laplace, Ledger, check_positive};
+use crate::privacy::{Laplace, Ledger, Relation, check_positive};
 use crate::rng::Streams;
 use linfa::ParamGuard;
 use std::collections::BTreeMap;
 
 pub use scores::{
-    COUNT_SENSITIVITY, count_scores, mi_from_parameters, mi_sensitivity, mutual_information,
+    COUNT_SENSITIVITY, count_scores, count_sensitivity, mi_from_parameters, mi_sensitivity,
+    mutual_information, thesis_mi_sensitivity,
 };
 
 /// Ledger step name used by every selector.
@@ -28,9 +30,9 @@ pub const STEP: &str = "selection";
 /// Which per-feature quality a selector ranks by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Score {
-    /// Mutual information in bits (any number of classes), sensitivity Delta_I(N).
+    /// Mutual information in bits (any number of classes), sensitivity [`mi_sensitivity`].
     MutualInformation,
-    /// Count score of eq. 3.22 (two classes), sensitivity 1.
+    /// Count score of eq. 3.22 (two classes), sensitivity [`count_sensitivity`] (1 or 2).
     Count,
 }
 
@@ -43,11 +45,11 @@ impl Score {
         }
     }
 
-    /// Delta_q of one feature's score for these counts (MI: Delta_I(N) with N public).
-    pub fn sensitivity(&self, counts: &ClassCounts) -> f64 {
+    /// Delta_q of one feature's score for these counts under `relation` (MI: N public).
+    pub fn sensitivity(&self, counts: &ClassCounts, relation: Relation) -> f64 {
         match self {
-            Score::MutualInformation => mi_sensitivity(counts.total()),
-            Score::Count => COUNT_SENSITIVITY,
+            Score::MutualInformation => mi_sensitivity(counts.total(), relation),
+            Score::Count => count_sensitivity(relation),
         }
     }
 
@@ -215,7 +217,7 @@ impl Selector {
                 scores::mutual_information(counts)?;
                 let params = PrivateNbParams::new(eps).check()?;
                 let mut rng = streams.stream(&label);
-                let fit = params.fit_counts(counts, None, &mut rng, &mut Ledger::default())?;
+                let fit = params.fit_counts(counts, None, &mut rng, &mut ledger.scratch())?;
                 let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
                 let q = mi_from_parameters(&fit.model.theta, &prior);
                 ledger.spend(
@@ -232,7 +234,7 @@ impl Selector {
             }
             Selector::LaplaceScores { score } => {
                 let q = score.compute(counts)?;
-                let sens = d as f64 * score.sensitivity(counts);
+                let sens = d as f64 * score.sensitivity(counts, ledger.relation());
                 let noise = Laplace::new(sens, eps)?;
                 let mut rng = streams.stream(&label);
                 let noisy: Vec<f64> = q.iter().map(|&v| v + noise.sample(&mut rng)).collect();
@@ -246,7 +248,7 @@ impl Selector {
             }
             Selector::IterativeSampling { score } => {
                 let q = score.compute(counts)?;
-                let sens = score.sensitivity(counts);
+                let sens = score.sensitivity(counts, ledger.relation());
                 let eps0 = eps / t as f64;
                 let mut rng = streams.stream(&label);
                 let (chosen, steps) = iterative_sampling(&q, t, eps0, sens, &mut rng)?;
@@ -267,7 +269,7 @@ impl Selector {
             }
             Selector::MaskSampling { score } => {
                 let q = score.compute(counts)?;
-                let sens = t as f64 * score.sensitivity(counts);
+                let sens = t as f64 * score.sensitivity(counts, ledger.relation());
                 let w = mask_weights(&q, eps, sens);
                 let mut rng = streams.stream(&label);
                 let chosen = MaskSampler::new().sample(&w, t, &mut rng)?;
@@ -290,7 +292,7 @@ impl Selector {
                     ));
                 }
                 let q = score.compute(counts)?;
-                let sens = score.sensitivity(counts);
+                let sens = score.sensitivity(counts, ledger.relation());
                 let mut rng = streams.stream(&label);
                 let chosen = sparse_vector(&q, t, threshold, eps, sens, &mut rng)?;
                 ledger.spend(
@@ -304,7 +306,7 @@ impl Selector {
             }
             Selector::GumbelTopK { score } => {
                 let q = score.compute(counts)?;
-                let sens = score.sensitivity(counts);
+                let sens = score.sensitivity(counts, ledger.relation());
                 let mut rng = streams.stream(&label);
                 let chosen = gumbel_top_k(&q, t, 2.0 * t as f64 * sens / eps, &mut rng)?;
                 ledger.spend(

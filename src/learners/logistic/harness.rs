@@ -162,7 +162,7 @@ impl LrConfig {
                     CV_FOLDS,
                     &mut rng,
                     |d, yy, l, rng| {
-                        let model = self.fit_once(d, yy, l, rng, &mut Ledger::default())?;
+                        let model = self.fit_once(d, yy, l, rng, &mut log.ledger.scratch())?;
                         Ok(model.theta.to_vec())
                     },
                 )?;
@@ -198,7 +198,12 @@ impl LrConfig {
         let mut rng = log.streams.stream("train/logistic");
         let model = self.fit_once(design, &y, lambda, &mut rng, &mut log.ledger)?;
         if let LrKind::Private(PrivateLrMethod::Objective) = self.kind {
-            let b = objective_branch(lambda, self.epsilon.unwrap_or(f64::NAN), design.n_rows());
+            let b = objective_branch(
+                lambda,
+                self.epsilon.unwrap_or(f64::NAN),
+                design.n_rows(),
+                log.ledger.relation(),
+            );
             log.metrics.insert(
                 "objective_delta_zero".into(),
                 f64::from(u8::from(b.delta == 0.0)),

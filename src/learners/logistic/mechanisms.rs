@@ -1,12 +1,19 @@
 //! Private logistic regression: output perturbation (Algorithm 6), objective perturbation
-//! (Algorithm 7) and the functional mechanism (appendix B). All stated for SPEC 1's relation,
-//! add/remove one example, on data with ||x_n||_2 <= 1 and y_n in {-1, +1}.
+//! (Algorithm 7) and the functional mechanism (appendix B), on data with ||x_n||_2 <= 1 and
+//! y_n in {-1, +1}. Each calibrates for the relation of the ledger it records into.
+//!
+//! Notation: the thesis's lambda = N Lambda of Chaudhuri et al. (2011), so the minimiser of
+//! J(theta) = (1/N) sum loss + (lambda/(2N)) ||theta||^2 is that of the *summed* objective
+//! F(theta) = sum_n loss_n(theta) + (lambda/2) ||theta||^2, whose regulariser lambda is a
+//! public constant that does not change with N. |l'| <= 1 and 0 <= l'' <= c = 1/4 for the
+//! logistic loss, so one example's loss has a gradient of norm <= ||x|| <= 1 and a Hessian
+//! l'' x x^T of rank one and norm <= c.
 
 use super::design::Design;
 use super::linalg::{solve_spd, symmetric_eigen};
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
-use crate::privacy::{L2Mechanism, Laplace, Ledger};
+use crate::privacy::{L2Mechanism, Laplace, Ledger, Relation};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -27,18 +34,28 @@ pub fn check_unit_rows(design: &Design) -> Result<()> {
     Ok(())
 }
 
+/// L2 sensitivity of the minimiser of F (output perturbation) for thesis `lambda`:
+/// 1/lambda under add/remove, 2/lambda under replace-one.
+///
+/// *Proof (add/remove).* Let G = F + l_x (one added example), theta_F, theta_G the minimisers.
+/// F is lambda-strongly convex and grad F(theta_F) = 0, grad F(theta_G) = -grad l_x(theta_G), so
+/// lambda ||theta_G - theta_F||^2 <= <grad F(theta_G) - grad F(theta_F), theta_G - theta_F>
+/// = <-grad l_x(theta_G), theta_G - theta_F> <= ||theta_G - theta_F|| (||grad l_x|| <= 1):
+/// ||theta_G - theta_F|| <= 1/lambda. *Replace-one:* 2/lambda (Chaudhuri et al. 2011, Cor. 8
+/// with n Lambda = lambda; also remove then add).
+pub fn output_sensitivity(lambda: f64, relation: Relation) -> f64 {
+    relation.doubled_for_replace(1.0 / lambda)
+}
+
 /// Output perturbation (Algorithm 6, Chaudhuri et al. 2011 Alg. 1).
 ///
 /// * Domain: training sets of rows with ||x|| <= 1, labels in {-1, +1}; released: theta in R^D.
-/// * Relation: add/remove one example.
-/// * Sensitivity: the minimiser of J = (1/N) sum loss + (lambda/(2N)) ||theta||^2, i.e. of
-///   sum loss + (lambda/2) ||theta||^2, moves by at most 2/lambda in L2 when one example with
-///   ||x|| <= 1 is added (the objective is lambda-strongly convex and the added loss has a
-///   1-Lipschitz gradient factor |l'| <= 1, ||x|| <= 1; Chaudhuri et al. Cor. 8 with n Lambda
-///   = lambda; the factor 2 covers their replace-one relation and so add/remove too).
-/// * Mechanism: theta* + b with the L2 mechanism, beta = 2 / (lambda eps); measure: pure eps-DP.
-/// * Proof sketch: L2 mechanism with L2 sensitivity 2/lambda (privacy::l2); the solver must
-///   reach the exact minimiser, which the recorded convergence documents.
+/// * Relation: the ledger's; sensitivity [`output_sensitivity`] (1/lambda add/remove,
+///   2/lambda replace-one, the thesis's value).
+/// * Mechanism: theta* + b with the L2 mechanism, beta = sensitivity / eps; measure: pure
+///   eps-DP.
+/// * Proof sketch: L2 mechanism with that L2 sensitivity (privacy::l2); the solver must reach
+///   the exact minimiser, which the recorded convergence documents.
 pub fn output_perturbation(
     design: &Design,
     y: &[f64],
@@ -49,7 +66,8 @@ pub fn output_perturbation(
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence)> {
     check_unit_rows(design)?;
-    let sensitivity = 2.0 / lambda;
+    crate::privacy::check_positive("lambda", lambda)?;
+    let sensitivity = output_sensitivity(lambda, ledger.relation());
     let mech = L2Mechanism::new(sensitivity, epsilon)?;
     let (mut theta, conv) = Objective::regularised(design, y, lambda).minimise(settings);
     let b = mech.sample(theta.len(), rng);
@@ -66,52 +84,79 @@ pub fn output_perturbation(
 /// Which branch of Algorithm 7 applies and its constants.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ObjectiveBranch {
-    /// True if eps' = eps - ln(1 + 2c/lambda + c^2/lambda^2) > 0 (no extra regulariser).
+    /// True if eps' = eps - k ln(1 + c/lambda) > 0 (no extra regulariser); k = 1 under
+    /// add/remove, 2 under replace-one (the thesis's ln(1 + 2c/lambda + c^2/lambda^2)).
     pub direct: bool,
     /// The eps' used for the noise (eps/2 on the other branch).
     pub eps_prime: f64,
     /// Extra regularisation Delta (0 on the direct branch).
     pub delta: f64,
-    /// beta = 2 / eps' of the L2 noise b.
+    /// beta = Delta_b / eps' of the L2 noise b (Delta_b = 1 add/remove, 2 replace-one).
     pub noise_scale: f64,
 }
 
-/// Algorithm 7's branch for thesis lambda, eps and N (c = 1/4).
-pub fn objective_branch(lambda: f64, epsilon: f64, n: usize) -> ObjectiveBranch {
+/// L2 sensitivity of the noise vector b that maps a minimiser to itself in Algorithm 7:
+/// one example's loss gradient (norm <= 1) under add/remove, two under replace-one.
+pub fn objective_noise_sensitivity(relation: Relation) -> f64 {
+    relation.doubled_for_replace(1.0)
+}
+
+/// Algorithm 7's branch for thesis lambda, eps and N (c = 1/4) under `relation`.
+///
+/// Replace-one is the thesis/Chaudhuri et al. form: eps' = eps - ln(1 + 2c/lambda +
+/// c^2/lambda^2); else Delta = c/(N (e^(eps/4) - 1)) - lambda/N, eps' = eps/2; beta = 2/eps'.
+/// Add/remove (derived in [`objective_perturbation`]): eps' = eps - ln(1 + c/lambda); else
+/// Delta = c/(N (e^(eps/2) - 1)) - lambda/N, eps' = eps/2; beta = 1/eps'.
+pub fn objective_branch(
+    lambda: f64,
+    epsilon: f64,
+    n: usize,
+    relation: Relation,
+) -> ObjectiveBranch {
     let c = LOGISTIC_C;
-    let eps1 = epsilon - (1.0 + 2.0 * c / lambda + c * c / (lambda * lambda)).ln();
+    // Number of rank-one Hessian terms that differ between neighbours.
+    let k = relation.doubled_for_replace(1.0);
+    let sens = objective_noise_sensitivity(relation);
+    let eps1 = epsilon - k * (1.0 + c / lambda).ln();
     if eps1 > 0.0 {
         ObjectiveBranch {
             direct: true,
             eps_prime: eps1,
             delta: 0.0,
-            noise_scale: 2.0 / eps1,
+            noise_scale: sens / eps1,
         }
     } else {
         let n = n.max(1) as f64;
         let eps_prime = epsilon / 2.0;
+        // Total regulariser lambda + N Delta with k ln(1 + c/(lambda + N Delta)) = eps/2.
+        let total = c / ((epsilon / (2.0 * k)).exp() - 1.0);
         ObjectiveBranch {
             direct: false,
             eps_prime,
-            delta: c / (n * ((epsilon / 4.0).exp() - 1.0)) - lambda / n,
-            noise_scale: 2.0 / eps_prime,
+            delta: total / n - lambda / n,
+            noise_scale: sens / eps_prime,
         }
     }
 }
 
 /// The lambda above which Algorithm 7 takes the direct branch: eps' > 0 iff
-/// lambda > c / (e^(eps/2) - 1).
-pub fn objective_lambda_threshold(epsilon: f64) -> f64 {
-    LOGISTIC_C / ((epsilon / 2.0).exp() - 1.0)
+/// lambda > c / (e^(eps/k) - 1), k = 1 (add/remove) or 2 (replace-one).
+pub fn objective_lambda_threshold(epsilon: f64, relation: Relation) -> f64 {
+    let k = relation.doubled_for_replace(1.0);
+    LOGISTIC_C / ((epsilon / k).exp() - 1.0)
 }
 
 /// Table 4.1: for every (lambda, eps), whether Algorithm 7 takes the direct branch, and eps'.
-pub fn objective_branch_table(lambdas: &[f64], epsilons: &[f64]) -> Vec<(f64, f64, bool, f64)> {
+pub fn objective_branch_table(
+    lambdas: &[f64],
+    epsilons: &[f64],
+    relation: Relation,
+) -> Vec<(f64, f64, bool, f64)> {
     let mut out = Vec::new();
     for &l in lambdas {
         for &e in epsilons {
             // N only enters Delta, not the branch or eps'.
-            let b = objective_branch(l, e, 1);
+            let b = objective_branch(l, e, 1, relation);
             out.push((l, e, b.direct, b.eps_prime));
         }
     }
@@ -121,16 +166,23 @@ pub fn objective_branch_table(lambdas: &[f64], epsilons: &[f64]) -> Vec<(f64, f6
 /// Objective perturbation (Algorithm 7, Chaudhuri et al. 2011 Alg. 2), c = 1/4.
 ///
 /// * Domain: training sets with ||x|| <= 1, y in {-1, +1}; released: theta in R^D.
-/// * Relation: add/remove one example (Chaudhuri et al. prove it for replace-one; their
-///   argument bounds the ratio of the densities of b for a change of one loss term, so it holds
-///   for adding one term too).
-/// * Sensitivity: the gradient of one example's loss, y x l'(y theta.x), has L2 norm <= 1, so
-///   the noise b needed to map theta to itself changes by at most 2 in L2 (reported as 2).
-/// * Mechanism: minimise J(theta) + b.theta/N + (Delta/2)||theta||^2 with b from the L2
-///   mechanism of beta = 2/eps'; eps', Delta from [`objective_branch`]. Measure: pure eps-DP.
-/// * Proof sketch: Chaudhuri et al. Thm 9: the map b -> theta is a bijection; the Jacobian
-///   ratio is at most (1 + c/lambda')^2 (absorbed by eps - eps') and the density ratio of b is
-///   at most exp(eps'). Requires the exact minimiser (convergence is recorded).
+/// * Relation: the ledger's; constants from [`objective_branch`]. Replace-one is Chaudhuri et
+///   al.'s Theorem 9 (the thesis's Algorithm 7); add/remove is proved below.
+/// * Mechanism: minimise J(theta) + b.theta/N + (Delta/2)||theta||^2, i.e. the summed
+///   F(theta) + b.theta + (N Delta/2)||theta||^2, with b from the L2 mechanism of
+///   beta = Delta_b/eps'. Measure: pure eps-DP. Requires the exact minimiser (convergence is
+///   recorded).
+/// * Proof sketch (add/remove, X' = X plus x). Write L = lambda + N Delta for the total
+///   regulariser: L = lambda on the direct branch and L = c/(e^(eps/2) - 1) on the other, the
+///   same for X and X' (N Delta absorbs the change of N). Stationarity gives the bijection
+///   b(theta) = -sum_n grad l_n(theta) - L theta, so b_X'(theta) = b_X(theta) - grad l_x(theta),
+///   and ||b_X - b_X'|| <= 1 = Delta_b: the noise densities at the two preimages differ by at
+///   most exp(eps'). The Jacobians are A and A + l''(.) x x^T with A >= L I, a rank-one PSD
+///   update, so their determinants differ by the factor 1 + l'' x^T A^-1 x in [1, 1 + c/L].
+///   The density of theta therefore changes by at most exp(eps') (1 + c/L), which is exp(eps)
+///   on both branches (direct: eps' = eps - ln(1 + c/lambda); else eps' = eps/2 and
+///   ln(1 + c/L) = eps/2). Under replace-one two rank-one terms and two gradients differ,
+///   hence k = 2 and Delta_b = 2 (Chaudhuri et al.).
 #[allow(clippy::too_many_arguments)]
 pub fn objective_perturbation(
     design: &Design,
@@ -142,8 +194,11 @@ pub fn objective_perturbation(
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
     check_unit_rows(design)?;
+    crate::privacy::check_positive("lambda", lambda)?;
+    crate::privacy::check_epsilon(epsilon)?;
     let n = design.n_rows();
-    let branch = objective_branch(lambda, epsilon, n);
+    let relation = ledger.relation();
+    let branch = objective_branch(lambda, epsilon, n, relation);
     let mech = L2Mechanism::with_scale(branch.noise_scale)?;
     let b = mech.sample(design.dim(), rng);
     let (theta, conv) =
@@ -155,7 +210,7 @@ pub fn objective_perturbation(
             branch.eps_prime, branch.delta
         ),
         epsilon,
-        2.0,
+        objective_noise_sensitivity(relation),
     );
     Ok((theta, conv, branch))
 }
@@ -257,12 +312,15 @@ pub fn fm_minimise(a: &[f64], m: &[f64], d: usize, rho: f64) -> (Vec<f64>, f64, 
 ///
 /// * Domain: training sets with ||x|| <= 1 (FMsens2 also assumes x >= 0), y in {0, 1}
 ///   (mapped from {-1, +1}); released: the noisy polynomial coefficients, then theta.
-/// * Relation: add/remove one example: one example contributes (1/2 - y) x_j to each linear
-///   coefficient and (1/8) x_j x_k to each quadratic one.
-/// * Sensitivity: the L1 norm of one example's coefficient vector, bounded as in the thesis by
-///   FMsens1 = D^2/4 + 3D or FMsens2 = D/4 + 3 sqrt(D) (noise is added to the D linear
-///   coefficients and to the D(D+1)/2 upper-triangular entries of M incl. the diagonal, the
-///   lower triangle mirrored).
+/// * Relation: either; the thesis's bounds (Zhang et al.'s Delta = 2 max per-example L1, a
+///   replace-one value) are used for both. One example contributes (1/2 - y) x_j to each
+///   linear coefficient and (1/8) x_j x_k to each released quadratic one.
+/// * Sensitivity: noise is added to the D linear coefficients and to the D(D+1)/2
+///   upper-triangular entries of M incl. the diagonal (the lower triangle mirrored). One
+///   example's released coefficients have L1 norm <= (1/2)||x||_1 + (1/8) sum_{j<=k} |x_j x_k|
+///   <= sqrt(D)/2 + (D + 1)/16 for ||x||_2 <= 1 (any signs), so the replace-one sensitivity is
+///   at most sqrt(D) + (D + 1)/8 <= FMsens2 = D/4 + 3 sqrt(D) <= FMsens1 = D^2/4 + 3D: both
+///   thesis bounds hold under both relations (loose; kept as published).
 /// * Mechanism: Laplace(Delta/eps) on every released coefficient; measure: pure eps-DP.
 /// * Post-processing: if the noisy M is not positive definite add rho I, rho = 4 sqrt(2)
 ///   Delta/eps (4 noise standard deviations), and trim non-positive eigenvalues if still

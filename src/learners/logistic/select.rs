@@ -115,8 +115,9 @@ pub fn exponential_mechanism(q: &[f64], epsilon: f64, sensitivity: f64, rng: &mu
 /// split the rows at random into |grid| + 1 disjoint parts; train candidate r on part r with
 /// the private learner `fit` (each part is disjoint, so by parallel composition the candidates
 /// together cost the learner's eps); score each on the last part by its number of correct
-/// predictions (adding/removing one validation example changes each score by at most 1:
-/// sensitivity 1) and pick one by the exponential mechanism with `eps_select`.
+/// predictions (adding, removing or replacing one validation example changes each score by at
+/// most 1: sensitivity 1 under both relations) and pick one by the exponential mechanism with
+/// `eps_select`.
 /// The released model is the selected candidate. Total: eps_train + eps_select.
 ///
 /// The ledger gets the first candidate's training entries (noted as parallel composition) and
@@ -152,7 +153,7 @@ where
     for (r, &lambda) in grid.iter().enumerate() {
         let d = design.subset(&parts[r]);
         let yr: Vec<f64> = parts[r].iter().map(|&i| y[i]).collect();
-        let mut scratch = Ledger::default();
+        let mut scratch = ledger.scratch();
         let model = fit(&d, &yr, lambda, rng, &mut scratch)?;
         if first_entries.is_none() {
             first_entries = Some(scratch.entries);
@@ -167,7 +168,7 @@ where
         e.note = Some(format!(
             "parallel composition: {k} candidates (one per lambda) each trained on its own disjoint part"
         ));
-        ledger.entries.push(e);
+        ledger.record(e)?;
     }
     let q: Vec<f64> = scores.iter().map(|s| s.1).collect();
     let r = exponential_mechanism(&q, eps_select, 1.0, rng);
