@@ -82,7 +82,8 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunSummary> {
     for c in &pending {
         if let std::collections::btree_map::Entry::Vacant(v) = datasets.entry(c.dataset) {
             let name = &spec.experiment.datasets[c.dataset];
-            v.insert(Arc::new(spec.catalog.load(name, &opts.data_dir)?));
+            let data = crate::profile::time("load", || spec.catalog.load(name, &opts.data_dir))?;
+            v.insert(Arc::new(data));
         }
     }
     preflight(spec, &pending, &datasets)?;
@@ -103,6 +104,7 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunSummary> {
             .par_iter()
             .try_for_each(|((di, trial), cells)| -> Result<()> {
                 let data = &datasets[di];
+                let split_start = crate::profile::enabled().then(std::time::Instant::now);
                 let mut rng = rng_from(&["split", &seed, &data.name, &trial.to_string()]);
                 let split = data.split(&mut rng);
                 let counts = data.features.as_binary().map(|x| {
@@ -120,6 +122,9 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunSummary> {
                     ]));
                     rows
                 });
+                if let Some(t) = split_start {
+                    crate::profile::record("split", t.elapsed(), std::time::Duration::ZERO);
+                }
                 let td = TrialData {
                     data,
                     split: &split,
@@ -128,8 +133,9 @@ pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunSummary> {
                     shuffled_train: shuffled.as_deref(),
                 };
                 for cell in cells {
-                    let record = run_cell(spec, cell, &td)?;
-                    store.append(&record)?;
+                    let name = &spec.pipelines[cell.pipeline].name;
+                    let record = crate::profile::in_pipeline(name, || run_cell(spec, cell, &td))?;
+                    crate::profile::time("write", || store.append(&record))?;
                     bar.inc(1);
                 }
                 Ok(())
