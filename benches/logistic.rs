@@ -44,6 +44,7 @@ fn synthetic_binary(name: &str, n: usize, d: usize, k: usize) -> Dataset {
         labels,
         class_names: vec!["0".into(), "1".into()],
         split: SplitRule::Fixed { n_train: n },
+        bounds: None,
         feature_names: None,
     }
 }
