@@ -263,6 +263,7 @@ pub fn lr_workload_seconds() -> f64 {
             class_names: vec!["0".into(), "1".into()],
             split: SplitRule::Fixed { n_train: n },
             feature_names: None,
+            bounds: None,
         }
     };
     let narrow = make(8000, 123, 14, "narrow");

@@ -28,8 +28,9 @@ pub const PHASES: [&str; 8] = [
 pub const SHARED: &str = "(shared by all pipelines)";
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
-static TABLE: Mutex<BTreeMap<(String, &'static str), (Duration, u64)>> =
-    Mutex::new(BTreeMap::new());
+/// (pipeline, phase) -> (exclusive time, sections).
+type Table = BTreeMap<(String, &'static str), (Duration, u64)>;
+static TABLE: Mutex<Table> = Mutex::new(BTreeMap::new());
 
 thread_local! {
     static PIPELINE: RefCell<String> = const { RefCell::new(String::new()) };

@@ -341,7 +341,7 @@ impl<'d, 'a> Objective<'d, 'a> {
                 }
             }
             let mut gp = dot(&g, &p);
-            if !(gp < 0.0) {
+            if gp.is_nan() || gp >= 0.0 {
                 p.iter_mut().zip(&g).for_each(|(pk, gk)| *pk = -gk);
                 gp = -gn * gn;
             }
