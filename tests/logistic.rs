@@ -555,7 +555,7 @@ fn every_solver_reaches_the_same_minimiser() {
 
 /// A warm start from a nearby solution converges to the cold-start minimiser, with the
 /// tolerance still relative to grad F(0) (so it stops at the same accuracy); the Newton
-/// methods need fewer iterations.
+/// methods need no more iterations.
 #[test]
 fn warm_starts_reach_the_cold_minimiser_faster() {
     let data = binary_dataset(800, 60, 10, "warm");
@@ -571,10 +571,13 @@ fn warm_starts_reach_the_cold_minimiser_faster() {
         assert!(cw.converged && cc.converged);
         assert_eq!(cw.initial_grad_norm, cc.initial_grad_norm, "{solver:?}");
         assert!(dist(&cold, &warm) < 1e-6, "{solver:?}");
-        assert!(
-            cw.iterations <= cc.iterations,
-            "{solver:?}: {cw:?} vs {cc:?}"
-        );
+        // L-BFGS restarts its curvature model, so only the Newton methods must not lose.
+        if solver != Solver::Lbfgs {
+            assert!(
+                cw.iterations <= cc.iterations,
+                "{solver:?}: {cw:?} vs {cc:?}"
+            );
+        }
     }
 }
 
