@@ -1,19 +1,29 @@
-//! Logistic-regression fits on a synthetic Adult-sized binary problem (32561 x 123, 14 ones per
-//! row, seeded: no data files). Target: <= 30 ms per fit.
+//! Logistic-regression fits per solver and per pipeline kind, on the real datasets when
+//! `EPSILAB_DATA` (or `./datasets`) has them, else on seeded synthetic stand-ins of the same
+//! shape. `benches/peer/sklearn_lr.py` times the same fits in scikit-learn (same data, same
+//! objective, one BLAS thread) so the README reports ratios measured in one session.
+//!
+//! * `lr_adult`: Adult train (32561 x 123, 0/1 indicators, rows / sqrt(14)), lambda = 1, at
+//!   tolerance 1e-8 and the default, per solver; output and objective perturbation.
+//! * `lr_xwindows`: one Table 4.2 non-private trial on XWindowsDoc's train file (thesis
+//!   scaling, 5-fold CV over 9 lambdas with warm starts + the final fit = 46 fits).
+//! * `lr_dense`: Gaussian rows, N = 2^17 x D = 100 (`EPSILAB_BENCH_DENSE_N` overrides N).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use epsilab::data::{BinaryMatrix, Dataset, Features, SplitRule};
-use epsilab::learners::logistic::preprocess::scale_rows;
+use epsilab::data::{BinaryMatrix, DataDir, Dataset, Features, SplitRule, catalog::Catalog};
+use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
+use epsilab::learners::logistic::select::cross_validate_warm;
 use epsilab::learners::logistic::*;
 use epsilab::privacy::Ledger;
 use epsilab::rng::rng_from;
 use linfa::ParamGuard;
+use ndarray::Array2;
 use rand::Rng as _;
+use rand_distr::StandardNormal;
 use std::hint::black_box;
 
-fn adult_like() -> Dataset {
-    let (n, d, k) = (32561, 123, 14);
-    let mut rng = rng_from(&["bench", "adult-like"]);
+fn synthetic_binary(name: &str, n: usize, d: usize, k: usize) -> Dataset {
+    let mut rng = rng_from(&["bench", name]);
     let w: Vec<f64> = (0..d).map(|_| rng.r#gen::<f64>() * 2.0 - 1.0).collect();
     let mut m = BinaryMatrix::new(d);
     let mut labels = Vec::with_capacity(n);
@@ -28,8 +38,8 @@ fn adult_like() -> Dataset {
         m.push_row(&ones);
     }
     Dataset {
-        name: "adult-like".into(),
-        title: "synthetic Adult-sized binary data".into(),
+        name: name.into(),
+        title: format!("synthetic stand-in for {name}"),
         features: Features::Binary(m),
         labels,
         class_names: vec!["0".into(), "1".into()],
@@ -39,54 +49,139 @@ fn adult_like() -> Dataset {
     }
 }
 
-fn bench(c: &mut Criterion) {
-    let data = adult_like();
-    let rows: Vec<u32> = (0..data.n_rows() as u32).collect();
+/// The named catalog dataset and the rows of its train file, or a synthetic stand-in.
+fn dataset(name: &str, n: usize, d: usize, k: usize) -> (Dataset, Vec<u32>) {
+    match Catalog::builtin().load(name, &DataDir::resolve(None)) {
+        Ok(data) => {
+            let n = n.min(data.n_rows());
+            (data, (0..n as u32).collect())
+        }
+        Err(e) => {
+            eprintln!("{name}: {e}; using a synthetic stand-in");
+            (synthetic_binary(name, n, d, k), (0..n as u32).collect())
+        }
+    }
+}
+
+fn settings(solver: Solver, tol: f64) -> SolverSettings {
+    SolverSettings {
+        solver,
+        tol,
+        ..SolverSettings::default()
+    }
+}
+
+fn adult(c: &mut Criterion) {
+    let (data, rows) = dataset("adult", 32561, 123, 14);
     let y = labels_pm1(&data, &rows).unwrap();
     let mut design = Design::new(&data, &rows, None, Encoding::Indicator).unwrap();
     scale_rows(&mut design, RowScaling::PublicBound(14.0));
     let lambda = 1.0;
-    let lr = LogisticParams::new(lambda).check().unwrap();
-    let conv = lr.fit_design(&design, &y).convergence.unwrap();
-    eprintln!("non-private LR: {conv:?}");
-    let mut g = c.benchmark_group("logistic_adult_like");
+    let mut g = c.benchmark_group("lr_adult");
     g.sample_size(20);
-    g.bench_function("non_private_newton", |b| {
-        b.iter(|| black_box(lr.fit_design(&design, &y)))
-    });
-    let lb = LogisticParams::new(lambda)
-        .solver(Solver::Lbfgs)
-        .check()
-        .unwrap();
-    g.bench_function("non_private_lbfgs", |b| {
-        b.iter(|| black_box(lb.fit_design(&design, &y)))
-    });
+    for tol in [1e-8, DEFAULT_TOL] {
+        for solver in [Solver::Newton, Solver::NewtonCg, Solver::Lbfgs] {
+            let s = settings(solver, tol);
+            let lr = LogisticParams::new(lambda).settings(s).check().unwrap();
+            let conv = lr.fit_design(&design, &y).convergence.unwrap();
+            eprintln!("adult {} tol {tol:e}: {conv:?}", solver.name());
+            g.bench_function(format!("{}_tol_{tol:e}", solver.name()), |b| {
+                b.iter(|| black_box(lr.fit_design(&design, &y)))
+            });
+        }
+    }
     for (name, method) in [
         ("output_perturbation", PrivateLrMethod::Output),
         ("objective_perturbation", PrivateLrMethod::Objective),
     ] {
         let p = PrivateLogisticParams::new(method, 0.1, lambda)
+            .settings(settings(Solver::Auto, 1e-8))
             .check()
             .unwrap();
         let mut rng = rng_from(&["bench", name]);
-        let fit = p
-            .fit_design(&design, &y, &mut rng, &mut Ledger::default())
-            .unwrap();
-        eprintln!("{name}: {:?}", fit.model.convergence);
-        g.bench_function(name, |b| {
+        g.bench_function(format!("{name}_tol_1e-8"), |b| {
             b.iter(|| {
                 let mut ledger = Ledger::default();
                 black_box(p.fit_design(&design, &y, &mut rng, &mut ledger).unwrap())
             })
         });
     }
-    // The thesis's +-1 encoding (dense rows, handled in sparse form).
-    let (pm, _) = preprocess::thesis_binary(&data, &rows, None, true).unwrap();
-    g.bench_function("non_private_newton_plus_minus", |b| {
-        b.iter(|| black_box(lr.fit_design(&pm, &y)))
-    });
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn xwindows(c: &mut Criterion) {
+    let (data, rows) = dataset("xwindows", 900, 600, 40);
+    let (design, _) = thesis_binary(&data, &rows, None, true).unwrap();
+    let y = labels_pm1(&data, &rows).unwrap();
+    eprintln!(
+        "xwindows: {} x {} (auto: {:?})",
+        design.n_rows(),
+        design.dim(),
+        Objective::regularised(&design, &y, 1.0).choose(Solver::Auto)
+    );
+    let mut g = c.benchmark_group("lr_xwindows");
+    g.sample_size(10);
+    for (solver, tol) in [
+        (Solver::Auto, DEFAULT_TOL),
+        (Solver::Auto, 1e-4),
+        (Solver::Newton, DEFAULT_TOL),
+    ] {
+        let s = settings(solver, tol);
+        g.bench_function(format!("t4_2_trial_{}_tol_{tol:e}", solver.name()), |b| {
+            b.iter(|| {
+                let mut rng = rng_from(&["bench", "cv"]);
+                let choice =
+                    cross_validate_warm(&design, &y, &LAMBDA_GRID, 5, &s, &mut rng).unwrap();
+                let lr = LogisticParams::new(choice.lambda)
+                    .settings(s)
+                    .check()
+                    .unwrap();
+                black_box(lr.fit_design(&design, &y))
+            })
+        });
+    }
+    g.finish();
+}
+
+fn dense(c: &mut Criterion) {
+    let n: usize = std::env::var("EPSILAB_BENCH_DENSE_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 17);
+    let d = 100;
+    let mut rng = rng_from(&["bench", "dense"]);
+    let w: Vec<f64> = (0..d).map(|_| rng.sample(StandardNormal)).collect();
+    let mut x = Array2::<f64>::zeros((n, d));
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        let mut z = 0.0;
+        for j in 0..d {
+            let v: f64 = rng.sample(StandardNormal);
+            x[[i, j]] = v / (d as f64).sqrt();
+            z += w[j] * x[[i, j]];
+        }
+        y[i] = if rng.r#gen::<f64>() < 1.0 / (1.0 + (-z).exp()) {
+            1.0
+        } else {
+            -1.0
+        };
+    }
+    let design = Design::dense(x.view());
+    let mut g = c.benchmark_group("lr_dense");
+    g.sample_size(10);
+    for solver in [Solver::Auto, Solver::Lbfgs] {
+        let lr = LogisticParams::new(1.0)
+            .settings(settings(solver, 1e-8))
+            .check()
+            .unwrap();
+        let conv = lr.fit_design(&design, &y).convergence.unwrap();
+        eprintln!("dense {n} x {d} {}: {conv:?}", solver.name());
+        g.bench_function(format!("n_{n}_{}_tol_1e-8", solver.name()), |b| {
+            b.iter(|| black_box(lr.fit_design(&design, &y)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, adult, xwindows, dense);
 criterion_main!(benches);

@@ -20,7 +20,9 @@
 //! reference workload (Laplace sampling and logs, like the harness's hot loops) timed just
 //! before and after them (best of 3). It fails when the ratio exceeds 3× the stored ratio
 //! (`expectations/speed.json`). A machine that is uniformly slower or busier changes both times
-//! alike; only a relative slowdown of the harness of 3× or more trips it.
+//! alike; only a relative slowdown of the harness of 3× or more trips it. The logistic-regression
+//! path gets its own ratio ([`lr_workload_seconds`]: fixed LR fits and a cross-validation against
+//! the same reference), so an LR slowdown cannot hide among the other specs' smoke time.
 
 use crate::data::DataDir;
 use crate::error::{Error, Result};
@@ -67,6 +69,11 @@ pub struct SpeedExpectation {
     /// Smoke seconds (all specs, one thread) / reference-workload seconds.
     pub ratio: f64,
     pub factor: f64,
+    /// Seconds of the fixed logistic-regression workload ([`lr_workload_seconds`]) /
+    /// reference-workload seconds: the LR path alone, so an LR slowdown is not diluted by
+    /// the rest of the smoke runs. Absent in files written before it existed (not checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lr_ratio: Option<f64>,
 }
 
 /// How to check.
@@ -89,6 +96,8 @@ pub struct CheckReport {
     pub cells: usize,
     pub failures: Vec<String>,
     pub speed_ratio: Option<f64>,
+    /// The LR workload's ratio to the reference ([`lr_workload_seconds`]).
+    pub lr_speed_ratio: Option<f64>,
     pub smoke_seconds: f64,
 }
 
@@ -221,9 +230,81 @@ pub fn reference_seconds() -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// A fixed logistic-regression workload (seeded synthetic data, no files), best time of 3:
+/// an Adult-shaped fit (8000 x 123, 14 ones per row, Newton), a wide +-1-encoded fit
+/// (600 x 400, Newton-CG) and a warm-started 5-fold cross-validation over the thesis's grid on
+/// it, i.e. the solvers, design operations and CV loop the LR pipelines spend their time in.
+pub fn lr_workload_seconds() -> f64 {
+    use crate::data::{BinaryMatrix, Dataset, Features, SplitRule};
+    use crate::learners::logistic::preprocess::thesis_binary;
+    use crate::learners::logistic::select::{LAMBDA_GRID, cross_validate_warm};
+    use crate::learners::logistic::{Design, Encoding, Objective, SolverSettings, labels_pm1};
+    use rand::Rng as _;
+    let make = |n: usize, d: usize, k: usize, tag: &str| {
+        let mut rng = crate::rng::rng_from(&["lr speed reference", tag]);
+        let w: Vec<f64> = (0..d).map(|_| rng.r#gen::<f64>() * 2.0 - 1.0).collect();
+        let mut m = BinaryMatrix::new(d);
+        let mut labels = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut ones: Vec<u32> = rand::seq::index::sample(&mut rng, d, k)
+                .into_iter()
+                .map(|j| j as u32)
+                .collect();
+            ones.sort_unstable();
+            let z: f64 = ones.iter().map(|&j| w[j as usize]).sum();
+            labels.push(u16::from(rng.r#gen::<f64>() < 1.0 / (1.0 + (-z).exp())));
+            m.push_row(&ones);
+        }
+        Dataset {
+            name: tag.into(),
+            title: tag.into(),
+            features: Features::Binary(m),
+            labels,
+            class_names: vec!["0".into(), "1".into()],
+            split: SplitRule::Fixed { n_train: n },
+            feature_names: None,
+            bounds: None,
+        }
+    };
+    let narrow = make(8000, 123, 14, "narrow");
+    let wide = make(600, 400, 30, "wide");
+    let s = SolverSettings::default();
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            let rows: Vec<u32> = (0..8000).collect();
+            let y = labels_pm1(&narrow, &rows).expect("two classes");
+            let mut des = Design::new(&narrow, &rows, None, Encoding::Indicator).expect("cols");
+            des.scale_all(1.0 / 14f64.sqrt());
+            std::hint::black_box(Objective::regularised(&des, &y, 1.0).minimise(&s));
+            let rows: Vec<u32> = (0..600).collect();
+            let y = labels_pm1(&wide, &rows).expect("two classes");
+            let (des, _) = thesis_binary(&wide, &rows, None, true).expect("cols");
+            std::hint::black_box(Objective::regularised(&des, &y, 1.0).minimise(&s));
+            let mut rng = crate::rng::rng_from(&["lr speed reference", "cv"]);
+            std::hint::black_box(
+                cross_validate_warm(&des, &y, &LAMBDA_GRID, 5, &s, &mut rng).expect("folds"),
+            );
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// Whether a measured speed ratio passes against the stored one.
 pub fn speed_ok(measured: f64, stored: &SpeedExpectation) -> bool {
     measured <= stored.ratio * stored.factor
+}
+
+/// The failure message of the LR speed ratio, if it exceeds the stored one by the factor.
+pub fn lr_speed_failure(measured: f64, stored: &SpeedExpectation) -> Option<String> {
+    let limit = stored.lr_ratio? * stored.factor;
+    (measured > limit).then(|| {
+        format!(
+            "speed: the logistic-regression workload took {measured:.2}x the reference workload, stored {:.2}x (limit {:.0}x of it): the LR path got slower",
+            stored.lr_ratio.unwrap_or_default(),
+            stored.factor
+        )
+    })
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(p: &Path) -> Result<Option<T>> {
@@ -310,9 +391,12 @@ fn check_in(opts: &CheckOptions, exp_dir: &Path, tmp: &Path) -> Result<CheckRepo
         report.failures.extend(compare(&name, &expected, &now));
     }
     if opts.speed && opts.only.is_empty() {
+        let lr_seconds = lr_workload_seconds();
         let reference = ref_before.min(reference_seconds()).max(1e-9);
         let ratio = report.smoke_seconds / reference;
+        let lr_ratio = lr_seconds / reference;
         report.speed_ratio = Some(ratio);
+        report.lr_speed_ratio = Some(lr_ratio);
         let file = exp_dir.join("speed.json");
         if opts.update {
             write_json(
@@ -320,15 +404,19 @@ fn check_in(opts: &CheckOptions, exp_dir: &Path, tmp: &Path) -> Result<CheckRepo
                 &SpeedExpectation {
                     ratio,
                     factor: SPEED_FACTOR,
+                    lr_ratio: Some(lr_ratio),
                 },
             )?;
-        } else if let Some(stored) = read_json::<SpeedExpectation>(&file)?
-            && !speed_ok(ratio, &stored)
-        {
-            report.failures.push(format!(
-                "speed: smoke runs took {ratio:.2}x the reference workload, stored {:.2}x (limit {:.0}x of it): the harness got slower",
-                stored.ratio, stored.factor
-            ));
+        } else if let Some(stored) = read_json::<SpeedExpectation>(&file)? {
+            if !speed_ok(ratio, &stored) {
+                report.failures.push(format!(
+                    "speed: smoke runs took {ratio:.2}x the reference workload, stored {:.2}x (limit {:.0}x of it): the harness got slower",
+                    stored.ratio, stored.factor
+                ));
+            }
+            if let Some(lr) = lr_speed_failure(lr_ratio, &stored) {
+                report.failures.push(lr);
+            }
         }
     }
     Ok(report)
@@ -370,11 +458,21 @@ mod tests {
 
     #[test]
     fn speed_rule() {
-        let s = SpeedExpectation {
+        let mut s = SpeedExpectation {
             ratio: 2.0,
             factor: 3.0,
+            lr_ratio: None,
         };
         assert!(speed_ok(5.9, &s));
         assert!(!speed_ok(6.1, &s));
+        // No stored LR ratio: not checked; with one, 3x it is the limit.
+        assert!(lr_speed_failure(100.0, &s).is_none());
+        s.lr_ratio = Some(0.5);
+        assert!(lr_speed_failure(1.49, &s).is_none());
+        let f = lr_speed_failure(1.51, &s).expect("too slow");
+        assert!(
+            f.contains("logistic-regression") && f.contains("1.51x"),
+            "{f}"
+        );
     }
 }

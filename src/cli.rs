@@ -58,6 +58,11 @@ pub enum Command {
         /// Do not write the report after running.
         #[arg(long)]
         no_report: bool,
+        /// Print where the time went at the end: a table of seconds per pipeline and phase
+        /// (load, split, select, preprocess, cv, fit, evaluate, write; each phase excludes the
+        /// phases nested in it). Summed over worker threads, so with -j 2 it is CPU time.
+        #[arg(long)]
+        profile: bool,
     },
     /// Rebuild table.md, table.csv, figure.svg and figure.png from stored results.
     ///
@@ -206,8 +211,12 @@ pub fn execute(cli: Cli) -> Result<()> {
             force,
             yes,
             no_report,
+            profile,
         } => {
             let spec = Spec::load(&spec)?;
+            if profile {
+                crate::profile::enable();
+            }
             let opts = RunOptions {
                 threads: jobs,
                 data_dir: DataDir::resolve(data_dir),
@@ -220,7 +229,11 @@ pub fn execute(cli: Cli) -> Result<()> {
             if prepared.pending() > CONFIRM_CELLS && !yes {
                 confirm(&prepared)?;
             }
-            let s = prepared.execute()?;
+            let s = prepared.execute();
+            if profile {
+                note_inline!("{}", crate::profile::table(&crate::profile::take()));
+            }
+            let s = s?;
             note!(
                 "{}: {} trials ({} run, {} already stored) in {:.1} s -> {}",
                 spec.experiment.name,
@@ -391,7 +404,9 @@ fn check(opts: crate::check::CheckOptions) -> Result<()> {
     }
     let speed = r
         .speed_ratio
-        .map_or(String::new(), |x| format!(", speed ratio {x:.2}"));
+        .map_or(String::new(), |x| format!(", speed ratio {x:.2}"))
+        + &r.lr_speed_ratio
+            .map_or(String::new(), |x| format!(", LR speed ratio {x:.2}"));
     let what = if opts.update {
         "expectations written"
     } else {

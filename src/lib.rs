@@ -24,6 +24,7 @@ pub mod learners;
 pub mod pipeline;
 pub mod plan;
 pub mod privacy;
+pub mod profile;
 pub mod provenance;
 pub mod report;
 pub mod rng;

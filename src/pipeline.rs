@@ -5,7 +5,8 @@ use crate::counts::ClassCounts;
 use crate::data::{Dataset, Split};
 use crate::error::Result;
 use crate::evaluate::accuracy;
-use crate::learners::logistic::{LambdaRule, LrConfig, LrKind, PrivateLrMethod};
+use crate::learners::logistic::solver::DEFAULT_TOL;
+use crate::learners::logistic::{LambdaRule, LrConfig, LrKind, PrivateLrMethod, SolverSettings};
 use crate::learners::{
     BernoulliNbParams, FitInput, Learner, PartitionedNbParams, PrivateNbParams, TrialLog,
     VaidyaNbParams,
@@ -81,6 +82,11 @@ pub fn learner_for(spec: &Spec, cell: &Cell) -> Option<Learner> {
                 scaling: p.scaling.unwrap_or_default(),
                 epsilon: cell.epsilon.map(|e| e * budget.train),
                 lambda_epsilon: cell.epsilon.map(|e| e * budget.lambda).filter(|e| *e > 0.0),
+                settings: SolverSettings {
+                    solver: p.solver.unwrap_or_default(),
+                    tol: p.tolerance.unwrap_or(DEFAULT_TOL),
+                    ..SolverSettings::default()
+                },
             })
         }
         "vaidya_nb" => {
@@ -187,13 +193,10 @@ fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> 
             if let Some(selector) = selector_for(pipeline) {
                 let t = cell.features.expect("validated: selection has T");
                 let eps = cell.epsilon.map(|e| e * budget.selection);
-                let sel = selector.select(
-                    binary_counts(td)?,
-                    t,
-                    eps,
-                    &mut log.streams,
-                    &mut log.ledger,
-                )?;
+                let counts = binary_counts(td)?;
+                let sel = crate::profile::time("select", || {
+                    selector.select(counts, t, eps, &mut log.streams, &mut log.ledger)
+                })?;
                 for (k, v) in sel.metrics {
                     log.metrics.insert(format!("selection_{k}"), v);
                 }
@@ -206,7 +209,7 @@ fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> 
                 features: selected.as_deref(),
                 epsilon: cell.epsilon.map(|e| e * budget.train),
             };
-            let model = learner.fit(&input, &mut log)?;
+            let model = crate::profile::time("fit", || learner.fit(&input, &mut log))?;
             if matches!(learner, Learner::Majority) {
                 let sizes = td
                     .data
@@ -219,8 +222,14 @@ fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> 
                     largest as f64 / td.data.n_rows() as f64,
                 );
             }
-            test_accuracy = Some(accuracy(&*model, td.data, &td.split.test)?);
-            train_accuracy = Some(accuracy(&*model, td.data, &td.split.train)?);
+            let (test, train) = crate::profile::time("evaluate", || -> Result<_> {
+                Ok((
+                    accuracy(&*model, td.data, &td.split.test)?,
+                    accuracy(&*model, td.data, &td.split.train)?,
+                ))
+            })?;
+            test_accuracy = Some(test);
+            train_accuracy = Some(train);
         }
     }
     let fit_seconds = start.elapsed().as_secs_f64();

@@ -110,7 +110,9 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
     let mut datasets = Vec::new();
     if pending > 0 || opts.force {
         for name in &spec.experiment.datasets {
-            datasets.push(Arc::new(spec.catalog.load(name, &opts.data_dir)?));
+            datasets.push(Arc::new(crate::profile::time("load", || {
+                spec.catalog.load(name, &opts.data_dir)
+            })?));
         }
         preflight(spec, &plan, &datasets)?;
     }
@@ -156,6 +158,10 @@ struct Group {
 
 impl Group {
     fn new(spec: &Spec, data: &Dataset, trial: u32) -> Result<Group> {
+        crate::profile::time("split", || Group::make(spec, data, trial))
+    }
+
+    fn make(spec: &Spec, data: &Dataset, trial: u32) -> Result<Group> {
         let seed = spec.experiment.seed.to_string();
         let mut rng = rng_from(&["split", &seed, &data.name, &trial.to_string()]);
         let split = data.split(&mut rng);
@@ -267,8 +273,10 @@ impl Prepared<'_> {
                         let group = Group::new(spec, data, trial)?;
                         let td = group.data(data);
                         for cell in &cells {
-                            let record = run_cell(spec, cell, &td)?;
-                            store.append(&record)?;
+                            let name = &spec.pipelines[cell.pipeline].name;
+                            let record =
+                                crate::profile::in_pipeline(name, || run_cell(spec, cell, &td))?;
+                            crate::profile::time("write", || store.append(&record))?;
                             bar.inc(1);
                         }
                         Ok(())

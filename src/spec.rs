@@ -5,7 +5,7 @@
 
 use crate::data::{Catalog, DatasetDef};
 use crate::error::{Error, Result};
-use crate::learners::logistic::{FmSensitivity, LambdaRule, Scaling};
+use crate::learners::logistic::{FmSensitivity, LambdaRule, Scaling, Solver};
 use crate::learners::{Release, Threshold, learner_info};
 use crate::privacy::Relation;
 use crate::selection::SELECTORS;
@@ -102,6 +102,11 @@ pub struct PipelineDef {
     pub scaling: Option<Scaling>,
     /// Functional mechanism bound: `sens1` (D^2/4 + 3D) or `sens2` (D/4 + 3 sqrt D).
     pub fm_sensitivity: Option<FmSensitivity>,
+    /// LR solver: `auto` (default: Newton or Newton-CG by a cost model), `newton`,
+    /// `newton_cg` or `lbfgs`.
+    pub solver: Option<Solver>,
+    /// LR solver tolerance: stop when ||grad J|| <= tolerance * ||grad J(0)|| (default 1e-10).
+    pub tolerance: Option<f64>,
     pub budget: Option<BudgetDef>,
 }
 
@@ -497,10 +502,20 @@ impl Spec {
             ("lambda", p.lambda.is_some()),
             ("scaling", p.scaling.is_some()),
             ("fm_sensitivity", p.fm_sensitivity.is_some()),
+            ("solver", p.solver.is_some()),
+            ("tolerance", p.tolerance.is_some()),
         ] {
             if set && !info.params.contains(&field) {
                 return Err(self.err(f(field), format!("does not apply to learner `{learner}`")));
             }
+        }
+        if let Some(t) = p.tolerance
+            && !(t.is_finite() && t > 0.0 && t < 1.0)
+        {
+            return Err(self.err(
+                f("tolerance"),
+                format!("must be finite and in (0, 1), got {t}"),
+            ));
         }
         if let Some(a) = p.alpha
             && !(a.is_finite() && a >= 0.0)
@@ -629,6 +644,8 @@ impl Spec {
             ("lambda", p.lambda.is_some()),
             ("scaling", p.scaling.is_some()),
             ("fm_sensitivity", p.fm_sensitivity.is_some()),
+            ("solver", p.solver.is_some()),
+            ("tolerance", p.tolerance.is_some()),
         ] {
             if set {
                 return Err(self.err(f(field), format!("does not apply to probe `{probe}`")));

@@ -605,3 +605,143 @@ fn objective_perturbation_noise_has_the_add_remove_scale() {
     assert_gamma_norms(&norms, 3, branch.noise_scale);
     assert!((branch.noise_scale - 1.0 / (eps - 1.025f64.ln())).abs() < 1e-12);
 }
+
+fn with(solver: Solver, tol: f64) -> SolverSettings {
+    SolverSettings {
+        solver,
+        tol,
+        ..SolverSettings::default()
+    }
+}
+
+/// Newton, Newton-CG and L-BFGS reach the same minimiser on every design kind (dense, 0/1
+/// indicators with a column subset, +-1 encoding with row scales), with and without a
+/// perturbation term; objectives agree to 1e-12 relative and thetas to 1e-6.
+#[test]
+fn every_solver_reaches_the_same_minimiser() {
+    let (x, y) = synthetic(500, 12, "solver-family");
+    let dense = Design::dense(x.view());
+    let data = binary_dataset(600, 40, 8, "solver-family");
+    let rows: Vec<u32> = (0..600).collect();
+    let yb = labels_pm1(&data, &rows).unwrap();
+    let cols: Vec<usize> = (0..40).filter(|c| c % 3 != 1).collect();
+    let mut ind = Design::new(&data, &rows, Some(&cols), Encoding::Indicator).unwrap();
+    scale_rows(&mut ind, RowScaling::OwnNorm);
+    let (pm, _) = thesis_binary(&data, &rows, None, true).unwrap();
+    let yd = pm1(&y);
+    for (name, des, yy) in [
+        ("dense", &dense, &yd),
+        ("indicator", &ind, &yb),
+        ("pm", &pm, &yb),
+    ] {
+        for lambda in [1e-2, 1.0, 100.0] {
+            let mut obj = Objective::regularised(des, yy, lambda);
+            for perturbed in [false, true] {
+                if perturbed {
+                    obj.lin = (0..des.dim()).map(|k| 0.01 * (k as f64).sin()).collect();
+                    obj.reg += 1e-3;
+                }
+                let (tn, cn) = obj.minimise(&with(Solver::Newton, 1e-10));
+                let (tc, cc) = obj.minimise(&with(Solver::NewtonCg, 1e-10));
+                let (tl, cl) = obj.minimise(&with(Solver::Lbfgs, 1e-10));
+                assert_eq!(
+                    (cn.solver, cc.solver, cl.solver),
+                    (Solver::Newton, Solver::NewtonCg, Solver::Lbfgs)
+                );
+                for (c, other) in [(&cc, &tc), (&cl, &tl)] {
+                    assert!(c.converged, "{name} lambda {lambda}: {c:?}");
+                    let rel = (c.objective - cn.objective).abs() / cn.objective.abs();
+                    assert!(
+                        rel < 1e-12,
+                        "{name} lambda {lambda}: objective differs by {rel}"
+                    );
+                    let dt = dist(other, &tn);
+                    assert!(dt < 1e-6, "{name} lambda {lambda}: |theta - newton| = {dt}");
+                }
+                // The recorded objective is the objective at the returned theta.
+                assert!((obj.value(&tc) - cc.objective).abs() <= 1e-12 * cc.objective.abs());
+            }
+        }
+    }
+}
+
+/// A warm start from a nearby solution converges to the cold-start minimiser, with the
+/// tolerance still relative to grad F(0) (so it stops at the same accuracy); the Newton
+/// methods need no more iterations.
+#[test]
+fn warm_starts_reach_the_cold_minimiser_faster() {
+    let data = binary_dataset(800, 60, 10, "warm");
+    let rows: Vec<u32> = (0..800).collect();
+    let y = labels_pm1(&data, &rows).unwrap();
+    let (des, _) = thesis_binary(&data, &rows, None, true).unwrap();
+    for solver in [Solver::Newton, Solver::NewtonCg, Solver::Lbfgs] {
+        let s = with(solver, 1e-10);
+        let near = Objective::regularised(&des, &y, 10.0).minimise(&s).0;
+        let obj = Objective::regularised(&des, &y, 1.0);
+        let (cold, cc) = obj.minimise(&s);
+        let (warm, cw) = obj.minimise_from(&s, Some(&near));
+        assert!(cw.converged && cc.converged);
+        assert_eq!(cw.initial_grad_norm, cc.initial_grad_norm, "{solver:?}");
+        assert!(dist(&cold, &warm) < 1e-6, "{solver:?}");
+        // L-BFGS restarts its curvature model, so only the Newton methods must not lose.
+        if solver != Solver::Lbfgs {
+            assert!(
+                cw.iterations <= cc.iterations,
+                "{solver:?}: {cw:?} vs {cc:?}"
+            );
+        }
+    }
+}
+
+/// The cost model keeps dense Newton for narrow sparse data (Adult-like: D = 123, 14 ones per
+/// row) and switches to Newton-CG when the D x D Hessian dominates (XWindowsDoc-like: 900 x
+/// 600 in the +-1 encoding); a named solver is never overridden.
+#[test]
+fn the_cost_model_picks_newton_for_small_d_and_newton_cg_for_large_d() {
+    let narrow = binary_dataset(5000, 123, 14, "narrow");
+    let rows: Vec<u32> = (0..5000).collect();
+    let y = labels_pm1(&narrow, &rows).unwrap();
+    let des = Design::new(&narrow, &rows, None, Encoding::Indicator).unwrap();
+    let obj = Objective::regularised(&des, &y, 1.0);
+    assert_eq!(obj.choose(Solver::Auto), Solver::Newton);
+    assert_eq!(obj.choose(Solver::Lbfgs), Solver::Lbfgs);
+    let wide = binary_dataset(900, 600, 30, "wide");
+    let rows: Vec<u32> = (0..900).collect();
+    let y = labels_pm1(&wide, &rows).unwrap();
+    let (des, _) = thesis_binary(&wide, &rows, None, true).unwrap();
+    let obj = Objective::regularised(&des, &y, 1.0);
+    assert_eq!(obj.choose(Solver::Auto), Solver::NewtonCg);
+    assert_eq!(
+        obj.minimise(&SolverSettings::default()).1.solver,
+        Solver::NewtonCg
+    );
+}
+
+/// Warm-started cross-validation draws the same folds and scores every grid point exactly as
+/// the cold loop does (accuracies are counts, so they match exactly unless a validation
+/// margin sits within the solver tolerance of 0).
+#[test]
+fn warm_cross_validation_matches_the_cold_loop() {
+    let data = binary_dataset(700, 50, 9, "cv-warm");
+    let rows: Vec<u32> = (0..700).collect();
+    let y = labels_pm1(&data, &rows).unwrap();
+    let (des, _) = thesis_binary(&data, &rows, None, true).unwrap();
+    let s = SolverSettings::default();
+    let cold =
+        cross_validate_lambda(&des, &y, &LAMBDA_GRID, 5, &s, &mut rng_from(&["cvw"])).unwrap();
+    let mut r1 = rng_from(&["cvw"]);
+    let warm = epsilab::learners::logistic::select::cross_validate_warm(
+        &des,
+        &y,
+        &LAMBDA_GRID,
+        5,
+        &s,
+        &mut r1,
+    )
+    .unwrap();
+    assert_eq!(cold, warm);
+    // Both consumed the same draws.
+    let mut r0 = rng_from(&["cvw"]);
+    cross_validate_lambda(&des, &y, &LAMBDA_GRID, 5, &s, &mut r0).unwrap();
+    assert_eq!(r0.r#gen::<u64>(), r1.r#gen::<u64>());
+}

@@ -107,19 +107,19 @@ pub const LEARNERS: &[LearnerInfo] = &[
         name: "lr",
         about: "L2-regularised logistic regression, exact minimiser (non-private reference)",
         uses_epsilon: false,
-        params: &["lambda", "scaling"],
+        params: &["lambda", "scaling", "solver", "tolerance"],
     },
     LearnerInfo {
         name: "lr_output",
         about: "Algorithm 6: output perturbation, L2 noise beta = 2/(lambda eps) (eps-DP)",
         uses_epsilon: true,
-        params: &["lambda", "scaling"],
+        params: &["lambda", "scaling", "solver", "tolerance"],
     },
     LearnerInfo {
         name: "lr_objective",
         about: "Algorithm 7: objective perturbation (Chaudhuri et al. 2011), c = 1/4 (eps-DP)",
         uses_epsilon: true,
-        params: &["lambda", "scaling"],
+        params: &["lambda", "scaling", "solver", "tolerance"],
     },
     LearnerInfo {
         name: "lr_functional",

@@ -251,14 +251,106 @@ impl<'a> Design<'a> {
                     Encoding::PlusMinus => 2.0 * s - sum_theta,
                 }
             }
-            Source::Dense(x) => self
-                .cols
-                .iter()
-                .zip(theta)
-                .map(|(&c, t)| x[[r, c]] * t)
-                .sum(),
+            Source::Dense(x) => match self.dense_row(x, r) {
+                Some(row) => dot4(row, theta),
+                None => self
+                    .cols
+                    .iter()
+                    .zip(theta)
+                    .map(|(&c, t)| x[[r, c]] * t)
+                    .sum(),
+            },
         };
         self.scale[i] * raw
+    }
+
+    /// Row r of a dense source as a slice when every column is used in order and the row is
+    /// contiguous (the fast path: no per-element index arithmetic).
+    #[inline]
+    fn dense_row<'x>(&self, x: &'x ArrayView2<'a, f64>, r: usize) -> Option<&'x [f64]> {
+        if self.identity {
+            x.row(r).to_slice()
+        } else {
+            None
+        }
+    }
+
+    /// Number of stored non-zeros the solvers touch per pass (N D for dense sources).
+    pub fn nnz(&self) -> usize {
+        match &self.source {
+            Source::Binary(m, Encoding::Indicator) => {
+                if self.identity {
+                    self.rows.iter().map(|&r| m.row(r as usize).len()).sum()
+                } else {
+                    self.rows
+                        .iter()
+                        .map(|&r| self.used_ones(m.row(r as usize)))
+                        .sum()
+                }
+            }
+            // Handled in sparse form: on-indices plus one dense correction per row.
+            Source::Binary(m, Encoding::PlusMinus) => {
+                self.rows.iter().map(|&r| m.row(r as usize).len() + 1).sum()
+            }
+            Source::Dense(_) => self.rows.len() * self.cols.len(),
+        }
+    }
+
+    /// Flop estimate of one [`Self::weighted_gram`] call (its scatter of row outer products
+    /// plus the dense D x D work), for the solvers' cost model.
+    pub fn gram_cost(&self) -> f64 {
+        let d = self.dim() as f64;
+        match &self.source {
+            Source::Binary(m, enc) => {
+                let pairs: f64 = self
+                    .rows
+                    .iter()
+                    .map(|&r| {
+                        let k = m.row(r as usize).len() as f64;
+                        k * (k + 1.0) / 2.0
+                    })
+                    .sum();
+                let dense = if *enc == Encoding::PlusMinus {
+                    d * d
+                } else {
+                    0.0
+                };
+                pairs + dense + d * d
+            }
+            Source::Dense(_) => self.rows.len() as f64 * d * (d + 1.0) / 2.0 + d * d,
+        }
+    }
+
+    /// out_j = sum_i w_i x_ij^2: the diagonal of X^T diag(w) X (a CG preconditioner).
+    pub fn weighted_sq_sum(&self, w: &[f64], out: &mut [f64]) {
+        out.iter_mut().for_each(|o| *o = 0.0);
+        match &self.source {
+            Source::Binary(m, Encoding::Indicator) => {
+                for (i, &wi) in w.iter().enumerate() {
+                    let a = wi * self.scale[i] * self.scale[i];
+                    for &j in m.row(self.rows[i] as usize) {
+                        let k = self.col_map[j as usize];
+                        if k != UNUSED {
+                            out[k as usize] += a;
+                        }
+                    }
+                }
+            }
+            Source::Binary(_, Encoding::PlusMinus) => {
+                let total: f64 = w.iter().zip(&self.scale).map(|(wi, s)| wi * s * s).sum();
+                out.iter_mut().for_each(|o| *o = total);
+            }
+            Source::Dense(x) => {
+                for (i, &wi) in w.iter().enumerate() {
+                    let a = wi * self.scale[i] * self.scale[i];
+                    let r = self.rows[i] as usize;
+                    for (o, &c) in out.iter_mut().zip(&self.cols) {
+                        let v = x[[r, c]];
+                        *o += a * v * v;
+                    }
+                }
+            }
+        }
     }
 
     /// out += a * x_i.
@@ -282,11 +374,18 @@ impl<'a> Design<'a> {
                     }
                 }
             }
-            Source::Dense(x) => {
-                for (o, &c) in out.iter_mut().zip(&self.cols) {
-                    *o += a * x[[r, c]];
+            Source::Dense(x) => match self.dense_row(x, r) {
+                Some(row) => {
+                    for (o, &v) in out.iter_mut().zip(row) {
+                        *o += a * v;
+                    }
                 }
-            }
+                None => {
+                    for (o, &c) in out.iter_mut().zip(&self.cols) {
+                        *o += a * x[[r, c]];
+                    }
+                }
+            },
         }
     }
 
@@ -388,8 +487,13 @@ impl<'a> Design<'a> {
                         continue;
                     }
                     let r = self.rows[i] as usize;
-                    for (v, &c) in row.iter_mut().zip(&self.cols) {
-                        *v = x[[r, c]];
+                    match self.dense_row(x, r) {
+                        Some(src) => row.copy_from_slice(src),
+                        None => {
+                            for (v, &c) in row.iter_mut().zip(&self.cols) {
+                                *v = x[[r, c]];
+                            }
+                        }
                     }
                     for k in 0..d {
                         let ak = a * row[k];
@@ -426,6 +530,28 @@ impl<'a> Design<'a> {
         }
         x
     }
+}
+
+/// a . b with four independent accumulators (vectorises; the dense margins' inner loop).
+#[inline]
+fn dot4(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f64; 4];
+    let mut ca = a.chunks_exact(4);
+    let mut cb = b.chunks_exact(4);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let tail: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// Labels y_i in {-1, +1} of the rows: class 1 -> +1, class 0 -> -1 (two classes only).

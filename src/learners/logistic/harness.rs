@@ -4,7 +4,8 @@
 use super::design::{Design, Encoding, labels_pm1};
 use super::mechanisms::objective_branch;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
-use super::select::{LAMBDA_GRID, cross_validate_with, private_select_lambda};
+use super::select::{LAMBDA_GRID, cross_validate_warm, cross_validate_with, private_select_lambda};
+use super::solver::SolverSettings;
 use super::{LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLrMethod};
 use crate::data::{Dataset, Features, PublicBounds};
 use crate::error::{Error, Result};
@@ -90,6 +91,8 @@ pub struct LrConfig {
     pub epsilon: Option<f64>,
     /// Budget of private lambda selection.
     pub lambda_epsilon: Option<f64>,
+    /// Solver choice and tolerance of every fit (spec fields `solver`, `tolerance`).
+    pub settings: SolverSettings,
 }
 
 /// Folds of the thesis's cross-validation.
@@ -113,27 +116,31 @@ impl LrConfig {
                 ),
             });
         }
-        let transformed = match (&data.features, self.scaling, &data.bounds) {
-            (Features::Dense(x), Scaling::Thesis | Scaling::ColumnMax, _) => Some(
-                ColumnTransform::fit(x.view(), train, features, self.scaling, None),
-            ),
-            (Features::Dense(x), Scaling::Public, Some(b)) => Some(ColumnTransform::fit(
-                x.view(),
-                train,
-                features,
-                self.scaling,
-                Some(b),
-            )),
-            _ => None,
-        };
-        let (design, pre) = match &transformed {
-            Some(t) => {
-                let mut design = Design::dense(t.x.view());
-                let _ = scale_rows(&mut design, RowScaling::ClipToUnit);
-                (design, t.preprocessing())
+        let transformed = crate::profile::time("preprocess", || {
+            match (&data.features, self.scaling, &data.bounds) {
+                (Features::Dense(x), Scaling::Thesis | Scaling::ColumnMax, _) => Some(
+                    ColumnTransform::fit(x.view(), train, features, self.scaling, None),
+                ),
+                (Features::Dense(x), Scaling::Public, Some(b)) => Some(ColumnTransform::fit(
+                    x.view(),
+                    train,
+                    features,
+                    self.scaling,
+                    Some(b),
+                )),
+                _ => None,
             }
-            None => self.design(data, train, features)?,
-        };
+        });
+        let (design, pre) = crate::profile::time("preprocess", || -> Result<_> {
+            Ok(match &transformed {
+                Some(t) => {
+                    let mut design = Design::dense(t.x.view());
+                    let _ = scale_rows(&mut design, RowScaling::ClipToUnit);
+                    (design, t.preprocessing())
+                }
+                None => self.design(data, train, features)?,
+            })
+        })?;
         pre.record("scaling", &mut log.ledger);
         let model = self.fit_scaled(&design, data, train, log)?;
         Ok(match &transformed {
@@ -155,17 +162,31 @@ impl LrConfig {
             LambdaRule::Fixed(l) => l,
             LambdaRule::CrossValidation => {
                 let mut rng = log.streams.stream("lambda/cv");
-                let choice = cross_validate_with(
-                    design,
-                    &y,
-                    &LAMBDA_GRID,
-                    CV_FOLDS,
-                    &mut rng,
-                    |d, yy, l, rng| {
-                        let model = self.fit_once(d, yy, l, rng, &mut log.ledger.scratch())?;
-                        Ok(model.theta.to_vec())
-                    },
-                )?;
+                let choice = crate::profile::time("cv", || {
+                    if self.kind == LrKind::NonPrivate {
+                        // Noise-free fits: warm starts along the lambda path, same folds.
+                        cross_validate_warm(
+                            design,
+                            &y,
+                            &LAMBDA_GRID,
+                            CV_FOLDS,
+                            &self.settings,
+                            &mut rng,
+                        )
+                    } else {
+                        cross_validate_with(
+                            design,
+                            &y,
+                            &LAMBDA_GRID,
+                            CV_FOLDS,
+                            &mut rng,
+                            |d, yy, l, rng| {
+                                let model = self.fit_once(d, yy, l, rng, &mut log.ledger.scratch())?;
+                                Ok(model.theta.to_vec())
+                            },
+                        )
+                    }
+                })?;
                 log.ledger.non_private(
                     "lambda_selection",
                     "5-fold cross-validation",
@@ -181,15 +202,17 @@ impl LrConfig {
                     )
                 })?;
                 let mut rng = log.streams.stream("lambda/private");
-                let (choice, model) = private_select_lambda(
-                    design,
-                    &y,
-                    &LAMBDA_GRID,
-                    eps,
-                    &mut rng,
-                    &mut log.ledger,
-                    |d, yy, l, rng, ledger| self.fit_once(d, yy, l, rng, ledger),
-                )?;
+                let (choice, model) = crate::profile::time("cv", || {
+                    private_select_lambda(
+                        design,
+                        &y,
+                        &LAMBDA_GRID,
+                        eps,
+                        &mut rng,
+                        &mut log.ledger,
+                        |d, yy, l, rng, ledger| self.fit_once(d, yy, l, rng, ledger),
+                    )
+                })?;
                 let l = choice.lambda;
                 record_model(log, l, &model);
                 return Ok(model);
@@ -258,7 +281,10 @@ impl LrConfig {
     ) -> Result<LogisticModel> {
         match self.kind {
             LrKind::NonPrivate => {
-                let model = LogisticParams::new(lambda).check()?.fit_design(design, y);
+                let model = LogisticParams::new(lambda)
+                    .settings(self.settings)
+                    .check()?
+                    .fit_design(design, y);
                 ledger.non_private(
                     "train",
                     "none (exact minimiser)",
@@ -270,7 +296,9 @@ impl LrConfig {
                 let eps = self
                     .epsilon
                     .ok_or_else(|| Error::param("epsilon", "a private LR needs a budget"))?;
-                let p = PrivateLogisticParams::new(method, eps, lambda).check()?;
+                let p = PrivateLogisticParams::new(method, eps, lambda)
+                    .settings(self.settings)
+                    .check()?;
                 Ok(p.fit_design(design, y, rng, ledger)?.model)
             }
         }
@@ -285,6 +313,7 @@ fn record_model(log: &mut TrialLog, lambda: f64, model: &LogisticModel) {
             .insert("converged".into(), f64::from(u8::from(c.converged)));
         log.metrics
             .insert("solver_iterations".into(), c.iterations as f64);
+        log.metrics.insert("solver".into(), c.solver.code());
         log.metrics.insert("gradient_norm".into(), c.grad_norm);
     }
 }
@@ -395,6 +424,7 @@ mod tests {
             scaling,
             epsilon: None,
             lambda_epsilon: None,
+            settings: SolverSettings::default(),
         }
     }
 

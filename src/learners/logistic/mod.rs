@@ -28,7 +28,7 @@ pub use harness::{LambdaRule, LrConfig, LrKind, Scaling};
 pub use mechanisms::{FmInfo, FmSensitivity, ObjectiveBranch};
 pub use preprocess::{Preprocessing, RowScaling};
 pub use select::{LAMBDA_GRID, LambdaChoice};
-pub use solver::{Convergence, Objective, Solver, SolverSettings};
+pub use solver::{Convergence, DEFAULT_TOL, Objective, Solver, SolverSettings};
 
 use super::Classifier;
 use crate::data::Dataset;

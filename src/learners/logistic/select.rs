@@ -41,6 +41,81 @@ pub fn cross_validate_lambda(
     })
 }
 
+/// [`cross_validate_lambda`] with warm starts: the same folds (the same draws from `rng`) and
+/// the same scores, but each fold walks the grid from the largest lambda (solution near 0) to
+/// the smallest, starting every fit from the previous one. The relative tolerance refers to
+/// grad F(0), so each fit stops at the same accuracy as a cold start; the minimisers agree
+/// with cold starts to the solver tolerance.
+pub fn cross_validate_warm(
+    design: &Design,
+    y: &[f64],
+    grid: &[f64],
+    folds: usize,
+    settings: &SolverSettings,
+    rng: &mut Rng,
+) -> Result<LambdaChoice> {
+    let n = design.n_rows();
+    let perm = fold_permutation(n, grid, folds, rng)?;
+    let mut hits = vec![0usize; grid.len()];
+    let mut order: Vec<usize> = (0..grid.len()).collect();
+    order.sort_by(|&a, &b| grid[b].total_cmp(&grid[a]));
+    for f in 0..folds {
+        let (tr, va) = fold(&perm, folds, f);
+        let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
+        let yva: Vec<f64> = va.iter().map(|&i| y[i]).collect();
+        let (dtr, dva) = (design.subset(&tr), design.subset(&va));
+        let mut theta: Option<Vec<f64>> = None;
+        for &g in &order {
+            let obj = Objective::regularised(&dtr, &ytr, grid[g]);
+            let (t, _) = obj.minimise_from(settings, theta.as_deref());
+            hits[g] += correct(&t, &dva, &yva);
+            theta = Some(t);
+        }
+    }
+    Ok(best_of(
+        grid.iter()
+            .zip(&hits)
+            .map(|(&l, &h)| (l, h as f64 / n as f64))
+            .collect(),
+    ))
+}
+
+fn fold_permutation(n: usize, grid: &[f64], folds: usize, rng: &mut Rng) -> Result<Vec<usize>> {
+    if folds < 2 || n < folds || grid.is_empty() {
+        return Err(Error::param(
+            "folds",
+            format!("need 2 <= folds <= N and a non-empty grid (folds {folds}, N {n})"),
+        ));
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.shuffle(rng);
+    Ok(perm)
+}
+
+/// Training and validation positions of fold `f`.
+fn fold(perm: &[usize], folds: usize, f: usize) -> (Vec<usize>, Vec<usize>) {
+    let (mut tr, mut va) = (Vec::new(), Vec::new());
+    for (p, &i) in perm.iter().enumerate() {
+        if p % folds == f {
+            va.push(i)
+        } else {
+            tr.push(i)
+        }
+    }
+    (tr, va)
+}
+
+/// The best-scoring grid point; ties go to the larger lambda (the later one in the grid).
+fn best_of(scores: Vec<(f64, f64)>) -> LambdaChoice {
+    let best = scores
+        .iter()
+        .fold(scores[0], |b, &s| if s.1 >= b.1 { s } else { b });
+    LambdaChoice {
+        lambda: best.0,
+        scores,
+    }
+}
+
 /// k-fold cross-validation of any learner over `grid`: `fit(train design, labels, lambda, rng)`
 /// returns theta (a private learner fits privately in every fold, as the thesis does). NOT
 /// private. Scores are the pooled fold accuracies; ties go to the larger lambda.
@@ -56,26 +131,12 @@ where
     F: FnMut(&Design, &[f64], f64, &mut Rng) -> Result<Vec<f64>>,
 {
     let n = design.n_rows();
-    if folds < 2 || n < folds || grid.is_empty() {
-        return Err(Error::param(
-            "folds",
-            format!("need 2 <= folds <= N and a non-empty grid (folds {folds}, N {n})"),
-        ));
-    }
-    let mut perm: Vec<usize> = (0..n).collect();
-    perm.shuffle(rng);
+    let perm = fold_permutation(n, grid, folds, rng)?;
     let mut scores = Vec::with_capacity(grid.len());
     for &lambda in grid {
         let mut hits = 0usize;
         for f in 0..folds {
-            let (mut tr, mut va) = (Vec::new(), Vec::new());
-            for (p, &i) in perm.iter().enumerate() {
-                if p % folds == f {
-                    va.push(i)
-                } else {
-                    tr.push(i)
-                }
-            }
+            let (tr, va) = fold(&perm, folds, f);
             let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
             let theta = fit(&design.subset(&tr), &ytr, lambda, rng)?;
             let yva: Vec<f64> = va.iter().map(|&i| y[i]).collect();
@@ -83,13 +144,7 @@ where
         }
         scores.push((lambda, hits as f64 / n as f64));
     }
-    let best = scores
-        .iter()
-        .fold(scores[0], |b, &s| if s.1 >= b.1 { s } else { b });
-    Ok(LambdaChoice {
-        lambda: best.0,
-        scores,
-    })
+    Ok(best_of(scores))
 }
 
 /// Samples index r with probability proportional to exp(eps q_r / (2 sensitivity)).

@@ -4,8 +4,9 @@
 //!
 //! which covers SPEC 5's J (reg = lambda/N, lin = 0) and objective perturbation
 //! (reg = lambda/N + Delta, lin = b/N). F is strictly convex for reg > 0, so Newton's method
-//! with a backtracking line search converges to the unique minimiser; L-BFGS is the independent
-//! second method used as a cross-check (and for very large D N).
+//! with a backtracking line search converges to the unique minimiser. Three methods: dense
+//! Newton (small D), truncated Newton-CG on Hessian-vector products (large D; no D x D
+//! matrix) and L-BFGS (an independent cross-check); `Auto` picks by a cost model.
 
 use super::design::Design;
 use super::linalg::{cholesky, cholesky_solve};
@@ -36,14 +37,44 @@ pub fn sigmoid(x: f64) -> f64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Solver {
-    /// Newton when a Hessian is affordable (N D^2 <= 4e9 and D <= 2000), else L-BFGS.
+    /// The cheapest of Newton and Newton-CG by [`Objective::choose`]'s cost model.
     #[default]
     Auto,
+    /// Newton with the dense D x D Hessian and a Cholesky solve: for small D.
     Newton,
+    /// Truncated Newton (TRON-style, as LIBLINEAR): preconditioned conjugate gradients on
+    /// Hessian-vector products X^T (w (X v)), two data passes each; no D x D matrix.
+    NewtonCg,
+    /// L-BFGS (memory 10).
     Lbfgs,
 }
 
-/// Solver settings: stop when ||grad F|| <= tol * max(||grad F(theta_0)||, 1e-300).
+impl Solver {
+    /// The code recorded in a trial's `solver` metric (metrics are numbers).
+    pub fn code(self) -> f64 {
+        match self {
+            Solver::Auto => 0.0,
+            Solver::Newton => 1.0,
+            Solver::NewtonCg => 2.0,
+            Solver::Lbfgs => 3.0,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Solver::Auto => "auto",
+            Solver::Newton => "newton",
+            Solver::NewtonCg => "newton_cg",
+            Solver::Lbfgs => "lbfgs",
+        }
+    }
+}
+
+/// Default relative gradient tolerance (see [`SolverSettings`]).
+pub const DEFAULT_TOL: f64 = 1e-10;
+
+/// Solver settings: stop when ||grad F|| <= tol * max(||grad F(0)||, 1e-300). The reference
+/// point is always theta = 0, so warm-started fits stop at the same accuracy as cold ones.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SolverSettings {
     pub solver: Solver,
@@ -55,7 +86,7 @@ impl Default for SolverSettings {
     fn default() -> Self {
         SolverSettings {
             solver: Solver::Auto,
-            tol: 1e-10,
+            tol: DEFAULT_TOL,
             max_iter: 200,
         }
     }
@@ -176,22 +207,191 @@ impl<'d, 'a> Objective<'d, 'a> {
 
     /// Minimises F from theta = 0.
     pub fn minimise(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
-        let (n, d) = (self.design.n_rows() as f64, self.design.dim() as f64);
-        let solver = match settings.solver {
-            Solver::Auto if n * d * d <= 4e9 && d <= 2000.0 => Solver::Newton,
-            Solver::Auto => Solver::Lbfgs,
-            s => s,
-        };
-        match solver {
-            Solver::Newton => self.newton(settings),
-            _ => self.lbfgs(settings),
+        self.minimise_from(settings, None)
+    }
+
+    /// Minimises F from `start` (a warm start, e.g. the fit at a neighbouring lambda) or 0.
+    pub fn minimise_from(
+        &self,
+        settings: &SolverSettings,
+        start: Option<&[f64]>,
+    ) -> (Vec<f64>, Convergence) {
+        match self.choose(settings.solver) {
+            Solver::Lbfgs => self.lbfgs_from(settings, start),
+            Solver::NewtonCg => self.newton_cg_from(settings, start),
+            _ => self.newton_from(settings, start),
         }
     }
 
-    /// Newton's method with an Armijo backtracking line search.
+    /// The solver `Auto` resolves to. Cost model (flops per Newton iteration, measured
+    /// constants): Newton pays one weighted Gram matrix ([`Design::gram_cost`]) and a
+    /// Cholesky (D^3/6); Newton-CG pays about 12 Hessian-vector products of two passes over
+    /// the non-zeros each. Both converge in a similar number of outer iterations, so the
+    /// cheaper iteration wins; Newton is also capped at D <= 4000 (the D x D matrix).
+    pub fn choose(&self, solver: Solver) -> Solver {
+        if solver != Solver::Auto {
+            return solver;
+        }
+        let d = self.design.dim() as f64;
+        let pass = (self.design.nnz() + self.design.n_rows()) as f64;
+        let newton = self.design.gram_cost() + d * d * d / 6.0;
+        let cg = 12.0 * 2.0 * pass;
+        if d <= 4000.0 && newton <= cg {
+            Solver::Newton
+        } else {
+            Solver::NewtonCg
+        }
+    }
+
+    /// ||grad F(0)||: the reference of the relative tolerance.
+    fn initial_grad_norm(&self, c: &mut [f64], g: &mut [f64]) -> f64 {
+        let inv_n = 1.0 / self.n();
+        // At theta = 0 every margin is 0: c_i = -y_i sigma(0) / N.
+        for (ci, &yi) in c.iter_mut().zip(self.y) {
+            *ci = -yi * 0.5 * inv_n;
+        }
+        self.design.weighted_sum(c, g);
+        for (k, gk) in g.iter_mut().enumerate() {
+            *gk += self.lin.get(k).copied().unwrap_or(0.0);
+        }
+        norm(g)
+    }
+
+    /// Newton's method from theta = 0.
     pub fn newton(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
+        self.newton_from(settings, None)
+    }
+
+    /// L-BFGS from theta = 0.
+    pub fn lbfgs(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
+        self.lbfgs_from(settings, None)
+    }
+
+    /// Newton-CG from theta = 0.
+    pub fn newton_cg(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
+        self.newton_cg_from(settings, None)
+    }
+
+    /// Truncated Newton with a line search (LIBLINEAR's Newton method since 2.20): each step
+    /// solves H p = -g by diagonally preconditioned CG to a relative residual
+    /// min(0.5, sqrt(||g|| / ||g(0)||)) (superlinear convergence), then backtracks on F.
+    /// Allocation-free inside the loop; H is never formed.
+    pub fn newton_cg_from(
+        &self,
+        settings: &SolverSettings,
+        start: Option<&[f64]>,
+    ) -> (Vec<f64>, Convergence) {
         let (n, d) = (self.design.n_rows(), self.design.dim());
-        let mut theta = vec![0.0; d];
+        let mut theta = start.map_or_else(|| vec![0.0; d], <[f64]>::to_vec);
+        let (mut z, mut zt, mut e, mut et) =
+            (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let (mut c, mut w, mut u) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let (mut g, mut p, mut r, mut q) = (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
+        let (mut hq, mut m, mut trial, mut sd) =
+            (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
+        let g0 = self.initial_grad_norm(&mut c, &mut g);
+        if start.is_some() {
+            self.design.margins(&theta, &mut z);
+        }
+        let mut f = self.value_storing_e(&theta, &z, &mut e);
+        self.derivatives_from_e(&z, &e, &mut c, &mut w);
+        self.finish_gradient(&theta, &c, &mut g);
+        let target = settings.tol * g0.max(1e-300);
+        let mut gn = norm(&g);
+        let mut it = 0;
+        let max_cg = d.max(10) * 2;
+        while gn > target && it < settings.max_iter {
+            it += 1;
+            self.design.weighted_sq_sum(&w, &mut m);
+            m.iter_mut().for_each(|v| *v += self.reg);
+            // PCG on H p = -g from p = 0.
+            let eta = (gn / g0.max(1e-300)).sqrt().min(0.5);
+            p.iter_mut().for_each(|v| *v = 0.0);
+            for k in 0..d {
+                r[k] = -g[k];
+                q[k] = r[k] / m[k];
+            }
+            let mut rz = dot(&r, &q);
+            sd.copy_from_slice(&q);
+            for _ in 0..max_cg {
+                self.design.margins(&sd, &mut u);
+                for (ui, &wi) in u.iter_mut().zip(&w) {
+                    *ui *= wi;
+                }
+                self.design.weighted_sum(&u, &mut hq);
+                axpy(self.reg, &sd, &mut hq);
+                let shs = dot(&sd, &hq);
+                if shs <= 0.0 {
+                    break;
+                }
+                let alpha = rz / shs;
+                axpy(alpha, &sd, &mut p);
+                axpy(-alpha, &hq, &mut r);
+                if norm(&r) <= eta * gn {
+                    break;
+                }
+                for k in 0..d {
+                    q[k] = r[k] / m[k];
+                }
+                let rz_new = dot(&r, &q);
+                let beta = rz_new / rz;
+                rz = rz_new;
+                for k in 0..d {
+                    sd[k] = q[k] + beta * sd[k];
+                }
+            }
+            let mut gp = dot(&g, &p);
+            if gp.is_nan() || gp >= 0.0 {
+                p.iter_mut().zip(&g).for_each(|(pk, gk)| *pk = -gk);
+                gp = -gn * gn;
+            }
+            self.design.margins(&p, &mut u);
+            let mut t = 1.0;
+            let mut accepted = false;
+            for _ in 0..60 {
+                for ((a, &b), &v) in zt.iter_mut().zip(&z).zip(&u) {
+                    *a = b + t * v;
+                }
+                for ((a, &b), &v) in trial.iter_mut().zip(&theta).zip(&p) {
+                    *a = b + t * v;
+                }
+                let ft = self.value_storing_e(&trial, &zt, &mut et);
+                if ft <= f + 1e-4 * t * gp || (t == 1.0 && gp.abs() <= 1e-13 * (1.0 + f.abs())) {
+                    std::mem::swap(&mut theta, &mut trial);
+                    std::mem::swap(&mut z, &mut zt);
+                    std::mem::swap(&mut e, &mut et);
+                    f = ft;
+                    accepted = true;
+                    break;
+                }
+                t *= 0.5;
+            }
+            if !accepted {
+                break;
+            }
+            self.derivatives_from_e(&z, &e, &mut c, &mut w);
+            self.finish_gradient(&theta, &c, &mut g);
+            gn = norm(&g);
+        }
+        let conv = Convergence {
+            solver: Solver::NewtonCg,
+            iterations: it,
+            grad_norm: gn,
+            initial_grad_norm: g0,
+            objective: f,
+            converged: gn <= target,
+        };
+        (theta, conv)
+    }
+
+    /// Newton's method with an Armijo backtracking line search, from `start` or 0.
+    pub fn newton_from(
+        &self,
+        settings: &SolverSettings,
+        start: Option<&[f64]>,
+    ) -> (Vec<f64>, Convergence) {
+        let (n, d) = (self.design.n_rows(), self.design.dim());
+        let mut theta = start.map_or_else(|| vec![0.0; d], <[f64]>::to_vec);
         let mut z = vec![0.0; n];
         let mut xp = vec![0.0; n];
         let mut zt = vec![0.0; n];
@@ -200,13 +400,21 @@ impl<'d, 'a> Objective<'d, 'a> {
         let mut c = vec![0.0; n];
         let mut w = vec![0.0; n];
         let mut g = vec![0.0; d];
+        let g0 = match start {
+            Some(_) => {
+                let g0 = self.initial_grad_norm(&mut c, &mut g);
+                self.design.margins(&theta, &mut z);
+                Some(g0)
+            }
+            None => None,
+        };
         let mut f = self.value_storing_e(&theta, &z, &mut e);
         self.derivatives_from_e(&z, &e, &mut c, &mut w);
         self.finish_gradient(&theta, &c, &mut g);
-        let g0 = norm(&g);
+        let mut gn = norm(&g);
+        let g0 = g0.unwrap_or(gn);
         let target = settings.tol * g0.max(1e-300);
         let mut it = 0;
-        let mut gn = g0;
         // Cholesky factor of the last Hessian; reused once the gradient is small (the
         // Hessian then barely changes, so the step is still near-Newton: fast linear
         // convergence to the same exact minimiser, since the gradient is always exact).
@@ -283,25 +491,37 @@ impl<'d, 'a> Objective<'d, 'a> {
         }
     }
 
-    /// L-BFGS (memory 10) with an Armijo backtracking line search.
-    pub fn lbfgs(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
+    /// L-BFGS (memory 10) with an Armijo backtracking line search, from `start` or 0.
+    pub fn lbfgs_from(
+        &self,
+        settings: &SolverSettings,
+        start: Option<&[f64]>,
+    ) -> (Vec<f64>, Convergence) {
         const M: usize = 10;
         let (n, d) = (self.design.n_rows(), self.design.dim());
         let max_iter = settings.max_iter.max(50) * 50;
-        let mut theta = vec![0.0; d];
+        let mut theta = start.map_or_else(|| vec![0.0; d], <[f64]>::to_vec);
         let mut z = vec![0.0; n];
         let mut xp = vec![0.0; n];
         let mut zt = vec![0.0; n];
         let mut c = vec![0.0; n];
         let mut g = vec![0.0; d];
         let mut gt = vec![0.0; d];
+        let g0 = match start {
+            Some(_) => {
+                let g0 = self.initial_grad_norm(&mut c, &mut g);
+                self.design.margins(&theta, &mut z);
+                Some(g0)
+            }
+            None => None,
+        };
         let mut f = self.value_from_margins(&theta, &z);
         self.gradient_from_margins(&theta, &z, &mut c, &mut g);
-        let g0 = norm(&g);
+        let mut gn = norm(&g);
+        let g0 = g0.unwrap_or(gn);
         let target = settings.tol * g0.max(1e-300);
         let mut hist: std::collections::VecDeque<(Vec<f64>, Vec<f64>, f64)> = Default::default();
         let mut it = 0;
-        let mut gn = g0;
         while gn > target && it < max_iter {
             it += 1;
             // Two-loop recursion.
