@@ -311,8 +311,11 @@ fn reports_are_byte_identical_across_thread_counts() {
         (
             read("table.md"),
             read("table.csv"),
+            read("table.tex"),
             read("figure.svg"),
             read("figure.png"),
+            read("figure.pdf"),
+            (read("figure.tex"), read("figure_data.csv")),
         )
     };
     assert!(
