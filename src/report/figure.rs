@@ -1282,7 +1282,50 @@ pub fn svg_to_pdf(svg: &str) -> std::result::Result<Vec<u8>, String> {
         svg2pdf::ConversionOptions::default(),
         svg2pdf::PageOptions { dpi: 96.0 },
     )
+    .map(canonical_resources)
     .map_err(|e| e.to_string())
+}
+
+/// svg2pdf writes the entries of a resource dictionary (`/xo3 12 0 R` lines) in hash-map
+/// order; sorting each run of such lines makes the PDF byte-identical across runs. Every line
+/// keeps its length, so the cross-reference offsets stay valid. Stream data is left alone.
+fn canonical_resources(pdf: Vec<u8>) -> Vec<u8> {
+    fn is_entry(line: &[u8]) -> bool {
+        let t = line.trim_ascii_start();
+        line.len() > t.len()
+            && t.first() == Some(&b'/')
+            && t.ends_with(b" 0 R")
+            && t.iter().filter(|&&b| b == b' ').count() == 3
+    }
+    let mut out = Vec::with_capacity(pdf.len());
+    let mut run: Vec<&[u8]> = Vec::new();
+    let mut in_stream = false;
+    let flush = |run: &mut Vec<&[u8]>, out: &mut Vec<u8>| {
+        run.sort();
+        for l in run.drain(..) {
+            out.extend_from_slice(l);
+            out.push(b'\n');
+        }
+    };
+    let mut lines = pdf.split(|&b| b == b'\n').peekable();
+    while let Some(line) = lines.next() {
+        let last = lines.peek().is_none();
+        if !in_stream && is_entry(line) && !last {
+            run.push(line);
+            continue;
+        }
+        flush(&mut run, &mut out);
+        out.extend_from_slice(line);
+        if !last {
+            out.push(b'\n');
+        }
+        if line == b"stream" || line.ends_with(b">>stream") {
+            in_stream = true;
+        } else if line.starts_with(b"endstream") {
+            in_stream = false;
+        }
+    }
+    out
 }
 
 fn format_tick(v: f64) -> String {
