@@ -68,7 +68,7 @@ pub enum Command {
         /// Report on the smoke run's results.
         #[arg(long)]
         smoke: bool,
-        /// Rebuild every experiment's report and write OUT/REPORT.md.
+        /// Rebuild every experiment's report, then write OUT/REPORT.md and OUT/index.html.
         #[arg(long, conflicts_with = "spec")]
         all: bool,
         /// Folder of specs for --all.
