@@ -30,7 +30,8 @@ pub enum Command {
         /// Worker threads (default: one per core). Results do not depend on it.
         #[arg(short = 'j', long = "jobs", default_value_t = 0)]
         jobs: usize,
-        /// Folder holding the dataset files [default: $EPSILAB_DATA, else ./datasets].
+        /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
+        /// datasets shipped in the repository's datasets/ folder].
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// Results root; results go to `OUT/<experiment name>/`.
@@ -83,6 +84,8 @@ pub enum Command {
         /// Folder of specs (expectations live in its `expectations/` subfolder).
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
+        /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
+        /// datasets shipped in the repository's datasets/ folder].
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// Write the expectations from this run instead of comparing.
@@ -95,8 +98,15 @@ pub enum Command {
         #[arg(long)]
         no_speed: bool,
     },
+    /// Datasets: download a file into the cache with checksum verification.
+    Data {
+        #[command(subcommand)]
+        command: DataCommand,
+    },
     /// Show the datasets, learners and specs available.
     List {
+        /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
+        /// datasets shipped in the repository's datasets/ folder].
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// Folder of specs to list.
@@ -200,6 +210,37 @@ impl ReportStyle {
     }
 }
 
+/// `epsilab data` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// Download a dataset file into the cache folder, verified by SHA-256.
+    ///
+    /// The file is streamed into a temporary file in the cache folder while it is hashed and is
+    /// renamed to its final name only when the checksum matches; on a mismatch the temporary
+    /// file is deleted and the error shows the expected and the actual checksum. A file already
+    /// cached with the right checksum is not downloaded again.
+    ///
+    /// A URL is saved as CACHE/<last segment of the URL path>; --sha256 is then required (the
+    /// checksum of the file as downloaded: `sha256sum FILE`). A catalog NAME fetches the files
+    /// its definition lists under `urls` into CACHE/<catalog path>, checked against the
+    /// catalog's checksums (the thesis datasets have no URL: they ship in datasets/).
+    ///
+    /// A spec then refers to the cached file by its path, e.g. in [dataset.mine]:
+    /// train = "/home/me/.cache/epsilab/mine.csv" (or run with --data-dir CACHE for a catalog
+    /// dataset).
+    Fetch {
+        /// A URL (http:// or https://) or a catalog dataset name.
+        source: String,
+        /// Expected SHA-256 of the downloaded file (64 hex digits); required for a URL.
+        #[arg(long)]
+        sha256: Option<String>,
+        /// Cache folder [default: $EPSILAB_CACHE, else $XDG_CACHE_HOME/epsilab, else
+        /// ~/.cache/epsilab].
+        #[arg(long)]
+        cache: Option<PathBuf>,
+    },
+}
+
 /// Runs a parsed command line.
 pub fn execute(cli: Cli) -> Result<()> {
     match cli.command {
@@ -268,6 +309,14 @@ pub fn execute(cli: Cli) -> Result<()> {
             only,
             speed: !no_speed,
         }),
+        Command::Data {
+            command:
+                DataCommand::Fetch {
+                    source,
+                    sha256,
+                    cache,
+                },
+        } => data_fetch(&source, sha256.as_deref(), cache),
         Command::List {
             data_dir,
             experiments,
@@ -403,12 +452,38 @@ fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()>
     Ok(())
 }
 
+fn data_fetch(source: &str, sha256: Option<&str>, cache: Option<PathBuf>) -> Result<()> {
+    let cache = cache
+        .or_else(crate::data::fetch::default_cache)
+        .ok_or_else(|| {
+            crate::Error::param(
+                "--cache",
+                "no cache folder: HOME, XDG_CACHE_HOME and EPSILAB_CACHE are unset; give --cache DIR",
+            )
+        })?;
+    let catalog = crate::data::Catalog::builtin();
+    for f in crate::data::fetch::fetch(source, sha256, &cache, &catalog)? {
+        let how = if f.cached {
+            "already cached"
+        } else {
+            "downloaded"
+        };
+        println!(
+            "{how}: {} ({} bytes, SHA-256 verified) <- {}",
+            f.path.display(),
+            f.bytes,
+            f.url
+        );
+    }
+    Ok(())
+}
+
 fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     let catalog = crate::data::Catalog::builtin();
     println!("Datasets (data directory: {}):", dir.0.display());
     for name in catalog.names() {
         if let Some(DatasetDef::Libsvm(d)) = catalog.get(name) {
-            let found = dir.0.join(&d.train).exists();
+            let found = crate::data::files::locate(&dir.0.join(&d.train)).is_some();
             println!(
                 "  {name:<12} {:<12} D = {:<4} {}",
                 d.title.as_deref().unwrap_or(name),
@@ -417,6 +492,7 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
             );
         }
     }
+    println!("  file sources for [dataset.NAME]: libsvm, csv (README: \"Your own dataset\")");
     println!("  synthetic sources for [dataset.NAME]: toy_gaussian, nb_sampled, nb_proxy");
     println!("\nLearners:");
     for l in LEARNERS {
