@@ -64,10 +64,18 @@ pub enum Command {
         #[arg(long)]
         profile: bool,
     },
-    /// Rebuild table.md, table.csv, figure.svg and figure.png from stored results.
+    /// Rebuild an experiment's tables and figures from its stored trials (no trial is rerun).
     ///
-    /// With --all: also writes OUT/REPORT.md (every spec in --experiments that has results, its
-    /// figures, published values beside ours, verdicts) and each figure's table.tex.
+    /// Always writes table.md (the wide paper table: rows = x values or datasets, columns =
+    /// pipelines, mean ± s.e., best private cell bold, published value in parentheses) and
+    /// table.csv (every cell, long form). --format adds figure.png, figure.svg, figure.pdf
+    /// (vector, font embedded), pgf (figure.tex + figure_data.csv for pgfplots), tex (table.tex,
+    /// booktabs + siunitx) and html (index.html, self-contained). Published values are drawn on
+    /// the figures as hollow diamonds coloured by verdict. Style flags override `[report]`.
+    ///
+    /// With --all: every spec in --experiments that has results, then OUT/REPORT.md and
+    /// OUT/index.html (all experiments, their figures, published values beside ours, verdicts,
+    /// and a filter by verdict).
     Report {
         /// Experiment spec whose stored results to report on (or --all).
         #[arg(required_unless_present = "all")]
@@ -78,12 +86,14 @@ pub enum Command {
         /// Report on the smoke run's results.
         #[arg(long)]
         smoke: bool,
-        /// Rebuild every experiment's report and write OUT/REPORT.md.
+        /// Rebuild every experiment's report, then write OUT/REPORT.md and OUT/index.html.
         #[arg(long, conflicts_with = "spec")]
         all: bool,
         /// Folder of specs for --all.
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
+        #[command(flatten)]
+        style: ReportStyle,
     },
     /// CI regression gate: rerun every spec in smoke mode and compare with stored expectations
     /// (EXPERIMENTS/expectations/*.json); also a speed check against a reference workload.
@@ -168,6 +178,79 @@ macro_rules! out {
     }};
 }
 
+/// Output and figure-style flags of `report`; each overrides the spec's `[report]`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReportStyle {
+    /// Outputs besides table.md/table.csv, comma-separated [default: `[report] formats`, else
+    /// png,svg,pdf,pgf,tex].
+    #[arg(long, value_delimiter = ',', value_name = "FORMATS")]
+    pub format: Vec<crate::spec::Format>,
+    /// Figure width preset (one-column: 3.5 in, two-column: 7 in) [default: two-column].
+    #[arg(long)]
+    pub size: Option<crate::spec::SizePreset>,
+    /// Figure width in inches (overrides --size).
+    #[arg(long, value_name = "INCHES")]
+    pub width: Option<f64>,
+    /// Figure height in inches [default: from the width and the number of panels].
+    #[arg(long, value_name = "INCHES")]
+    pub height: Option<f64>,
+    /// Font size in points [default: 9].
+    #[arg(long, value_name = "PT")]
+    pub font_size: Option<f64>,
+    /// One y range for every panel.
+    #[arg(long)]
+    pub share_y: bool,
+    /// Logarithmic x axis.
+    #[arg(long)]
+    pub log_x: bool,
+    /// Logarithmic y axis (scatter and curve figures).
+    #[arg(long)]
+    pub log_y: bool,
+    /// Figure kind: auto (dot plot for a single x value, else lines), line, dot, histogram, or
+    /// loglog (log-log axes with a fitted slope per series).
+    #[arg(long)]
+    pub figure: Option<crate::spec::FigureKind>,
+}
+
+impl ReportStyle {
+    /// Applies the flags to a spec's `[report]`; the formats to write.
+    pub fn apply(&self, spec: &mut Spec) -> Result<Vec<crate::spec::Format>> {
+        let r = &mut spec.report;
+        for (flag, v, lo, hi) in [
+            ("--width", self.width, 1.0, 20.0),
+            ("--height", self.height, 1.0, 20.0),
+            ("--font-size", self.font_size, 4.0, 30.0),
+        ] {
+            if let Some(v) = v
+                && !(lo..=hi).contains(&v)
+            {
+                return Err(crate::Error::param(
+                    flag,
+                    format!("{v} is outside {lo}..={hi}"),
+                ));
+            }
+        }
+        if self.size.is_some() {
+            r.size = self.size;
+            r.width_in = None;
+        }
+        r.width_in = self.width.or(r.width_in);
+        r.height_in = self.height.or(r.height_in);
+        r.font_pt = self.font_size.or(r.font_pt);
+        r.share_y |= self.share_y;
+        r.log_x |= self.log_x;
+        r.log_y |= self.log_y;
+        if let Some(k) = self.figure {
+            r.figure = k;
+        }
+        Ok(if self.format.is_empty() {
+            crate::report::formats_of(spec)
+        } else {
+            self.format.clone()
+        })
+    }
+}
+
 /// `epsilab data` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum DataCommand {
@@ -249,20 +332,24 @@ pub fn execute(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Report {
-            spec: Some(spec),
+            spec: Some(path),
             out,
             smoke,
+            style,
             ..
         } => {
-            let spec = Spec::load(&spec)?;
-            report(&spec, &results_dir(&spec, &out, smoke))
+            let mut spec = Spec::load(&path)?;
+            let formats = style.apply(&mut spec)?;
+            let dir = results_dir(&spec, &out, smoke);
+            report_formats(&spec, &dir, &formats, Some(&path))
         }
         Command::Report {
             spec: None,
             out,
             experiments,
+            style,
             ..
-        } => report_all(&experiments, &out),
+        } => report_all(&experiments, &out, &style),
         Command::Check {
             experiments,
             data_dir,
@@ -390,7 +477,16 @@ fn audit(mechanism: Option<&str>, all: bool, trials: usize, seed: u64, json: boo
 }
 
 fn report(spec: &Spec, dir: &Path) -> Result<()> {
-    let w = crate::report::write(spec, dir)?;
+    report_formats(spec, dir, &crate::report::formats_of(spec), None)
+}
+
+fn report_formats(
+    spec: &Spec,
+    dir: &Path,
+    formats: &[crate::spec::Format],
+    path: Option<&Path>,
+) -> Result<()> {
+    let w = crate::report::write_formats(spec, dir, formats, path)?;
     for f in &w.files {
         note!("  wrote {}", f.display());
     }
@@ -428,13 +524,14 @@ fn check(opts: crate::check::CheckOptions) -> Result<()> {
     }
 }
 
-/// Rebuilds every experiment's report that has results, then REPORT.md.
-fn report_all(experiments: &Path, out: &Path) -> Result<()> {
+/// Rebuilds every experiment's report that has results, then REPORT.md and index.html.
+fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()> {
     for p in crate::report::reproduction::spec_files(experiments)? {
-        let spec = Spec::load(&p)?;
+        let mut spec = Spec::load(&p)?;
+        let formats = style.apply(&mut spec)?;
         let dir = results_dir(&spec, out, false);
         if dir.join(crate::store::TRIALS_FILE).exists() {
-            report(&spec, &dir)?;
+            report_formats(&spec, &dir, &formats, Some(&p))?;
         }
     }
     for f in crate::report::reproduction::write_all(experiments, out)? {

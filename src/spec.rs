@@ -147,6 +147,91 @@ pub struct ReportDef {
     #[serde(default = "default_metrics")]
     pub metrics: Vec<String>,
     pub y_label: Option<String>,
+    /// How the figure draws its series: `auto` (a dot plot when the x axis has one value, else
+    /// lines), `line`, `dot`, `histogram` (per-trial values) or `loglog` (with fitted slopes).
+    #[serde(default)]
+    pub figure: FigureKind,
+    /// Extra outputs beside `table.md`/`table.csv`: `png`, `svg`, `pdf`, `pgf` (pgfplots
+    /// `figure.tex` + CSV), `tex` (wide LaTeX table), `html` (self-contained page).
+    pub formats: Option<Vec<Format>>,
+    /// Figure width preset: `one-column` (3.5 in) or `two-column` (7 in, the default).
+    pub size: Option<SizePreset>,
+    /// Figure width in inches (overrides `size`).
+    pub width_in: Option<f64>,
+    /// Figure height in inches (default: from the width and the number of panels).
+    pub height_in: Option<f64>,
+    /// Font size in points (default 9).
+    pub font_pt: Option<f64>,
+    /// One y range for every panel.
+    #[serde(default)]
+    pub share_y: bool,
+}
+
+/// How a figure draws its series.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum FigureKind {
+    /// `dot` when the x axis has a single value, else `line`.
+    #[default]
+    Auto,
+    /// One line per series over the x axis, with standard-error bars.
+    Line,
+    /// One dot per series (mean ± s.e.) beside its published value: single-x comparisons.
+    Dot,
+    /// Histogram of the per-trial values of each series.
+    Histogram,
+    /// Log-log axes with a least-squares slope per series in its label.
+    Loglog,
+}
+
+/// An output format of `epsilab report`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// Raster figure (200 dpi), used by REPORT.md.
+    Png,
+    /// Vector figure, inlined by the HTML report.
+    Svg,
+    /// Vector PDF figure with the font embedded.
+    Pdf,
+    /// pgfplots figure (`figure.tex`) and its data (`figure_data.csv`).
+    Pgf,
+    /// Wide paper table in LaTeX (booktabs + siunitx): `table.tex`.
+    Tex,
+    /// Self-contained HTML page of the experiment: `index.html`.
+    Html,
+}
+
+impl Format {
+    /// Written when neither the command line nor `[report] formats` says.
+    pub const DEFAULT: [Format; 5] = [
+        Format::Png,
+        Format::Svg,
+        Format::Pdf,
+        Format::Pgf,
+        Format::Tex,
+    ];
+}
+
+/// Figure width presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizePreset {
+    /// 3.5 in: one column of a two-column paper.
+    OneColumn,
+    /// 7 in: the full text width.
+    TwoColumn,
+}
+
+impl SizePreset {
+    pub fn width_in(self) -> f64 {
+        match self {
+            SizePreset::OneColumn => 3.5,
+            SizePreset::TwoColumn => 7.0,
+        }
+    }
 }
 
 impl Default for ReportDef {
@@ -163,6 +248,13 @@ impl Default for ReportDef {
             log_x: false,
             metrics: default_metrics(),
             y_label: None,
+            figure: FigureKind::Auto,
+            formats: None,
+            size: None,
+            width_in: None,
+            height_in: None,
+            font_pt: None,
+            share_y: false,
         }
     }
 }
@@ -771,6 +863,17 @@ impl Spec {
         }
         if r.metrics.is_empty() {
             return Err(self.err("report.metrics", "name at least one metric"));
+        }
+        for (field, v, lo, hi) in [
+            ("report.width_in", r.width_in, 1.0, 20.0),
+            ("report.height_in", r.height_in, 1.0, 20.0),
+            ("report.font_pt", r.font_pt, 4.0, 30.0),
+        ] {
+            if let Some(v) = v
+                && !(lo..=hi).contains(&v)
+            {
+                return Err(self.err(field, format!("{v} is outside {lo}..={hi}")));
+            }
         }
         Ok(())
     }

@@ -81,8 +81,9 @@ fn report_all_writes_verdicts_and_booktabs() {
         "\\toprule",
         "\\midrule",
         "\\bottomrule",
-        "(non-private)",
+        "non-private",
         "$\\varepsilon$",
+        "S[table-format=",
     ] {
         assert!(tex.contains(k), "`{k}` missing:\n{tex}");
     }

@@ -236,12 +236,32 @@ fn report_files_are_written_and_label_non_private_rows() {
     let out = tempfile::tempdir().unwrap();
     let s = run(&spec, &opts(out.path(), 2)).unwrap();
     let w = epsilab::report::write(&spec, &s.results_dir).unwrap();
-    assert_eq!(w.files.len(), 4);
+    let mut names: Vec<String> = w
+        .files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "figure.pdf",
+            "figure.png",
+            "figure.svg",
+            "figure.tex",
+            "figure_data.csv",
+            "table.csv",
+            "table.md",
+            "table.tex"
+        ]
+    );
     let md = std::fs::read_to_string(s.results_dir.join("table.md")).unwrap();
-    assert!(md.contains("| reference (non-private) | — |"), "{md}");
+    assert!(md.contains(" reference (non-private) |"), "{md}");
     assert!(!md.contains("| private (non-private)"));
     let svg = std::fs::read_to_string(s.results_dir.join("figure.svg")).unwrap();
-    assert!(svg.contains("reference (non-private)") && svg.contains("majority baseline"));
+    assert!(svg.contains("reference (non-private)") && svg.contains(") (private)"));
+    // The majority pipeline is the baseline: drawn once, not again as "majority baseline".
+    assert!(svg.contains("majority (non-private)") && !svg.contains("majority baseline"));
     let png = std::fs::read(s.results_dir.join("figure.png")).unwrap();
     assert_eq!(&png[1..4], b"PNG");
     let csv = std::fs::read_to_string(s.results_dir.join("table.csv")).unwrap();
@@ -369,8 +389,11 @@ fn reports_are_byte_identical_across_thread_counts() {
         (
             read("table.md"),
             read("table.csv"),
+            read("table.tex"),
             read("figure.svg"),
             read("figure.png"),
+            read("figure.pdf"),
+            (read("figure.tex"), read("figure_data.csv")),
         )
     };
     assert!(

@@ -178,7 +178,10 @@ fn figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking() {
         md.contains("| non-private MI ranking (ε = 0.1) (non-private) |"),
         "{md}"
     );
-    assert!(md.contains("| private count mask (ε = 0.1) |"));
+    assert!(
+        md.contains("| private count mask (ε = 0.1) (private) |"),
+        "{md}"
+    );
     let svg = std::fs::read_to_string(s.results_dir.join("figure.svg")).unwrap();
     assert!(svg.contains("non-private MI ranking (ε = 0.1) (non-private)"));
 }

@@ -1,46 +1,124 @@
-//! Figures with plotters: one panel per dataset, one series per pipeline with standard-error
-//! bars, reference pipelines and the majority baseline as horizontal lines. Text is drawn with
-//! an embedded TTF (no system font libraries).
+//! Figures: one panel per dataset, one series per pipeline (mean ± standard error), reference
+//! pipelines and the majority baseline as horizontal lines, published values as hollow diamonds
+//! coloured by verdict. One model ([`Figure`]) is drawn by plotters (SVG, PNG), converted to a
+//! vector PDF (svg2pdf, the font embedded) and exported to pgfplots ([`super::pgf`]).
+//!
+//! Sizes are in points so a figure set at `width_in` inches has `font_pt` text when placed at
+//! 100% in a paper. Each series differs by colour (Okabe–Ito), marker and dash, so figures stay
+//! readable in greyscale. Text is drawn with an embedded TTF (no system font libraries).
 
+use super::verdict::Verdicts;
 use super::{Summary, is_accuracy, x_position};
 use crate::error::{Error, Result};
-use crate::spec::{ReportKind, Spec};
+use crate::spec::{FigureKind, Format, ReportDef, ReportKind, Spec};
 use crate::store::TrialRecord;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
+use std::sync::{Arc, Once};
 
 const FONT: &str = "sans-serif";
-const PANEL_W: u32 = 520;
-const PANEL_H: u32 = 400;
-const LEGEND_ROW: u32 = 24;
+/// SVG user units (CSS px) per point.
+const SVG_PX_PER_PT: f64 = 96.0 / 72.0;
+/// PNG resolution.
+const PNG_DPI: f64 = 200.0;
 
-/// How a legend entry is drawn: a line with markers (a series over x) or a reference line.
+/// Colour-blind-safe Okabe–Ito palette (yellow last: weakest on white).
+pub const PALETTE: [(u8, u8, u8); 8] = [
+    (0, 114, 178),
+    (213, 94, 0),
+    (0, 158, 115),
+    (204, 121, 167),
+    (230, 159, 0),
+    (86, 180, 233),
+    (0, 0, 0),
+    (240, 228, 66),
+];
+/// Grey of the majority baseline.
+pub const GREY: (u8, u8, u8) = (110, 110, 110);
+
+/// Marker of a series (or of the published values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LegendStyle {
-    Dot,
+pub enum Shape {
+    Circle,
+    Square,
+    Triangle,
     Cross,
-    Marker,
-    DashedMarker,
-    Dashed,
-    Dotted,
+    OpenCircle,
+    OpenSquare,
+    /// Published values only.
+    Diamond,
+    /// Small translucent dot (scatter plots of many points).
+    Dot,
 }
 
-/// Colour of the n-th pipeline of a spec (colour-blind-safe Okabe–Ito palette).
-pub fn pipeline_colour(i: usize) -> RGBColor {
-    const P: [RGBColor; 8] = [
-        RGBColor(0, 114, 178),
-        RGBColor(213, 94, 0),
-        RGBColor(0, 158, 115),
-        RGBColor(204, 121, 167),
-        RGBColor(230, 159, 0),
-        RGBColor(86, 180, 233),
-        RGBColor(0, 0, 0),
-        RGBColor(240, 228, 66),
-    ];
-    P[i % P.len()]
+const SHAPES: [Shape; 6] = [
+    Shape::Circle,
+    Shape::Square,
+    Shape::Triangle,
+    Shape::Cross,
+    Shape::OpenCircle,
+    Shape::OpenSquare,
+];
+
+/// Line pattern of a series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dash {
+    Solid,
+    Dashed,
+    Dotted,
+    Long,
+}
+
+const DASHES: [Dash; 4] = [Dash::Solid, Dash::Dashed, Dash::Dotted, Dash::Long];
+
+impl Dash {
+    /// (on, off) lengths in points; `None` for a solid line.
+    pub fn pattern(self) -> Option<(f64, f64)> {
+        match self {
+            Dash::Solid => None,
+            Dash::Dashed => Some((4.0, 2.5)),
+            Dash::Dotted => Some((1.0, 2.0)),
+            Dash::Long => Some((8.0, 3.0)),
+        }
+    }
+}
+
+/// How a series or legend entry looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Look {
+    pub colour: (u8, u8, u8),
+    pub marker: Option<Shape>,
+    /// The line joining the points (or the reference line); `None` for marks only.
+    pub dash: Option<Dash>,
+    /// Histogram outline.
+    pub steps: bool,
+}
+
+impl Look {
+    /// The look of the `i`-th series: colour, marker and dash all vary with `i`.
+    pub fn nth(i: usize, line: bool) -> Look {
+        Look {
+            colour: PALETTE[i % PALETTE.len()],
+            marker: Some(SHAPES[i % SHAPES.len()]),
+            dash: line.then_some(DASHES[i % DASHES.len()]),
+            steps: false,
+        }
+    }
+}
+
+fn rgb(c: (u8, u8, u8)) -> RGBColor {
+    RGBColor(c.0, c.1, c.2)
+}
+
+/// Colour of a published value by its verdict.
+pub fn verdict_colour(verdict: &str) -> (u8, u8, u8) {
+    match verdict {
+        "reproduced" => (0, 90, 40),
+        "differs" => (200, 30, 30),
+        _ => (150, 150, 150),
+    }
 }
 
 fn register_font() {
@@ -52,66 +130,158 @@ fn register_font() {
     });
 }
 
-/// A line or error-bar series of one panel.
-#[derive(Debug, Clone)]
-struct Series {
-    label: String,
-    colour: usize,
-    /// (x, mean, se); empty for a reference line.
-    points: Vec<(f64, f64, f64)>,
-    /// Horizontal reference value (pipelines that do not vary along x).
-    level: Option<f64>,
-    dashed: bool,
-    marks: Marks,
+/// Size and type of a figure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Style {
+    pub width_in: f64,
+    /// `None`: from the width and the number of panels.
+    pub height_in: Option<f64>,
+    pub font_pt: f64,
+    pub share_y: bool,
 }
 
-/// How a series' points are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Marks {
-    /// Joined by lines, with error bars.
-    Line,
-    /// Separate dots (scatter plots).
-    Dots,
-    /// Separate crosses (the marked half of a split scatter).
-    Crosses,
+impl Style {
+    pub fn from_report(r: &ReportDef) -> Style {
+        Style {
+            width_in: r.width_in.or(r.size.map(|s| s.width_in())).unwrap_or(7.0),
+            height_in: r.height_in,
+            font_pt: r.font_pt.unwrap_or(9.0),
+            share_y: r.share_y,
+        }
+    }
+}
+
+/// A drawn series of one panel.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub look: Look,
+    /// (x, y, se); empty for a reference line. Histograms: (bin start, count, bin end).
+    pub points: Vec<(f64, f64, f64)>,
+    /// Horizontal reference value and its s.e. (pipelines that do not vary along x).
+    pub level: Option<(f64, f64)>,
+    /// Error bars drawn.
+    pub error_bars: bool,
+}
+
+/// A published value drawn on a panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Published {
+    /// `None`: a reference pipeline's value, drawn at the middle of the x range.
+    pub x: Option<f64>,
+    pub y: f64,
+    pub verdict: &'static str,
 }
 
 #[derive(Debug, Clone)]
-struct Panel {
-    title: String,
-    series: Vec<Series>,
-    baseline: Option<f64>,
+pub struct Panel {
+    pub title: String,
+    pub series: Vec<Series>,
+    pub baseline: Option<f64>,
+    pub published: Vec<Published>,
 }
 
 /// Everything a figure shows, already aggregated.
 #[derive(Debug, Clone)]
 pub struct Figure {
-    panels: Vec<Panel>,
-    x_label: String,
-    y_label: String,
-    log_x: bool,
+    pub panels: Vec<Panel>,
+    pub x_label: String,
+    pub y_label: String,
+    pub log_x: bool,
     /// Values are plotted as log10 (ticks read 10^k).
-    log_y: bool,
-    percent: bool,
-    /// Tick labels of a categorical x axis.
-    categories: Option<Vec<String>>,
+    pub log_y: bool,
+    pub percent: bool,
+    /// Tick labels of a categorical x axis (thresholds).
+    pub categories: Option<Vec<String>>,
+    /// A dot plot: x positions 0..n are the series, named by the legend.
+    pub dots: bool,
+    pub style: Style,
+}
+
+/// The figure kind a spec asks for, with `auto` resolved.
+pub fn kind_of(spec: &Spec) -> FigureKind {
+    match spec.report.figure {
+        FigureKind::Auto => {
+            let n = match spec.report.x.as_deref() {
+                Some("epsilon") => spec.grid.epsilon.as_ref().map(Vec::len),
+                Some("threshold") => spec.grid.threshold.as_ref().map(Vec::len),
+                Some("features") => spec.grid.features.as_ref().map(Vec::len),
+                Some("lambda") => spec.grid.lambda.as_ref().map(Vec::len),
+                Some("n_train") => spec.grid.n_train.as_ref().map(Vec::len),
+                _ => None,
+            };
+            if spec.report.kind == ReportKind::Figure && n == Some(1) {
+                FigureKind::Dot
+            } else {
+                FigureKind::Line
+            }
+        }
+        k => k,
+    }
+}
+
+/// The privacy part of a series label.
+pub fn privacy_tag(private: bool) -> &'static str {
+    if private {
+        "(private)"
+    } else {
+        super::NON_PRIVATE
+    }
+}
+
+/// Least-squares slope of log10 y on log10 x (`y` already log10); `None` below two points.
+pub fn loglog_slope(points: &[(f64, f64, f64)]) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.0 > 0.0 && p.1.is_finite())
+        .map(|p| (p.0.log10(), p.1))
+        .collect();
+    if pts.len() < 2 {
+        return None;
+    }
+    let n = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
 }
 
 impl Figure {
-    /// The figure of `metrics` (all accuracies, or one other quantity).
+    /// The figure of `metrics` (all accuracies, or one other quantity) in the spec's kind
+    /// (histograms: see [`Figure::histogram`]).
     pub fn build(
         spec: &Spec,
         metrics: &[String],
         summaries: &[Summary],
         baselines: &BTreeMap<String, f64>,
         titles: &BTreeMap<String, String>,
+        verdicts: Option<&Verdicts>,
     ) -> Figure {
+        let kind = kind_of(spec);
+        let loglog = kind == FigureKind::Loglog;
+        let dots = kind == FigureKind::Dot;
         let percent = metrics.iter().all(|m| is_accuracy(m));
         let scale = if percent { 100.0 } else { 1.0 };
+        let ty = |v: f64, se: f64| {
+            if loglog {
+                let m = (scale * v).max(f64::MIN_POSITIVE);
+                (m.log10(), se / (m * std::f64::consts::LN_10) * scale)
+            } else {
+                (scale * v, scale * se)
+            }
+        };
         let multi = metrics.len() > 1;
+        // A majority pipeline is the baseline already: no second "majority baseline" entry.
+        let has_majority = spec
+            .pipelines
+            .iter()
+            .any(|p| p.learner.as_deref() == Some("majority"));
         let mut panels = Vec::new();
+        let mut order: Vec<String> = Vec::new();
         for d in &spec.experiment.datasets {
             let mut series: Vec<Series> = Vec::new();
+            let mut published = Vec::new();
             for s in summaries
                 .iter()
                 .filter(|s| s.dataset == *d && metrics.contains(&s.metric))
@@ -125,42 +295,83 @@ impl Figure {
                 let idx = match series.iter().position(|x| x.label == label) {
                     Some(i) => i,
                     None => {
+                        let i =
+                            s.pipeline_index + spec.pipelines.len() * (s.variant_index + mi * 3);
                         series.push(Series {
-                            label,
-                            colour: s.pipeline_index + spec.pipelines.len() * s.variant_index,
+                            label: label.clone(),
+                            look: Look::nth(i, !dots),
                             points: Vec::new(),
                             level: None,
-                            dashed: mi > 0,
-                            marks: Marks::Line,
+                            error_bars: true,
                         });
                         series.len() - 1
                     }
                 };
-                match &s.x {
-                    Some(x) => {
-                        series[idx]
-                            .points
-                            .push((x_position(spec, x), scale * s.mean, scale * s.se))
-                    }
-                    None => series[idx].level = Some(scale * s.mean),
+                if !order.contains(&label) {
+                    order.push(label.clone());
+                }
+                let (m, se) = ty(s.mean, s.se);
+                let x = s.x.as_ref().map(|x| x_position(spec, x));
+                match x {
+                    Some(x) => series[idx].points.push((x, m, se)),
+                    None => series[idx].level = Some((m, se)),
+                }
+                if let Some((cell, verdict)) = verdicts.and_then(|v| published_cell(spec, v, s)) {
+                    published.push((label, x, ty(cell, 0.0).0, verdict));
                 }
             }
             for s in &mut series {
                 s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
             }
+            let published = published
+                .into_iter()
+                .map(|(label, x, y, verdict)| Published {
+                    x: if dots {
+                        order.iter().position(|l| *l == label).map(|i| i as f64)
+                    } else {
+                        x
+                    },
+                    y,
+                    verdict,
+                })
+                .collect();
             panels.push(Panel {
                 title: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
                 series,
-                baseline: if percent {
+                baseline: if percent && !has_majority && !loglog {
                     baselines.get(d).map(|b| scale * b)
                 } else {
                     None
                 },
+                published,
             });
+        }
+        if dots {
+            // One x position per series, the same in every panel (named by the legend).
+            for p in &mut panels {
+                for s in &mut p.series {
+                    let i = order.iter().position(|l| *l == s.label).unwrap_or(0) as f64;
+                    let (m, se) = s
+                        .level
+                        .take()
+                        .or_else(|| s.points.first().map(|p| (p.1, p.2)))
+                        .unwrap_or((f64::NAN, 0.0));
+                    s.points = vec![(i, m, se)];
+                }
+            }
+        }
+        if loglog {
+            for p in &mut panels {
+                for s in &mut p.series {
+                    if let Some(k) = loglog_slope(&s.points) {
+                        s.label = format!("{}, slope {}", s.label, slope_text(k));
+                    }
+                }
+            }
         }
         let x_label = spec.report.x.clone().unwrap_or_default();
         let categories = match x_label.as_str() {
-            "threshold" => spec
+            "threshold" if !dots => spec
                 .grid
                 .threshold
                 .as_ref()
@@ -174,142 +385,136 @@ impl Figure {
                 metrics.join(", ").replace('_', " ")
             }
         });
+        let x_label = if dots {
+            "pipeline (see legend)".into()
+        } else if x_label == "epsilon" {
+            "ε".into()
+        } else {
+            x_label
+        };
         Figure {
             panels,
-            x_label: if x_label == "epsilon" {
-                "ε".into()
-            } else {
-                x_label
-            },
+            x_label,
             y_label,
-            log_x: spec.report.log_x,
-            log_y: false,
-            percent,
+            log_x: (spec.report.log_x || loglog) && !dots,
+            log_y: loglog,
+            percent: percent && !loglog,
             categories,
+            dots,
+            style: Style::from_report(&spec.report),
         }
     }
 
-    fn size(&self) -> (u32, u32) {
-        let n = self.panels.len().max(1) as u32;
-        let cols = n.min(3);
-        let rows = n.div_ceil(cols);
-        (cols * PANEL_W, rows * PANEL_H + self.legend_height(cols))
-    }
-
-    /// Legend entries across all panels, in first-seen order: (label, colour, style).
-    fn legend_entries(&self) -> Vec<(String, RGBColor, LegendStyle)> {
-        let mut out: Vec<(String, RGBColor, LegendStyle)> = Vec::new();
-        for panel in &self.panels {
-            for s in &panel.series {
-                if !out.iter().any(|(l, _, _)| *l == s.label) {
-                    let style = match (s.marks, s.level.is_some(), s.dashed) {
-                        (Marks::Dots, _, _) => LegendStyle::Dot,
-                        (Marks::Crosses, _, _) => LegendStyle::Cross,
-                        (_, true, false) => LegendStyle::Dashed,
-                        (_, true, true) => LegendStyle::Dotted,
-                        (_, false, true) => LegendStyle::DashedMarker,
-                        (_, false, false) => LegendStyle::Marker,
-                    };
-                    out.push((s.label.clone(), pipeline_colour(s.colour), style));
+    /// Histogram of the per-trial values of `metric`, one outline per series (pipeline and
+    /// grid point), one panel per dataset, 20 bins over each panel's range.
+    pub fn histogram(
+        spec: &Spec,
+        metric: &str,
+        records: &[TrialRecord],
+        titles: &BTreeMap<String, String>,
+    ) -> Figure {
+        let scale = if is_accuracy(metric) { 100.0 } else { 1.0 };
+        let mut panels = Vec::new();
+        for d in &spec.experiment.datasets {
+            // label -> (style index, values)
+            let mut groups: Vec<(String, usize, Vec<f64>)> = Vec::new();
+            for r in records.iter().filter(|r| r.dataset == *d) {
+                let Some(v) = super::verdict::metric_value(r, metric) else {
+                    continue;
+                };
+                let pi = spec
+                    .pipelines
+                    .iter()
+                    .position(|p| p.name == r.pipeline)
+                    .unwrap_or(0);
+                let params: Vec<String> = r
+                    .params
+                    .iter()
+                    .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
+                    .collect();
+                let name = if params.is_empty() {
+                    r.pipeline.clone()
+                } else {
+                    format!("{} ({})", r.pipeline, params.join(", "))
+                };
+                match groups.iter_mut().find(|g| g.0 == name) {
+                    Some(g) => g.2.push(scale * v),
+                    None => groups.push((name, pi, vec![scale * v])),
                 }
             }
-        }
-        if self.panels.iter().any(|p| p.baseline.is_some()) {
-            out.push((
-                "majority baseline".into(),
-                RGBColor(120, 120, 120),
-                LegendStyle::Dashed,
-            ));
-        }
-        out
-    }
-
-    fn legend_height(&self, cols: u32) -> u32 {
-        let n = self.legend_entries().len() as u32;
-        let per_row = if cols >= 2 { 2 } else { 1 };
-        12 + LEGEND_ROW * n.div_ceil(per_row)
-    }
-
-    /// The shared legend strip under the panels.
-    fn draw_legend<DB: DrawingBackend>(
-        &self,
-        area: &DrawingArea<DB, Shift>,
-        cols: u32,
-    ) -> std::result::Result<(), String> {
-        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
-        let (w, _) = area.dim_in_pixel();
-        let per_row = if cols >= 2 { 2 } else { 1 };
-        let col_w = (w as i32 - 40) / per_row;
-        for (i, (label, colour, style)) in self.legend_entries().into_iter().enumerate() {
-            let x = 30 + (i as i32 % per_row) * col_w;
-            let y = 8 + (i as i32 / per_row) * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
-            let line = ShapeStyle::from(&colour).stroke_width(2);
-            let segments: &[(i32, i32)] = match style {
-                LegendStyle::Dot | LegendStyle::Cross => &[],
-                LegendStyle::Marker => &[(0, 30)],
-                LegendStyle::Dashed | LegendStyle::DashedMarker => &[(0, 8), (12, 20), (24, 30)],
-                LegendStyle::Dotted => &[(0, 3), (7, 10), (14, 17), (21, 24), (27, 30)],
+            let private: BTreeMap<&str, bool> = spec
+                .pipelines
+                .iter()
+                .map(|p| {
+                    (
+                        p.name.as_str(),
+                        records
+                            .iter()
+                            .filter(|r| r.pipeline == p.name)
+                            .all(|r| r.private),
+                    )
+                })
+                .collect();
+            let all: Vec<f64> = groups.iter().flat_map(|g| g.2.iter().copied()).collect();
+            let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let (lo, hi) = if hi > lo {
+                (lo, hi)
+            } else {
+                (lo - 0.5, lo + 0.5)
             };
-            for &(a, b) in segments {
-                area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], line))
-                    .map_err(e)?;
-            }
-            if style == LegendStyle::Cross {
-                area.draw(&Cross::new((x + 15, y), 4, line)).map_err(e)?;
-            }
-            if matches!(
-                style,
-                LegendStyle::Marker | LegendStyle::DashedMarker | LegendStyle::Dot
-            ) {
-                area.draw(&Circle::new((x + 15, y), 3, colour.filled()))
-                    .map_err(e)?;
-            }
-            area.draw(&Text::new(label, (x + 40, y - 8), (FONT, 15)))
-                .map_err(e)?;
+            const BINS: usize = 20;
+            let w = (hi - lo) / BINS as f64;
+            let series = groups
+                .into_iter()
+                .enumerate()
+                .map(|(gi, (name, pi, vals))| {
+                    let mut counts = [0usize; BINS];
+                    for v in vals {
+                        let b = (((v - lo) / w) as usize).min(BINS - 1);
+                        counts[b] += 1;
+                    }
+                    let pipeline = name.split(" (").next().unwrap_or(&name);
+                    let tag = privacy_tag(private.get(pipeline).copied().unwrap_or(false));
+                    Series {
+                        label: format!("{name} {tag}"),
+                        look: Look {
+                            steps: true,
+                            marker: None,
+                            ..Look::nth(pi + gi, true)
+                        },
+                        points: (0..BINS)
+                            .map(|b| {
+                                let a = lo + w * b as f64;
+                                (a, counts[b] as f64, a + w)
+                            })
+                            .collect(),
+                        level: None,
+                        error_bars: false,
+                    }
+                })
+                .collect();
+            panels.push(Panel {
+                title: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
+                series,
+                baseline: None,
+                published: Vec::new(),
+            });
         }
-        Ok(())
-    }
-
-    /// Writes `<stem>.svg` and `<stem>.png` into `dir`.
-    pub fn save(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
-        register_font();
-        let size = self.size();
-        let svg = dir.join(format!("{stem}.svg"));
-        let png = dir.join(format!("{stem}.png"));
-        let fail = |p: &Path, e: String| Error::Store {
-            path: p.into(),
-            reason: format!("cannot draw the figure: {e}"),
-        };
-        self.draw(SVGBackend::new(&svg, size).into_drawing_area())
-            .map_err(|e| fail(&svg, e))?;
-        self.draw(BitMapBackend::new(&png, size).into_drawing_area())
-            .map_err(|e| fail(&png, e))?;
-        Ok(vec![svg, png])
-    }
-
-    fn draw<DB: DrawingBackend>(
-        &self,
-        root: DrawingArea<DB, Shift>,
-    ) -> std::result::Result<(), String> {
-        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
-        root.fill(&WHITE).map_err(e)?;
-        let n = self.panels.len().max(1);
-        let cols = n.min(3);
-        let (_, h) = root.dim_in_pixel();
-        let (plots, legend) = root.split_vertically(h - self.legend_height(cols as u32));
-        let areas = plots.split_evenly((n.div_ceil(cols), cols));
-        for (panel, area) in self.panels.iter().zip(areas) {
-            self.draw_panel(panel, &area)?;
-        }
-        self.draw_legend(&legend, cols as u32)?;
-        root.present().map_err(e)
-    }
-
-    fn y_tick(&self, v: f64) -> String {
-        if self.log_y {
-            format_tick(10f64.powf(v))
-        } else {
-            format_tick(v)
+        Figure {
+            panels,
+            x_label: if scale == 100.0 {
+                format!("{} (%)", metric.replace('_', " "))
+            } else {
+                metric.replace('_', " ")
+            },
+            y_label: "trials".into(),
+            log_x: false,
+            log_y: false,
+            percent: false,
+            categories: None,
+            dots: false,
+            style: Style::from_report(&spec.report),
         }
     }
 
@@ -320,7 +525,8 @@ impl Figure {
         titles: &BTreeMap<String, String>,
     ) -> Figure {
         let curve = spec.report.kind == ReportKind::Curve;
-        let log_y = spec.report.log_y;
+        let loglog = kind_of(spec) == FigureKind::Loglog;
+        let log_y = spec.report.log_y || loglog;
         let ty = |v: f64| {
             if log_y {
                 v.max(f64::MIN_POSITIVE).log10()
@@ -339,6 +545,7 @@ impl Figure {
                 if rs.is_empty() {
                     continue;
                 }
+                let tag = privacy_tag(rs.iter().all(|r| r.private));
                 for (si, vs) in spec.report.series.iter().enumerate() {
                     let label = vs.label.clone().unwrap_or_else(|| vs.y.replace('_', " "));
                     let label = if spec.pipelines.len() > 1 {
@@ -346,7 +553,7 @@ impl Figure {
                     } else {
                         label
                     };
-                    let colour = pi + spec.pipelines.len() * si;
+                    let i = pi + spec.pipelines.len() * si;
                     let xy = |r: &TrialRecord| -> Vec<(f64, f64, bool)> {
                         let Some(y) = r.vectors.get(&vs.y) else {
                             return Vec::new();
@@ -360,58 +567,65 @@ impl Figure {
                             })
                             .collect()
                     };
-                    let points: Vec<(f64, f64, f64)> = if curve {
+                    if curve {
                         let all: Vec<Vec<(f64, f64, bool)>> = rs.iter().map(|r| xy(r)).collect();
                         let n = all.iter().map(Vec::len).min().unwrap_or(0);
-                        (0..n)
+                        let points: Vec<(f64, f64, f64)> = (0..n)
                             .map(|i| {
                                 let ys: Vec<f64> = all.iter().map(|v| v[i].1).collect();
                                 let (m, se) = crate::stats::mean_se(&ys);
                                 (all[0][i].0, m, se)
                             })
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                    if curve {
+                            .collect();
+                        let slope = if loglog {
+                            loglog_slope(&points)
+                                .map_or(String::new(), |k| format!(", slope {}", slope_text(k)))
+                        } else {
+                            String::new()
+                        };
+                        let many = points.len() > 40;
                         series.push(Series {
-                            label,
-                            colour,
+                            label: format!("{label}{slope} {tag}"),
+                            look: Look {
+                                marker: if many { None } else { Some(SHAPES[i % 6]) },
+                                ..Look::nth(i, true)
+                            },
                             points,
                             level: None,
-                            dashed: false,
-                            marks: Marks::Line,
+                            error_bars: rs.len() > 1,
                         });
                         continue;
                     }
                     let all: Vec<(f64, f64, bool)> = rs.iter().flat_map(|r| xy(r)).collect();
-                    let plain: Vec<(f64, f64, f64)> = all
-                        .iter()
-                        .filter(|p| !p.2)
-                        .map(|p| (p.0, p.1, 0.0))
-                        .collect();
-                    let marked: Vec<(f64, f64, f64)> = all
-                        .iter()
-                        .filter(|p| p.2)
-                        .map(|p| (p.0, p.1, 0.0))
-                        .collect();
+                    let pick = |marked: bool| -> Vec<(f64, f64, f64)> {
+                        all.iter()
+                            .filter(|p| p.2 == marked)
+                            .map(|p| (p.0, p.1, 0.0))
+                            .collect()
+                    };
                     if let Some(k) = &vs.split_by {
                         series.push(Series {
-                            label: format!("{label} ({} = 1)", k.replace('_', " ")),
-                            colour: colour + 1,
-                            points: marked,
+                            label: format!("{label} ({} = 1) {tag}", k.replace('_', " ")),
+                            look: Look {
+                                marker: Some(Shape::Cross),
+                                dash: None,
+                                ..Look::nth(i + 1, false)
+                            },
+                            points: pick(true),
                             level: None,
-                            dashed: false,
-                            marks: Marks::Crosses,
+                            error_bars: false,
                         });
                     }
                     series.push(Series {
-                        label,
-                        colour,
-                        points: plain,
+                        label: format!("{label} {tag}"),
+                        look: Look {
+                            marker: Some(Shape::Dot),
+                            dash: None,
+                            ..Look::nth(i, false)
+                        },
+                        points: pick(false),
                         level: None,
-                        dashed: false,
-                        marks: Marks::Dots,
+                        error_bars: false,
                     });
                 }
             }
@@ -432,6 +646,7 @@ impl Figure {
                             title: base,
                             series: vec![s],
                             baseline: None,
+                            published: Vec::new(),
                         }),
                     }
                 }
@@ -441,6 +656,7 @@ impl Figure {
                     title,
                     series,
                     baseline: None,
+                    published: Vec::new(),
                 });
             }
         }
@@ -460,29 +676,220 @@ impl Figure {
                 .clone()
                 .unwrap_or_else(|| x_default.replace('_', " ")),
             y_label: spec.report.y_label.clone().unwrap_or_else(|| names(&ys)),
-            log_x: spec.report.log_x,
+            log_x: spec.report.log_x || loglog,
             log_y,
             percent: false,
             categories: None,
+            dots: false,
+            style: Style::from_report(&spec.report),
         }
     }
 
-    fn y_range(&self, panel: &Panel) -> (f64, f64) {
+    /// Panel grid: (columns, rows).
+    pub fn grid(&self) -> (usize, usize) {
+        let n = self.panels.len().max(1);
+        let max_cols = if self.style.width_in < 5.0 { 2 } else { 3 };
+        let cols = n.min(max_cols);
+        (cols, n.div_ceil(cols))
+    }
+
+    /// Legend entries across all panels, in first-seen order, each label once.
+    pub fn legend_entries(&self) -> Vec<(String, Look)> {
+        let mut out: Vec<(String, Look)> = Vec::new();
+        let mut add = |label: String, look: Look| {
+            if !out.iter().any(|(l, _)| *l == label) {
+                out.push((label, look));
+            }
+        };
+        for panel in &self.panels {
+            for s in &panel.series {
+                add(s.label.clone(), s.look);
+            }
+        }
+        if self.panels.iter().any(|p| p.baseline.is_some()) {
+            add(
+                format!("majority baseline {}", super::NON_PRIVATE),
+                Look {
+                    colour: GREY,
+                    marker: None,
+                    dash: Some(Dash::Dashed),
+                    steps: false,
+                },
+            );
+        }
+        for verdict in ["reproduced", "differs", "missing"] {
+            if self
+                .panels
+                .iter()
+                .any(|p| p.published.iter().any(|q| q.verdict == verdict))
+            {
+                add(
+                    format!("published ({verdict})"),
+                    Look {
+                        colour: verdict_colour(verdict),
+                        marker: Some(Shape::Diamond),
+                        dash: None,
+                        steps: false,
+                    },
+                );
+            }
+        }
+        out
+    }
+
+    /// Legend layout in points: (entries per row, rows, row height).
+    fn legend_layout(&self) -> (usize, usize, f64) {
+        let f = self.style.font_pt;
+        let entries = self.legend_entries();
+        let widest = entries
+            .iter()
+            .map(|(l, _)| l.chars().count())
+            .max()
+            .unwrap_or(0) as f64;
+        let entry_w = 2.6 * f + 0.5 * f * widest;
+        let per_row = ((self.style.width_in * 72.0 - f) / entry_w)
+            .floor()
+            .max(1.0) as usize;
+        let per_row = per_row.min(entries.len().max(1));
+        (per_row, entries.len().div_ceil(per_row), 1.45 * f)
+    }
+
+    /// Figure size in points.
+    pub fn size_pt(&self) -> (f64, f64) {
+        let (cols, rows) = self.grid();
+        let w = self.style.width_in * 72.0;
+        let (_, lrows, lh) = self.legend_layout();
+        let legend = lrows as f64 * lh + 0.6 * self.style.font_pt;
+        let h = match self.style.height_in {
+            Some(h) => h * 72.0,
+            None => rows as f64 * (w / cols as f64) * 0.78 + legend,
+        };
+        (w, h)
+    }
+
+    /// The figure as SVG text (CSS px, 96 per inch).
+    pub fn svg(&self) -> std::result::Result<String, String> {
+        register_font();
+        let (w, h) = self.size_pt();
+        let size = (
+            (w * SVG_PX_PER_PT).round() as u32,
+            (h * SVG_PX_PER_PT).round() as u32,
+        );
+        let mut out = String::new();
+        self.draw(
+            SVGBackend::with_string(&mut out, size).into_drawing_area(),
+            SVG_PX_PER_PT,
+        )?;
+        Ok(out)
+    }
+
+    /// Writes `<stem>.svg`, `.png`, `.pdf` and the pgfplots `<stem>.tex` + `<stem>_data.csv`
+    /// into `dir`, as `formats` asks.
+    pub fn save(&self, dir: &Path, stem: &str, formats: &[Format]) -> Result<Vec<PathBuf>> {
+        register_font();
+        let fail = |p: &Path, e: String| Error::Store {
+            path: p.into(),
+            reason: format!("cannot draw the figure: {e}"),
+        };
+        let mut files = Vec::new();
+        let put = |name: String, bytes: &[u8]| -> Result<PathBuf> {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).map_err(|e| Error::io(&p, e))?;
+            Ok(p)
+        };
+        if formats.contains(&Format::Svg) || formats.contains(&Format::Pdf) {
+            let svg_path = dir.join(format!("{stem}.svg"));
+            let svg = self.svg().map_err(|e| fail(&svg_path, e))?;
+            if formats.contains(&Format::Svg) {
+                files.push(put(format!("{stem}.svg"), svg.as_bytes())?);
+            }
+            if formats.contains(&Format::Pdf) {
+                let pdf_path = dir.join(format!("{stem}.pdf"));
+                let pdf = svg_to_pdf(&svg).map_err(|e| fail(&pdf_path, e))?;
+                files.push(put(format!("{stem}.pdf"), &pdf)?);
+            }
+        }
+        if formats.contains(&Format::Png) {
+            let png = dir.join(format!("{stem}.png"));
+            let k = PNG_DPI / 72.0;
+            let (w, h) = self.size_pt();
+            let size = ((w * k).round() as u32, (h * k).round() as u32);
+            self.draw(BitMapBackend::new(&png, size).into_drawing_area(), k)
+                .map_err(|e| fail(&png, e))?;
+            files.push(png);
+        }
+        if formats.contains(&Format::Pgf) {
+            let (tex, csv) = super::pgf::export(self, stem);
+            files.push(put(format!("{stem}_data.csv"), csv.as_bytes())?);
+            files.push(put(format!("{stem}.tex"), tex.as_bytes())?);
+        }
+        Ok(files)
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: DrawingArea<DB, Shift>,
+        k: f64,
+    ) -> std::result::Result<(), String> {
+        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        root.fill(&WHITE).map_err(e)?;
+        let (cols, rows) = self.grid();
+        let (_, h) = root.dim_in_pixel();
+        let (_, lrows, lh) = self.legend_layout();
+        let legend_h = ((lrows as f64 * lh + 0.6 * self.style.font_pt) * k).round() as u32;
+        let (plots, legend) = root.split_vertically(h.saturating_sub(legend_h));
+        let areas = plots.split_evenly((rows, cols));
+        let shared = self.style.share_y.then(|| self.shared_y_range());
+        for (panel, area) in self.panels.iter().zip(areas) {
+            self.draw_panel(panel, &area, k, shared)?;
+        }
+        self.draw_legend(&legend, k)?;
+        root.present().map_err(e)
+    }
+
+    fn y_tick(&self, v: f64) -> String {
+        if self.log_y {
+            format_tick(10f64.powf(v))
+        } else {
+            format_tick(v)
+        }
+    }
+
+    fn shared_y_range(&self) -> (f64, f64) {
+        self.panels
+            .iter()
+            .map(|p| self.y_range(p))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (lo, hi)| {
+                (a.min(lo), b.max(hi))
+            })
+    }
+
+    /// The y range of a panel, padded.
+    pub fn y_range(&self, panel: &Panel) -> (f64, f64) {
         let mut lo = f64::INFINITY;
         let mut hi = f64::NEG_INFINITY;
         for s in &panel.series {
             for &(_, m, se) in &s.points {
-                lo = lo.min(m - se);
-                hi = hi.max(m + se);
+                if s.look.steps {
+                    lo = lo.min(0.0);
+                    hi = hi.max(m);
+                } else if m.is_finite() {
+                    lo = lo.min(m - se);
+                    hi = hi.max(m + se);
+                }
             }
-            if let Some(l) = s.level {
+            if let Some((l, _)) = s.level {
                 lo = lo.min(l);
                 hi = hi.max(l);
             }
         }
-        if let Some(b) = panel.baseline {
-            lo = lo.min(b);
-            hi = hi.max(b);
+        for b in panel
+            .baseline
+            .iter()
+            .chain(panel.published.iter().map(|p| &p.y))
+        {
+            lo = lo.min(*b);
+            hi = hi.max(*b);
         }
         if !lo.is_finite() {
             return (0.0, 1.0);
@@ -496,14 +903,22 @@ impl Figure {
         (lo, hi)
     }
 
-    fn x_range(&self, panel: &Panel) -> (f64, f64) {
-        let xs = panel
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0));
-        let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-            (a.min(x), b.max(x))
+    /// The x range of a panel, padded.
+    pub fn x_range(&self, panel: &Panel) -> (f64, f64) {
+        let xs = panel.series.iter().flat_map(|s| {
+            s.points.iter().flat_map(move |p| {
+                if s.look.steps {
+                    vec![p.0, p.2]
+                } else {
+                    vec![p.0]
+                }
+            })
         });
+        let (lo, hi) = xs
+            .chain(panel.published.iter().filter_map(|p| p.x))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x), b.max(x))
+            });
         if !lo.is_finite() {
             return (0.0, 1.0);
         }
@@ -511,6 +926,7 @@ impl Figure {
             (lo / 1.5, hi * 1.5)
         } else {
             let pad = if hi > lo { (hi - lo) * 0.05 } else { 0.5 };
+            let pad = if self.dots { 0.6 } else { pad };
             (lo - pad, hi + pad)
         }
     }
@@ -519,17 +935,25 @@ impl Figure {
         &self,
         panel: &Panel,
         area: &DrawingArea<DB, Shift>,
+        k: f64,
+        shared_y: Option<(f64, f64)>,
     ) -> std::result::Result<(), String> {
         let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        let f = self.style.font_pt;
+        let px = |pt: f64| (pt * k).round().max(1.0) as i32;
         let (x0, x1) = self.x_range(panel);
-        let (y0, y1) = self.y_range(panel);
+        let (y0, y1) = shared_y.unwrap_or_else(|| self.y_range(panel));
         let mut builder = ChartBuilder::on(area);
         builder
-            .caption(&panel.title, (FONT, 20))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(52);
+            .caption(&panel.title, (FONT, f * k))
+            .margin(px(0.35 * f))
+            .x_label_area_size(px(2.4 * f))
+            .y_label_area_size(px(3.4 * f));
+        let tick = (FONT, 0.85 * f * k);
+        let label = (FONT, f * k);
         let cats = self.categories.clone();
+        let dots = self.dots;
+        let y_fmt = |v: &f64| self.y_tick(*v);
         if self.log_x {
             let mut chart = builder
                 .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
@@ -538,12 +962,16 @@ impl Figure {
                 .configure_mesh()
                 .x_desc(&self.x_label)
                 .y_desc(&self.y_label)
-                .label_style((FONT, 13))
+                .label_style(tick)
+                .axis_desc_style(label)
+                .x_labels(5)
+                .y_labels(6)
+                .light_line_style(WHITE)
                 .x_label_formatter(&|v| format_tick(*v))
-                .y_label_formatter(&|v| self.y_tick(*v))
+                .y_label_formatter(&y_fmt)
                 .draw()
                 .map_err(e)?;
-            self.draw_series(&mut chart, panel, x0, x1)
+            self.draw_series(&mut chart, panel, x0, x1, k)
         } else {
             let mut chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(e)?;
             let fmt = move |v: &f64| match &cats {
@@ -555,20 +983,27 @@ impl Figure {
                         String::new()
                     }
                 }
+                None if dots => String::new(),
                 None => format_tick(*v),
             };
-            let y_fmt = |v: &f64| self.y_tick(*v);
             let mut mesh = chart.configure_mesh();
             mesh.x_desc(&self.x_label)
                 .y_desc(&self.y_label)
-                .label_style((FONT, 13))
+                .label_style(tick)
+                .axis_desc_style(label)
+                .x_labels(5)
+                .y_labels(6)
+                .light_line_style(WHITE)
                 .x_label_formatter(&fmt)
                 .y_label_formatter(&y_fmt);
             if let Some(c) = &self.categories {
                 mesh.x_labels(c.len() + 1);
             }
+            if dots {
+                mesh.disable_x_mesh();
+            }
             mesh.draw().map_err(e)?;
-            self.draw_series(&mut chart, panel, x0, x1)
+            self.draw_series(&mut chart, panel, x0, x1, k)
         }
     }
 
@@ -578,73 +1013,319 @@ impl Figure {
         panel: &Panel,
         x0: f64,
         x1: f64,
+        k: f64,
     ) -> std::result::Result<(), String>
     where
         X: Ranged<ValueType = f64>,
     {
         let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        let lw = (1.0 * k).round().max(1.0) as u32;
+        let r = (2.2 * k).round().max(2.0) as i32;
+        let mid = if self.log_x {
+            (x0 * x1).sqrt()
+        } else {
+            (x0 + x1) / 2.0
+        };
+        if let Some(b) = panel.baseline {
+            let grey = ShapeStyle::from(&rgb(GREY)).stroke_width(lw);
+            dashed(chart, vec![(x0, b), (x1, b)], Dash::Dashed, grey, k)?;
+        }
         for s in &panel.series {
-            let colour = pipeline_colour(s.colour);
-            let style = ShapeStyle::from(&colour).stroke_width(2);
-            if let Some(level) = s.level {
-                let (dash, gap) = if s.dashed { (2, 4) } else { (8, 5) };
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        vec![(x0, level), (x1, level)],
-                        dash,
-                        gap,
-                        style,
-                    ))
-                    .map_err(e)?;
+            let colour = rgb(s.look.colour);
+            let style = ShapeStyle::from(&colour).stroke_width(lw);
+            let dash = s.look.dash.unwrap_or(Dash::Solid);
+            if let Some((level, _)) = s.level {
+                dashed(chart, vec![(x0, level), (x1, level)], dash, style, k)?;
                 continue;
             }
-            let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
-            match s.marks {
-                Marks::Dots => {
-                    chart
-                        .draw_series(
-                            pts.iter()
-                                .map(|&p| Circle::new(p, 2, colour.mix(0.7).filled())),
-                        )
-                        .map_err(e)?;
-                    continue;
+            if s.look.steps {
+                let mut path = Vec::new();
+                for &(a, c, b) in &s.points {
+                    path.push((a, c));
+                    path.push((b, c));
                 }
-                Marks::Crosses => {
-                    chart
-                        .draw_series(pts.iter().map(|&p| Cross::new(p, 4, style)))
-                        .map_err(e)?;
-                    continue;
-                }
-                Marks::Line => {}
+                dashed(chart, path, dash, style, k)?;
+                continue;
             }
-            if s.dashed {
+            let pts: Vec<(f64, f64)> = s
+                .points
+                .iter()
+                .filter(|p| p.1.is_finite())
+                .map(|p| (p.0, p.1))
+                .collect();
+            if s.look.dash.is_some() && pts.len() > 1 {
+                dashed(chart, pts.clone(), dash, style, k)?;
+            }
+            if s.error_bars {
                 chart
-                    .draw_series(DashedLineSeries::new(pts.clone(), 6, 4, style))
-                    .map_err(e)?;
-            } else {
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), style))
+                    .draw_series(s.points.iter().filter(|p| p.2 > 0.0).map(|&(x, m, se)| {
+                        ErrorBar::new_vertical(x, m - se, m, m + se, style, (3.0 * k) as u32)
+                    }))
                     .map_err(e)?;
             }
-            chart
-                .draw_series(
-                    s.points
-                        .iter()
-                        .map(|&(x, m, se)| ErrorBar::new_vertical(x, m - se, m, m + se, style, 8)),
-                )
-                .map_err(e)?;
-            chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-                .map_err(e)?;
+            if let Some(shape) = s.look.marker {
+                draw_markers(chart, &pts, shape, r, colour, lw)?;
+            }
         }
-        if let Some(b) = panel.baseline {
-            let grey = ShapeStyle::from(&RGBColor(120, 120, 120)).stroke_width(1);
-            chart
-                .draw_series(DashedLineSeries::new(vec![(x0, b), (x1, b)], 4, 4, grey))
-                .map_err(e)?;
+        let rd = (3.4 * k).round() as i32;
+        let lw2 = (1.4 * k).round().max(1.0) as u32;
+        for p in &panel.published {
+            let at = [(p.x.unwrap_or(mid), p.y)];
+            let c = rgb(verdict_colour(p.verdict));
+            draw_markers(chart, &at, Shape::Diamond, rd, c, lw2)?;
         }
         Ok(())
     }
+
+    /// The shared legend strip under the panels.
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        k: f64,
+    ) -> std::result::Result<(), String> {
+        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        let f = self.style.font_pt;
+        let (w, _) = area.dim_in_pixel();
+        let (per_row, _, lh) = self.legend_layout();
+        let left = 0.5 * f * k;
+        let col_w = (w as f64 - 2.0 * left) / per_row as f64;
+        let lw = (1.0 * k).round().max(1.0) as u32;
+        let sample = 2.0 * f * k;
+        for (i, (label, look)) in self.legend_entries().into_iter().enumerate() {
+            let x = (left + (i % per_row) as f64 * col_w) as i32;
+            let y = ((0.3 * f + (i / per_row) as f64 * lh + lh / 2.0) * k) as i32;
+            let colour = rgb(look.colour);
+            let line = ShapeStyle::from(&colour).stroke_width(lw);
+            if let Some(d) = look.dash {
+                for (a, b) in dash_segments(sample, d, k) {
+                    area.draw(&PathElement::new(
+                        vec![(x + a as i32, y), (x + b as i32, y)],
+                        line,
+                    ))
+                    .map_err(e)?;
+                }
+            }
+            if let Some(m) = look.marker {
+                let (r, lw) = if m == Shape::Diamond {
+                    ((3.4 * k) as i32, (1.4 * k).max(1.0) as u32)
+                } else {
+                    ((2.2 * k).max(2.0) as i32, lw)
+                };
+                let at = (x + (sample / 2.0) as i32, y);
+                let (path, filled) = marker_path(m, r);
+                let path: Vec<(i32, i32)> =
+                    path.into_iter().map(|p| (at.0 + p.0, at.1 + p.1)).collect();
+                if filled {
+                    area.draw(&Polygon::new(path, colour.filled())).map_err(e)?;
+                } else {
+                    let stroke = ShapeStyle::from(&colour).stroke_width(lw);
+                    area.draw(&PathElement::new(path, stroke)).map_err(e)?;
+                }
+            }
+            let text = TextStyle::from((FONT, 0.9 * f * k).into_font()).pos(
+                plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Center,
+                ),
+            );
+            area.draw(&Text::new(
+                label,
+                (x + (sample + 0.5 * f * k) as i32, y),
+                text,
+            ))
+            .map_err(e)?;
+        }
+        Ok(())
+    }
+}
+
+/// The outline of a marker of radius `r` around (0, 0), and whether it is filled.
+fn marker_path(shape: Shape, r: i32) -> (Vec<(i32, i32)>, bool) {
+    let ring = |r: i32| -> Vec<(i32, i32)> {
+        (0..=16)
+            .map(|i| {
+                let a = std::f64::consts::TAU * i as f64 / 16.0;
+                (
+                    (r as f64 * a.cos()).round() as i32,
+                    (r as f64 * a.sin()).round() as i32,
+                )
+            })
+            .collect()
+    };
+    let square = vec![(-r, -r), (r, -r), (r, r), (-r, r), (-r, -r)];
+    let t = (r as f64 * 1.25) as i32;
+    match shape {
+        Shape::Circle => (ring(r), true),
+        Shape::OpenCircle => (ring(r), false),
+        Shape::Square => (square, true),
+        Shape::OpenSquare => (square, false),
+        Shape::Triangle => (
+            vec![(0, -t), (t, t * 3 / 4), (-t, t * 3 / 4), (0, -t)],
+            true,
+        ),
+        Shape::Cross => (vec![(-r, -r), (r, r), (0, 0), (-r, r), (r, -r)], false),
+        Shape::Diamond => (vec![(0, -r), (r, 0), (0, r), (-r, 0), (0, -r)], false),
+        Shape::Dot => (ring((r / 2).max(1)), true),
+    }
+}
+
+/// Draws markers at `pts` in chart coordinates.
+fn draw_markers<'a, DB: DrawingBackend + 'a, X>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    pts: &[(f64, f64)],
+    shape: Shape,
+    r: i32,
+    colour: RGBColor,
+    lw: u32,
+) -> std::result::Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+{
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let (path, filled) = marker_path(shape, r);
+    if filled {
+        let fill = if shape == Shape::Dot {
+            colour.mix(0.7).filled()
+        } else {
+            colour.filled()
+        };
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|&p| EmptyElement::at(p) + Polygon::new(path.clone(), fill)),
+            )
+            .map_err(e)?;
+    } else {
+        let stroke = ShapeStyle::from(&colour).stroke_width(lw);
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|&p| EmptyElement::at(p) + PathElement::new(path.clone(), stroke)),
+            )
+            .map_err(e)?;
+    }
+    Ok(())
+}
+
+/// (start, end) of the drawn pieces of a `len`-pixel line in pattern `d`.
+fn dash_segments(len: f64, d: Dash, k: f64) -> Vec<(f64, f64)> {
+    match d.pattern() {
+        None => vec![(0.0, len)],
+        Some((on, off)) => {
+            let (on, off) = (on * k, off * k);
+            let mut out = Vec::new();
+            let mut a = 0.0;
+            while a < len {
+                out.push((a, (a + on).min(len)));
+                a += on + off;
+            }
+            out
+        }
+    }
+}
+
+fn dashed<'a, DB: DrawingBackend + 'a, X>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    pts: Vec<(f64, f64)>,
+    d: Dash,
+    style: ShapeStyle,
+    k: f64,
+) -> std::result::Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+{
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    match d.pattern() {
+        None => chart.draw_series(LineSeries::new(pts, style)).map(|_| ()),
+        Some((on, off)) => chart
+            .draw_series(DashedLineSeries::new(
+                pts,
+                (on * k).round().max(1.0) as u32,
+                (off * k).round().max(1.0) as u32,
+                style,
+            ))
+            .map(|_| ()),
+    }
+    .map_err(e)
+}
+
+/// The published cell behind a summary and its verdict word.
+fn published_cell(spec: &Spec, v: &Verdicts, s: &Summary) -> Option<(f64, &'static str)> {
+    let cell = super::reproduction::published_cell(spec, s)?;
+    v.cells
+        .iter()
+        .find(|(c, _)| std::ptr::eq(*c, cell))
+        .map(|(c, verdict)| (c.value, verdict.word()))
+}
+
+fn slope_text(k: f64) -> String {
+    format!("{k:.2}").replace('-', "−")
+}
+
+/// Converts plotters' SVG to PDF with the embedded font (the only font the SVG names).
+pub fn svg_to_pdf(svg: &str) -> std::result::Result<Vec<u8>, String> {
+    let mut db = usvg::fontdb::Database::new();
+    db.load_font_data(epaint_default_fonts::UBUNTU_LIGHT.to_vec());
+    let family = db
+        .faces()
+        .next()
+        .and_then(|f| f.families.first().map(|(n, _)| n.clone()))
+        .ok_or("the embedded font has no family name")?;
+    db.set_sans_serif_family(family);
+    let opt = usvg::Options {
+        fontdb: Arc::new(db),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| e.to_string())?;
+    svg2pdf::to_pdf(
+        &tree,
+        svg2pdf::ConversionOptions::default(),
+        svg2pdf::PageOptions { dpi: 96.0 },
+    )
+    .map(canonical_resources)
+    .map_err(|e| e.to_string())
+}
+
+/// svg2pdf writes the entries of a resource dictionary (`/xo3 12 0 R` lines) in hash-map
+/// order; sorting each run of such lines makes the PDF byte-identical across runs. Every line
+/// keeps its length, so the cross-reference offsets stay valid. Stream data is left alone.
+fn canonical_resources(pdf: Vec<u8>) -> Vec<u8> {
+    fn is_entry(line: &[u8]) -> bool {
+        let t = line.trim_ascii_start();
+        line.len() > t.len()
+            && t.first() == Some(&b'/')
+            && t.ends_with(b" 0 R")
+            && t.iter().filter(|&&b| b == b' ').count() == 3
+    }
+    let mut out = Vec::with_capacity(pdf.len());
+    let mut run: Vec<&[u8]> = Vec::new();
+    let mut in_stream = false;
+    let flush = |run: &mut Vec<&[u8]>, out: &mut Vec<u8>| {
+        run.sort();
+        for l in run.drain(..) {
+            out.extend_from_slice(l);
+            out.push(b'\n');
+        }
+    };
+    let mut lines = pdf.split(|&b| b == b'\n').peekable();
+    while let Some(line) = lines.next() {
+        let last = lines.peek().is_none();
+        if !in_stream && is_entry(line) && !last {
+            run.push(line);
+            continue;
+        }
+        flush(&mut run, &mut out);
+        out.extend_from_slice(line);
+        if !last {
+            out.push(b'\n');
+        }
+        if line == b"stream" || line.ends_with(b">>stream") {
+            in_stream = true;
+        } else if line.starts_with(b"endstream") {
+            in_stream = false;
+        }
+    }
+    out
 }
 
 fn format_tick(v: f64) -> String {
@@ -655,5 +1336,41 @@ fn format_tick(v: f64) -> String {
     } else {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loglog_slope_recovers_a_power_law() {
+        let pts: Vec<(f64, f64, f64)> = [10.0f64, 100.0, 1000.0, 10000.0]
+            .iter()
+            .map(|&x| (x, (3.0 * x.powf(-0.5)).log10(), 0.0))
+            .collect();
+        let k = loglog_slope(&pts).unwrap();
+        assert!((k + 0.5).abs() < 1e-12, "{k}");
+        assert_eq!(loglog_slope(&pts[..1]), None);
+    }
+
+    #[test]
+    fn series_looks_differ_in_colour_marker_and_dash() {
+        for i in 0..8 {
+            for j in 0..i {
+                let (a, b) = (Look::nth(i, true), Look::nth(j, true));
+                assert_ne!(a.colour, b.colour);
+                // Greyscale: two series of the first 12 never share both marker and dash.
+                assert!(a.marker != b.marker || a.dash != b.dash, "{i} {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn dash_segments_follow_the_pattern() {
+        assert_eq!(dash_segments(10.0, Dash::Solid, 1.0), vec![(0.0, 10.0)]);
+        let s = dash_segments(10.0, Dash::Dashed, 1.0);
+        assert_eq!(s[0], (0.0, 4.0));
+        assert_eq!(s[1], (6.5, 10.0));
     }
 }

@@ -1,13 +1,17 @@
-//! Reports rebuilt from the stored results alone: `table.md`, `table.csv`, `figure.svg`,
-//! `figure.png`. Non-private pipelines carry a "(non-private)" label in every output.
+//! Reports rebuilt from the stored results alone: `table.md` (wide paper table), `table.csv`
+//! (long form), and as `[report] formats` / `--format` ask: `figure.{png,svg,pdf}`, the
+//! pgfplots `figure.tex` + `figure_data.csv`, the LaTeX `table.tex` and `index.html`.
+//! Every series states whether it is private: "(private)" or "(non-private)".
 
 pub mod figure;
+pub mod html;
+pub mod pgf;
 pub mod reproduction;
 pub mod table;
 pub mod verdict;
 
 use crate::error::{Error, Result};
-use crate::spec::{ReportKind, Spec};
+use crate::spec::{FigureKind, Format, ReportKind, Spec};
 use crate::stats::mean_se;
 use crate::store::{TRIALS_FILE, TrialRecord, read_records};
 use serde_json::Value;
@@ -41,18 +45,15 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Series label: the pipeline name, marked when not private.
+    /// Series label: the pipeline name (and other grid values), then "(private)" or
+    /// "(non-private)".
     pub fn label(&self) -> String {
         let name = if self.variant.is_empty() {
             self.pipeline.clone()
         } else {
             format!("{} ({})", self.pipeline, self.variant)
         };
-        if self.private {
-            name
-        } else {
-            format!("{name} {NON_PRIVATE}")
-        }
+        format!("{name} {}", figure::privacy_tag(self.private))
     }
 }
 
@@ -201,8 +202,26 @@ pub struct Written {
     pub records: usize,
 }
 
-/// Rebuilds the report of a results folder from its `trials.jsonl`.
+/// Rebuilds the report of a results folder from its `trials.jsonl`, in the spec's formats.
 pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
+    write_formats(spec, dir, &formats_of(spec), None)
+}
+
+/// The formats `[report] formats` asks for, else [`Format::DEFAULT`].
+pub fn formats_of(spec: &Spec) -> Vec<Format> {
+    spec.report
+        .formats
+        .clone()
+        .unwrap_or_else(|| Format::DEFAULT.to_vec())
+}
+
+/// [`write()`] in the given formats; `spec_path` names the spec on the HTML page.
+pub fn write_formats(
+    spec: &Spec,
+    dir: &Path,
+    formats: &[Format],
+    spec_path: Option<&Path>,
+) -> Result<Written> {
     let records = read_records(&dir.join(TRIALS_FILE))?;
     if records.is_empty() {
         return Err(Error::Store {
@@ -223,6 +242,7 @@ pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
         files.push(p);
         Ok(())
     };
+    let mut figures: Vec<(figure::Figure, String)> = Vec::new();
     match spec.report.kind {
         ReportKind::DatasetSummary => {
             let (md, csv) = table::dataset_summary(spec, &records, &titles);
@@ -232,8 +252,10 @@ pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
         ReportKind::Scatter | ReportKind::Curve => {
             put("table.csv", table::vectors_csv(spec, &records))?;
             put("table.md", table::vectors_markdown(spec, &records, &titles))?;
-            let fig = figure::Figure::from_vectors(spec, &records, &titles);
-            files.extend(fig.save(dir, "figure")?);
+            figures.push((
+                figure::Figure::from_vectors(spec, &records, &titles),
+                "figure".into(),
+            ));
         }
         ReportKind::SampleComplexity => {
             let (md, csv) = table::sample_complexity(spec, &records, &titles);
@@ -252,32 +274,70 @@ pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
         ReportKind::Figure => {
             let summaries = summarise(spec, &records);
             let base = baselines(&records);
+            let verdicts = verdict::evaluate(spec, &records);
+            let wide = table::wide(spec, &summaries, &titles);
             put(
                 "table.md",
-                table::markdown(spec, &summaries, &base, &titles),
+                table::wide_markdown(spec, &wide, &base, &titles),
             )?;
             put("table.csv", table::csv(spec, &summaries))?;
-            let (acc, other): (Vec<String>, Vec<String>) = spec
-                .report
-                .metrics
-                .iter()
-                .cloned()
-                .partition(|m| is_accuracy(m));
-            if !acc.is_empty() {
-                let fig = figure::Figure::build(spec, &acc, &summaries, &base, &titles);
-                files.extend(fig.save(dir, "figure")?);
+            if formats.contains(&Format::Tex) {
+                put("table.tex", table::wide_latex(spec, &wide))?;
             }
-            for m in other {
-                let fig = figure::Figure::build(
-                    spec,
-                    std::slice::from_ref(&m),
-                    &summaries,
-                    &base,
-                    &titles,
-                );
-                files.extend(fig.save(dir, &format!("figure_{m}"))?);
+            if figure::kind_of(spec) == FigureKind::Histogram {
+                for (i, m) in spec.report.metrics.iter().enumerate() {
+                    let stem = if i == 0 {
+                        "figure".to_string()
+                    } else {
+                        format!("figure_{m}")
+                    };
+                    figures.push((figure::Figure::histogram(spec, m, &records, &titles), stem));
+                }
+            } else {
+                let (acc, other): (Vec<String>, Vec<String>) = spec
+                    .report
+                    .metrics
+                    .iter()
+                    .cloned()
+                    .partition(|m| is_accuracy(m));
+                if !acc.is_empty() {
+                    let fig = figure::Figure::build(
+                        spec,
+                        &acc,
+                        &summaries,
+                        &base,
+                        &titles,
+                        Some(&verdicts),
+                    );
+                    figures.push((fig, "figure".into()));
+                }
+                for m in other {
+                    let fig = figure::Figure::build(
+                        spec,
+                        std::slice::from_ref(&m),
+                        &summaries,
+                        &base,
+                        &titles,
+                        Some(&verdicts),
+                    );
+                    figures.push((fig, format!("figure_{m}")));
+                }
             }
         }
+    }
+    for (fig, stem) in &figures {
+        files.extend(fig.save(dir, stem, formats)?);
+    }
+    if formats.contains(&Format::Html) {
+        let path = spec_path.map_or_else(
+            || PathBuf::from(format!("{}.toml", spec.experiment.name)),
+            Path::to_path_buf,
+        );
+        let s = reproduction::section(spec, &path, dir, &records, "")?;
+        let page = html::page(spec.title(), reproduction::INTRO, &[s], false);
+        let p = dir.join("index.html");
+        std::fs::write(&p, page).map_err(|e| Error::io(&p, e))?;
+        files.push(p);
     }
     Ok(Written {
         files,

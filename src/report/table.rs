@@ -520,3 +520,355 @@ pub fn sample_complexity(
     }
     (md, csv)
 }
+
+/// One wide table of one metric: rows are datasets (single x value) or (dataset, x) pairs,
+/// columns are series; cells mean ± s.e. with the published value where `[paper]` gives one.
+#[derive(Debug, Clone)]
+pub struct Wide {
+    pub metric: String,
+    /// Header of the x column (`None`: rows are datasets only).
+    pub x_head: Option<String>,
+    /// (label without the privacy tag, private).
+    pub columns: Vec<(String, bool)>,
+    /// Whether any cell of a column has a published value.
+    pub has_published: Vec<bool>,
+    pub rows: Vec<WideRow>,
+}
+
+/// One row of a [`Wide`] table.
+#[derive(Debug, Clone)]
+pub struct WideRow {
+    pub dataset: String,
+    /// Text of the x value (empty when rows are datasets).
+    pub x: String,
+    /// (mean, se, published) per column, already scaled (accuracies in %).
+    pub cells: Vec<Option<(f64, f64, Option<f64>)>>,
+    /// Column of the best private cell (highest accuracy), if any.
+    pub best: Option<usize>,
+}
+
+/// The wide tables of a figure report, one per metric.
+pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String>) -> Vec<Wide> {
+    let xs: Vec<String> = {
+        let mut v: Vec<(f64, String)> = summaries
+            .iter()
+            .filter_map(|s| s.x.as_ref())
+            .map(|x| (super::x_position(spec, x), x_text(x)))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        v.dedup_by(|a, b| a.1 == b.1);
+        v.into_iter().map(|p| p.1).collect()
+    };
+    let by_x = xs.len() > 1;
+    let mut out = Vec::new();
+    for m in &spec.report.metrics {
+        let scale = if is_accuracy(m) { 100.0 } else { 1.0 };
+        let ss: Vec<&Summary> = summaries.iter().filter(|s| s.metric == *m).collect();
+        let mut columns: Vec<(String, bool)> = Vec::new();
+        let name = |s: &Summary| {
+            if s.variant.is_empty() {
+                s.pipeline.clone()
+            } else {
+                format!("{} ({})", s.pipeline, s.variant)
+            }
+        };
+        let mut order: Vec<(usize, usize, String)> = ss
+            .iter()
+            .map(|s| (s.pipeline_index, s.variant_index, name(s)))
+            .collect();
+        order.sort();
+        order.dedup();
+        for (_, _, n) in &order {
+            let private = ss.iter().filter(|s| name(s) == *n).all(|s| s.private);
+            columns.push((n.clone(), private));
+        }
+        let mut rows = Vec::new();
+        let mut has_published = vec![false; columns.len()];
+        for d in &spec.experiment.datasets {
+            let row_xs: Vec<Option<&String>> = if by_x {
+                xs.iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            for x in row_xs {
+                let mut cells = vec![None; columns.len()];
+                for s in ss.iter().filter(|s| s.dataset == *d) {
+                    let sx = s.x.as_ref().map(x_text);
+                    if by_x && sx.is_some() && sx.as_ref() != x {
+                        continue;
+                    }
+                    let Some(ci) = columns.iter().position(|c| c.0 == name(s)) else {
+                        continue;
+                    };
+                    let value = if super::is_modal(m) { s.mode } else { s.mean };
+                    let published = super::reproduction::published_for(spec, s).map(|v| scale * v);
+                    has_published[ci] |= published.is_some();
+                    cells[ci] = Some((scale * value, scale * s.se, published));
+                }
+                if cells.iter().all(Option::is_none) {
+                    continue;
+                }
+                let best = if is_accuracy(m) {
+                    cells
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, c)| columns[*i].1 && c.is_some())
+                        .max_by(|a, b| {
+                            let (a, b) = (a.1.expect("some").0, b.1.expect("some").0);
+                            a.total_cmp(&b)
+                        })
+                        .map(|(i, _)| i)
+                } else {
+                    None
+                };
+                rows.push(WideRow {
+                    dataset: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
+                    x: x.cloned().unwrap_or_default(),
+                    cells,
+                    best,
+                });
+            }
+        }
+        out.push(Wide {
+            metric: m.clone(),
+            x_head: by_x
+                .then(|| super::axis_symbol(spec.report.x.as_deref().unwrap_or("x")).into()),
+            columns,
+            has_published,
+            rows,
+        });
+    }
+    out
+}
+
+fn wide_value(metric: &str, v: f64) -> String {
+    if super::is_modal(metric) {
+        format!("{v}")
+    } else if is_accuracy(metric) {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn metric_caption(metric: &str) -> String {
+    if super::is_modal(metric) {
+        format!("{} (mode over trials)", metric.replace('_', " "))
+    } else if is_accuracy(metric) {
+        format!("{} (%, mean ± s.e.)", metric.replace('_', " "))
+    } else {
+        format!("{} (mean ± s.e.)", metric.replace('_', " "))
+    }
+}
+
+/// The wide tables in Markdown (the figure report's `table.md`).
+pub fn wide_markdown(
+    spec: &Spec,
+    tables: &[Wide],
+    baselines: &BTreeMap<String, f64>,
+    titles: &BTreeMap<String, String>,
+) -> String {
+    let mut out = format!(
+        "# {}\n\nMean ± standard error over trials; **bold**: the best private cell of a row; \
+         (in parentheses): the published value. Columns marked {NON_PRIVATE} are not end-to-end \
+         differentially private. Every cell is in `table.csv` (long form).\n",
+        spec.title()
+    );
+    for t in tables {
+        let _ = writeln!(out, "\n## {}\n", metric_caption(&t.metric));
+        let _ = write!(out, "| dataset |");
+        if let Some(x) = &t.x_head {
+            let _ = write!(out, " {x} |");
+        }
+        for (c, private) in &t.columns {
+            let tag = if *private { "(private)" } else { NON_PRIVATE };
+            let _ = write!(out, " {c} {tag} |");
+        }
+        let n = t.columns.len() + 1 + usize::from(t.x_head.is_some());
+        let _ = writeln!(out, "\n|{}", "---|".repeat(n));
+        for r in &t.rows {
+            let _ = write!(out, "| {} |", r.dataset);
+            if t.x_head.is_some() {
+                let _ = write!(out, " {} |", r.x);
+            }
+            for (i, c) in r.cells.iter().enumerate() {
+                let text = match c {
+                    None => "—".to_string(),
+                    Some((m, se, p)) => {
+                        let v = if super::is_modal(&t.metric) {
+                            wide_value(&t.metric, *m)
+                        } else {
+                            format!(
+                                "{} ± {}",
+                                wide_value(&t.metric, *m),
+                                wide_value(&t.metric, *se)
+                            )
+                        };
+                        let v = if r.best == Some(i) {
+                            format!("**{v}**")
+                        } else {
+                            v
+                        };
+                        match p {
+                            Some(p) => format!("{v} ({})", wide_value(&t.metric, *p)),
+                            None => v,
+                        }
+                    }
+                };
+                let _ = write!(out, " {text} |");
+            }
+            out.push('\n');
+        }
+    }
+    if !baselines.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nMajority baseline {NON_PRIVATE} (test accuracy of the training majority class):\n"
+        );
+        for d in &spec.experiment.datasets {
+            if let Some(b) = baselines.get(d) {
+                let _ = writeln!(out, "- {}: {:.1}%", titles.get(d).unwrap_or(d), 100.0 * b);
+            }
+        }
+    }
+    out
+}
+
+/// Digits before and after the point of the widest value of a column (siunitx table-format).
+fn digits(values: impl Iterator<Item = f64>, decimals: usize) -> String {
+    let int = values
+        .filter(|v| v.is_finite())
+        .map(|v| format!("{:.0}", v.abs().trunc()).len() + usize::from(v < 0.0))
+        .max()
+        .unwrap_or(1);
+    format!("{int}.{decimals}")
+}
+
+/// The wide tables in LaTeX (`table.tex`): booktabs rules, siunitx columns aligned on the
+/// decimal point; needs `\usepackage{booktabs,siunitx}`.
+pub fn wide_latex(spec: &Spec, tables: &[Wide]) -> String {
+    use super::reproduction::tex_escape;
+    let mut out = format!(
+        "% {} --- generated by epsilab; needs \\usepackage{{booktabs,siunitx}}.\n\
+         % Mean $\\pm$ s.e. over trials; bold: best private cell of a row; (published value).\n",
+        tex_escape(spec.title())
+    );
+    for t in tables {
+        let modal = super::is_modal(&t.metric);
+        let dec = if modal {
+            0
+        } else if is_accuracy(&t.metric) {
+            1
+        } else {
+            4
+        };
+        let mut spec_cols = String::from("l");
+        if t.x_head.is_some() {
+            spec_cols.push_str(" l");
+        }
+        for (i, _) in t.columns.iter().enumerate() {
+            let means = t.rows.iter().filter_map(|r| r.cells[i].map(|c| c.0));
+            let fmt = if modal {
+                let v: Vec<f64> = means.collect();
+                let dec = if v.iter().all(|x| x.fract() == 0.0) {
+                    0
+                } else {
+                    1
+                };
+                digits(v.into_iter(), dec)
+            } else {
+                digits(means, dec)
+            };
+            let _ = write!(spec_cols, " S[table-format={fmt}]");
+            if !modal {
+                let ses = t.rows.iter().filter_map(|r| r.cells[i].map(|c| c.1));
+                let _ = write!(
+                    spec_cols,
+                    "@{{\\,\\(\\pm\\)\\,}}S[table-format={}]",
+                    digits(ses, dec)
+                );
+            }
+            if t.has_published[i] {
+                spec_cols.push_str(" l");
+            }
+        }
+        let width = |i: usize| 1 + usize::from(!modal) + usize::from(t.has_published[i]);
+        let _ = writeln!(
+            out,
+            "% {}\n{{\\sisetup{{detect-weight=true, mode=text, table-number-alignment=center}}%\n\\begin{{tabular}}{{{spec_cols}}}\n\\toprule",
+            tex_escape(&metric_caption(&t.metric))
+        );
+        let lead = if let Some(x) = &t.x_head {
+            format!("dataset & {}", tex_escape(x))
+        } else {
+            "dataset".into()
+        };
+        let blank = if t.x_head.is_some() { " & " } else { "" };
+        let names: Vec<String> = t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| format!("\\multicolumn{{{}}}{{c}}{{{}}}", width(i), tex_escape(c)))
+            .collect();
+        let tags: Vec<String> = t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, p))| {
+                format!(
+                    "\\multicolumn{{{}}}{{c}}{{\\footnotesize {}}}",
+                    width(i),
+                    if *p { "private" } else { "non-private" }
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "{lead} & {} \\\\", names.join(" & "));
+        let _ = writeln!(out, "{blank} & {} \\\\\n\\midrule", tags.join(" & "));
+        let mut last = String::new();
+        for r in &t.rows {
+            if t.x_head.is_some() && !last.is_empty() && last != r.dataset {
+                let _ = writeln!(out, "\\midrule");
+            }
+            let head = if t.x_head.is_some() {
+                let d = if last == r.dataset {
+                    String::new()
+                } else {
+                    tex_escape(&r.dataset)
+                };
+                format!("{d} & {}", tex_escape(&r.x))
+            } else {
+                tex_escape(&r.dataset)
+            };
+            last = r.dataset.clone();
+            let mut cells = Vec::new();
+            for (i, c) in r.cells.iter().enumerate() {
+                let bold = if r.best == Some(i) { "\\bfseries " } else { "" };
+                match c {
+                    Some((m, se, p)) => {
+                        cells.push(format!("{bold}{}", wide_value(&t.metric, *m)));
+                        if !modal {
+                            cells.push(format!("{bold}{}", wide_value(&t.metric, *se)));
+                        }
+                        if t.has_published[i] {
+                            cells.push(p.map_or(String::new(), |p| {
+                                format!("{{\\footnotesize ({})}}", wide_value(&t.metric, p))
+                            }));
+                        }
+                    }
+                    None => {
+                        cells.push("{---}".into());
+                        if !modal {
+                            cells.push("{}".into());
+                        }
+                        if t.has_published[i] {
+                            cells.push(String::new());
+                        }
+                    }
+                }
+            }
+            let _ = writeln!(out, "{head} & {} \\\\", cells.join(" & "));
+        }
+        let _ = writeln!(out, "\\bottomrule\n\\end{{tabular}}}}\\par\\medskip\n");
+    }
+    out
+}
