@@ -3,7 +3,7 @@
 use crate::data::{DataDir, DatasetDef};
 use crate::error::Result;
 use crate::learners::LEARNERS;
-use crate::runner::{RunOptions, results_dir, run};
+use crate::runner::{CONFIRM_CELLS, Prepared, RunOptions, prepare, results_dir};
 use crate::spec::Spec;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -27,8 +27,10 @@ pub enum Command {
     Run {
         /// Experiment spec (TOML), e.g. experiments/quickstart.toml.
         spec: PathBuf,
-        /// Worker threads (default: one per core). Results do not depend on it.
-        #[arg(short = 'j', long = "jobs", default_value_t = 0)]
+        /// Worker threads, 1 to 256; 0 (the default) means one per core. Results do not depend
+        /// on it.
+        #[arg(short = 'j', long = "jobs", default_value_t = 0,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=crate::runner::MAX_JOBS as u64))]
         jobs: usize,
         /// Folder holding the dataset files [default: $EPSILAB_DATA, else ./datasets].
         #[arg(long)]
@@ -39,9 +41,19 @@ pub enum Command {
         /// Tiny version of the spec (two trials, first and last value of each axis) for CI.
         #[arg(long)]
         smoke: bool,
-        /// Discard stored results of this experiment and start over.
+        /// Recompute every trial, replacing the stored results of this experiment. The new
+        /// trials go to `trials.jsonl.staging` and replace `trials.jsonl` only once all of them
+        /// have finished, so a forced run that fails or is interrupted keeps the old results
+        /// (and a repeated `--force` resumes it). Without `--force`, stored results are reused
+        /// when the spec only gained trials, grid values or datasets, and refused when the
+        /// spec or a dataset file changed in a way that alters them.
         #[arg(long)]
         force: bool,
+        /// Run plans of more than 1000000 pending trials without asking. Such a run prints its
+        /// trial count and a rough ETA and asks for confirmation on a terminal; without a
+        /// terminal it stops with an error unless --yes is given.
+        #[arg(short = 'y', long)]
+        yes: bool,
         /// Do not write the report after running.
         #[arg(long)]
         no_report: bool,
@@ -117,6 +129,30 @@ pub enum Command {
     },
 }
 
+/// A line to stderr that never panics (stderr may be a closed pipe, as in `2>&1 | head`).
+macro_rules! note {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// [`note!`] without the newline (a prompt).
+macro_rules! note_inline {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// Appends a formatted line to a `String` buffer.
+macro_rules! out {
+    ($o:expr, $($t:tt)*) => {{
+        $o.push_str(&format!($($t)*));
+        $o.push('\n');
+    }};
+}
+
 /// Runs a parsed command line.
 pub fn execute(cli: Cli) -> Result<()> {
     match cli.command {
@@ -127,6 +163,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             out,
             smoke,
             force,
+            yes,
             no_report,
         } => {
             let spec = Spec::load(&spec)?;
@@ -138,8 +175,12 @@ pub fn execute(cli: Cli) -> Result<()> {
                 force,
                 progress: std::io::stderr().is_terminal(),
             };
-            let s = run(&spec, &opts)?;
-            eprintln!(
+            let prepared = prepare(&spec, &opts)?;
+            if prepared.pending() > CONFIRM_CELLS && !yes {
+                confirm(&prepared)?;
+            }
+            let s = prepared.execute()?;
+            note!(
                 "{}: {} trials ({} run, {} already stored) in {:.1} s -> {}",
                 spec.experiment.name,
                 s.total,
@@ -196,7 +237,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             let (trials, seed) = if unseeded {
                 let seed = fresh_seed();
                 let trials = trials.unwrap_or(UNSEEDED_TRIALS);
-                eprintln!(
+                note!(
                     "unseeded audit: seed {seed}, {trials} trials per side (replay: --trials {trials} --seed {seed})"
                 );
                 (trials, seed)
@@ -205,6 +246,36 @@ pub fn execute(cli: Cli) -> Result<()> {
             };
             audit(mechanism.as_deref(), all, trials, seed, json)
         }
+    }
+}
+
+/// Asks on a terminal whether to run a plan above [`CONFIRM_CELLS`]; refuses without one.
+fn confirm(p: &Prepared) -> Result<()> {
+    let eta = crate::runner::format_duration(p.estimate_seconds()?);
+    let what = format!(
+        "{} trials to run (of {} planned), about {eta}",
+        p.pending(),
+        p.total()
+    );
+    let refuse = |reason: &str| crate::Error::Confirm {
+        what: what.clone(),
+        reason: reason.into(),
+    };
+    let stdin = std::io::stdin();
+    if !(stdin.is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(refuse(
+            "not a terminal, so nothing was asked; pass --yes to run it",
+        ));
+    }
+    note_inline!("{what}. Run it? [y/N] ");
+    let mut answer = String::new();
+    stdin
+        .read_line(&mut answer)
+        .map_err(|e| crate::Error::io("stdin", e))?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        Err(refuse("not confirmed"))
     }
 }
 
@@ -243,9 +314,9 @@ fn audit(mechanism: Option<&str>, all: bool, trials: usize, seed: u64, json: boo
     if json {
         let s = serde_json::to_string_pretty(&results)
             .map_err(|e| crate::Error::param("json", e.to_string()))?;
-        println!("{s}");
+        emit(&format!("{s}\n"))?;
     } else {
-        print!("{}", crate::audit::table(&results));
+        emit(&crate::audit::table(&results))?;
     }
     if results.iter().any(|r| !r.ok) {
         return Err(crate::Error::param(
@@ -259,7 +330,7 @@ fn audit(mechanism: Option<&str>, all: bool, trials: usize, seed: u64, json: boo
 fn report(spec: &Spec, dir: &Path) -> Result<()> {
     let w = crate::report::write(spec, dir)?;
     for f in &w.files {
-        eprintln!("  wrote {}", f.display());
+        note!("  wrote {}", f.display());
     }
     Ok(())
 }
@@ -267,7 +338,7 @@ fn report(spec: &Spec, dir: &Path) -> Result<()> {
 fn check(opts: crate::check::CheckOptions) -> Result<()> {
     let r = crate::check::check(&opts)?;
     for f in &r.failures {
-        eprintln!("FAIL {f}");
+        note!("FAIL {f}");
     }
     let speed = r
         .speed_ratio
@@ -277,9 +348,11 @@ fn check(opts: crate::check::CheckOptions) -> Result<()> {
     } else {
         "checked"
     };
-    eprintln!(
+    note!(
         "check: {} specs, {} cells {what} ({:.1} s of smoke runs{speed})",
-        r.specs, r.cells, r.smoke_seconds
+        r.specs,
+        r.cells,
+        r.smoke_seconds
     );
     if r.failures.is_empty() {
         Ok(())
@@ -301,18 +374,20 @@ fn report_all(experiments: &Path, out: &Path) -> Result<()> {
         }
     }
     for f in crate::report::reproduction::write_all(experiments, out)? {
-        eprintln!("  wrote {}", f.display());
+        note!("  wrote {}", f.display());
     }
     Ok(())
 }
 
 fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
+    let mut o = String::new();
     let catalog = crate::data::Catalog::builtin();
-    println!("Datasets (data directory: {}):", dir.0.display());
+    out!(o, "Datasets (data directory: {}):", dir.0.display());
     for name in catalog.names() {
         if let Some(DatasetDef::Libsvm(d)) = catalog.get(name) {
             let found = dir.0.join(&d.train).exists();
-            println!(
+            out!(
+                o,
                 "  {name:<12} {:<12} D = {:<4} {}",
                 d.title.as_deref().unwrap_or(name),
                 d.dimension,
@@ -320,20 +395,26 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
             );
         }
     }
-    println!("  synthetic sources for [dataset.NAME]: toy_gaussian, nb_sampled, nb_proxy");
-    println!("\nLearners:");
+    out!(
+        o,
+        "  synthetic sources for [dataset.NAME]: toy_gaussian, nb_sampled, nb_proxy"
+    );
+    out!(o, "\nLearners:");
     for l in LEARNERS {
-        println!("  {:<15} {}", l.name, l.about);
+        out!(o, "  {:<15} {}", l.name, l.about);
     }
-    println!("\nFeature selectors (pipeline `selection`):");
+    out!(o, "\nFeature selectors (pipeline `selection`):");
     for (n, d) in crate::selection::SELECTORS {
-        println!("  {n:<15} {d}");
+        out!(o, "  {n:<15} {d}");
     }
-    println!("\nAnalysis probes (pipeline `probe`, for figures that are not accuracies):");
+    out!(
+        o,
+        "\nAnalysis probes (pipeline `probe`, for figures that are not accuracies):"
+    );
     for (n, d) in crate::analysis::PROBES {
-        println!("  {n:<17} {d}");
+        out!(o, "  {n:<17} {d}");
     }
-    println!("\nSpecs in {}:", experiments.display());
+    out!(o, "\nSpecs in {}:", experiments.display());
     let mut specs: Vec<PathBuf> = std::fs::read_dir(experiments)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -341,9 +422,19 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     specs.sort();
     for p in specs {
         match Spec::load(&p) {
-            Ok(s) => println!("  {:<28} {}", p.display(), s.title()),
-            Err(e) => println!("  {:<28} INVALID: {e}", p.display()),
+            Ok(s) => out!(o, "  {:<28} {}", p.display(), s.title()),
+            Err(e) => out!(o, "  {:<28} INVALID: {e}", p.display()),
         }
     }
-    Ok(())
+    emit(&o)
+}
+
+/// Writes to stdout; a closed pipe (`epsilab list | head -1`) ends the output quietly.
+pub fn emit(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(crate::Error::io("stdout", e)),
+        _ => Ok(()),
+    }
 }

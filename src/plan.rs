@@ -2,14 +2,18 @@
 //!
 //! A pipeline only varies along the axes it uses (a non-private learner ignores `epsilon`), so
 //! reference models are run once per trial and drawn as reference lines. Each cell's seed is
-//! derived from what the cell *is*, so results do not depend on thread count or order.
+//! derived from what the cell *is*, so results do not depend on thread count or order, and a
+//! stored record stays valid when a spec only gains trials or grid values.
+//!
+//! The plan is streamed: it holds one [`Combo`] per (dataset, pipeline, grid point) and makes
+//! the cells of a trial on demand, so its memory does not depend on the number of trials.
 
 use crate::analysis::probe_uses_epsilon;
 use crate::learners::{Threshold, learner_info};
 use crate::rng::derive_seed;
 use crate::spec::Spec;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// One unit of work, and one line of `trials.jsonl` once done.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,11 +37,97 @@ pub struct Cell {
     pub n_train: Option<usize>,
 }
 
-/// All cells of a spec, in a fixed order.
+/// One (dataset, pipeline, grid point): the cells of every trial share it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Combo {
+    pub dataset: usize,
+    pub pipeline: usize,
+    pub point: BTreeMap<String, Value>,
+    /// `dataset|pipeline|point|`: a cell's key is this prefix and the trial index.
+    prefix: String,
+    /// Seed parts before the trial index.
+    seed_parts: [String; 4],
+    pub epsilon: Option<f64>,
+    pub threshold: Option<Threshold>,
+    pub features: Option<usize>,
+    pub lambda: Option<f64>,
+    pub n_train: Option<usize>,
+}
+
+impl Combo {
+    /// The cell of this combo in trial `trial`.
+    pub fn cell(&self, trial: u32) -> Cell {
+        let tr = trial.to_string();
+        let [s, d, p, pt] = &self.seed_parts;
+        Cell {
+            dataset: self.dataset,
+            pipeline: self.pipeline,
+            point: self.point.clone(),
+            trial,
+            key: format!("{}{trial}", self.prefix),
+            seed: derive_seed(&[s, d, p, pt, &tr]),
+            epsilon: self.epsilon,
+            threshold: self.threshold,
+            features: self.features,
+            lambda: self.lambda,
+            n_train: self.n_train,
+        }
+    }
+}
+
+/// The combos of a spec in a fixed order, and the number of trials of each.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub cells: Vec<Cell>,
+    pub combos: Vec<Combo>,
     pub trials: u32,
+    /// Number of datasets of the spec (combos are grouped by dataset, ascending).
+    pub n_datasets: usize,
+}
+
+impl Plan {
+    /// Number of cells: combos x trials.
+    pub fn n_cells(&self) -> u64 {
+        self.combos.len() as u64 * u64::from(self.trials)
+    }
+
+    /// The combos of dataset `d`.
+    pub fn combos_of(&self, d: usize) -> impl Iterator<Item = &Combo> {
+        self.combos.iter().filter(move |c| c.dataset == d)
+    }
+
+    /// Every cell, dataset by dataset, trial by trial (made on demand).
+    pub fn cells(&self) -> impl Iterator<Item = Cell> + '_ {
+        (0..self.n_datasets).flat_map(move |d| {
+            (0..self.trials).flat_map(move |t| self.combos_of(d).map(move |c| c.cell(t)))
+        })
+    }
+
+    /// A membership test for stored keys, without listing the cells.
+    pub fn keys(&self) -> KeySet {
+        KeySet {
+            prefixes: self.combos.iter().map(|c| c.prefix.clone()).collect(),
+            trials: self.trials,
+        }
+    }
+}
+
+/// Which keys belong to a plan.
+#[derive(Debug, Clone)]
+pub struct KeySet {
+    prefixes: HashSet<String>,
+    trials: u32,
+}
+
+impl KeySet {
+    pub fn contains(&self, key: &str) -> bool {
+        let Some(bar) = key.rfind('|') else {
+            return false;
+        };
+        let (prefix, trial) = key.split_at(bar + 1);
+        // Only the canonical spelling of the trial index (no sign, no leading zero).
+        let canonical = trial.parse::<u32>().ok().filter(|t| t.to_string() == trial);
+        canonical.is_some_and(|t| t < self.trials) && self.prefixes.contains(prefix)
+    }
 }
 
 /// Value lists in smoke mode: the first and last of each axis.
@@ -57,7 +147,7 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
         spec.experiment.trials
     };
     let seed = spec.experiment.seed.to_string();
-    let mut cells = Vec::new();
+    let mut out = Vec::new();
     for (di, dataset) in spec.experiment.datasets.iter().enumerate() {
         for (pi, p) in spec.pipelines.iter().enumerate() {
             let info = p.learner.as_deref().and_then(learner_info);
@@ -104,50 +194,46 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
                 }
             }
             for (eps, thr, t, lambda, n_train) in combos {
-                {
-                    {
-                        let mut point = BTreeMap::new();
-                        if let Some(e) = eps {
-                            point.insert("epsilon".to_string(), Value::from(e));
-                        }
-                        if let (Some(v), Some(_)) = (thr, &spec.grid.threshold) {
-                            point.insert(
-                                "threshold".to_string(),
-                                serde_json::to_value(v).expect("threshold"),
-                            );
-                        }
-                        if let (Some(v), Some(_)) = (t, &spec.grid.features) {
-                            point.insert("features".to_string(), Value::from(v));
-                        }
-                        if let Some(v) = lambda {
-                            point.insert("lambda".to_string(), Value::from(v));
-                        }
-                        if let Some(v) = n_train {
-                            point.insert("n_train".to_string(), Value::from(v));
-                        }
-                        let point_json = serde_json::to_string(&point).expect("point");
-                        for trial in 0..trials {
-                            let tr = trial.to_string();
-                            cells.push(Cell {
-                                dataset: di,
-                                pipeline: pi,
-                                key: format!("{dataset}|{}|{point_json}|{trial}", p.name),
-                                seed: derive_seed(&[&seed, dataset, &p.name, &point_json, &tr]),
-                                point: point.clone(),
-                                trial,
-                                epsilon: eps,
-                                threshold: thr,
-                                features: t,
-                                lambda,
-                                n_train,
-                            });
-                        }
-                    }
+                let mut point = BTreeMap::new();
+                if let Some(e) = eps {
+                    point.insert("epsilon".to_string(), Value::from(e));
                 }
+                if let (Some(v), Some(_)) = (thr, &spec.grid.threshold) {
+                    point.insert(
+                        "threshold".to_string(),
+                        serde_json::to_value(v).expect("threshold"),
+                    );
+                }
+                if let (Some(v), Some(_)) = (t, &spec.grid.features) {
+                    point.insert("features".to_string(), Value::from(v));
+                }
+                if let Some(v) = lambda {
+                    point.insert("lambda".to_string(), Value::from(v));
+                }
+                if let Some(v) = n_train {
+                    point.insert("n_train".to_string(), Value::from(v));
+                }
+                let point_json = serde_json::to_string(&point).expect("point");
+                out.push(Combo {
+                    dataset: di,
+                    pipeline: pi,
+                    prefix: format!("{dataset}|{}|{point_json}|", p.name),
+                    seed_parts: [seed.clone(), dataset.clone(), p.name.clone(), point_json],
+                    point,
+                    epsilon: eps,
+                    threshold: thr,
+                    features: t,
+                    lambda,
+                    n_train,
+                });
             }
         }
     }
-    Plan { cells, trials }
+    Plan {
+        combos: out,
+        trials,
+        n_datasets: spec.experiment.datasets.len(),
+    }
 }
 
 #[cfg(test)]
@@ -177,13 +263,51 @@ x = "epsilon"
     fn reference_pipelines_skip_the_epsilon_axis() {
         let spec = Spec::parse(SPEC, Path::new("t.toml")).unwrap();
         let p = plan(&spec, false);
-        assert_eq!(p.cells.iter().filter(|c| c.pipeline == 0).count(), 9);
-        assert_eq!(p.cells.iter().filter(|c| c.pipeline == 1).count(), 3);
-        let keys: std::collections::HashSet<_> = p.cells.iter().map(|c| &c.key).collect();
-        assert_eq!(keys.len(), p.cells.len());
-        let seeds: std::collections::HashSet<_> = p.cells.iter().map(|c| c.seed).collect();
-        assert_eq!(seeds.len(), p.cells.len());
+        let cells: Vec<Cell> = p.cells().collect();
+        assert_eq!(cells.len() as u64, p.n_cells());
+        assert_eq!(cells.iter().filter(|c| c.pipeline == 0).count(), 9);
+        assert_eq!(cells.iter().filter(|c| c.pipeline == 1).count(), 3);
+        let keys: HashSet<_> = cells.iter().map(|c| &c.key).collect();
+        assert_eq!(keys.len(), cells.len());
+        let seeds: HashSet<_> = cells.iter().map(|c| c.seed).collect();
+        assert_eq!(seeds.len(), cells.len());
         let smoke = plan(&spec, true);
-        assert_eq!(smoke.cells.len(), 2 * 2 + 2);
+        assert_eq!(smoke.n_cells(), 2 * 2 + 2);
+    }
+
+    #[test]
+    fn keys_and_seeds_do_not_depend_on_the_other_grid_values_or_trials() {
+        let spec = Spec::parse(SPEC, Path::new("t.toml")).unwrap();
+        let bigger = SPEC
+            .replace("trials = 3", "trials = 5")
+            .replace("[0.1, 1, 10]", "[0.1, 0.5, 1, 10]");
+        let bigger = Spec::parse(&bigger, Path::new("t.toml")).unwrap();
+        let small: Vec<Cell> = plan(&spec, false).cells().collect();
+        let big = plan(&bigger, false);
+        let big_cells: Vec<Cell> = big.cells().collect();
+        let keys = big.keys();
+        for c in &small {
+            assert!(keys.contains(&c.key), "{}", c.key);
+            let same = big_cells.iter().find(|b| b.key == c.key).unwrap();
+            assert_eq!(same.seed, c.seed);
+        }
+        assert!(!keys.contains("xwindows|reference|{}|5"));
+        assert!(!keys.contains("xwindows|reference|{}|01"));
+        assert!(!keys.contains("xwindows|other|{}|0"));
+        assert!(
+            !plan(&spec, false)
+                .keys()
+                .contains(&big_cells.last().unwrap().key)
+        );
+    }
+
+    #[test]
+    fn a_billion_trials_plan_without_listing_cells() {
+        let text = SPEC.replace("trials = 3", "trials = 1000000000");
+        let spec = Spec::parse(&text, Path::new("t.toml")).unwrap();
+        let p = plan(&spec, false);
+        assert_eq!(p.combos.len(), 4);
+        assert_eq!(p.n_cells(), 4_000_000_000);
+        assert_eq!(p.cells().nth(5).unwrap().trial, 1);
     }
 }

@@ -1,19 +1,22 @@
 //! Runs a plan on rayon, appending each finished cell to the results store.
 //!
-//! Cells are grouped by (dataset, trial): a group draws its split, counts the training data and
-//! fits the majority baseline once, then runs all its pipelines and grid points on that shared
-//! state. Groups run in parallel; each cell's randomness comes from its own seed.
+//! [`prepare`] does everything that can fail before anything is written (inputs hashed, store
+//! checked, every dataset loaded and checked); [`Prepared::execute`] then runs. Cells are
+//! grouped by (dataset, trial): a group draws its split, counts the training data and fits the
+//! majority baseline once, then runs all its pipelines and grid points on that shared state.
+//! Trials run in parallel, made on demand from the streamed plan; each cell's randomness comes
+//! from its own seed.
 
 use crate::counts::ClassCounts;
-use crate::data::{DataDir, Dataset};
+use crate::data::{DataDir, Dataset, Split};
 use crate::error::{Error, Result};
 use crate::evaluate::accuracy;
 use crate::learners::Majority;
 use crate::pipeline::{TrialData, learner_for, run_cell};
-use crate::plan::{Cell, plan};
+use crate::plan::{Cell, Combo, Plan, plan};
 use crate::rng::rng_from;
 use crate::spec::Spec;
-use crate::store::Store;
+use crate::store::{DEFINITION, Manifest, Store, Stored};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
@@ -21,6 +24,14 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Plans with more cells to run than this need confirmation (`run --yes`, or a yes on a
+/// terminal): at a millisecond a cell it is a quarter of an hour of one core, and a typo in
+/// `trials` should not start a week-long run.
+pub const CONFIRM_CELLS: u64 = 1_000_000;
+
+/// Most worker threads `run -j` accepts.
+pub const MAX_JOBS: usize = 256;
 
 /// How to run a spec.
 #[derive(Debug, Clone)]
@@ -54,99 +65,231 @@ pub fn results_dir(spec: &Spec, out: &std::path::Path, smoke: bool) -> PathBuf {
     }
 }
 
-/// Runs every pending cell of the spec.
+/// Runs every pending cell of the spec ([`prepare`] then [`Prepared::execute`]).
 pub fn run(spec: &Spec, opts: &RunOptions) -> Result<RunSummary> {
+    prepare(spec, opts)?.execute()
+}
+
+/// A run whose every early check passed, before it writes anything.
+pub struct Prepared<'a> {
+    spec: &'a Spec,
+    opts: &'a RunOptions,
+    dir: PathBuf,
+    plan: Plan,
+    manifest: Manifest,
+    stored: Stored,
+    datasets: Vec<Arc<Dataset>>,
+    total: u64,
+    pending: u64,
+    start: Instant,
+}
+
+/// Does everything that can fail before the store is touched: plans the spec (streamed),
+/// hashes the inputs, reads the store (refusing results of another spec or other data, or
+/// records the spec no longer plans), loads and checks every dataset and every (pipeline,
+/// dataset) pair.
+pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>> {
     let start = Instant::now();
     let dir = results_dir(spec, &opts.out_dir, opts.smoke);
-    let store = Store::open(&dir, &spec.experiment.name, &spec.hash, opts.force)?;
     let plan = plan(spec, opts.smoke);
-    let pending: Vec<&Cell> = plan
-        .cells
-        .iter()
-        .filter(|c| !store.is_done(&c.key))
-        .collect();
-    let mut summary = RunSummary {
-        results_dir: dir,
-        total: plan.cells.len(),
-        skipped: plan.cells.len() - pending.len(),
-        ran: 0,
-        seconds: 0.0,
-    };
-    if pending.is_empty() {
-        summary.seconds = start.elapsed().as_secs_f64();
-        return Ok(summary);
+    let manifest = manifest(spec, &opts.data_dir)?;
+    let stored = crate::store::inspect(&dir, &manifest, opts.force)?;
+    let planned = plan.keys();
+    let mut foreign = stored.keys.iter().filter(|k| !planned.contains(k));
+    if let Some(example) = foreign.next() {
+        let n = 1 + foreign.count();
+        return Err(Error::Store {
+            path: dir,
+            reason: format!(
+                "holds {n} trial(s) this spec no longer plans (e.g. `{example}`): a dataset, grid value or trial was removed or a grid axis changed. Only adding trials, grid values or datasets keeps stored results; rerun with --force to replace them, or choose another --out"
+            ),
+        });
     }
-    let dir = summary.results_dir.clone();
+    let total = plan.n_cells();
+    let pending = total - stored.keys.len() as u64;
+    let mut datasets = Vec::new();
+    if pending > 0 || opts.force {
+        for name in &spec.experiment.datasets {
+            datasets.push(Arc::new(spec.catalog.load(name, &opts.data_dir)?));
+        }
+        preflight(spec, &plan, &datasets)?;
+    }
+    Ok(Prepared {
+        spec,
+        opts,
+        dir,
+        plan,
+        manifest,
+        stored,
+        datasets,
+        total,
+        pending,
+        start,
+    })
+}
 
-    let mut datasets: BTreeMap<usize, Arc<Dataset>> = BTreeMap::new();
-    for c in &pending {
-        if let std::collections::btree_map::Entry::Vacant(v) = datasets.entry(c.dataset) {
-            let name = &spec.experiment.datasets[c.dataset];
-            v.insert(Arc::new(spec.catalog.load(name, &opts.data_dir)?));
+/// What a run of `spec` computes its cells from: the spec's hashes and every input's SHA-256.
+pub fn manifest(spec: &Spec, data_dir: &DataDir) -> Result<Manifest> {
+    let mut inputs = BTreeMap::new();
+    for name in &spec.experiment.datasets {
+        let mut h = spec.catalog.input_hashes(name, data_dir)?;
+        if let Some(d) = spec.definitions.get(name) {
+            h.insert(DEFINITION.into(), d.clone());
+        }
+        inputs.insert(name.clone(), h);
+    }
+    Ok(Manifest::new(
+        &spec.experiment.name,
+        &spec.hash,
+        &spec.cells_hash,
+        inputs,
+    ))
+}
+
+/// Per (dataset, trial): the split and what every cell of the trial shares.
+struct Group {
+    split: Split,
+    counts: Option<ClassCounts>,
+    baseline: f64,
+    shuffled: Option<Vec<u32>>,
+}
+
+impl Group {
+    fn new(spec: &Spec, data: &Dataset, trial: u32) -> Result<Group> {
+        let seed = spec.experiment.seed.to_string();
+        let mut rng = rng_from(&["split", &seed, &data.name, &trial.to_string()]);
+        let split = data.split(&mut rng);
+        let counts = data
+            .features
+            .as_binary()
+            .map(|x| ClassCounts::from_rows(x, &data.labels, &split.train, data.n_classes()));
+        let baseline = accuracy(&Majority::fit_rows(data, &split.train), data, &split.test)?;
+        let shuffled = spec.grid.n_train.as_ref().map(|_| {
+            let mut rows = split.train.clone();
+            rows.shuffle(&mut rng_from(&[
+                "n_train",
+                &seed,
+                &data.name,
+                &trial.to_string(),
+            ]));
+            rows
+        });
+        Ok(Group {
+            split,
+            counts,
+            baseline,
+            shuffled,
+        })
+    }
+
+    fn data<'a>(&'a self, data: &'a Dataset) -> TrialData<'a> {
+        TrialData {
+            data,
+            split: &self.split,
+            counts: self.counts.as_ref(),
+            baseline_accuracy: self.baseline,
+            shuffled_train: self.shuffled.as_deref(),
         }
     }
-    preflight(spec, &pending, &datasets)?;
+}
 
-    let mut groups: BTreeMap<(usize, u32), Vec<&Cell>> = BTreeMap::new();
-    for c in pending {
-        groups.entry((c.dataset, c.trial)).or_default().push(c);
+impl Prepared<'_> {
+    /// Cells in the plan.
+    pub fn total(&self) -> u64 {
+        self.total
     }
-    let groups: Vec<_> = groups.into_iter().collect();
-    let bar = progress_bar(opts.progress, summary.total - summary.skipped);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads)
-        .build()
-        .map_err(|e| Error::param("threads", e.to_string()))?;
-    let seed = spec.experiment.seed.to_string();
-    pool.install(|| {
-        groups
-            .par_iter()
-            .try_for_each(|((di, trial), cells)| -> Result<()> {
-                let data = &datasets[di];
-                let mut rng = rng_from(&["split", &seed, &data.name, &trial.to_string()]);
-                let split = data.split(&mut rng);
-                let counts = data.features.as_binary().map(|x| {
-                    ClassCounts::from_rows(x, &data.labels, &split.train, data.n_classes())
-                });
-                let baseline =
-                    accuracy(&Majority::fit_rows(data, &split.train), data, &split.test)?;
-                let shuffled = spec.grid.n_train.as_ref().map(|_| {
-                    let mut rows = split.train.clone();
-                    rows.shuffle(&mut rng_from(&[
-                        "n_train",
-                        &seed,
-                        &data.name,
-                        &trial.to_string(),
-                    ]));
-                    rows
-                });
-                let td = TrialData {
-                    data,
-                    split: &split,
-                    counts: counts.as_ref(),
-                    baseline_accuracy: baseline,
-                    shuffled_train: shuffled.as_deref(),
-                };
-                for cell in cells {
-                    let record = run_cell(spec, cell, &td)?;
-                    store.append(&record)?;
-                    bar.inc(1);
-                }
-                Ok(())
-            })
-    })?;
-    bar.finish_and_clear();
-    summary.ran = summary.total - summary.skipped;
-    summary.seconds = start.elapsed().as_secs_f64();
-    let threads = pool.current_num_threads();
-    crate::provenance::write(spec, &dir, threads, summary.seconds, opts.smoke)?;
-    Ok(summary)
+
+    /// Cells still to run.
+    pub fn pending(&self) -> u64 {
+        self.pending
+    }
+
+    fn threads(&self) -> usize {
+        match self.opts.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
+    /// Rough wall-clock seconds for the pending cells: one pending cell is run (and thrown
+    /// away; it runs again for real) and its time scaled by the pending count over the threads.
+    pub fn estimate_seconds(&self) -> Result<f64> {
+        let Some(cell) = self
+            .plan
+            .cells()
+            .find(|c| !self.stored.keys.contains(&c.key))
+        else {
+            return Ok(0.0);
+        };
+        let data = &self.datasets[cell.dataset];
+        let t = Instant::now();
+        let group = Group::new(self.spec, data, cell.trial)?;
+        run_cell(self.spec, &cell, &group.data(data))?;
+        let per_cell = t.elapsed().as_secs_f64();
+        Ok(per_cell * self.pending as f64 / self.threads() as f64)
+    }
+
+    /// Runs the pending cells, appending each record as it finishes; a forced run then swaps
+    /// its results in for the previous ones.
+    pub fn execute(self) -> Result<RunSummary> {
+        let mut summary = RunSummary {
+            results_dir: self.dir.clone(),
+            total: self.total as usize,
+            skipped: (self.total - self.pending) as usize,
+            ran: 0,
+            seconds: 0.0,
+        };
+        if self.pending == 0 && !self.opts.force {
+            summary.seconds = self.start.elapsed().as_secs_f64();
+            return Ok(summary);
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(self.opts.threads)
+            .build()
+            .map_err(|e| Error::param("jobs", e.to_string()))?;
+        let store = Store::open(&self.dir, &self.manifest, self.opts.force, self.stored)?;
+        let bar = progress_bar(self.opts.progress, self.pending);
+        let spec = self.spec;
+        for (di, data) in self.datasets.iter().enumerate() {
+            let combos: Vec<&Combo> = self.plan.combos_of(di).collect();
+            pool.install(|| {
+                (0..self.plan.trials)
+                    .into_par_iter()
+                    .try_for_each(|trial| -> Result<()> {
+                        let cells: Vec<Cell> = combos
+                            .iter()
+                            .map(|c| c.cell(trial))
+                            .filter(|c| !store.is_done(&c.key))
+                            .collect();
+                        if cells.is_empty() {
+                            return Ok(());
+                        }
+                        let group = Group::new(spec, data, trial)?;
+                        let td = group.data(data);
+                        for cell in &cells {
+                            let record = run_cell(spec, cell, &td)?;
+                            store.append(&record)?;
+                            bar.inc(1);
+                        }
+                        Ok(())
+                    })
+            })?;
+        }
+        store.finish()?;
+        bar.finish_and_clear();
+        summary.ran = self.pending as usize;
+        summary.seconds = self.start.elapsed().as_secs_f64();
+        let threads = pool.current_num_threads();
+        crate::provenance::write(spec, &self.dir, threads, summary.seconds, self.opts.smoke)?;
+        Ok(summary)
+    }
 }
 
 /// Checks every (learner, dataset) pair before the first trial runs.
-fn preflight(spec: &Spec, cells: &[&Cell], datasets: &BTreeMap<usize, Arc<Dataset>>) -> Result<()> {
-    for c in cells {
-        let data = &datasets[&c.dataset];
+fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>]) -> Result<()> {
+    for combo in &plan.combos {
+        let c = &combo.cell(0);
+        let data = &datasets[c.dataset];
         let learner = learner_for(spec, c);
         let selects = spec.pipelines[c.pipeline].selection.is_some();
         if let Some(n) = c.n_train
@@ -190,11 +333,35 @@ fn preflight(spec: &Spec, cells: &[&Cell], datasets: &BTreeMap<usize, Arc<Datase
     Ok(())
 }
 
-fn progress_bar(show: bool, len: usize) -> ProgressBar {
+/// `3 h 20 min`, `12 min`, `40 s`, or `more than a year`.
+pub fn format_duration(seconds: f64) -> String {
+    let s = seconds.max(0.0);
+    if !s.is_finite() || s > 365.0 * 86400.0 {
+        "more than a year".into()
+    } else if s >= 86400.0 {
+        format!(
+            "{:.0} days {:.0} h",
+            (s / 86400.0).floor(),
+            (s % 86400.0) / 3600.0
+        )
+    } else if s >= 3600.0 {
+        format!(
+            "{:.0} h {:.0} min",
+            (s / 3600.0).floor(),
+            (s % 3600.0) / 60.0
+        )
+    } else if s >= 60.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{s:.0} s")
+    }
+}
+
+fn progress_bar(show: bool, len: u64) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(len as u64);
+    let bar = ProgressBar::new(len);
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} trials, ETA {eta}",

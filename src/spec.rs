@@ -282,6 +282,12 @@ pub struct Spec {
     pub catalog: Catalog,
     /// SHA-256 of everything that determines the trials (not the report settings).
     pub hash: String,
+    /// SHA-256 of what determines the *existing* cells: [`Spec::hash`] without the trial
+    /// count, the dataset list, the grid and the inline dataset definitions. Specs that differ
+    /// only there share their common cells (the store checks the rest per record and dataset).
+    pub cells_hash: String,
+    /// SHA-256 of each inline `[dataset.NAME]` definition (canonical JSON of the TOML table).
+    pub definitions: BTreeMap<String, String>,
 }
 
 impl Spec {
@@ -307,6 +313,7 @@ impl Spec {
             catalog.insert(name, def.clone(), base.clone());
         }
         let hash = spec_hash(text);
+        let (cells_hash, definitions) = cells_hash(text);
         let spec = Spec {
             path: path.into(),
             experiment: raw.experiment,
@@ -316,6 +323,8 @@ impl Spec {
             paper: raw.paper,
             catalog,
             hash,
+            cells_hash,
+            definitions,
         };
         spec.validate()?;
         Ok(spec)
@@ -363,6 +372,21 @@ impl Spec {
                     ),
                 ));
             }
+            let mut chain = vec![d.as_str()];
+            while let Some(DatasetDef::NbProxy(p)) = self.catalog.get(chain[chain.len() - 1]) {
+                if chain.contains(&p.of.as_str()) {
+                    return Err(self.err(
+                        format!("dataset.{}.of", chain[chain.len() - 1]),
+                        format!(
+                            "`{}` makes a cycle of nb_proxy sources: {} -> {}",
+                            p.of,
+                            chain.join(" -> "),
+                            p.of
+                        ),
+                    ));
+                }
+                chain.push(&p.of);
+            }
             if e.datasets[..i].contains(d) {
                 return Err(self.err(
                     format!("experiment.datasets[{i}]"),
@@ -408,6 +432,25 @@ impl Spec {
             && let Some(i) = ns.iter().position(|&n| n < 2)
         {
             return Err(self.err(format!("grid.n_train[{i}]"), "must be at least 2"));
+        }
+        let g = &self.grid;
+        let axes: [(&str, Option<Vec<String>>); 5] = [
+            ("epsilon", g.epsilon.as_deref().map(spellings)),
+            ("threshold", g.threshold.as_deref().map(spellings)),
+            ("features", g.features.as_deref().map(spellings)),
+            ("lambda", g.lambda.as_deref().map(spellings)),
+            ("n_train", g.n_train.as_deref().map(spellings)),
+        ];
+        for (axis, values) in axes {
+            let values = values.unwrap_or_default();
+            for (i, v) in values.iter().enumerate() {
+                if let Some(j) = values[..i].iter().position(|w| w == v) {
+                    return Err(self.err(
+                        format!("grid.{axis}[{i}]"),
+                        format!("{v} repeats grid.{axis}[{j}]; each grid value is run once, give it once (raise experiment.trials for more repetitions)"),
+                    ));
+                }
+            }
         }
         if self.pipelines.is_empty() {
             return Err(self.err("pipeline", "define at least one [[pipeline]]"));
@@ -733,6 +776,38 @@ pub fn spec_hash(text: &str) -> String {
     doc.remove("report");
     doc.remove("paper");
     let canon = serde_json::to_value(&doc).expect("TOML values serialise as JSON");
+    crate::data::catalog::hex(&crate::rng::digest(&[&canon.to_string()]))
+}
+
+/// [`Spec::cells_hash`] and [`Spec::definitions`] of spec text.
+fn cells_hash(text: &str) -> (String, BTreeMap<String, String>) {
+    let mut doc: toml::Table = toml::from_str(text).unwrap_or_default();
+    for key in ["report", "paper", "grid"] {
+        doc.remove(key);
+    }
+    if let Some(toml::Value::Table(e)) = doc.get_mut("experiment") {
+        for key in ["trials", "datasets", "title", "description"] {
+            e.remove(key);
+        }
+    }
+    let definitions = match doc.remove("dataset") {
+        Some(toml::Value::Table(t)) => t.iter().map(|(k, v)| (k.clone(), canon_hash(v))).collect(),
+        _ => BTreeMap::new(),
+    };
+    (canon_hash(&doc), definitions)
+}
+
+/// How each grid value is spelled in a cell's key (1 and 1.0 are the same value).
+fn spellings<T: Serialize>(values: &[T]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| serde_json::to_value(v).map_or_else(|e| e.to_string(), |v| v.to_string()))
+        .collect()
+}
+
+/// SHA-256 of the canonical JSON (sorted keys) of a TOML value.
+fn canon_hash(v: &impl Serialize) -> String {
+    let canon = serde_json::to_value(v).expect("TOML values serialise as JSON");
     crate::data::catalog::hex(&crate::rng::digest(&[&canon.to_string()]))
 }
 

@@ -2,8 +2,15 @@
 //!
 //! Appends are one `write` of a whole line to a file opened in append mode, so a crash (even
 //! `kill -9`) leaves at most one unterminated last line; opening the store cuts it off and the
-//! trial is simply run again. A rerun skips every key already stored. `manifest.json` pins the
-//! spec hash so results of a changed spec are never silently mixed with new ones.
+//! trial is simply run again. A failed append (a full disk) cuts its partial line off at once
+//! and closes the store to further appends. A rerun skips every key already stored.
+//!
+//! `manifest.json` pins what the stored cells were computed from: the spec's
+//! [`cells_hash`](crate::spec::Spec::cells_hash) and the SHA-256 of every input (each dataset
+//! file, each inline dataset definition), so results of a changed spec or changed data are never
+//! silently mixed with new ones. A forced run writes `trials.jsonl.staging` beside the old
+//! results and swaps it in only when it has finished, so a failed or interrupted forced run
+//! leaves the previous results where they were.
 
 use crate::error::{Error, Result};
 use crate::privacy::Ledger;
@@ -67,62 +74,233 @@ impl TrialRecord {
             _ => self.metrics.get(name).copied(),
         }
     }
+
+    /// The first field holding NaN or an infinity, which JSON cannot hold (it would be written
+    /// as `null` and the line could not be read back).
+    pub fn non_finite_field(&self) -> Option<String> {
+        let scalars = [
+            ("epsilon", self.epsilon),
+            ("test_accuracy", self.test_accuracy),
+            ("train_accuracy", self.train_accuracy),
+            ("baseline_accuracy", Some(self.baseline_accuracy)),
+            ("fit_seconds", Some(self.fit_seconds)),
+        ];
+        let ledger = self.ledger.entries.iter().flat_map(|e| {
+            [
+                (format!("ledger `{}` epsilon", e.name), e.epsilon),
+                (format!("ledger `{}` sensitivity", e.name), e.sensitivity),
+            ]
+        });
+        let metrics = self
+            .metrics
+            .iter()
+            .map(|(k, v)| (format!("metrics.{k}"), Some(*v)));
+        let vectors = self.vectors.iter().filter_map(|(k, v)| {
+            let bad = v.iter().find(|x| !x.is_finite())?;
+            Some((format!("vectors.{k}"), Some(*bad)))
+        });
+        scalars
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .chain(ledger)
+            .chain(metrics)
+            .chain(vectors)
+            .find(|(_, v)| v.is_some_and(|x| !x.is_finite()))
+            .map(|(k, _)| k)
+    }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct Manifest {
-    experiment: String,
-    spec_hash: String,
-    epsilab_version: String,
+/// Inputs of one dataset: file path (or `definition`) → SHA-256.
+pub type Inputs = BTreeMap<String, String>;
+
+/// What a results folder was computed from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub experiment: String,
+    /// Hash of the whole spec of the last run (informational; see `cells_hash`).
+    pub spec_hash: String,
+    /// Must match for stored cells to be reused.
+    #[serde(default)]
+    pub cells_hash: String,
+    /// Per dataset: must match for that dataset's stored cells to be reused.
+    #[serde(default)]
+    pub inputs: BTreeMap<String, Inputs>,
+    pub epsilab_version: String,
+}
+
+impl Manifest {
+    pub fn new(
+        experiment: &str,
+        spec_hash: &str,
+        cells_hash: &str,
+        inputs: BTreeMap<String, Inputs>,
+    ) -> Self {
+        Manifest {
+            experiment: experiment.into(),
+            spec_hash: spec_hash.into(),
+            cells_hash: cells_hash.into(),
+            inputs,
+            epsilab_version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    /// Why stored results made from `self` cannot be reused for `new`, if they cannot.
+    fn conflict(&self, new: &Manifest) -> Option<String> {
+        if self.cells_hash.is_empty() {
+            return Some(format!(
+                "{MANIFEST_FILE} predates input checksums (epsilab {}); rerun with --force to recompute, or choose another --out",
+                self.epsilab_version
+            ));
+        }
+        if self.cells_hash != new.cells_hash {
+            return Some(format!(
+                "holds results of a different version of the spec `{}` (a change to the seed, a pipeline or another setting that alters stored trials); rerun with --force to replace them, or choose another --out",
+                self.experiment
+            ));
+        }
+        for (dataset, old) in &self.inputs {
+            let Some(now) = new.inputs.get(dataset) else {
+                continue;
+            };
+            let changed = old
+                .iter()
+                .filter(|(k, v)| now.get(*k) != Some(*v))
+                .map(|(k, _)| k.as_str())
+                .chain(
+                    now.keys()
+                        .filter(|k| !old.contains_key(*k))
+                        .map(String::as_str),
+                )
+                .collect::<Vec<_>>();
+            if let Some(what) = changed.first() {
+                let what = if *what == DEFINITION {
+                    format!("the definition [dataset.{dataset}] in the spec")
+                } else {
+                    format!("the file {what}")
+                };
+                return Some(format!(
+                    "holds results of dataset `{dataset}` computed from other data: {what} changed since; rerun with --force to replace them, or choose another --out"
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// The [`Inputs`] entry of an inline dataset definition.
+pub const DEFINITION: &str = "definition";
+
+/// Suffix of a forced run's files until they replace the old ones.
+pub const STAGING: &str = ".staging";
+
+/// What a results folder holds for a run, read without changing anything.
+#[derive(Debug, Default)]
+pub struct Stored {
+    /// Keys of the stored records the run may reuse.
+    pub keys: HashSet<String>,
+    /// A forced run resumes its own unfinished staging files.
+    pub resumes_staging: bool,
+}
+
+/// Reads what `dir` holds for a run described by `manifest`. Without `force`, stored results
+/// of another spec or other data are an error (nothing is touched); with `force` only the
+/// staging files of an interrupted forced run of the same spec and data are reused.
+pub fn inspect(dir: &Path, manifest: &Manifest, force: bool) -> Result<Stored> {
+    let (trials, man) = paths(dir, force);
+    let old = match std::fs::read_to_string(&man) {
+        Ok(text) => Some(
+            serde_json::from_str::<Manifest>(&text).map_err(|e| Error::Store {
+                path: dir.into(),
+                reason: format!("{} is unreadable ({e}); rerun with --force", man.display()),
+            }),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(&man, e)),
+    };
+    match old {
+        Some(Err(e)) if !force => Err(e),
+        Some(Ok(old)) if !force => match old.conflict(manifest) {
+            Some(reason) => Err(Error::Store {
+                path: dir.into(),
+                reason,
+            }),
+            None => Ok(Stored {
+                keys: keys(&trials)?,
+                resumes_staging: false,
+            }),
+        },
+        None if !force => Ok(Stored {
+            keys: keys(&trials)?,
+            resumes_staging: false,
+        }),
+        Some(Ok(old)) if old.spec_hash == manifest.spec_hash && old.inputs == manifest.inputs => {
+            Ok(Stored {
+                keys: keys(&trials)?,
+                resumes_staging: true,
+            })
+        }
+        _ => Ok(Stored::default()),
+    }
+}
+
+fn keys(trials: &Path) -> Result<HashSet<String>> {
+    Ok(read_records(trials)?.into_iter().map(|r| r.key).collect())
+}
+
+/// The trials and manifest files a run writes (the staging pair when forced).
+fn paths(dir: &Path, force: bool) -> (PathBuf, PathBuf) {
+    let suffix = if force { STAGING } else { "" };
+    (
+        dir.join(format!("{TRIALS_FILE}{suffix}")),
+        dir.join(format!("{MANIFEST_FILE}{suffix}")),
+    )
+}
+
+/// Writes `path` through a temporary file and a rename, so it is never seen half-written.
+fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// The file appends go to: its length after the last complete line, and whether an append
+/// failed (then the store takes no more).
+struct Appender {
+    file: File,
+    len: u64,
+    failed: bool,
 }
 
 /// An open results folder accepting appends.
 pub struct Store {
     dir: PathBuf,
-    file: Mutex<File>,
+    file: Mutex<Appender>,
     done: HashSet<String>,
+    /// Staging files to swap in by [`Store::finish`] (a forced run).
+    staging: bool,
 }
 
 impl Store {
-    /// Opens (creating) `dir`; with `force`, discards results of any earlier run.
-    pub fn open(dir: &Path, experiment: &str, spec_hash: &str, force: bool) -> Result<Store> {
-        let store_err = |reason: String| Error::Store {
-            path: dir.into(),
-            reason,
-        };
+    /// Opens (creating) `dir` for a run after [`inspect`] returned `stored` and everything that
+    /// can fail early has been checked. A forced run writes staging files (starting them afresh
+    /// unless it resumes its own); the previous results stay untouched until [`Store::finish`].
+    pub fn open(dir: &Path, manifest: &Manifest, force: bool, stored: Stored) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let manifest_path = dir.join(MANIFEST_FILE);
-        let trials_path = dir.join(TRIALS_FILE);
-        if force {
-            for p in [&trials_path, &manifest_path] {
-                if p.exists() {
-                    std::fs::remove_file(p).map_err(|e| Error::io(p, e))?;
+        let (trials_path, manifest_path) = paths(dir, force);
+        let mut m = manifest.clone();
+        if !force && let Ok(text) = std::fs::read_to_string(&manifest_path) {
+            // Keep the checksums of datasets this spec no longer lists (their records stay).
+            if let Ok(old) = serde_json::from_str::<Manifest>(&text) {
+                for (k, v) in old.inputs {
+                    m.inputs.entry(k).or_insert(v);
                 }
             }
         }
-        if manifest_path.exists() {
-            let text = std::fs::read_to_string(&manifest_path)
-                .map_err(|e| Error::io(&manifest_path, e))?;
-            let m: Manifest = serde_json::from_str(&text).map_err(|e| {
-                store_err(format!(
-                    "{MANIFEST_FILE} is unreadable ({e}); rerun with --force"
-                ))
-            })?;
-            if m.spec_hash != spec_hash {
-                return Err(store_err(format!(
-                    "holds results of a different version of the spec `{}`; rerun with --force to discard them, or choose another --out",
-                    m.experiment
-                )));
-            }
-        } else {
-            let m = Manifest {
-                experiment: experiment.into(),
-                spec_hash: spec_hash.into(),
-                epsilab_version: env!("CARGO_PKG_VERSION").into(),
-            };
-            let text = serde_json::to_string_pretty(&m).expect("manifest") + "\n";
-            std::fs::write(&manifest_path, text).map_err(|e| Error::io(&manifest_path, e))?;
+        if force && !stored.resumes_staging && trials_path.exists() {
+            std::fs::remove_file(&trials_path).map_err(|e| Error::io(&trials_path, e))?;
         }
+        let text = serde_json::to_string_pretty(&m).expect("manifest") + "\n";
+        write_atomic(&manifest_path, &text)?;
         let mut file = OpenOptions::new()
             .create(true)
             .read(true)
@@ -130,14 +308,19 @@ impl Store {
             .open(&trials_path)
             .map_err(|e| Error::io(&trials_path, e))?;
         cut_partial_line(&mut file).map_err(|e| Error::io(&trials_path, e))?;
-        let done = read_records(&trials_path)?
-            .into_iter()
-            .map(|r| r.key)
-            .collect();
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(&trials_path, e))?
+            .len();
         Ok(Store {
             dir: dir.into(),
-            file: Mutex::new(file),
-            done,
+            file: Mutex::new(Appender {
+                file,
+                len,
+                failed: false,
+            }),
+            done: stored.keys,
+            staging: force,
         })
     }
 
@@ -153,13 +336,57 @@ impl Store {
         self.done.len()
     }
 
-    /// Appends one record as a single write of one line.
+    /// Appends one record as a single write of one line; a record with a non-finite number
+    /// is refused, since it could not be read back. If the write fails (a full disk) the
+    /// partial line is cut off and every later append fails too, so no line is ever corrupt.
     pub fn append(&self, record: &TrialRecord) -> Result<()> {
+        if let Some(field) = record.non_finite_field() {
+            return Err(Error::Store {
+                path: paths(&self.dir, self.staging).0,
+                reason: format!(
+                    "trial `{}` computed a non-finite {field} (is a training or test set empty?); it was not stored",
+                    record.key
+                ),
+            });
+        }
         let mut line = serde_json::to_vec(record).expect("records serialise");
         line.push(b'\n');
-        let mut f = self.file.lock().expect("store lock");
-        f.write_all(&line)
-            .map_err(|e| Error::io(self.dir.join(TRIALS_FILE), e))
+        let path = || paths(&self.dir, self.staging).0;
+        let mut a = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if a.failed {
+            return Err(Error::Store {
+                path: path(),
+                reason: "an earlier append failed".into(),
+            });
+        }
+        match a.file.write_all(&line) {
+            Ok(()) => {
+                a.len += line.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                a.failed = true;
+                let len = a.len;
+                let _ = a.file.set_len(len);
+                Err(Error::io(path(), e))
+            }
+        }
+    }
+
+    /// Ends a run: a forced run's staging files replace the previous results (trials first,
+    /// then the manifest that describes them).
+    pub fn finish(self) -> Result<()> {
+        let a = self.file.into_inner().unwrap_or_else(|p| p.into_inner());
+        a.file
+            .sync_all()
+            .map_err(|e| Error::io(paths(&self.dir, self.staging).0, e))?;
+        if self.staging {
+            let (st, sm) = paths(&self.dir, true);
+            let (t, m) = paths(&self.dir, false);
+            std::fs::rename(&st, &t).map_err(|e| Error::io(&t, e))?;
+            std::fs::rename(&sm, &m).map_err(|e| Error::io(&m, e))?;
+        }
+        Ok(())
     }
 }
 

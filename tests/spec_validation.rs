@@ -283,3 +283,52 @@ fn the_spec_hash_depends_on_the_trials_only() {
     assert_ne!(spec_hash(&GOOD.replace("[0.1, 1]", "[0.1, 2]")), h);
     assert_eq!(Spec::parse(GOOD, Path::new("a.toml")).unwrap().hash, h);
 }
+
+/// A repeated grid value or dataset would run (and store) the same cells twice.
+#[test]
+fn duplicate_axis_values_are_refused() {
+    let cases: Vec<(String, &str)> = vec![
+        (GOOD.replace("[0.1, 1]", "[1, 1]"), "grid.epsilon[1]"),
+        (GOOD.replace("[0.1, 1]", "[1, 0.1, 1.0]"), "grid.epsilon[2]"),
+        (
+            GOOD.replace("[grid]", "[grid]\nthreshold = [\"q65\", 0, \"q65\"]"),
+            "grid.threshold[2]",
+        ),
+        (
+            GOOD.replace("[grid]", "[grid]\nfeatures = [5, 5]"),
+            "grid.features[1]",
+        ),
+        (
+            GOOD.replace("[grid]", "[grid]\nlambda = [0.5, 0.5]"),
+            "grid.lambda[1]",
+        ),
+        (
+            GOOD.replace("[grid]", "[grid]\nn_train = [10, 20, 10]"),
+            "grid.n_train[2]",
+        ),
+        (
+            GOOD.replace("[\"xwindows\"]", "[\"xwindows\", \"xwindows\"]"),
+            "experiment.datasets[1]",
+        ),
+    ];
+    for (text, field) in cases {
+        let e = err(&text);
+        assert!(
+            e.starts_with("specs/bad.toml: field `") && e.contains(field),
+            "{field}: {e}"
+        );
+        assert!(e.contains("twice") || e.contains("repeats"), "{e}");
+    }
+}
+
+#[test]
+fn a_cycle_of_nb_proxy_sources_is_refused() {
+    let text = GOOD.replace("[\"xwindows\"]", "[\"a\"]")
+        + "[dataset.a]\nsource = \"nb_proxy\"\nof = \"b\"\ntrain = 10\ntest = 10\n\
+           [dataset.b]\nsource = \"nb_proxy\"\nof = \"a\"\ntrain = 10\ntest = 10\n";
+    let e = err(&text);
+    assert!(
+        e.contains("dataset.b.of") && e.contains("a -> b -> a"),
+        "{e}"
+    );
+}

@@ -183,6 +183,53 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// SHA-256 of each input file of a dataset, by path as written in its definition: the
+    /// catalog's pinned checksum where it has one (loading verifies it), else the hash of the
+    /// file's bytes. A derived dataset lists its source's files under `SOURCE/`; generated data
+    /// has none. The results store pins these so a changed file is never silently reused.
+    pub fn input_hashes(&self, name: &str, dir: &DataDir) -> Result<BTreeMap<String, String>> {
+        let mut out = BTreeMap::new();
+        let Some((def, base)) = self.entries.get(name) else {
+            return Ok(out);
+        };
+        match def {
+            DatasetDef::Libsvm(d) => {
+                let base = base.as_deref().unwrap_or(&dir.0);
+                let files = std::iter::once(&d.train)
+                    .chain(&d.test)
+                    .chain(&d.vocabulary);
+                for rel in files {
+                    let key = rel.to_string_lossy().to_string();
+                    let sha = match d.sha256.get(&key) {
+                        Some(pinned) => pinned.to_ascii_lowercase(),
+                        None => {
+                            let path = base.join(rel);
+                            let bytes = std::fs::read(&path).map_err(|e| match e.kind() {
+                                std::io::ErrorKind::NotFound => Error::MissingData {
+                                    dataset: name.into(),
+                                    path: path.clone(),
+                                    dir: dir.0.clone(),
+                                },
+                                _ => Error::io(&path, e),
+                            })?;
+                            hex(&Sha256::digest(&bytes))
+                        }
+                    };
+                    out.insert(key, sha);
+                }
+            }
+            DatasetDef::NbProxy(d) if d.of != name => {
+                for (k, v) in self.input_hashes(&d.of, dir)? {
+                    out.insert(format!("{}/{k}", d.of), v);
+                }
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+}
+
 fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
     let data_err = |reason: String| Error::Data {
         dataset: name.into(),

@@ -1,0 +1,199 @@
+//! The command line never panics on hostile surroundings: closed pipes, closed stderr, absurd
+//! `-j` values, and plans too large to run by accident.
+
+mod common;
+
+use epsilab::store::{TRIALS_FILE, read_records};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_epsilab"));
+    c.env_remove("EPSILAB_DATA");
+    c
+}
+
+fn spec(dir: &Path, trials: &str) -> PathBuf {
+    let text = common::SYNTHETIC_SPEC.replace("trials = 6", &format!("trials = {trials}"));
+    common::write_spec(dir, "s.toml", &text)
+}
+
+#[test]
+fn list_into_a_closed_pipe_ends_quietly() {
+    let mut child = bin()
+        .arg("list")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end before epsilab writes, as `| head -1` does after one line.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{:?} {err}", o.status);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn run_with_stderr_closed_still_writes_the_report() {
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "2");
+    let out = d.path().join("out");
+    let status = Command::new("bash")
+        .arg("-c")
+        .arg("exec \"$0\" run \"$1\" --out \"$2\" 2>&-")
+        .arg(env!("CARGO_BIN_EXE_epsilab"))
+        .arg(&s)
+        .arg(&out)
+        .env_remove("EPSILAB_DATA")
+        .status()
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let dir = out.join("synthetic");
+    assert!(dir.join("table.md").exists() && dir.join("figure.svg").exists());
+    let text = std::fs::read_to_string(dir.join(TRIALS_FILE)).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        read_records(&dir.join(TRIALS_FILE)).unwrap().len()
+    );
+    assert_eq!(text.lines().count(), 2 * 2 * (2 * 9 + 2));
+}
+
+#[test]
+fn absurd_job_counts_are_refused_and_zero_means_every_core() {
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "1");
+    let out = d.path().join("out");
+    let o = bin()
+        .arg("run")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out)
+        .args(["--no-report", "-j", "100000"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--jobs") && err.contains("0..=256"), "{err}");
+    assert!(!err.contains("panicked") && !out.exists(), "{err}");
+    let o = bin()
+        .arg("run")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out)
+        .args(["--no-report", "-j", "0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_billion_trials_without_yes_is_refused_with_its_count_and_eta() {
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "1000000000");
+    let out = d.path().join("out");
+    let start = Instant::now();
+    let o = bin()
+        .arg("run")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(start.elapsed() < Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    // 2 datasets x (2 private x 3 eps x 3 thresholds + 2 reference) x 10^9.
+    assert!(err.contains("40000000000 trials to run"), "{err}");
+    assert!(err.contains("about ") && err.contains("--yes"), "{err}");
+    assert!(!out.join("synthetic").join(TRIALS_FILE).exists());
+}
+
+/// Resident memory of a process in kB (Linux).
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_billion_trials_with_yes_start_at_once_in_bounded_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "1000000000");
+    let out = d.path().join("out");
+    let mut child = bin()
+        .arg("run")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out)
+        .args(["--yes", "-j", "2"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let trials = out.join("synthetic").join(TRIALS_FILE);
+    let start = Instant::now();
+    let mut lines = 0;
+    while lines < 500 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(50));
+        lines = std::fs::read_to_string(&trials).map_or(0, |t| t.lines().count());
+    }
+    let rss = rss_kb(child.id());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(lines >= 500, "only {lines} trials after two minutes");
+    assert!(rss < 200_000, "resident memory {rss} kB");
+}
+
+#[test]
+fn run_with_stderr_into_a_closed_pipe_finishes_its_report() {
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "2");
+    let out = d.path().join("out");
+    let mut child = bin()
+        .arg("run")
+        .arg(&s)
+        .arg("--out")
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // As in `epsilab run SPEC 2>&1 | head -1` once head has exited.
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(out.join("synthetic").join("figure.png").exists());
+}
+
+/// On a terminal a large plan asks first (`script` from util-linux provides the terminal).
+#[test]
+fn a_large_plan_asks_on_a_terminal_and_stops_unless_confirmed() {
+    use std::io::Write as _;
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "1000000000");
+    let out = d.path().join("out");
+    let cmd = format!(
+        "{} run {} --out {}",
+        env!("CARGO_BIN_EXE_epsilab"),
+        s.display(),
+        out.display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("EPSILAB_DATA")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) runs");
+    child.stdin.take().unwrap().write_all(b"n\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success(), "{text}");
+    assert!(
+        text.contains("Run it? [y/N]") && text.contains("not confirmed"),
+        "{text}"
+    );
+    assert!(!out.join("synthetic").join(TRIALS_FILE).exists());
+}

@@ -1,0 +1,324 @@
+//! Nothing lost, nothing stale: a forced run that fails keeps the previous results, stored
+//! results of changed data are refused, and a spec that only gains trials or grid values reuses
+//! what is stored.
+
+mod common;
+
+use epsilab::data::DataDir;
+use epsilab::runner::{RunOptions, run};
+use epsilab::spec::Spec;
+use epsilab::store::{TRIALS_FILE, TrialRecord, read_records};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn opts(out: &Path, force: bool) -> RunOptions {
+    RunOptions {
+        threads: 2,
+        data_dir: DataDir("unused".into()),
+        out_dir: out.into(),
+        smoke: false,
+        force,
+        progress: false,
+    }
+}
+
+fn by_key(path: &Path) -> BTreeMap<String, TrialRecord> {
+    read_records(path)
+        .unwrap()
+        .into_iter()
+        .map(|mut r| {
+            r.fit_seconds = 0.0;
+            (r.key.clone(), r)
+        })
+        .collect()
+}
+
+/// A user dataset in LIBSVM format: 60 rows, 4 binary features, labels 1 and 2.
+fn user_dataset(dir: &Path, flip: bool) -> PathBuf {
+    let mut text = String::new();
+    for i in 0..60 {
+        let label = if (i % 2 == 0) != flip { 1 } else { 2 };
+        let f = if i % 2 == 0 { 1 } else { 2 };
+        text.push_str(&format!("{label} {f}:1 {}:1\n", 3 + i / 2 % 2));
+    }
+    let p = dir.join("mine.libsvm");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const USER_SPEC: &str = "[experiment]\nname = \"mine\"\ntrials = 3\nseed = 1\ndatasets = [\"mine\"]\n\
+    [dataset.mine]\nsource = \"libsvm\"\ndimension = 4\ntrain = \"mine.libsvm\"\ntrain_fraction = 0.5\n\
+    classes = [{ label = 1, name = \"a\" }, { label = 2, name = \"b\" }]\n\
+    [grid]\nepsilon = [1, 10]\n\
+    [[pipeline]]\nname = \"private\"\nlearner = \"private_nb\"\n\
+    [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nx = \"epsilon\"\n";
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_epsilab"));
+    c.env_remove("EPSILAB_DATA");
+    c
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// The reported case: `run f3_6 --force` with no data found used to empty the 400 records.
+#[test]
+fn a_forced_run_without_its_data_keeps_the_committed_results() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("f3_6_accuracy_vs_epsilon");
+    copy_dir(Path::new("results/f3_6_accuracy_vs_epsilon"), &dir);
+    let before = std::fs::read(dir.join(TRIALS_FILE)).unwrap();
+    let manifest = std::fs::read(dir.join("manifest.json")).unwrap();
+    let o = bin()
+        .args([
+            "run",
+            "experiments/f3_6_accuracy_vs_epsilon.toml",
+            "--force",
+        ])
+        .arg("--out")
+        .arg(out.path())
+        .arg("--data-dir")
+        .arg(out.path().join("no-data-here"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("file not found"), "{err}");
+    assert_eq!(std::fs::read(dir.join(TRIALS_FILE)).unwrap(), before);
+    assert_eq!(before.iter().filter(|&&b| b == b'\n').count(), 400);
+    assert_eq!(std::fs::read(dir.join("manifest.json")).unwrap(), manifest);
+}
+
+/// The first README command reuses the committed results on a fresh clone (no data, no env).
+#[test]
+fn the_committed_quickstart_results_are_reused_as_they_are() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("quickstart");
+    copy_dir(Path::new("results/quickstart"), &dir);
+    let before = std::fs::read(dir.join(TRIALS_FILE)).unwrap();
+    let o = bin()
+        .args(["run", "experiments/quickstart.toml", "--no-report", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("300 trials (0 run, 300 already stored)"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(dir.join(TRIALS_FILE)).unwrap(), before);
+    assert!(!dir.join(format!("{TRIALS_FILE}.staging")).exists());
+}
+
+#[test]
+fn a_changed_dataset_file_is_refused_naming_the_file() {
+    let d = tempfile::tempdir().unwrap();
+    user_dataset(d.path(), false);
+    let spec = Spec::load(&common::write_spec(d.path(), "s.toml", USER_SPEC)).unwrap();
+    let out = d.path().join("out");
+    let first = run(&spec, &opts(&out, false)).unwrap();
+    let trials = first.results_dir.join(TRIALS_FILE);
+    let stored = std::fs::read(&trials).unwrap();
+    // Same spec, labels flipped in the file.
+    user_dataset(d.path(), true);
+    let err = run(&spec, &opts(&out, false)).unwrap_err().to_string();
+    assert!(
+        err.contains("mine.libsvm") && err.contains("changed") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&trials).unwrap(), stored);
+    // --force recomputes on the new file.
+    let forced = run(&spec, &opts(&out, true)).unwrap();
+    assert_eq!((forced.ran, forced.skipped), (first.total, 0));
+    assert_ne!(std::fs::read(&trials).unwrap(), stored);
+    assert_eq!(run(&spec, &opts(&out, false)).unwrap().ran, 0);
+}
+
+#[test]
+fn a_forced_run_with_a_bad_line_keeps_the_previous_results() {
+    let d = tempfile::tempdir().unwrap();
+    let data = user_dataset(d.path(), false);
+    let spec = Spec::load(&common::write_spec(d.path(), "s.toml", USER_SPEC)).unwrap();
+    let out = d.path().join("out");
+    let s = run(&spec, &opts(&out, false)).unwrap();
+    let trials = s.results_dir.join(TRIALS_FILE);
+    let stored = std::fs::read(&trials).unwrap();
+    let mut text = std::fs::read_to_string(&data).unwrap();
+    text.push_str("1 0:1\n");
+    std::fs::write(&data, text).unwrap();
+    let err = run(&spec, &opts(&out, true)).unwrap_err().to_string();
+    assert!(err.contains("mine.libsvm:61"), "{err}");
+    assert_eq!(std::fs::read(&trials).unwrap(), stored);
+}
+
+#[test]
+fn an_interrupted_forced_run_keeps_the_previous_results_then_resumes() {
+    let d = tempfile::tempdir().unwrap();
+    let small = common::SYNTHETIC_SPEC.replace("train = 400", "train = 3000");
+    let spec_path = common::write_spec(d.path(), "s.toml", &small);
+    let out = d.path().join("out");
+    run(&Spec::load(&spec_path).unwrap(), &opts(&out, false)).unwrap();
+    let trials = out.join("synthetic").join(TRIALS_FILE);
+    let stored = std::fs::read(&trials).unwrap();
+    // A changed seed needs --force; kill the forced run mid-way.
+    let changed = small
+        .replace("seed = 7", "seed = 8")
+        .replace("trials = 6", "trials = 30");
+    let spec_path = common::write_spec(d.path(), "s.toml", &changed);
+    let forced = || {
+        let mut c = bin();
+        c.arg("run").arg(&spec_path).arg("--out").arg(&out).args([
+            "--no-report",
+            "--force",
+            "-j",
+            "2",
+        ]);
+        c
+    };
+    let mut child = forced().spawn().unwrap();
+    let staging = out.join("synthetic").join(format!("{TRIALS_FILE}.staging"));
+    let start = std::time::Instant::now();
+    while std::fs::metadata(&staging).map_or(0, |m| m.len()) < 8_000
+        && start.elapsed().as_secs() < 60
+    {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "killed mid-run");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        std::fs::read(&trials).unwrap(),
+        stored,
+        "old results intact"
+    );
+    let partial = read_records(&staging).unwrap().len();
+    assert!(partial > 0);
+    // Without --force the old results are still refused for the new spec.
+    let spec = Spec::load(&spec_path).unwrap();
+    assert!(run(&spec, &opts(&out, false)).is_err());
+    // A second --force resumes the staging file, then swaps it in.
+    let o = forced().output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(&format!("{partial} already stored")), "{err}");
+    assert!(!staging.exists());
+    let fresh = tempfile::tempdir().unwrap();
+    let clean = run(&spec, &opts(fresh.path(), false)).unwrap();
+    assert_eq!(
+        by_key(&trials),
+        by_key(&clean.results_dir.join(TRIALS_FILE))
+    );
+    let lines = std::fs::read_to_string(&trials).unwrap().lines().count();
+    assert_eq!(lines, clean.total);
+}
+
+#[test]
+fn adding_trials_and_grid_values_runs_only_the_new_cells() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&common::write_spec(
+        d.path(),
+        "s.toml",
+        common::SYNTHETIC_SPEC,
+    ))
+    .unwrap();
+    let out = d.path().join("out");
+    let first = run(&spec, &opts(&out, false)).unwrap();
+    let bigger = common::SYNTHETIC_SPEC
+        .replace("trials = 6", "trials = 8")
+        .replace("epsilon = [0.1, 1, 10]", "epsilon = [0.1, 0.5, 1, 10]");
+    let bigger = Spec::load(&common::write_spec(d.path(), "b.toml", &bigger)).unwrap();
+    let second = run(&bigger, &opts(&out, false)).unwrap();
+    assert_eq!(second.skipped, first.total);
+    assert_eq!(second.ran, second.total - first.total);
+    let fresh = tempfile::tempdir().unwrap();
+    let clean = run(&bigger, &opts(fresh.path(), false)).unwrap();
+    assert_eq!(
+        by_key(&second.results_dir.join(TRIALS_FILE)),
+        by_key(&clean.results_dir.join(TRIALS_FILE))
+    );
+}
+
+#[test]
+fn changes_that_alter_stored_cells_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&common::write_spec(
+        d.path(),
+        "s.toml",
+        common::SYNTHETIC_SPEC,
+    ))
+    .unwrap();
+    let out = d.path().join("out");
+    run(&spec, &opts(&out, false)).unwrap();
+    let cases = [
+        (
+            "a pipeline parameter",
+            "learner = \"nb\"",
+            "learner = \"nb\"\nalpha = 2",
+        ),
+        ("a dataset definition", "seed = 3", "seed = 4"),
+        ("a removed grid value", "[0.1, 1, 10]", "[0.1, 1]"),
+        ("fewer trials", "trials = 6", "trials = 5"),
+    ];
+    for (what, from, to) in cases {
+        let text = common::SYNTHETIC_SPEC.replacen(from, to, 1);
+        assert_ne!(text, common::SYNTHETIC_SPEC, "{what}");
+        let changed = Spec::load(&common::write_spec(d.path(), "c.toml", &text)).unwrap();
+        let err = run(&changed, &opts(&out, false)).unwrap_err().to_string();
+        assert!(err.contains("--force"), "{what}: {err}");
+    }
+}
+
+/// A trial on an empty test set computes NaN; storing it as `null` would make the whole
+/// results file unreadable, so it is refused and the store stays readable.
+#[test]
+fn a_record_that_cannot_be_read_back_is_not_stored() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "[experiment]\nname = \"z\"\ntrials = 1\nseed = 1\ndatasets = [\"a\"]\n\
+        [dataset.a]\nsource = \"nb_sampled\"\ndimension = 3\ntheta = [0.5, 0.5]\ntrain = 10\ntest = 0\n\
+        [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nkind = \"dataset_summary\"\n";
+    let spec = Spec::load(&common::write_spec(d.path(), "z.toml", text)).unwrap();
+    let out = d.path().join("out");
+    let err = run(&spec, &opts(&out, false)).unwrap_err().to_string();
+    assert!(
+        err.contains("non-finite") && err.contains("a|nb|{}|0"),
+        "{err}"
+    );
+    assert!(
+        read_records(&out.join("z").join(TRIALS_FILE))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_forced_run_failing_its_checksum_keeps_the_previous_results() {
+    use sha2::Digest as _;
+    let d = tempfile::tempdir().unwrap();
+    let data = user_dataset(d.path(), false);
+    let sha = sha2::Sha256::digest(std::fs::read(&data).unwrap());
+    let hex: String = sha.iter().map(|b| format!("{b:02x}")).collect();
+    let text = USER_SPEC.replace(
+        "train_fraction = 0.5\n",
+        &format!("train_fraction = 0.5\nsha256 = {{ \"mine.libsvm\" = \"{hex}\" }}\n"),
+    );
+    let spec = Spec::load(&common::write_spec(d.path(), "s.toml", &text)).unwrap();
+    let out = d.path().join("out");
+    let s = run(&spec, &opts(&out, false)).unwrap();
+    let trials = s.results_dir.join(TRIALS_FILE);
+    let stored = std::fs::read(&trials).unwrap();
+    user_dataset(d.path(), true);
+    let err = run(&spec, &opts(&out, true)).unwrap_err().to_string();
+    assert!(
+        err.contains("SHA-256") && err.contains("mine.libsvm"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&trials).unwrap(), stored);
+}
