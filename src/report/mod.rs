@@ -9,7 +9,7 @@ pub mod verdict;
 use crate::error::{Error, Result};
 use crate::spec::{ReportKind, Spec};
 use crate::stats::mean_se;
-use crate::store::{TRIALS_FILE, TrialRecord, read_records};
+use crate::store::{TrialRecord, read_dir_records};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -203,7 +203,7 @@ pub struct Written {
 
 /// Rebuilds the report of a results folder from its `trials.jsonl`.
 pub fn write(spec: &Spec, dir: &Path) -> Result<Written> {
-    let records = read_records(&dir.join(TRIALS_FILE))?;
+    let records = read_dir_records(dir)?;
     if records.is_empty() {
         return Err(Error::Store {
             path: dir.into(),
