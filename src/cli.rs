@@ -324,7 +324,8 @@ pub fn execute(cli: Cli) -> Result<()> {
                 time,
                 cpus_per_task,
                 out,
-                data_dir,
+                // Resolved here, so every task reads the data the submitter sees.
+                data_dir: Some(DataDir::resolve(data_dir).0),
                 script_dir,
                 sbatch_args,
             };
