@@ -34,6 +34,7 @@ fn adult_like() -> Dataset {
         labels,
         class_names: vec!["0".into(), "1".into()],
         split: SplitRule::Fixed { n_train: n },
+        bounds: None,
         feature_names: None,
     }
 }

@@ -1,46 +1,19 @@
 //! Algorithm 1 on Adult: fit (noise + post-processing) and predict the 16281 test rows.
 //!
-//! Uses the real a9a files when EPSILAB_DATA points at the datasets; otherwise a synthetic
-//! matrix of the same shape (32561 + 16281 rows, D = 123, 14 ones per row).
+//! Uses the shipped a9a files (`datasets/a9a`, or `--data-dir`-style `$EPSILAB_DATA`).
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use epsilab::counts::ClassCounts;
-use epsilab::data::{BinaryMatrix, Catalog, DataDir, Dataset, Features, SplitRule};
+use epsilab::data::{Catalog, DataDir, Dataset};
 use epsilab::learners::PrivateNbParams;
 use epsilab::privacy::Ledger;
 use epsilab::rng::{Streams, rng_from};
 use linfa::ParamGuard;
-use rand::Rng;
-use rand::seq::index::sample;
 
 fn adult() -> Dataset {
-    if let Some(dir) = std::env::var_os("EPSILAB_DATA") {
-        return Catalog::builtin()
-            .load("adult", &DataDir(dir.into()))
-            .expect("adult loads");
-    }
-    eprintln!("EPSILAB_DATA not set: benchmarking an Adult-shaped synthetic matrix");
-    let mut rng = rng_from(&["bench", "adult-shape"]);
-    let mut x = BinaryMatrix::new(123);
-    let mut labels = Vec::new();
-    for _ in 0..48842 {
-        let mut ones: Vec<u32> = sample(&mut rng, 123, 14)
-            .into_iter()
-            .map(|j| j as u32)
-            .collect();
-        ones.sort_unstable();
-        x.push_row(&ones);
-        labels.push(u16::from(rng.gen_bool(0.24)));
-    }
-    Dataset {
-        name: "adult-shape".into(),
-        title: "Adult-shaped".into(),
-        features: Features::Binary(x),
-        labels,
-        class_names: vec!["a".into(), "b".into()],
-        feature_names: None,
-        split: SplitRule::Fixed { n_train: 32561 },
-    }
+    Catalog::builtin()
+        .load("adult", &DataDir::resolve(None))
+        .expect("adult loads from the shipped datasets")
 }
 
 fn bench(c: &mut Criterion) {

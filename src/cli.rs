@@ -33,7 +33,8 @@ pub enum Command {
         #[arg(short = 'j', long = "jobs", default_value_t = 0,
               value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=crate::runner::MAX_JOBS as u64))]
         jobs: usize,
-        /// Folder holding the dataset files [default: $EPSILAB_DATA, else ./datasets].
+        /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
+        /// datasets shipped in the repository's datasets/ folder].
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// Results root; results go to `OUT/<experiment name>/`.
@@ -94,6 +95,8 @@ pub enum Command {
         /// Folder of specs (expectations live in its `expectations/` subfolder).
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
+        /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
+        /// datasets shipped in the repository's datasets/ folder].
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// Write the expectations from this run instead of comparing.
@@ -157,8 +160,15 @@ pub enum Command {
         #[arg(long)]
         submit: bool,
     },
+    /// Datasets: download a file into the cache with checksum verification.
+    Data {
+        #[command(subcommand)]
+        command: DataCommand,
+    },
     /// Show the datasets, learners and specs available.
     List {
+        /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
+        /// datasets shipped in the repository's datasets/ folder].
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// Folder of specs to list.
@@ -211,6 +221,37 @@ macro_rules! out {
         $o.push_str(&format!($($t)*));
         $o.push('\n');
     }};
+}
+
+/// `epsilab data` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// Download a dataset file into the cache folder, verified by SHA-256.
+    ///
+    /// The file is streamed into a temporary file in the cache folder while it is hashed and is
+    /// renamed to its final name only when the checksum matches; on a mismatch the temporary
+    /// file is deleted and the error shows the expected and the actual checksum. A file already
+    /// cached with the right checksum is not downloaded again.
+    ///
+    /// A URL is saved as CACHE/<last segment of the URL path>; --sha256 is then required (the
+    /// checksum of the file as downloaded: `sha256sum FILE`). A catalog NAME fetches the files
+    /// its definition lists under `urls` into CACHE/<catalog path>, checked against the
+    /// catalog's checksums (the thesis datasets have no URL: they ship in datasets/).
+    ///
+    /// A spec then refers to the cached file by its path, e.g. in [dataset.mine]:
+    /// train = "/home/me/.cache/epsilab/mine.csv" (or run with --data-dir CACHE for a catalog
+    /// dataset).
+    Fetch {
+        /// A URL (http:// or https://) or a catalog dataset name.
+        source: String,
+        /// Expected SHA-256 of the downloaded file (64 hex digits); required for a URL.
+        #[arg(long)]
+        sha256: Option<String>,
+        /// Cache folder [default: $EPSILAB_CACHE, else $XDG_CACHE_HOME/epsilab, else
+        /// ~/.cache/epsilab].
+        #[arg(long)]
+        cache: Option<PathBuf>,
+    },
 }
 
 /// Runs a parsed command line.
@@ -299,8 +340,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             let spec = Spec::load(&path)?;
             let st =
                 crate::runner::status(&spec, &DataDir::resolve(data_dir), &out, smoke, shards)?;
-            print_status(&spec, &path, &out, smoke, &st);
-            Ok(())
+            emit(&status_text(&spec, &path, &out, smoke, &st))
         }
         Command::Slurm {
             spec: path,
@@ -330,26 +370,41 @@ pub fn execute(cli: Cli) -> Result<()> {
                 sbatch_args,
             };
             let scripts = crate::slurm::write_scripts(&opts, &spec.experiment.name)?;
-            println!(
+            let mut o = String::new();
+            out!(
+                o,
                 "wrote {} and {}",
                 scripts.array.display(),
                 scripts.report.display()
             );
             if submit {
                 let ids = crate::slurm::submit(&scripts, &opts.sbatch_args)?;
-                println!(
+                out!(
+                    o,
                     "submitted array job {} ({} tasks), report job {} (afterok:{})",
-                    ids.array, tasks, ids.report, ids.array
+                    ids.array,
+                    tasks,
+                    ids.report,
+                    ids.array
                 );
             } else {
-                println!(
+                out!(
+                    o,
                     "submit with: jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}",
                     scripts.array.display(),
                     scripts.report.display()
                 );
             }
-            Ok(())
+            emit(&o)
         }
+        Command::Data {
+            command:
+                DataCommand::Fetch {
+                    source,
+                    sha256,
+                    cache,
+                },
+        } => data_fetch(&source, sha256.as_deref(), cache),
         Command::List {
             data_dir,
             experiments,
@@ -492,7 +547,13 @@ fn check(opts: crate::check::CheckOptions) -> Result<()> {
     }
 }
 
-fn print_status(spec: &Spec, path: &Path, out: &Path, smoke: bool, st: &crate::runner::Status) {
+fn status_text(
+    spec: &Spec,
+    path: &Path,
+    out: &Path,
+    smoke: bool,
+    st: &crate::runner::Status,
+) -> String {
     let smoke_flag = if smoke { " --smoke" } else { "" };
     let cmd = |shard: Option<Shard>| {
         let s = shard.map_or(String::new(), |s| format!(" --shard {s}"));
@@ -509,7 +570,9 @@ fn print_status(spec: &Spec, path: &Path, out: &Path, smoke: bool, st: &crate::r
             "incomplete"
         }
     };
-    println!(
+    let mut o = String::new();
+    out!(
+        o,
         "{}: {} / {} trials done ({}) in {}",
         spec.experiment.name,
         st.done,
@@ -525,15 +588,17 @@ fn print_status(spec: &Spec, path: &Path, out: &Path, smoke: bool, st: &crate::r
                 } else {
                     String::new()
                 };
-                println!(
+                out!(
+                    o,
                     "  shard {s}: {done} / {planned} ({}){finish}",
                     state(*done, *planned)
                 );
             }
         }
-        None if st.done < st.planned => println!("  finish with: {}", cmd(None)),
+        None if st.done < st.planned => out!(o, "  finish with: {}", cmd(None)),
         None => {}
     }
+    o
 }
 
 /// Rebuilds every experiment's report that has results, then REPORT.md.
@@ -551,13 +616,39 @@ fn report_all(experiments: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
+fn data_fetch(source: &str, sha256: Option<&str>, cache: Option<PathBuf>) -> Result<()> {
+    let cache = cache
+        .or_else(crate::data::fetch::default_cache)
+        .ok_or_else(|| {
+            crate::Error::param(
+                "--cache",
+                "no cache folder: HOME, XDG_CACHE_HOME and EPSILAB_CACHE are unset; give --cache DIR",
+            )
+        })?;
+    let catalog = crate::data::Catalog::builtin();
+    for f in crate::data::fetch::fetch(source, sha256, &cache, &catalog)? {
+        let how = if f.cached {
+            "already cached"
+        } else {
+            "downloaded"
+        };
+        emit(&format!(
+            "{how}: {} ({} bytes, SHA-256 verified) <- {}\n",
+            f.path.display(),
+            f.bytes,
+            f.url
+        ))?;
+    }
+    Ok(())
+}
+
 fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     let mut o = String::new();
     let catalog = crate::data::Catalog::builtin();
     out!(o, "Datasets (data directory: {}):", dir.0.display());
     for name in catalog.names() {
         if let Some(DatasetDef::Libsvm(d)) = catalog.get(name) {
-            let found = dir.0.join(&d.train).exists();
+            let found = crate::data::files::locate(&dir.0.join(&d.train)).is_some();
             out!(
                 o,
                 "  {name:<12} {:<12} D = {:<4} {}",
@@ -569,9 +660,17 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     }
     out!(
         o,
+        "  file sources for [dataset.NAME]: libsvm, csv (README: \"Your own dataset\")"
+    );
+    out!(
+        o,
         "  synthetic sources for [dataset.NAME]: toy_gaussian, nb_sampled, nb_proxy"
     );
-    out!(o, "\nLearners:");
+    out!(
+        o,
+        "
+Learners:"
+    );
     for l in LEARNERS {
         out!(o, "  {:<15} {}", l.name, l.about);
     }

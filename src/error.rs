@@ -19,7 +19,8 @@ pub enum Error {
     },
     #[error(
         "dataset `{dataset}`: file not found: {} (data directory: {}). \
-         Point --data-dir or EPSILAB_DATA at a folder holding the datasets; datasets/README.md says where to get them",
+         The thesis datasets ship gzip-compressed in the repository's datasets/ folder; point --data-dir or EPSILAB_DATA \
+         at a folder holding the files (plain or .gz), or fetch a file with `epsilab data fetch`",
         path.display(), dir.display()
     )]
     MissingData {
@@ -37,6 +38,8 @@ pub enum Error {
         expected: String,
         actual: String,
     },
+    #[error("download of {url} failed: {reason}")]
+    Fetch { url: String, reason: String },
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

@@ -170,6 +170,19 @@ fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> 
             feature_names = out.feature_names;
         }
         Some(learner) => {
+            if let Some(b) = &td.data.bounds
+                && !matches!(learner, Learner::Majority)
+            {
+                log.ledger.public(
+                    "clipping",
+                    "each feature value clipped to the declared public bounds",
+                    "per-example map with public constants: spends no budget",
+                );
+                log.metrics.insert(
+                    "clipped_values".into(),
+                    b.clipped_in(&td.split.train) as f64,
+                );
+            }
             let budget = spec.budget(cell.pipeline);
             if let Some(selector) = selector_for(pipeline) {
                 let t = cell.features.expect("validated: selection has T");

@@ -67,6 +67,7 @@ pub fn git_commit() -> String {
 fn data_checksums(spec: &Spec, name: &str) -> Value {
     match spec.catalog.get(name) {
         Some(DatasetDef::Libsvm(d)) => json!(d.sha256),
+        Some(DatasetDef::Csv(d)) => json!(d.sha256),
         Some(DatasetDef::NbProxy(d)) => {
             json!({ "synthetic": "nb_proxy", "of": data_checksums(spec, &d.of) })
         }

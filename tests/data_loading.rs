@@ -29,7 +29,7 @@ fn a_missing_file_says_where_it_looked_and_how_to_get_data() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("a9a/a9a") && err.contains("EPSILAB_DATA"),
+        err.contains("a9a/a9a") && err.contains("EPSILAB_DATA") && err.contains("data fetch"),
         "{err}"
     );
 }
@@ -58,10 +58,7 @@ fn a_malformed_user_dataset_names_file_and_line() {
 /// Table 3.1 sizes, dimensions and class balance of the six thesis datasets.
 #[test]
 fn the_six_thesis_datasets_load_with_their_published_shapes() {
-    let Some(dir) = common::data_dir("the_six_thesis_datasets_load_with_their_published_shapes")
-    else {
-        return;
-    };
+    let dir = common::data_dir();
     let catalog = Catalog::builtin();
     for (name, rows, d, split) in [
         ("xwindows", 1800, 600, SplitRule::Fixed { n_train: 900 }),
@@ -120,4 +117,35 @@ fn the_six_thesis_datasets_load_with_their_published_shapes() {
         catalog.load("newsgroup3", &dir).unwrap(),
     );
     assert_ne!(a.features.as_binary(), b.features.as_binary());
+}
+
+/// Every shipped `.gz` file decompresses to the bytes `datasets/SHA256SUMS` lists, every listed
+/// file ships, and the catalog pins the same checksums.
+#[test]
+fn shipped_datasets_match_sha256sums_and_the_catalog() {
+    use sha2::{Digest, Sha256};
+    let root = common::data_dir().0;
+    let sums = std::fs::read_to_string(root.join("SHA256SUMS")).unwrap();
+    let mut listed = std::collections::BTreeMap::new();
+    for line in sums.lines() {
+        let (sum, path) = line.split_once("  ").expect("`SUM  PATH` lines");
+        let bytes = epsilab::data::files::read(&root.join(format!("{path}.gz"))).unwrap();
+        let actual: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(actual, sum, "{path}");
+        listed.insert(path.to_string(), sum.to_string());
+    }
+    assert_eq!(listed.len(), 12);
+    let toml: toml::Table = toml::from_str(epsilab::data::catalog::CATALOG_TOML).unwrap();
+    for (name, def) in toml {
+        for (path, sum) in def["sha256"].as_table().unwrap() {
+            assert_eq!(
+                listed.get(path),
+                sum.as_str().map(str::to_string).as_ref(),
+                "{name}: {path}"
+            );
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Chapter 3 numbers on the real datasets (need EPSILAB_DATA; skipped without it).
+//! Chapter 3 numbers on the real datasets (shipped in `datasets/`).
 
 mod common;
 
@@ -27,9 +27,7 @@ const DATASETS: [&str; 6] = [
 /// every test and training row of every thesis dataset.
 #[test]
 fn non_private_nb_matches_linfa_bernoulli_nb_exactly() {
-    let Some(dir) = common::data_dir("non_private_nb_matches_linfa_bernoulli_nb_exactly") else {
-        return;
-    };
+    let dir = common::data_dir();
     for name in DATASETS {
         let ds = Catalog::builtin().load(name, &dir).unwrap();
         let split = ds.split(&mut rng_from(&["linfa-oracle", name]));
@@ -69,9 +67,7 @@ fn non_private_nb_matches_linfa_bernoulli_nb_exactly() {
 /// Thesis Table A.2 text: non-private NB on XWindowsDoc gets 92% train and 81% test accuracy.
 #[test]
 fn non_private_nb_reproduces_the_xwindows_accuracies() {
-    let Some(dir) = common::data_dir("non_private_nb_reproduces_the_xwindows_accuracies") else {
-        return;
-    };
+    let dir = common::data_dir();
     let ds = Catalog::builtin().load("xwindows", &dir).unwrap();
     let split = ds.split(&mut rng_from(&["fixed"]));
     let x = ds.features.as_binary().unwrap();
@@ -96,10 +92,7 @@ fn non_private_nb_reproduces_the_xwindows_accuracies() {
 /// Figure 3.6: XWindowsDoc stays at chance at eps = 0.1; Mushrooms rises with eps.
 #[test]
 fn figure_3_6_shows_chance_on_xwindows_and_a_rise_on_mushrooms() {
-    let Some(dir) = common::data_dir("figure_3_6_shows_chance_on_xwindows_and_a_rise_on_mushrooms")
-    else {
-        return;
-    };
+    let dir = common::data_dir();
     let spec = Spec::load("experiments/f3_6_accuracy_vs_epsilon.toml".as_ref()).unwrap();
     let out = tempfile::tempdir().unwrap();
     let opts = RunOptions {
@@ -140,11 +133,7 @@ fn figure_3_6_shows_chance_on_xwindows_and_a_rise_on_mushrooms() {
 /// labelled non-private in the JSONL, the table and the figure legend.
 #[test]
 fn figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking() {
-    let Some(dir) =
-        common::data_dir("figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking")
-    else {
-        return;
-    };
+    let dir = common::data_dir();
     let spec = Spec::load("experiments/f3_15_feature_selection.toml".as_ref()).unwrap();
     let out = tempfile::tempdir().unwrap();
     let opts = RunOptions {

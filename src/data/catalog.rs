@@ -4,12 +4,14 @@
 //! generator), how labels map to classes, and how the split is drawn. Specs may add their own
 //! definitions inline with the same fields.
 
-use super::{Dataset, Features, SplitRule, libsvm, synthetic};
+use super::{
+    BinaryMatrix, Dataset, Features, PublicBounds, SplitRule, csv_source, files, libsvm, synthetic,
+};
 use crate::error::{Error, Result};
 use crate::rng::rng_from;
+use ndarray::Array2;
 use rand::seq::SliceRandom;
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -19,16 +21,31 @@ pub const CATALOG_TOML: &str = include_str!("../../datasets/catalog.toml");
 /// Environment variable naming the data directory.
 pub const DATA_ENV: &str = "EPSILAB_DATA";
 
-/// Where dataset files are looked up: `--data-dir`, else `$EPSILAB_DATA`, else `./datasets`.
+/// Where dataset files are looked up: `--data-dir`, else `$EPSILAB_DATA`, else the datasets
+/// shipped with epsilab ([`DataDir::shipped`]).
 #[derive(Debug, Clone)]
 pub struct DataDir(pub PathBuf);
 
 impl DataDir {
     pub fn resolve(cli: Option<PathBuf>) -> Self {
-        DataDir(
-            cli.or_else(|| std::env::var_os(DATA_ENV).map(PathBuf::from))
-                .unwrap_or_else(|| PathBuf::from("datasets")),
-        )
+        cli.or_else(|| {
+            std::env::var_os(DATA_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .map_or_else(Self::shipped, DataDir)
+    }
+
+    /// The shipped datasets: `./datasets` when run from the repository root, else the
+    /// `datasets/` folder of the checkout epsilab was built from (so tests and a binary run
+    /// from elsewhere find them too).
+    pub fn shipped() -> Self {
+        let local = PathBuf::from("datasets");
+        if local.join("catalog.toml").is_file() {
+            DataDir(local)
+        } else {
+            DataDir(Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets"))
+        }
     }
 }
 
@@ -37,6 +54,7 @@ impl DataDir {
 #[serde(tag = "source", rename_all = "snake_case")]
 pub enum DatasetDef {
     Libsvm(LibsvmDef),
+    Csv(CsvDef),
     ToyGaussian(ToyGaussianDef),
     NbSampled(NbSampledDef),
     NbProxy(NbProxyDef),
@@ -67,12 +85,135 @@ pub struct LibsvmDef {
     /// Expected SHA-256 (hex) per file path as written above.
     #[serde(default)]
     pub sha256: BTreeMap<String, String>,
+    /// Public bounds of real-valued features; without them every value must be 0 or 1.
+    pub bounds: Option<BoundsDef>,
+    /// Download URL per file path (`epsilab data fetch NAME`; checked against `sha256`).
+    #[serde(default)]
+    pub urls: BTreeMap<String, String>,
+}
+
+/// Rows from CSV files: one label column, numeric feature columns.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsvDef {
+    pub title: Option<String>,
+    /// Training file, or the only file when the split is random.
+    pub train: PathBuf,
+    /// Published test file (a fixed split); absent means a seeded random split.
+    pub test: Option<PathBuf>,
+    /// Training fraction of the random split (required without `test`).
+    pub train_fraction: Option<f64>,
+    /// The label column: a header name, or a column number counted from 1.
+    pub label: Column,
+    /// Feature columns in order [default: every column but the label].
+    pub features: Option<Vec<Column>>,
+    /// Whether the first line names the columns.
+    #[serde(default = "yes")]
+    pub header: bool,
+    /// Field separator, one ASCII character ("\t" for tabs) [default: ","].
+    pub delimiter: Option<String>,
+    /// Classes in order; `label` as written in the label column (text or number).
+    pub classes: Vec<ClassDef>,
+    #[serde(default)]
+    pub subset: bool,
+    #[serde(default)]
+    pub subsample_seed: u64,
+    #[serde(default)]
+    pub sha256: BTreeMap<String, String>,
+    /// Public bounds of real-valued features; without them every value must be 0 or 1.
+    pub bounds: Option<BoundsDef>,
+    /// Download URL per file path (`epsilab data fetch NAME`; checked against `sha256`).
+    #[serde(default)]
+    pub urls: BTreeMap<String, String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A CSV column: by header name or by number (from 1).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Column {
+    Number(usize),
+    Name(String),
+}
+
+/// A class label as written in a file: a number (LIBSVM, CSV) or text (CSV).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Label {
+    Int(i64),
+    Text(String),
+}
+
+impl Label {
+    fn matches_int(&self, v: i64) -> bool {
+        match self {
+            Label::Int(i) => *i == v,
+            Label::Text(t) => t.trim().parse::<i64>() == Ok(v),
+        }
+    }
+
+    fn matches_text(&self, s: &str) -> bool {
+        match self {
+            Label::Text(t) => t == s,
+            Label::Int(i) => s.parse::<f64>().is_ok_and(|v| v == *i as f64),
+        }
+    }
+}
+
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Label::Int(i) => write!(f, "{i}"),
+            Label::Text(t) => write!(f, "{t}"),
+        }
+    }
+}
+
+/// Public bounds of real-valued features: `[lo, hi]` for all, or one `[lo, hi]` per feature.
+///
+/// They must not be derived from the data: they are part of the mechanism's definition
+/// (e.g. the instrument's range, a domain limit), so clipping each value to them is a
+/// per-example map with public constants and keeps every guarantee.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum BoundsDef {
+    All([f64; 2]),
+    PerFeature(Vec<[f64; 2]>),
+}
+
+impl BoundsDef {
+    /// Lower and upper bound per feature; an error names the bad entry.
+    pub fn resolve(&self, dimension: usize) -> std::result::Result<(Vec<f64>, Vec<f64>), String> {
+        let pairs: Vec<[f64; 2]> = match self {
+            BoundsDef::All(b) => vec![*b; dimension],
+            BoundsDef::PerFeature(v) if v.len() == dimension => v.clone(),
+            BoundsDef::PerFeature(v) => {
+                return Err(format!(
+                    "`bounds` lists {} [lo, hi] pairs for {dimension} features (give one pair \
+                     per feature, or a single [lo, hi] for all)",
+                    v.len()
+                ));
+            }
+        };
+        for (j, [lo, hi]) in pairs.iter().enumerate() {
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(format!(
+                    "`bounds` of feature {}: [{lo}, {hi}] must be finite with lo < hi",
+                    j + 1
+                ));
+            }
+        }
+        Ok(pairs.iter().map(|b| (b[0], b[1])).unzip())
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClassDef {
-    pub label: i64,
+    pub label: Label,
     pub name: String,
     /// Keep this many rows of the class, chosen at random with `subsample_seed`.
     pub subsample: Option<usize>,
@@ -167,6 +308,7 @@ impl Catalog {
         let title = |t: &Option<String>| t.clone().unwrap_or_else(|| name.to_string());
         match def {
             DatasetDef::Libsvm(d) => load_libsvm(name, d, base, &dir.0),
+            DatasetDef::Csv(d) => load_csv(name, d, base, &dir.0),
             DatasetDef::ToyGaussian(d) => Ok(synthetic::toy_gaussian(name, &title(&d.title), d)),
             DatasetDef::NbSampled(d) => Ok(synthetic::nb_sampled(name, &title(&d.title), d)),
             DatasetDef::NbProxy(d) => {
@@ -183,91 +325,272 @@ impl Catalog {
     }
 }
 
-impl Catalog {
-    /// SHA-256 of each input file of a dataset, by path as written in its definition: the
-    /// catalog's pinned checksum where it has one (loading verifies it), else the hash of the
-    /// file's bytes. A derived dataset lists its source's files under `SOURCE/`; generated data
-    /// has none. The results store pins these so a changed file is never silently reused.
-    pub fn input_hashes(&self, name: &str, dir: &DataDir) -> Result<BTreeMap<String, String>> {
-        let mut out = BTreeMap::new();
-        let Some((def, base)) = self.entries.get(name) else {
-            return Ok(out);
-        };
-        match def {
-            DatasetDef::Libsvm(d) => {
-                let base = base.as_deref().unwrap_or(&dir.0);
-                let files = std::iter::once(&d.train)
-                    .chain(&d.test)
-                    .chain(&d.vocabulary);
-                for rel in files {
-                    let key = rel.to_string_lossy().to_string();
-                    let sha = match d.sha256.get(&key) {
-                        Some(pinned) => pinned.to_ascii_lowercase(),
-                        None => {
-                            let path = base.join(rel);
-                            let bytes = std::fs::read(&path).map_err(|e| match e.kind() {
-                                std::io::ErrorKind::NotFound => Error::MissingData {
-                                    dataset: name.into(),
-                                    path: path.clone(),
-                                    dir: dir.0.clone(),
-                                },
-                                _ => Error::io(&path, e),
-                            })?;
-                            hex(&Sha256::digest(&bytes))
-                        }
-                    };
-                    out.insert(key, sha);
-                }
-            }
-            DatasetDef::NbProxy(d) if d.of != name => {
-                for (k, v) in self.input_hashes(&d.of, dir)? {
-                    out.insert(format!("{}/{k}", d.of), v);
-                }
-            }
-            _ => {}
-        }
-        Ok(out)
-    }
+/// The fields a file-backed dataset (LIBSVM or CSV) shares.
+struct FileSet<'a> {
+    name: &'a str,
+    title: &'a Option<String>,
+    train: &'a Path,
+    test: Option<&'a Path>,
+    train_fraction: Option<f64>,
+    classes: &'a [ClassDef],
+    subset: bool,
+    subsample_seed: u64,
+    sha256: &'a BTreeMap<String, String>,
+    bounds: Option<&'a BoundsDef>,
 }
 
-fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
-    let data_err = |reason: String| Error::Data {
-        dataset: name.into(),
-        reason,
-    };
-    let read_bytes = |rel: &Path| -> Result<Vec<u8>> {
+/// One parsed file: the class of each row (`None` = unlisted label, dropped by `subset`) and
+/// its features.
+struct Part {
+    classes: Vec<Option<u16>>,
+    features: libsvm::RawFeatures,
+}
+
+impl FileSet<'_> {
+    fn err(&self, reason: String) -> Error {
+        Error::Data {
+            dataset: self.name.into(),
+            reason,
+        }
+    }
+
+    /// Reads `rel` (plain or `.gz`) and checks its SHA-256 (of the decompressed bytes).
+    fn read_bytes(&self, rel: &Path, base: &Path, data_dir: &Path) -> Result<(Vec<u8>, PathBuf)> {
         let path = base.join(rel);
-        let bytes = std::fs::read(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::MissingData {
-                dataset: name.into(),
-                path: path.clone(),
-                dir: data_dir.into(),
-            },
-            _ => Error::io(&path, e),
+        let found = files::locate(&path).ok_or_else(|| Error::MissingData {
+            dataset: self.name.into(),
+            path: path.clone(),
+            dir: data_dir.into(),
         })?;
-        if let Some(expected) = def.sha256.get(&rel.to_string_lossy().to_string()) {
-            let actual = hex(&Sha256::digest(&bytes));
+        let bytes = files::read(&found).map_err(|e| Error::io(&found, e))?;
+        if let Some(expected) = self.sha256.get(&rel.to_string_lossy().to_string()) {
+            let actual = files::sha256_hex(&bytes);
             if !actual.eq_ignore_ascii_case(expected) {
                 return Err(Error::Checksum {
-                    dataset: name.into(),
-                    path,
+                    dataset: self.name.into(),
+                    path: found,
                     expected: expected.clone(),
                     actual,
                 });
             }
         }
-        Ok(bytes)
+        Ok((bytes, found))
+    }
+
+    /// Maps each row's label to its class; an unlisted label is an error unless `subset`.
+    fn classes_of<L: std::fmt::Display>(
+        &self,
+        labels: &[L],
+        matches: impl Fn(&Label, &L) -> bool,
+        file: &Path,
+    ) -> Result<Vec<Option<u16>>> {
+        labels
+            .iter()
+            .enumerate()
+            .map(
+                |(i, l)| match self.classes.iter().position(|c| matches(&c.label, l)) {
+                    Some(c) => Ok(Some(c as u16)),
+                    None if self.subset => Ok(None),
+                    None => Err(self.err(format!(
+                        "label `{l}` (row {} of {}) is not among the dataset's classes ({})",
+                        i + 1,
+                        file.display(),
+                        self.classes
+                            .iter()
+                            .map(|c| c.label.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))),
+                },
+            )
+            .collect()
+    }
+
+    /// Checks the parts, subsamples classes, assembles the shared matrix and applies bounds.
+    fn assemble(
+        &self,
+        parts: Vec<(Part, PathBuf)>,
+        dimension: usize,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Dataset> {
+        for (part, file) in &parts {
+            if part.features.n_rows() == 0 {
+                return Err(self.err(format!("{} is empty: it has no rows", file.display())));
+            }
+        }
+        if self.classes.is_empty() {
+            return Err(self.err("`classes` lists no class".into()));
+        }
+        let split = match (self.test, self.train_fraction) {
+            (Some(_), None) => SplitRule::Fixed { n_train: 0 },
+            (None, Some(f)) if f > 0.0 && f < 1.0 => SplitRule::Random { train_fraction: f },
+            (None, Some(f)) => {
+                return Err(self.err(format!("train_fraction {f} is not in (0, 1)")));
+            }
+            (None, None) => return Err(self.err("needs `test` or `train_fraction`".into())),
+            (Some(_), Some(_)) => {
+                return Err(self.err("give `test` or `train_fraction`, not both".into()));
+            }
+        };
+        let mut keep: Vec<(usize, u32, u16)> = Vec::new();
+        for (p, (part, _)) in parts.iter().enumerate() {
+            for (i, c) in part.classes.iter().enumerate() {
+                if let Some(c) = c {
+                    keep.push((p, i as u32, *c));
+                }
+            }
+        }
+        let mut rng = rng_from(&["subsample", self.name, &self.subsample_seed.to_string()]);
+        for (c, class) in self.classes.iter().enumerate() {
+            if let Some(n) = class.subsample {
+                let mut rows: Vec<usize> =
+                    (0..keep.len()).filter(|&k| keep[k].2 == c as u16).collect();
+                if n > rows.len() {
+                    return Err(self.err(format!(
+                        "cannot subsample class {} to {n}: it has {} rows",
+                        class.name,
+                        rows.len()
+                    )));
+                }
+                rows.shuffle(&mut rng);
+                let mut drop = vec![false; keep.len()];
+                for &k in &rows[n..] {
+                    drop[k] = true;
+                }
+                let mut k = 0;
+                keep.retain(|_| {
+                    k += 1;
+                    !drop[k - 1]
+                });
+            }
+        }
+        let n_train = keep.iter().filter(|k| k.0 == 0).count();
+        let n = keep.len();
+        let train_file = &parts[0].1;
+        match split {
+            SplitRule::Fixed { .. } => {
+                let test_file = &parts[1].1;
+                if n_train == 0 {
+                    return Err(self.err(format!(
+                        "the training set is empty: no row of {} has a listed class",
+                        train_file.display()
+                    )));
+                }
+                if n == n_train {
+                    return Err(self.err(format!(
+                        "the test set is empty: no row of {} has a listed class",
+                        test_file.display()
+                    )));
+                }
+                let mut per_class = vec![0usize; self.classes.len()];
+                for k in keep.iter().filter(|k| k.0 == 0) {
+                    per_class[k.2 as usize] += 1;
+                }
+                if let Some(c) = per_class.iter().position(|&m| m == 0) {
+                    return Err(self.err(format!(
+                        "class `{}` (label {}) has no training rows in {}",
+                        self.classes[c].name,
+                        self.classes[c].label,
+                        train_file.display()
+                    )));
+                }
+            }
+            SplitRule::Random { train_fraction } => {
+                let n_tr = (train_fraction * n as f64).round() as usize;
+                if n_tr == 0 || n_tr == n {
+                    return Err(self.err(format!(
+                        "{} has {n} usable rows: a {train_fraction} split leaves the training or \
+                         the test set empty",
+                        train_file.display()
+                    )));
+                }
+                let mut per_class = vec![0usize; self.classes.len()];
+                for k in &keep {
+                    per_class[k.2 as usize] += 1;
+                }
+                if let Some(c) = per_class.iter().position(|&m| m == 0) {
+                    return Err(self.err(format!(
+                        "class `{}` (label {}) has no rows in {}, so no training rows",
+                        self.classes[c].name,
+                        self.classes[c].label,
+                        train_file.display()
+                    )));
+                }
+            }
+        }
+        let split = match split {
+            SplitRule::Fixed { .. } => SplitRule::Fixed { n_train },
+            random => random,
+        };
+        let labels: Vec<u16> = keep.iter().map(|k| k.2).collect();
+        let (features, bounds) = match self.bounds {
+            None => {
+                let mut matrix = BinaryMatrix::new(dimension);
+                for &(p, i, _) in &keep {
+                    match &parts[p].0.features {
+                        libsvm::RawFeatures::Binary(m) => matrix.push_row(m.row(i as usize)),
+                        libsvm::RawFeatures::Real { .. } => {
+                            unreachable!("files are read as binary without bounds")
+                        }
+                    }
+                }
+                (Features::Binary(matrix), None)
+            }
+            Some(b) => {
+                let (lo, hi) = b.resolve(dimension).map_err(|r| self.err(r))?;
+                let mut x = Array2::zeros((n, dimension));
+                let mut clipped = Vec::with_capacity(n);
+                for (r, &(p, i, _)) in keep.iter().enumerate() {
+                    let libsvm::RawFeatures::Real { values, .. } = &parts[p].0.features else {
+                        unreachable!("files are read as real with bounds")
+                    };
+                    let src = &values[i as usize * dimension..(i as usize + 1) * dimension];
+                    let mut k = 0u32;
+                    for (j, &v) in src.iter().enumerate() {
+                        let c = v.clamp(lo[j], hi[j]);
+                        k += u32::from(c != v);
+                        x[[r, j]] = c;
+                    }
+                    clipped.push(k);
+                }
+                (Features::Dense(x), Some(PublicBounds { lo, hi, clipped }))
+            }
+        };
+        Ok(Dataset {
+            name: self.name.into(),
+            title: self.title.clone().unwrap_or_else(|| self.name.into()),
+            features,
+            labels,
+            class_names: self.classes.iter().map(|c| c.name.clone()).collect(),
+            feature_names,
+            split,
+            bounds,
+        })
+    }
+}
+
+fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
+    let set = FileSet {
+        name,
+        title: &def.title,
+        train: &def.train,
+        test: def.test.as_deref(),
+        train_fraction: def.train_fraction,
+        classes: &def.classes,
+        subset: def.subset,
+        subsample_seed: def.subsample_seed,
+        sha256: &def.sha256,
+        bounds: def.bounds.as_ref(),
     };
-    let read = |rel: &Path| -> Result<libsvm::LibsvmData> {
-        libsvm::parse(&read_bytes(rel)?, &base.join(rel), def.dimension)
-    };
+    let real = def.bounds.is_some();
     let feature_names = match &def.vocabulary {
         None => None,
         Some(rel) => {
-            let text = String::from_utf8_lossy(&read_bytes(rel)?).into_owned();
+            let (bytes, _) = set.read_bytes(rel, base, data_dir)?;
+            let text = String::from_utf8_lossy(&bytes).into_owned();
             let words: Vec<String> = text.lines().map(str::to_string).collect();
             if words.len() != def.dimension {
-                return Err(data_err(format!(
+                return Err(set.err(format!(
                     "vocabulary {} has {} lines for {} features",
                     rel.display(),
                     words.len(),
@@ -277,91 +600,133 @@ fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Res
             Some(words)
         }
     };
-    let train = read(&def.train)?;
-    let test = def.test.as_deref().map(read).transpose()?;
-    let split = match (&test, def.train_fraction) {
-        (Some(_), None) => SplitRule::Fixed {
-            n_train: train.labels.len(),
-        },
-        (None, Some(f)) if f > 0.0 && f < 1.0 => SplitRule::Random { train_fraction: f },
-        (None, Some(f)) => return Err(data_err(format!("train_fraction {f} is not in (0, 1)"))),
-        (None, None) => return Err(data_err("needs `test` or `train_fraction`".into())),
-        (Some(_), Some(_)) => {
-            return Err(data_err("give `test` or `train_fraction`, not both".into()));
+    let mut parts = Vec::new();
+    for rel in std::iter::once(set.train).chain(set.test) {
+        let (bytes, found) = set.read_bytes(rel, base, data_dir)?;
+        let data = libsvm::parse(&bytes, &found, def.dimension, real)?;
+        let classes = set.classes_of(&data.labels, |c, &l| c.matches_int(l), &found)?;
+        parts.push((
+            Part {
+                classes,
+                features: data.features,
+            },
+            found,
+        ));
+    }
+    set.assemble(parts, def.dimension, feature_names)
+}
+
+fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
+    let set = FileSet {
+        name,
+        title: &def.title,
+        train: &def.train,
+        test: def.test.as_deref(),
+        train_fraction: def.train_fraction,
+        classes: &def.classes,
+        subset: def.subset,
+        subsample_seed: def.subsample_seed,
+        sha256: &def.sha256,
+        bounds: def.bounds.as_ref(),
+    };
+    let delimiter = match def.delimiter.as_deref().unwrap_or(",") {
+        "\\t" | "\t" => b'\t',
+        d if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
+        d => {
+            return Err(set.err(format!(
+                "`delimiter` must be one ASCII character (or \"\\t\"), found `{d}`"
+            )));
         }
     };
-
-    let class_of = |label: i64| def.classes.iter().position(|c| c.label == label);
-    let mut keep: Vec<(usize, u32, u16)> = Vec::new();
-    for (part, file) in std::iter::once(&train).chain(test.iter()).enumerate() {
-        for (i, &label) in file.labels.iter().enumerate() {
-            match class_of(label) {
-                Some(c) => keep.push((part, i as u32, c as u16)),
-                None if def.subset => {}
-                None => {
-                    return Err(data_err(format!(
-                        "label {label} (row {} of {}) is not among the catalog's classes",
-                        i + 1,
-                        if part == 0 {
-                            def.train.display()
-                        } else {
-                            def.test.as_ref().expect("test").display()
-                        }
-                    )));
-                }
-            }
-        }
-    }
-    let mut rng = rng_from(&["subsample", name, &def.subsample_seed.to_string()]);
-    for (c, class) in def.classes.iter().enumerate() {
-        if let Some(n) = class.subsample {
-            let mut rows: Vec<usize> = (0..keep.len()).filter(|&k| keep[k].2 == c as u16).collect();
-            if n > rows.len() {
-                return Err(data_err(format!(
-                    "cannot subsample class {} to {n}: it has {} rows",
-                    class.name,
-                    rows.len()
+    let layout = csv_source::CsvLayout {
+        label: &def.label,
+        features: def.features.as_deref(),
+        header: def.header,
+        delimiter,
+        real: def.bounds.is_some(),
+    };
+    let mut parts = Vec::new();
+    let mut names: Option<Vec<String>> = None;
+    for rel in std::iter::once(set.train).chain(set.test) {
+        let (bytes, found) = set.read_bytes(rel, base, data_dir)?;
+        let data = csv_source::parse(&bytes, &found, &layout)?;
+        match &names {
+            None => names = Some(data.feature_names.clone()),
+            Some(n) if *n != data.feature_names => {
+                return Err(set.err(format!(
+                    "{} has feature columns {:?}, the training file {:?}",
+                    found.display(),
+                    data.feature_names,
+                    n
                 )));
             }
-            rows.shuffle(&mut rng);
-            let mut drop = vec![false; keep.len()];
-            for &k in &rows[n..] {
-                drop[k] = true;
-            }
-            let mut k = 0;
-            keep.retain(|_| {
-                k += 1;
-                !drop[k - 1]
-            });
+            Some(_) => {}
         }
+        let classes = set.classes_of(&data.labels, |c, l| c.matches_text(l), &found)?;
+        parts.push((
+            Part {
+                classes,
+                features: data.features,
+            },
+            found,
+        ));
     }
+    let names = names.unwrap_or_default();
+    let dimension = names.len();
+    set.assemble(parts, dimension, def.header.then_some(names))
+}
 
-    let mut matrix = super::BinaryMatrix::new(def.dimension);
-    let mut labels = Vec::with_capacity(keep.len());
-    let mut n_train = 0;
-    for &(part, i, c) in &keep {
-        let file = if part == 0 {
-            &train
-        } else {
-            test.as_ref().expect("test part")
+impl Catalog {
+    /// SHA-256 of each input file of a dataset, by path as written in its definition: the
+    /// catalog's pinned checksum where it has one (of the decompressed content; loading
+    /// verifies it), else the hash of the file's bytes as found (`path`, else `path.gz`). A
+    /// derived dataset lists its source's files under `SOURCE/`; generated data has none. The
+    /// results store pins these so a changed file is never silently reused.
+    pub fn input_hashes(&self, name: &str, dir: &DataDir) -> Result<BTreeMap<String, String>> {
+        let mut out = BTreeMap::new();
+        let Some((def, base)) = self.entries.get(name) else {
+            return Ok(out);
         };
-        matrix.push_row(file.features.row(i as usize));
-        labels.push(c);
-        n_train += usize::from(part == 0);
+        let base = base.as_deref().unwrap_or(&dir.0);
+        let (files, pinned): (Vec<&PathBuf>, _) = match def {
+            DatasetDef::Libsvm(d) => (
+                std::iter::once(&d.train)
+                    .chain(&d.test)
+                    .chain(&d.vocabulary)
+                    .collect(),
+                &d.sha256,
+            ),
+            DatasetDef::Csv(d) => (
+                std::iter::once(&d.train).chain(&d.test).collect(),
+                &d.sha256,
+            ),
+            DatasetDef::NbProxy(d) if d.of != name => {
+                for (k, v) in self.input_hashes(&d.of, dir)? {
+                    out.insert(format!("{}/{k}", d.of), v);
+                }
+                return Ok(out);
+            }
+            _ => return Ok(out),
+        };
+        for rel in files {
+            let key = rel.to_string_lossy().to_string();
+            let sha = match pinned.get(&key) {
+                Some(sha) => sha.to_ascii_lowercase(),
+                None => {
+                    let path = base.join(rel);
+                    let found = files::locate(&path).ok_or_else(|| Error::MissingData {
+                        dataset: name.into(),
+                        path: path.clone(),
+                        dir: dir.0.clone(),
+                    })?;
+                    let bytes = std::fs::read(&found).map_err(|e| Error::io(&found, e))?;
+                    files::sha256_hex(&bytes)
+                }
+            };
+            out.insert(key, sha);
+        }
+        Ok(out)
     }
-    let split = match split {
-        SplitRule::Fixed { .. } => SplitRule::Fixed { n_train },
-        random => random,
-    };
-    Ok(Dataset {
-        name: name.into(),
-        title: def.title.clone().unwrap_or_else(|| name.into()),
-        features: Features::Binary(matrix),
-        labels,
-        class_names: def.classes.iter().map(|c| c.name.clone()).collect(),
-        feature_names,
-        split,
-    })
 }
 
 /// Lower-case hex of bytes.

@@ -4,6 +4,9 @@
 //! row indices ([`Split`]), never a copy of the data.
 
 pub mod catalog;
+pub mod csv_source;
+pub mod fetch;
+pub mod files;
 pub mod libsvm;
 pub mod synthetic;
 
@@ -115,6 +118,27 @@ pub struct Dataset {
     pub split: SplitRule,
     /// Name of each feature (a vocabulary), when the catalog has one.
     pub feature_names: Option<Vec<String>>,
+    /// Declared public bounds of real-valued features (values already clipped to them).
+    pub bounds: Option<PublicBounds>,
+}
+
+/// Public per-feature bounds of a real-valued dataset and how many values each row had
+/// outside them (clipped at load). Private: a per-example map with public constants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublicBounds {
+    pub lo: Vec<f64>,
+    pub hi: Vec<f64>,
+    /// Values clipped in each row.
+    pub clipped: Vec<u32>,
+}
+
+impl PublicBounds {
+    /// Number of values clipped among `rows`.
+    pub fn clipped_in(&self, rows: &[u32]) -> u64 {
+        rows.iter()
+            .map(|&r| u64::from(self.clipped[r as usize]))
+            .sum()
+    }
 }
 
 /// Row indices of one trial's training and test sets.

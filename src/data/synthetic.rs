@@ -46,6 +46,7 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Dataset {
         class_names: two_classes(),
         feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
+        bounds: None,
     }
 }
 
@@ -66,6 +67,7 @@ pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
         class_names: two_classes(),
         feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
+        bounds: None,
     }
 }
 
@@ -104,6 +106,7 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         class_names: source.class_names.clone(),
         feature_names: source.feature_names.clone(),
         split: SplitRule::Fixed { n_train: def.train },
+        bounds: None,
     })
 }
 

@@ -59,6 +59,20 @@ impl Ledger {
         });
     }
 
+    /// Records a step that touches the data but spends nothing because it only uses public
+    /// constants per example (e.g. clipping to declared public bounds), and why.
+    pub fn public(&mut self, name: &str, mechanism: &str, why: &str) {
+        self.entries.push(LedgerEntry {
+            name: name.into(),
+            mechanism: mechanism.into(),
+            epsilon: Some(0.0),
+            private: true,
+            relation: super::RELATION.into(),
+            sensitivity: None,
+            note: Some(why.into()),
+        });
+    }
+
     /// Sum of the epsilons of the private steps (sequential composition).
     pub fn total_epsilon(&self) -> f64 {
         self.entries.iter().filter_map(|e| e.epsilon).sum()

@@ -290,6 +290,7 @@ pub fn dataset_title(spec: &Spec, name: &str) -> String {
     use crate::data::DatasetDef::*;
     let t = match spec.catalog.get(name) {
         Some(Libsvm(d)) => d.title.clone(),
+        Some(Csv(d)) => d.title.clone(),
         Some(ToyGaussian(d)) => d.title.clone(),
         Some(NbSampled(d)) => d.title.clone(),
         Some(NbProxy(d)) => d.title.clone(),

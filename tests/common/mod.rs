@@ -4,24 +4,10 @@
 use epsilab::data::DataDir;
 use std::path::{Path, PathBuf};
 
-/// The real datasets, when `EPSILAB_DATA` points at them (CI does). Tests that need them print
-/// a skip notice and return otherwise, so `cargo test` works on a fresh clone without data.
-pub fn data_dir(test: &str) -> Option<DataDir> {
-    match std::env::var_os("EPSILAB_DATA") {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            assert!(
-                p.is_dir(),
-                "EPSILAB_DATA={} is not a directory",
-                p.display()
-            );
-            Some(DataDir(p))
-        }
-        None => {
-            eprintln!("skipped {test}: set EPSILAB_DATA to the datasets folder to run it");
-            None
-        }
-    }
+/// The datasets shipped in the repository (`datasets/`, gzip-compressed): every real-data test
+/// runs on a fresh clone with no setting.
+pub fn data_dir() -> DataDir {
+    DataDir(Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets"))
 }
 
 /// Writes `text` as a spec file in `dir` and returns its path.

@@ -6,7 +6,7 @@ use super::mechanisms::objective_branch;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
 use super::select::{LAMBDA_GRID, cross_validate_with, private_select_lambda};
 use super::{LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLrMethod};
-use crate::data::{Dataset, Features};
+use crate::data::{Dataset, Features, PublicBounds};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
 use crate::privacy::Ledger;
@@ -113,10 +113,17 @@ impl LrConfig {
                 ),
             });
         }
-        let transformed = match (&data.features, self.scaling) {
-            (Features::Dense(x), Scaling::Thesis | Scaling::ColumnMax) => Some(
-                ColumnTransform::fit(x.view(), train, features, self.scaling),
+        let transformed = match (&data.features, self.scaling, &data.bounds) {
+            (Features::Dense(x), Scaling::Thesis | Scaling::ColumnMax, _) => Some(
+                ColumnTransform::fit(x.view(), train, features, self.scaling, None),
             ),
+            (Features::Dense(x), Scaling::Public, Some(b)) => Some(ColumnTransform::fit(
+                x.view(),
+                train,
+                features,
+                self.scaling,
+                Some(b),
+            )),
             _ => None,
         };
         let (design, pre) = match &transformed {
@@ -278,7 +285,9 @@ fn record_model(log: &mut TrialLog, lambda: f64, model: &LogisticModel) {
 }
 
 /// A per-column affine map x'_d = a_d x_d + b_d with constants read from the training rows:
-/// min-max to [-1, 1] (`Scaling::Thesis`) or division by the largest |x_d| (`ColumnMax`).
+/// min-max to [-1, 1] (`Scaling::Thesis`) or division by the largest |x_d| (`ColumnMax`); or,
+/// with the dataset's declared public bounds (`Scaling::Public`), min-max to [-1, 1] by those
+/// bounds: every constant is public, so the map is per-example and the step is private.
 /// The transformed training rows are an owned copy; the fitted theta is folded back into
 /// weights on the original features plus an intercept, so prediction needs no copy.
 struct ColumnTransform {
@@ -287,6 +296,7 @@ struct ColumnTransform {
     a: Vec<f64>,
     b: Vec<f64>,
     scaling: Scaling,
+    public: bool,
 }
 
 impl ColumnTransform {
@@ -295,6 +305,7 @@ impl ColumnTransform {
         rows: &[u32],
         features: Option<&[usize]>,
         scaling: Scaling,
+        public: Option<&PublicBounds>,
     ) -> Self {
         let cols: Vec<usize> = features.map_or_else(|| (0..x.ncols()).collect(), <[usize]>::to_vec);
         let (mut a, mut b) = (
@@ -302,13 +313,17 @@ impl ColumnTransform {
             Vec::with_capacity(cols.len()),
         );
         for &c in &cols {
-            let (lo, hi) = rows
-                .iter()
-                .map(|&r| x[[r as usize, c]])
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-                    (l.min(v), h.max(v))
-                });
+            let (lo, hi) = match public {
+                Some(b) => (b.lo[c], b.hi[c]),
+                None => rows
+                    .iter()
+                    .map(|&r| x[[r as usize, c]])
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                        (l.min(v), h.max(v))
+                    }),
+            };
             let (ac, bc) = match scaling {
+                _ if public.is_some() => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
                 Scaling::Thesis if hi > lo => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
                 Scaling::Thesis => (0.0, 0.0),
                 _ => {
@@ -328,10 +343,19 @@ impl ColumnTransform {
             a,
             b,
             scaling,
+            public: public.is_some(),
         }
     }
 
     fn preprocessing(&self) -> Preprocessing {
+        if self.public {
+            return Preprocessing {
+                description: "min-max of every column to [-1, 1] by the declared public bounds, \
+                              rows clipped to norm 1 (per-example)"
+                    .into(),
+                private: true,
+            };
+        }
         let what = match self.scaling {
             Scaling::Thesis => "min-max of every column to [-1, 1]",
             _ => "every column divided by its largest |value|",

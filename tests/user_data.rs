@@ -1,0 +1,273 @@
+//! A user's own datasets: validation of empty files, empty training sets and classes without
+//! training rows; real-valued LIBSVM and CSV files behind declared public bounds, with the
+//! clipping recorded in every LR trial's ledger; binary-only learners refusing real values.
+
+mod common;
+
+use epsilab::data::{DataDir, Features};
+use epsilab::error::Error;
+use epsilab::runner::{RunOptions, run};
+use epsilab::spec::Spec;
+use std::path::Path;
+
+/// Writes `files` into `dir` and a spec with one inline dataset `[dataset.mine]` (`def`) and the
+/// given pipelines; returns the loaded spec.
+fn spec_with(dir: &Path, files: &[(&str, &str)], def: &str, pipelines: &str) -> Spec {
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let text = format!(
+        "[experiment]\nname = \"mine\"\ntrials = 3\nseed = 1\ndatasets = [\"mine\"]\n\
+         [dataset.mine]\n{def}\n[grid]\nepsilon = [1.0]\n{pipelines}\n[report]\nx = \"epsilon\"\n"
+    );
+    Spec::load(&common::write_spec(dir, "s.toml", &text)).unwrap()
+}
+
+fn load_err(dir: &Path, files: &[(&str, &str)], def: &str) -> String {
+    let spec = spec_with(dir, files, def, NB);
+    spec.catalog
+        .load("mine", &DataDir("unused".into()))
+        .unwrap_err()
+        .to_string()
+}
+
+const NB: &str = "[[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n";
+const TWO_CLASSES: &str = "classes = [{ label = 1, name = \"a\" }, { label = 2, name = \"b\" }]";
+
+#[test]
+fn an_empty_training_file_is_an_error_naming_file_and_dataset() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"train.libsvm\"\ntest = \"test.libsvm\"\n{TWO_CLASSES}"
+    );
+    let err = load_err(
+        dir.path(),
+        &[("train.libsvm", ""), ("test.libsvm", "1 1:1\n2 2:1\n")],
+        &def,
+    );
+    assert!(
+        err.contains("dataset `mine`") && err.contains("train.libsvm is empty"),
+        "{err}"
+    );
+    // Blank lines only are empty too.
+    let err = load_err(
+        dir.path(),
+        &[("train.libsvm", "\n  \n"), ("test.libsvm", "1 1:1\n")],
+        &def,
+    );
+    assert!(err.contains("train.libsvm is empty"), "{err}");
+}
+
+#[test]
+fn an_empty_training_set_after_subset_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"train.libsvm\"\ntest = \"test.libsvm\"\nsubset = true\n{TWO_CLASSES}"
+    );
+    let err = load_err(
+        dir.path(),
+        &[
+            ("train.libsvm", "3 1:1\n3 2:1\n"),
+            ("test.libsvm", "1 1:1\n2 2:1\n"),
+        ],
+        &def,
+    );
+    assert!(
+        err.contains("training set is empty") && err.contains("train.libsvm"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_class_with_no_training_rows_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"train.libsvm\"\ntest = \"test.libsvm\"\n{TWO_CLASSES}"
+    );
+    let err = load_err(
+        dir.path(),
+        &[
+            ("train.libsvm", "1 1:1\n1 2:1\n"),
+            ("test.libsvm", "1 1:1\n2 2:1\n"),
+        ],
+        &def,
+    );
+    assert!(
+        err.contains("class `b` (label 2) has no training rows") && err.contains("train.libsvm"),
+        "{err}"
+    );
+    // Random split: a class absent from the only file.
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"all.libsvm\"\ntrain_fraction = 0.5\n{TWO_CLASSES}"
+    );
+    let err = load_err(dir.path(), &[("all.libsvm", "1 1:1\n1 2:1\n1 1:1\n")], &def);
+    assert!(err.contains("class `b` (label 2) has no rows"), "{err}");
+}
+
+#[test]
+fn a_bad_csv_cell_names_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.5\nlabel = \"y\"\nbounds = [0, 1]\n{TWO_CLASSES}"
+    );
+    let err = load_err(dir.path(), &[("d.csv", "y,age\n1,0.5\n2,old\n")], &def);
+    assert!(
+        err.contains("d.csv:3: column 2 (`age`): `old` is not a number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn real_values_need_declared_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"r.libsvm\"\ntrain_fraction = 0.5\n{TWO_CLASSES}"
+    );
+    let err = load_err(dir.path(), &[("r.libsvm", "1 1:0.5\n2 2:3\n")], &def);
+    assert!(
+        err.contains("r.libsvm:1:") && err.contains("declare public `bounds`"),
+        "{err}"
+    );
+    for (bounds, needle) in [
+        ("[1, 0]", "lo < hi"),
+        ("[[0, 1]]", "1 [lo, hi] pairs for 2 features"),
+    ] {
+        let err = load_err(
+            dir.path(),
+            &[("r.libsvm", "1 1:0.5\n2 2:3\n")],
+            &format!("{def}\nbounds = {bounds}"),
+        );
+        assert!(err.contains(needle), "{err}");
+    }
+}
+
+#[test]
+fn real_libsvm_values_are_clipped_to_the_public_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"r.libsvm\"\ntest = \"t.libsvm\"\n\
+         bounds = [[0, 1], [-5, 5]]\n{TWO_CLASSES}"
+    );
+    let spec = spec_with(
+        dir.path(),
+        &[
+            ("r.libsvm", "1 1:0.5 2:-9\n2 1:3 2:4\n"),
+            ("t.libsvm", "1 1:-1\n2 2:6\n"),
+        ],
+        &def,
+        NB,
+    );
+    let ds = spec
+        .catalog
+        .load("mine", &DataDir("unused".into()))
+        .unwrap();
+    let Features::Dense(x) = &ds.features else {
+        panic!("real-valued data is dense")
+    };
+    assert_eq!(
+        x.as_slice().unwrap(),
+        &[0.5, -5.0, 1.0, 4.0, 0.0, 0.0, 0.0, 5.0]
+    );
+    let b = ds.bounds.as_ref().unwrap();
+    assert_eq!(b.clipped, vec![1, 1, 1, 1]);
+    assert_eq!(b.clipped_in(&[0, 1]), 2);
+}
+
+/// A real-valued CSV (label column by name, two features, one value far outside its bounds):
+/// LR trains with public-bounds scaling, every trial's ledger has the clipping step, the
+/// number of clipped training values is a metric, and the trials are private within budget.
+#[test]
+fn csv_with_bounds_runs_private_lr_and_records_the_clipping() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = String::from("height,weight,label\n");
+    for i in 0..200 {
+        let pos = i % 2 == 0;
+        let h = if pos { 1.5 } else { 0.5 } + (i % 7) as f64 * 0.05;
+        let w = if i == 3 {
+            500.0
+        } else if pos {
+            60.0
+        } else {
+            40.0
+        };
+        rows.push_str(&format!("{h},{w},{}\n", if pos { "yes" } else { "no" }));
+    }
+    let def = "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.5\nlabel = \"label\"\n\
+               bounds = [[0, 2], [0, 100]]\n\
+               classes = [{ label = \"no\", name = \"no\" }, { label = \"yes\", name = \"yes\" }]";
+    let pipelines = "[[pipeline]]\nname = \"private\"\nlearner = \"lr_output\"\n\
+                     lambda = 0.01\n\
+                     [[pipeline]]\nname = \"reference\"\nlearner = \"lr\"\nlambda = 0.01\n";
+    let spec = spec_with(dir.path(), &[("d.csv", &rows)], def, pipelines);
+    let out = tempfile::tempdir().unwrap();
+    let opts = RunOptions {
+        threads: 1,
+        data_dir: DataDir("unused".into()),
+        out_dir: out.path().into(),
+        smoke: false,
+        force: false,
+        progress: false,
+    };
+    let s = run(&spec, &opts).unwrap();
+    assert_eq!(s.total, 6);
+    let trials = std::fs::read_to_string(s.results_dir.join("trials.jsonl")).unwrap();
+    let mut clipped_total = 0.0;
+    for line in trials.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let ledger = r["ledger"].as_array().unwrap();
+        let clip = ledger
+            .iter()
+            .find(|e| e["name"] == "clipping")
+            .unwrap_or_else(|| panic!("no clipping step in {line}"));
+        assert_eq!(clip["private"], true);
+        assert_eq!(clip["epsilon"], 0.0);
+        let scaling = ledger.iter().find(|e| e["name"] == "scaling");
+        assert!(
+            scaling.is_none(),
+            "public-bounds scaling is private: {line}"
+        );
+        let c = r["metrics"]["clipped_values"].as_f64().unwrap();
+        assert!(c == 0.0 || c == 1.0, "{line}");
+        if r["pipeline"] == "private" {
+            assert_eq!(r["private"], true, "{line}");
+            clipped_total += c;
+        } else {
+            // Public-bounds scaling keeps a non-private fit accurate on the original scale.
+            assert_eq!(r["private"], false, "{line}");
+            assert!(r["test_accuracy"].as_f64().unwrap() > 0.9, "{line}");
+        }
+    }
+    // Row 4 (weight 500) is in the training half of some random split.
+    assert!(clipped_total >= 1.0);
+}
+
+#[test]
+fn naive_bayes_refuses_real_valued_features() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"r.libsvm\"\ntrain_fraction = 0.5\n\
+         bounds = [0, 10]\n{TWO_CLASSES}"
+    );
+    let spec = spec_with(
+        dir.path(),
+        &[("r.libsvm", "1 1:0.5\n2 2:3\n1 1:2\n2 2:1\n")],
+        &def,
+        "[[pipeline]]\nname = \"pnb\"\nlearner = \"private_nb\"\n",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let opts = RunOptions {
+        threads: 1,
+        data_dir: DataDir("unused".into()),
+        out_dir: out.path().into(),
+        smoke: false,
+        force: false,
+        progress: false,
+    };
+    let err = run(&spec, &opts).unwrap_err();
+    assert!(matches!(err, Error::Spec { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("needs binary features; dataset `mine` is real-valued"),
+        "{err}"
+    );
+}
