@@ -16,6 +16,7 @@ fn bench(c: &mut Criterion) {
         smoke: false,
         force: true,
         progress: false,
+        shard: None,
     };
     c.bench_function("spec/quickstart_300_trials", |b| {
         b.iter(|| black_box(run(&spec, &opts).expect("run").ran))

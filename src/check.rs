@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::runner::{RunOptions, run};
 use crate::spec::Spec;
 use crate::stats::mean_se;
-use crate::store::{TRIALS_FILE, TrialRecord, read_records};
+use crate::store::{TrialRecord, read_dir_records};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -358,11 +358,12 @@ fn check_in(opts: &CheckOptions, exp_dir: &Path, tmp: &Path) -> Result<CheckRepo
             smoke: true,
             force: true,
             progress: false,
+            shard: None,
         };
         let s = run(&spec, &ropts)?;
         report.smoke_seconds += s.seconds;
         report.specs += 1;
-        let now = cells(&read_records(&s.results_dir.join(TRIALS_FILE))?);
+        let now = cells(&read_dir_records(&s.results_dir)?);
         report.cells += now.len();
         let file = exp_dir.join(format!("{name}.json"));
         if opts.update {

@@ -4,6 +4,7 @@ use crate::data::{DataDir, DatasetDef};
 use crate::error::Result;
 use crate::learners::LEARNERS;
 use crate::runner::{CONFIRM_CELLS, Prepared, RunOptions, prepare, results_dir};
+use crate::shard::Shard;
 use crate::spec::Spec;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -63,6 +64,14 @@ pub enum Command {
         /// phases nested in it). Summed over worker threads, so with -j 2 it is CPU time.
         #[arg(long)]
         profile: bool,
+        /// Run one shard of the plan: `I/N` (0 <= I < N), or `env` to take it from an array
+        /// job's environment (SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT; else
+        /// EPSILAB_SHARD_INDEX or JOB_COMPLETION_INDEX with EPSILAB_SHARD_COUNT). Groups of
+        /// trials are dealt to shards by estimated cost; each shard appends to its own
+        /// `trials.shard-I-of-N.jsonl`, and `report`, `check`, `status` and resume read all
+        /// shards as one. Rerunning a shard finishes it. Not with --force.
+        #[arg(long, value_name = "I/N|env")]
+        shard: Option<String>,
     },
     /// Rebuild an experiment's tables and figures from its stored trials (no trial is rerun).
     ///
@@ -114,6 +123,57 @@ pub enum Command {
         /// Skip the speed check.
         #[arg(long)]
         no_speed: bool,
+    },
+    /// Trials done and planned for a spec's results, per shard and in total, with the command
+    /// that finishes each incomplete shard.
+    Status {
+        /// Experiment spec.
+        spec: PathBuf,
+        /// Results root the spec was run with (`run --out`).
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// The smoke run's results.
+        #[arg(long)]
+        smoke: bool,
+        /// Number of shards the spec was run with [default: read from the shard files present].
+        #[arg(long)]
+        shards: Option<usize>,
+    },
+    /// Run a spec on a Slurm cluster: writes an sbatch job array (one shard per task, threads
+    /// from SLURM_CPUS_PER_TASK) and a report job that runs after every task succeeded
+    /// (afterok); with --submit, submits both and prints their job ids. Merged results equal a
+    /// single-process run bit for bit; `epsilab status SPEC` shows progress.
+    Slurm {
+        /// Experiment spec.
+        spec: PathBuf,
+        /// Array tasks (= shards).
+        #[arg(long)]
+        tasks: usize,
+        /// Slurm partition [default: the cluster's default].
+        #[arg(long)]
+        partition: Option<String>,
+        /// Time limit of each task, in Slurm's format (e.g. 02:00:00) [default: the partition's].
+        #[arg(long)]
+        time: Option<String>,
+        /// CPUs per task; each task runs that many threads.
+        #[arg(long, default_value_t = 1)]
+        cpus_per_task: usize,
+        /// Results root (as `run --out`); must be on a filesystem every node sees.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// Where the batch scripts and task logs go [default: OUT/<experiment>/slurm].
+        #[arg(long)]
+        script_dir: Option<PathBuf>,
+        /// An extra sbatch argument for both jobs (repeatable), e.g. --sbatch-arg=--account=X.
+        #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
+        sbatch_args: Vec<String>,
+        /// Submit both jobs with sbatch and print their ids (otherwise only write the scripts).
+        #[arg(long)]
+        submit: bool,
     },
     /// Datasets: download a file into the cache with checksum verification.
     Data {
@@ -295,12 +355,19 @@ pub fn execute(cli: Cli) -> Result<()> {
             yes,
             no_report,
             profile,
+            shard,
         } => {
             let spec = Spec::load(&spec)?;
             if profile {
                 crate::profile::enable();
             }
+            let shard = match shard.as_deref() {
+                None => None,
+                Some("env") => Some(Shard::from_env()?),
+                Some(s) => Some(s.parse::<Shard>()?),
+            };
             let opts = RunOptions {
+                shard,
                 threads: jobs,
                 data_dir: DataDir::resolve(data_dir),
                 out_dir: out,
@@ -363,6 +430,73 @@ pub fn execute(cli: Cli) -> Result<()> {
             only,
             speed: !no_speed,
         }),
+        Command::Status {
+            spec: path,
+            out,
+            data_dir,
+            smoke,
+            shards,
+        } => {
+            let spec = Spec::load(&path)?;
+            let st =
+                crate::runner::status(&spec, &DataDir::resolve(data_dir), &out, smoke, shards)?;
+            emit(&status_text(&spec, &path, &out, smoke, &st))
+        }
+        Command::Slurm {
+            spec: path,
+            tasks,
+            partition,
+            time,
+            cpus_per_task,
+            out,
+            data_dir,
+            script_dir,
+            sbatch_args,
+            submit,
+        } => {
+            let spec = Spec::load(&path)?;
+            let script_dir =
+                script_dir.unwrap_or_else(|| results_dir(&spec, &out, false).join("slurm"));
+            let opts = crate::slurm::SlurmOptions {
+                spec: path,
+                tasks,
+                partition,
+                time,
+                cpus_per_task,
+                out,
+                // Resolved here, so every task reads the data the submitter sees.
+                data_dir: Some(DataDir::resolve(data_dir).0),
+                script_dir,
+                sbatch_args,
+            };
+            let scripts = crate::slurm::write_scripts(&opts, &spec.experiment.name)?;
+            let mut o = String::new();
+            out!(
+                o,
+                "wrote {} and {}",
+                scripts.array.display(),
+                scripts.report.display()
+            );
+            if submit {
+                let ids = crate::slurm::submit(&scripts, &opts.sbatch_args)?;
+                out!(
+                    o,
+                    "submitted array job {} ({} tasks), report job {} (afterok:{})",
+                    ids.array,
+                    tasks,
+                    ids.report,
+                    ids.array
+                );
+            } else {
+                out!(
+                    o,
+                    "submit with: jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}",
+                    scripts.array.display(),
+                    scripts.report.display()
+                );
+            }
+            emit(&o)
+        }
         Command::Data {
             command:
                 DataCommand::Fetch {
@@ -524,13 +658,67 @@ fn check(opts: crate::check::CheckOptions) -> Result<()> {
     }
 }
 
+fn status_text(
+    spec: &Spec,
+    path: &Path,
+    out: &Path,
+    smoke: bool,
+    st: &crate::runner::Status,
+) -> String {
+    let smoke_flag = if smoke { " --smoke" } else { "" };
+    let cmd = |shard: Option<Shard>| {
+        let s = shard.map_or(String::new(), |s| format!(" --shard {s}"));
+        format!(
+            "epsilab run {} --out {}{smoke_flag}{s}",
+            path.display(),
+            out.display()
+        )
+    };
+    let state = |done: u64, planned: u64| {
+        if done >= planned {
+            "complete"
+        } else {
+            "incomplete"
+        }
+    };
+    let mut o = String::new();
+    out!(
+        o,
+        "{}: {} / {} trials done ({}) in {}",
+        spec.experiment.name,
+        st.done,
+        st.planned,
+        state(st.done, st.planned),
+        st.results_dir.display()
+    );
+    match &st.shards {
+        Some(shards) => {
+            for (s, done, planned) in shards {
+                let finish = if done < planned {
+                    format!("  -> {}", cmd(Some(*s)))
+                } else {
+                    String::new()
+                };
+                out!(
+                    o,
+                    "  shard {s}: {done} / {planned} ({}){finish}",
+                    state(*done, *planned)
+                );
+            }
+        }
+        None if st.done < st.planned => out!(o, "  finish with: {}", cmd(None)),
+        None => {}
+    }
+    o
+}
+
 /// Rebuilds every experiment's report that has results, then REPORT.md and index.html.
 fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()> {
     for p in crate::report::reproduction::spec_files(experiments)? {
         let mut spec = Spec::load(&p)?;
         let formats = style.apply(&mut spec)?;
         let dir = results_dir(&spec, out, false);
-        if dir.join(crate::store::TRIALS_FILE).exists() {
+        if !crate::store::record_files(&dir)?.is_empty() {
             report_formats(&spec, &dir, &formats, Some(&p))?;
         }
     }

@@ -30,6 +30,8 @@ pub mod report;
 pub mod rng;
 pub mod runner;
 pub mod selection;
+pub mod shard;
+pub mod slurm;
 pub mod spec;
 pub mod stats;
 pub mod store;

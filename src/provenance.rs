@@ -77,8 +77,15 @@ fn data_checksums(spec: &Spec, name: &str) -> Value {
     }
 }
 
-/// Writes `dir/provenance.json`.
-pub fn write(spec: &Spec, dir: &Path, threads: usize, seconds: f64, smoke: bool) -> Result<()> {
+/// Writes `dir/<file>` (`provenance.json`, or a shard's own so array tasks never write one file).
+pub fn write(
+    spec: &Spec,
+    dir: &Path,
+    file: &str,
+    threads: usize,
+    seconds: f64,
+    smoke: bool,
+) -> Result<()> {
     let data: BTreeMap<&str, Value> = spec
         .experiment
         .datasets
@@ -97,7 +104,7 @@ pub fn write(spec: &Spec, dir: &Path, threads: usize, seconds: f64, smoke: bool)
         "wall_seconds": seconds,
         "smoke": smoke,
     });
-    let p = dir.join(PROVENANCE_FILE);
+    let p = dir.join(file);
     let text = serde_json::to_string_pretty(&v).expect("json") + "\n";
     std::fs::write(&p, text).map_err(|e| Error::io(&p, e))
 }

@@ -15,14 +15,16 @@ use crate::learners::Majority;
 use crate::pipeline::{TrialData, learner_for, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
 use crate::rng::rng_from;
+use crate::shard::{Partition, Shard, pipeline_weight};
 use crate::spec::Spec;
-use crate::store::{DEFINITION, Manifest, Store, Stored};
+use crate::store::{DEFINITION, Manifest, Store, Stored, TRIALS_FILE};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Plans with more cells to run than this need confirmation (`run --yes`, or a yes on a
@@ -43,6 +45,8 @@ pub struct RunOptions {
     pub smoke: bool,
     pub force: bool,
     pub progress: bool,
+    /// Run only this shard's groups, appending to its own record file (`run --shard`).
+    pub shard: Option<Shard>,
 }
 
 /// What a run did.
@@ -79,6 +83,8 @@ pub struct Prepared<'a> {
     manifest: Manifest,
     stored: Stored,
     datasets: Vec<Arc<Dataset>>,
+    /// With `--shard`: which shard runs each group.
+    partition: Option<Partition>,
     total: u64,
     pending: u64,
     start: Instant,
@@ -105,16 +111,43 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
             ),
         });
     }
-    let total = plan.n_cells();
-    let pending = total - stored.keys.len() as u64;
+    if opts.shard.is_some() && opts.force {
+        return Err(Error::param(
+            "shard",
+            "--force replaces a whole results folder and cannot be combined with --shard; run the array into a new --out instead",
+        ));
+    }
     let mut datasets = Vec::new();
-    if pending > 0 || opts.force {
+    let load = |datasets: &mut Vec<Arc<Dataset>>| -> Result<()> {
         for name in &spec.experiment.datasets {
             datasets.push(Arc::new(crate::profile::time("load", || {
                 spec.catalog.load(name, &opts.data_dir)
             })?));
         }
-        preflight(spec, &plan, &datasets)?;
+        preflight(spec, &plan, datasets)
+    };
+    let partition = match opts.shard {
+        Some(shard) => {
+            load(&mut datasets)?;
+            Some(partition(spec, &plan, &datasets, shard.count))
+        }
+        None => None,
+    };
+    let (total, done) = match (opts.shard, &partition) {
+        (Some(shard), Some(p)) => {
+            let in_shard = |key: &str| {
+                group_of(spec, key).is_some_and(|(d, t)| p.shard_of(d, t) == shard.index)
+            };
+            (
+                shard_cells(&plan, p, shard.index),
+                stored.keys.iter().filter(|k| in_shard(k)).count() as u64,
+            )
+        }
+        _ => (plan.n_cells(), stored.keys.len() as u64),
+    };
+    let pending = total - done;
+    if datasets.is_empty() && (pending > 0 || opts.force) {
+        load(&mut datasets)?;
     }
     Ok(Prepared {
         spec,
@@ -124,10 +157,43 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
         manifest,
         stored,
         datasets,
+        partition,
         total,
         pending,
         start,
     })
+}
+
+/// The cost-balanced partition of the plan's (dataset, trial) groups into `count` shards: one
+/// group of a dataset costs rows × features × the summed weights of its cells.
+pub fn partition(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>], count: usize) -> Partition {
+    let costs: Vec<u64> = datasets
+        .iter()
+        .enumerate()
+        .map(|(d, data)| {
+            let weight: u64 = plan
+                .combos_of(d)
+                .map(|c| pipeline_weight(&spec.pipelines[c.pipeline]))
+                .sum();
+            (data.n_rows() as u64).max(1) * (data.n_features() as u64).max(1) * weight
+        })
+        .collect();
+    Partition::new(&costs, plan.trials, count)
+}
+
+/// Cells of the plan in shard `index`.
+pub fn shard_cells(plan: &Plan, p: &Partition, index: usize) -> u64 {
+    (0..plan.n_datasets)
+        .map(|d| p.groups_in(d, plan.trials, index) * plan.combos_of(d).count() as u64)
+        .sum()
+}
+
+/// The (dataset index, trial) of a stored key `dataset|pipeline|point|trial`.
+pub fn group_of(spec: &Spec, key: &str) -> Option<(usize, u32)> {
+    let (dataset, _) = key.split_once('|')?;
+    let (_, trial) = key.rsplit_once('|')?;
+    let d = spec.experiment.datasets.iter().position(|n| n == dataset)?;
+    Some((d, trial.parse().ok()?))
 }
 
 /// What a run of `spec` computes its cells from: the spec's hashes and every input's SHA-256.
@@ -210,6 +276,14 @@ impl Prepared<'_> {
         self.pending
     }
 
+    /// Whether this run (its shard, if any) runs the group (dataset, trial).
+    fn in_shard(&self, dataset: usize, trial: u32) -> bool {
+        match (self.opts.shard, &self.partition) {
+            (Some(s), Some(p)) => p.shard_of(dataset, trial) == s.index,
+            _ => true,
+        }
+    }
+
     fn threads(&self) -> usize {
         match self.opts.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -223,6 +297,7 @@ impl Prepared<'_> {
         let Some(cell) = self
             .plan
             .cells()
+            .filter(|c| self.in_shard(c.dataset, c.trial))
             .find(|c| !self.stored.keys.contains(&c.key))
         else {
             return Ok(0.0);
@@ -253,14 +328,34 @@ impl Prepared<'_> {
             .num_threads(self.opts.threads)
             .build()
             .map_err(|e| Error::param("jobs", e.to_string()))?;
-        let store = Store::open(&self.dir, &self.manifest, self.opts.force, self.stored)?;
+        let shard = self.opts.shard;
+        let partition = self.partition.clone();
+        let in_shard = |d: usize, t: u32| match (shard, &partition) {
+            (Some(s), Some(p)) => p.shard_of(d, t) == s.index,
+            _ => true,
+        };
+        let records = self
+            .opts
+            .shard
+            .map_or_else(|| TRIALS_FILE.to_string(), |s| s.records_file());
+        let store = Store::open(
+            &self.dir,
+            &self.manifest,
+            self.opts.force,
+            self.stored,
+            &records,
+        )?;
         let bar = progress_bar(self.opts.progress, self.pending);
+        // Counted, not taken from `pending`: a run that waited for the folder's lock finds
+        // more stored than it planned for.
+        let ran = AtomicUsize::new(0);
         let spec = self.spec;
         for (di, data) in self.datasets.iter().enumerate() {
             let combos: Vec<&Combo> = self.plan.combos_of(di).collect();
             pool.install(|| {
                 (0..self.plan.trials)
                     .into_par_iter()
+                    .filter(|&trial| in_shard(di, trial))
                     .try_for_each(|trial| -> Result<()> {
                         let cells: Vec<Cell> = combos
                             .iter()
@@ -277,6 +372,7 @@ impl Prepared<'_> {
                             let record =
                                 crate::profile::in_pipeline(name, || run_cell(spec, cell, &td))?;
                             crate::profile::time("write", || store.append(&record))?;
+                            ran.fetch_add(1, Ordering::Relaxed);
                             bar.inc(1);
                         }
                         Ok(())
@@ -285,10 +381,22 @@ impl Prepared<'_> {
         }
         store.finish()?;
         bar.finish_and_clear();
-        summary.ran = self.pending as usize;
+        summary.ran = ran.into_inner();
+        summary.skipped = summary.total - summary.ran;
         summary.seconds = self.start.elapsed().as_secs_f64();
         let threads = pool.current_num_threads();
-        crate::provenance::write(spec, &self.dir, threads, summary.seconds, self.opts.smoke)?;
+        let provenance = self.opts.shard.map_or_else(
+            || crate::provenance::PROVENANCE_FILE.to_string(),
+            |s| format!("provenance.shard-{}-of-{}.json", s.index, s.count),
+        );
+        crate::provenance::write(
+            spec,
+            &self.dir,
+            &provenance,
+            threads,
+            summary.seconds,
+            self.opts.smoke,
+        )?;
         Ok(summary)
     }
 }
@@ -378,4 +486,84 @@ fn progress_bar(show: bool, len: u64) -> ProgressBar {
         .progress_chars("=> "),
     );
     bar
+}
+
+/// Progress of a results folder: per shard and in total.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub results_dir: PathBuf,
+    pub planned: u64,
+    pub done: u64,
+    /// Shards (`None` for an unsharded folder): (shard, done, planned).
+    pub shards: Option<Vec<(Shard, u64, u64)>>,
+}
+
+/// Trials done and planned in `out/<experiment>`. The shard count comes from `shards`, else from
+/// the shard record files present (an unsharded folder has none).
+pub fn status(
+    spec: &Spec,
+    data_dir: &DataDir,
+    out: &std::path::Path,
+    smoke: bool,
+    shards: Option<usize>,
+) -> Result<Status> {
+    let dir = results_dir(spec, out, smoke);
+    let plan = plan(spec, smoke);
+    let keys: Vec<String> = crate::store::read_dir_records(&dir)?
+        .into_iter()
+        .map(|r| r.key)
+        .collect();
+    let planned_keys = plan.keys();
+    let done = keys.iter().filter(|k| planned_keys.contains(k)).count() as u64;
+    let count = match shards {
+        Some(n) => Some(n),
+        None => crate::store::record_files(&dir)?
+            .iter()
+            .filter_map(|f| f.file_name()?.to_str().and_then(shard_count_of))
+            .max(),
+    };
+    let shards = match count {
+        None => None,
+        Some(n) => {
+            Shard::new(0, n)?;
+            let mut datasets = Vec::new();
+            for name in &spec.experiment.datasets {
+                datasets.push(Arc::new(spec.catalog.load(name, data_dir)?));
+            }
+            let p = partition(spec, &plan, &datasets, n);
+            let mut per = vec![0u64; n];
+            for k in keys.iter().filter(|k| planned_keys.contains(k)) {
+                if let Some((d, t)) = group_of(spec, k) {
+                    per[p.shard_of(d, t)] += 1;
+                }
+            }
+            Some(
+                (0..n)
+                    .map(|i| {
+                        (
+                            Shard { index: i, count: n },
+                            per[i],
+                            shard_cells(&plan, &p, i),
+                        )
+                    })
+                    .collect(),
+            )
+        }
+    };
+    Ok(Status {
+        results_dir: dir,
+        planned: plan.n_cells(),
+        done,
+        shards,
+    })
+}
+
+/// N of a shard record file name `trials.shard-I-of-N.jsonl`.
+fn shard_count_of(name: &str) -> Option<usize> {
+    name.strip_prefix("trials.shard-")?
+        .strip_suffix(".jsonl")?
+        .split_once("-of-")?
+        .1
+        .parse()
+        .ok()
 }

@@ -206,7 +206,7 @@ pub struct Stored {
 /// of another spec or other data are an error (nothing is touched); with `force` only the
 /// staging files of an interrupted forced run of the same spec and data are reused.
 pub fn inspect(dir: &Path, manifest: &Manifest, force: bool) -> Result<Stored> {
-    let (trials, man) = paths(dir, force);
+    let (trials, man) = paths(dir, force, TRIALS_FILE);
     let old = match std::fs::read_to_string(&man) {
         Ok(text) => Some(
             serde_json::from_str::<Manifest>(&text).map_err(|e| Error::Store {
@@ -225,12 +225,12 @@ pub fn inspect(dir: &Path, manifest: &Manifest, force: bool) -> Result<Stored> {
                 reason,
             }),
             None => Ok(Stored {
-                keys: keys(&trials)?,
+                keys: dir_keys(dir)?,
                 resumes_staging: false,
             }),
         },
         None if !force => Ok(Stored {
-            keys: keys(&trials)?,
+            keys: dir_keys(dir)?,
             resumes_staging: false,
         }),
         Some(Ok(old)) if old.spec_hash == manifest.spec_hash && old.inputs == manifest.inputs => {
@@ -247,18 +247,24 @@ fn keys(trials: &Path) -> Result<HashSet<String>> {
     Ok(read_records(trials)?.into_iter().map(|r| r.key).collect())
 }
 
-/// The trials and manifest files a run writes (the staging pair when forced).
-fn paths(dir: &Path, force: bool) -> (PathBuf, PathBuf) {
+/// Keys stored in every record file of `dir` (unsharded and shards).
+fn dir_keys(dir: &Path) -> Result<HashSet<String>> {
+    Ok(read_dir_records(dir)?.into_iter().map(|r| r.key).collect())
+}
+
+/// The record file and manifest a run writes (the staging pair when forced).
+fn paths(dir: &Path, force: bool, records: &str) -> (PathBuf, PathBuf) {
     let suffix = if force { STAGING } else { "" };
     (
-        dir.join(format!("{TRIALS_FILE}{suffix}")),
+        dir.join(format!("{records}{suffix}")),
         dir.join(format!("{MANIFEST_FILE}{suffix}")),
     )
 }
 
-/// Writes `path` through a temporary file and a rename, so it is never seen half-written.
+/// Writes `path` through a temporary file and a rename, so it is never seen half-written. The
+/// temporary name carries the process id: the shards of an array write the same manifest.
 fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp");
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
     std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
@@ -274,19 +280,127 @@ struct Appender {
 /// An open results folder accepting appends.
 pub struct Store {
     dir: PathBuf,
+    /// The record file appends go to: `trials.jsonl`, or this shard's own.
+    records: String,
     file: Mutex<Appender>,
     done: HashSet<String>,
     /// Staging files to swap in by [`Store::finish`] (a forced run).
     staging: bool,
+    _lock: FolderLock,
+}
+
+/// Name of the lock file of a results folder.
+pub const LOCK_FILE: &str = ".lock";
+
+/// Holds a results folder against other epsilab processes while it lives (advisory `flock`
+/// locks from the standard library, released by the kernel when a process dies, even by
+/// `kill -9`). An unsharded run holds the folder exclusively; a shard holds it shared and its
+/// own shard lock exclusively, so the shards of one array run side by side while two runs of
+/// one shard, or a shard and an unsharded run, never write at the same time.
+struct FolderLock {
+    _folder: File,
+    _own: Option<File>,
+}
+
+/// Who holds a lock: written into the lock file by its holder, read by whoever waits.
+fn holder_note() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "this host".into());
+    let args: Vec<String> = std::env::args().collect();
+    format!("pid {} on {host}: {}\n", std::process::id(), args.join(" "))
+}
+
+/// Takes `file`'s lock (shared or exclusive), telling on stderr whom it waits for.
+fn take_lock(path: &Path, shared: bool, what: &str) -> Result<File> {
+    use std::fs::TryLockError;
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let attempt = if shared {
+        file.try_lock_shared()
+    } else {
+        file.try_lock()
+    };
+    match attempt {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(path).unwrap_or_default();
+            let holder = match holder.trim() {
+                "" => "the shards of an array run".to_string(),
+                h => h.to_string(),
+            };
+            let _ = writeln!(
+                std::io::stderr(),
+                "{what} is in use by another epsilab run ({holder}); waiting for it to finish"
+            );
+            let r = if shared {
+                file.lock_shared()
+            } else {
+                file.lock()
+            };
+            r.map_err(|e| Error::io(path, e))?;
+        }
+        Err(TryLockError::Error(e)) => return Err(Error::io(path, e)),
+    }
+    if !shared {
+        let mut f = &file;
+        let _ = f
+            .set_len(0)
+            .and_then(|()| f.write_all(holder_note().as_bytes()));
+    }
+    Ok(file)
+}
+
+impl FolderLock {
+    fn take(dir: &Path, records: &str) -> Result<FolderLock> {
+        let what = dir.display().to_string();
+        if records == TRIALS_FILE {
+            let folder = take_lock(&dir.join(LOCK_FILE), false, &what)?;
+            Ok(FolderLock {
+                _folder: folder,
+                _own: None,
+            })
+        } else {
+            let folder = take_lock(&dir.join(LOCK_FILE), true, &what)?;
+            let own = dir.join(format!("{LOCK_FILE}.{records}"));
+            let own = take_lock(&own, false, &format!("{what} ({records})"))?;
+            Ok(FolderLock {
+                _folder: folder,
+                _own: Some(own),
+            })
+        }
+    }
 }
 
 impl Store {
     /// Opens (creating) `dir` for a run after [`inspect`] returned `stored` and everything that
     /// can fail early has been checked. A forced run writes staging files (starting them afresh
     /// unless it resumes its own); the previous results stay untouched until [`Store::finish`].
-    pub fn open(dir: &Path, manifest: &Manifest, force: bool, stored: Stored) -> Result<Store> {
+    ///
+    /// `records` is the file appends go to (`trials.jsonl`, or a shard's own, see
+    /// [`crate::shard::Shard::records_file`]). The folder is locked first (waiting for another
+    /// run that holds it), and the stored keys are read again under the lock, so a run that
+    /// waited never repeats what the other one stored meanwhile.
+    pub fn open(
+        dir: &Path,
+        manifest: &Manifest,
+        force: bool,
+        stored: Stored,
+        records: &str,
+    ) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let (trials_path, manifest_path) = paths(dir, force);
+        let lock = FolderLock::take(dir, records)?;
+        let (trials_path, manifest_path) = paths(dir, force, records);
+        let done = match (force, stored.resumes_staging) {
+            (false, _) => dir_keys(dir)?,
+            (true, true) => keys(&trials_path)?,
+            (true, false) => HashSet::new(),
+        };
         let mut m = manifest.clone();
         if !force && let Ok(text) = std::fs::read_to_string(&manifest_path) {
             // Keep the checksums of datasets this spec no longer lists (their records stay).
@@ -314,13 +428,15 @@ impl Store {
             .len();
         Ok(Store {
             dir: dir.into(),
+            records: records.into(),
             file: Mutex::new(Appender {
                 file,
                 len,
                 failed: false,
             }),
-            done: stored.keys,
+            done,
             staging: force,
+            _lock: lock,
         })
     }
 
@@ -342,7 +458,7 @@ impl Store {
     pub fn append(&self, record: &TrialRecord) -> Result<()> {
         if let Some(field) = record.non_finite_field() {
             return Err(Error::Store {
-                path: paths(&self.dir, self.staging).0,
+                path: paths(&self.dir, self.staging, &self.records).0,
                 reason: format!(
                     "trial `{}` computed a non-finite {field} (is a training or test set empty?); it was not stored",
                     record.key
@@ -351,7 +467,7 @@ impl Store {
         }
         let mut line = serde_json::to_vec(record).expect("records serialise");
         line.push(b'\n');
-        let path = || paths(&self.dir, self.staging).0;
+        let path = || paths(&self.dir, self.staging, &self.records).0;
         let mut a = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if a.failed {
             return Err(Error::Store {
@@ -379,10 +495,10 @@ impl Store {
         let a = self.file.into_inner().unwrap_or_else(|p| p.into_inner());
         a.file
             .sync_all()
-            .map_err(|e| Error::io(paths(&self.dir, self.staging).0, e))?;
+            .map_err(|e| Error::io(paths(&self.dir, self.staging, &self.records).0, e))?;
         if self.staging {
-            let (st, sm) = paths(&self.dir, true);
-            let (t, m) = paths(&self.dir, false);
+            let (st, sm) = paths(&self.dir, true, &self.records);
+            let (t, m) = paths(&self.dir, false, &self.records);
             std::fs::rename(&st, &t).map_err(|e| Error::io(&t, e))?;
             std::fs::rename(&sm, &m).map_err(|e| Error::io(&m, e))?;
         }
@@ -404,6 +520,46 @@ fn cut_partial_line(f: &mut File) -> std::io::Result<()> {
         f.set_len(keep as u64)?;
     }
     Ok(())
+}
+
+/// Whether `name` is a record file of a results folder: `trials.jsonl` or a shard's
+/// `trials.shard-I-of-N.jsonl` (not a staging file).
+pub fn is_records_file(name: &str) -> bool {
+    name == TRIALS_FILE || (name.starts_with("trials.shard-") && name.ends_with(".jsonl"))
+}
+
+/// The record files of a results folder, sorted by name (none if it does not exist).
+pub fn record_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        if entry.file_name().to_str().is_some_and(is_records_file) {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Every record of a results folder, all shards merged as one: each key once, sorted by key
+/// (as [`read_records`]), so a sharded run reports exactly as a single-process one.
+pub fn read_dir_records(dir: &Path) -> Result<Vec<TrialRecord>> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for f in record_files(dir)? {
+        out.extend(
+            read_records(&f)?
+                .into_iter()
+                .filter(|r| seen.insert(r.key.clone())),
+        );
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(out)
 }
 
 /// All complete records of a trials file (a missing file has none), sorted by key so that every

@@ -72,6 +72,7 @@ fn run_spec(text: &str) -> (tempfile::TempDir, Spec, PathBuf) {
         smoke: false,
         force: false,
         progress: false,
+        shard: None,
     };
     let s = run(&spec, &opts).unwrap();
     epsilab::report::write(&spec, &s.results_dir).unwrap();

@@ -63,6 +63,7 @@ fn report_all_writes_verdicts_and_booktabs() {
         smoke: false,
         force: false,
         progress: false,
+        shard: None,
     };
     let s = run(&spec, &opts).unwrap();
     epsilab::report::write(&spec, &s.results_dir).unwrap();

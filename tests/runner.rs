@@ -19,6 +19,7 @@ fn opts(out: &Path, threads: usize) -> RunOptions {
         smoke: false,
         force: false,
         progress: false,
+        shard: None,
     }
 }
 

@@ -20,6 +20,7 @@ fn opts(out: &Path, force: bool) -> RunOptions {
         smoke: false,
         force,
         progress: false,
+        shard: None,
     }
 }
 

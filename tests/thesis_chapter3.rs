@@ -102,6 +102,7 @@ fn figure_3_6_shows_chance_on_xwindows_and_a_rise_on_mushrooms() {
         smoke: false,
         force: false,
         progress: false,
+        shard: None,
     };
     let s = run(&spec, &opts).unwrap();
     let records = read_records(&s.results_dir.join(TRIALS_FILE)).unwrap();
@@ -142,6 +143,7 @@ fn figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking() {
         smoke: true,
         force: false,
         progress: false,
+        shard: None,
     };
     let s = run(&spec, &opts).unwrap();
     let records = read_records(&s.results_dir.join(TRIALS_FILE)).unwrap();

@@ -207,6 +207,7 @@ fn csv_with_bounds_runs_private_lr_and_records_the_clipping() {
         smoke: false,
         force: false,
         progress: false,
+        shard: None,
     };
     let s = run(&spec, &opts).unwrap();
     assert_eq!(s.total, 6);
@@ -262,6 +263,7 @@ fn naive_bayes_refuses_real_valued_features() {
         smoke: false,
         force: false,
         progress: false,
+        shard: None,
     };
     let err = run(&spec, &opts).unwrap_err();
     assert!(matches!(err, Error::Spec { .. }), "{err}");

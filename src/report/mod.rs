@@ -13,7 +13,7 @@ pub mod verdict;
 use crate::error::{Error, Result};
 use crate::spec::{FigureKind, Format, ReportKind, Spec};
 use crate::stats::mean_se;
-use crate::store::{TRIALS_FILE, TrialRecord, read_records};
+use crate::store::{TrialRecord, read_dir_records};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -222,7 +222,7 @@ pub fn write_formats(
     formats: &[Format],
     spec_path: Option<&Path>,
 ) -> Result<Written> {
-    let records = read_records(&dir.join(TRIALS_FILE))?;
+    let records = read_dir_records(dir)?;
     if records.is_empty() {
         return Err(Error::Store {
             path: dir.into(),

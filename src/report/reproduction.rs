@@ -5,7 +5,7 @@ use super::verdict::{self, CellVerdict, Verdicts, describe_cell, describe_claim,
 use super::{Summary, x_text};
 use crate::error::{Error, Result};
 use crate::spec::{PaperCell, Spec};
-use crate::store::{TRIALS_FILE, read_records};
+use crate::store::read_dir_records;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -150,7 +150,7 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     for path in spec_files(experiments)? {
         let spec = Spec::load(&path)?;
         let dir = out.join(&spec.experiment.name);
-        let records = read_records(&dir.join(TRIALS_FILE))?;
+        let records = read_dir_records(&dir)?;
         if records.is_empty() {
             continue;
         }

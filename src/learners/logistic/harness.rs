@@ -181,7 +181,8 @@ impl LrConfig {
                             CV_FOLDS,
                             &mut rng,
                             |d, yy, l, rng| {
-                                let model = self.fit_once(d, yy, l, rng, &mut log.ledger.scratch())?;
+                                let model =
+                                    self.fit_once(d, yy, l, rng, &mut log.ledger.scratch())?;
                                 Ok(model.theta.to_vec())
                             },
                         )
