@@ -10,7 +10,8 @@
 //!
 //! Around it: [`audit`] (empirical epsilon lower bounds, planted mutants), [`check`] (the CI
 //! regression gate), [`provenance`] (what produced a results folder), [`stats`] (shared
-//! statistics), [`rng`] (stable seed derivation), [`cli`] (the command line).
+//! statistics), [`rng`] (stable seed derivation), [`shard`] and [`slurm`] (a plan split over
+//! the tasks of a job array), [`profile`] (where a run's time went), [`cli`] (the command line).
 
 pub mod analysis;
 pub mod audit;
