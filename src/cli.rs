@@ -165,7 +165,7 @@ pub enum Command {
         out: PathBuf,
         #[arg(long)]
         data_dir: Option<PathBuf>,
-        /// Where the batch scripts and task logs go [default: OUT/<experiment>/slurm].
+        /// Where the batch scripts and task logs go [default: OUT/EXPERIMENT/slurm].
         #[arg(long)]
         script_dir: Option<PathBuf>,
         /// An extra sbatch argument for both jobs (repeatable), e.g. --sbatch-arg=--account=X.
@@ -321,9 +321,9 @@ pub enum DataCommand {
     /// file is deleted and the error shows the expected and the actual checksum. A file already
     /// cached with the right checksum is not downloaded again.
     ///
-    /// A URL is saved as CACHE/<last segment of the URL path>; --sha256 is then required (the
+    /// A URL is saved as `CACHE/<last segment of the URL path>`; --sha256 is then required (the
     /// checksum of the file as downloaded: `sha256sum FILE`). A catalog NAME fetches the files
-    /// its definition lists under `urls` into CACHE/<catalog path>, checked against the
+    /// its definition lists under `urls` into `CACHE/<catalog path>`, checked against the
     /// catalog's checksums (the thesis datasets have no URL: they ship in datasets/).
     ///
     /// A spec then refers to the cached file by its path, e.g. in [dataset.mine]:

@@ -74,8 +74,8 @@ pub fn thesis_mi_sensitivity(n: f64) -> f64 {
 /// |I(X') - I(X)| <= h(w) + w I(X) <= h(w) + w.
 ///
 /// *Proof.* The score is the mutual information I_P(C; X) of the joint law
-/// P(c, x) = pi_c theta_c(x) with pi_c = N_c/N and theta_c(1) = (N1[c] + 1)/(N_c + 2).
-/// Let the added example have class k and bit b, m = N_k, a = N1[k]. Then
+/// P(c, x) = pi_c theta_c(x) with pi_c = N_c/N and theta_c(1) = (N1(c) + 1)/(N_c + 2).
+/// Let the added example have class k and bit b, m = N_k, a = N1(k). Then
 /// 1. P' = (1 - w) P + w Q exactly, where Q(c, x) = [c = k] q(x) and
 ///    q(1) = (m + 1) theta'_k(1) - m theta_k(1) = (2(a + 1) + b (m + 1)(m + 2)) / ((m + 2)(m + 3)),
 ///    which lies in (0, 1) because a <= m: for classes c != k, pi'_c = (1 - w) pi_c and theta_c is
