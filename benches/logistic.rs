@@ -10,7 +10,7 @@
 //! * `lr_dense`: Gaussian rows, N = 2^17 x D = 100 (`EPSILAB_BENCH_DENSE_N` overrides N).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use epsilab::data::{BinaryMatrix, DataDir, Dataset, Features, SplitRule, catalog::Catalog};
+use epsilab::data::{DataDir, Dataset, catalog::Catalog, synthetic::logistic_binary};
 use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
 use epsilab::learners::logistic::select::cross_validate_warm;
 use epsilab::learners::logistic::*;
@@ -23,30 +23,8 @@ use rand_distr::StandardNormal;
 use std::hint::black_box;
 
 fn synthetic_binary(name: &str, n: usize, d: usize, k: usize) -> Dataset {
-    let mut rng = rng_from(&["bench", name]);
-    let w: Vec<f64> = (0..d).map(|_| rng.r#gen::<f64>() * 2.0 - 1.0).collect();
-    let mut m = BinaryMatrix::new(d);
-    let mut labels = Vec::with_capacity(n);
-    for _ in 0..n {
-        let mut ones: Vec<u32> = rand::seq::index::sample(&mut rng, d, k)
-            .into_iter()
-            .map(|j| j as u32)
-            .collect();
-        ones.sort_unstable();
-        let z: f64 = ones.iter().map(|&j| w[j as usize]).sum();
-        labels.push(u16::from(rng.r#gen::<f64>() < 1.0 / (1.0 + (-z).exp())));
-        m.push_row(&ones);
-    }
-    Dataset {
-        name: name.into(),
-        title: format!("synthetic stand-in for {name}"),
-        features: Features::Binary(m),
-        labels,
-        class_names: vec!["0".into(), "1".into()],
-        split: SplitRule::Fixed { n_train: n },
-        bounds: None,
-        feature_names: None,
-    }
+    let title = format!("synthetic stand-in for {name}");
+    logistic_binary(&mut rng_from(&["bench", name]), name, &title, n, d, k)
 }
 
 /// The named catalog dataset and the rows of its train file, or a synthetic stand-in.

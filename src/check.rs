@@ -235,36 +235,13 @@ pub fn reference_seconds() -> f64 {
 /// (600 x 400, Newton-CG) and a warm-started 5-fold cross-validation over the thesis's grid on
 /// it, i.e. the solvers, design operations and CV loop the LR pipelines spend their time in.
 pub fn lr_workload_seconds() -> f64 {
-    use crate::data::{BinaryMatrix, Dataset, Features, SplitRule};
+    use crate::data::synthetic::logistic_binary;
     use crate::learners::logistic::preprocess::thesis_binary;
     use crate::learners::logistic::select::{LAMBDA_GRID, cross_validate_warm};
     use crate::learners::logistic::{Design, Encoding, Objective, SolverSettings, labels_pm1};
-    use rand::Rng as _;
     let make = |n: usize, d: usize, k: usize, tag: &str| {
         let mut rng = crate::rng::rng_from(&["lr speed reference", tag]);
-        let w: Vec<f64> = (0..d).map(|_| rng.r#gen::<f64>() * 2.0 - 1.0).collect();
-        let mut m = BinaryMatrix::new(d);
-        let mut labels = Vec::with_capacity(n);
-        for _ in 0..n {
-            let mut ones: Vec<u32> = rand::seq::index::sample(&mut rng, d, k)
-                .into_iter()
-                .map(|j| j as u32)
-                .collect();
-            ones.sort_unstable();
-            let z: f64 = ones.iter().map(|&j| w[j as usize]).sum();
-            labels.push(u16::from(rng.r#gen::<f64>() < 1.0 / (1.0 + (-z).exp())));
-            m.push_row(&ones);
-        }
-        Dataset {
-            name: tag.into(),
-            title: tag.into(),
-            features: Features::Binary(m),
-            labels,
-            class_names: vec!["0".into(), "1".into()],
-            split: SplitRule::Fixed { n_train: n },
-            feature_names: None,
-            bounds: None,
-        }
+        logistic_binary(&mut rng, tag, tag, n, d, k)
     };
     let narrow = make(8000, 123, 14, "narrow");
     let wide = make(600, 400, 30, "wide");

@@ -27,6 +27,43 @@ fn two_classes() -> Vec<String> {
     vec!["class 1".into(), "class 2".into()]
 }
 
+/// Sparse binary logistic-regression data of Adult's shape: `n` rows with `k` ones each (a
+/// uniform `k`-subset of `d` features), labels drawn from a logistic model with weights uniform
+/// in [-1, 1]; classes `0`/`1`, every row a training row. The workload of the LR benches and of
+/// `check`'s LR speed reference, which differ only in the stream they pass.
+pub fn logistic_binary(
+    rng: &mut Rng,
+    name: &str,
+    title: &str,
+    n: usize,
+    d: usize,
+    k: usize,
+) -> Dataset {
+    let w: Vec<f64> = (0..d).map(|_| rng.r#gen::<f64>() * 2.0 - 1.0).collect();
+    let mut m = BinaryMatrix::new(d);
+    let mut labels = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut ones: Vec<u32> = rand::seq::index::sample(rng, d, k)
+            .into_iter()
+            .map(|j| j as u32)
+            .collect();
+        ones.sort_unstable();
+        let z: f64 = ones.iter().map(|&j| w[j as usize]).sum();
+        labels.push(u16::from(rng.r#gen::<f64>() < 1.0 / (1.0 + (-z).exp())));
+        m.push_row(&ones);
+    }
+    Dataset {
+        name: name.into(),
+        title: title.into(),
+        features: Features::Binary(m),
+        labels,
+        class_names: vec!["0".into(), "1".into()],
+        split: SplitRule::Fixed { n_train: n },
+        feature_names: None,
+        bounds: None,
+    }
+}
+
 /// Toy Gaussian (appendix A.7): class 1 ~ N(0, I_D), class 2 ~ N(a 1, I_D) with
 /// a = 2 Phi^-1(0.9) / sqrt(D), so the Bayes classifier is 90% accurate.
 pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Dataset {
