@@ -83,8 +83,8 @@ pub struct Prepared<'a> {
     manifest: Manifest,
     stored: Stored,
     datasets: Vec<Arc<Dataset>>,
-    /// With `--shard`: which shard runs each group.
-    partition: Option<Partition>,
+    /// With `--shard`: this run's shard and the partition that deals groups to shards.
+    sharding: Option<(Shard, Partition)>,
     total: u64,
     pending: u64,
     start: Instant,
@@ -126,24 +126,23 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
         }
         preflight(spec, &plan, datasets)
     };
-    let partition = match opts.shard {
+    let sharding = match opts.shard {
         Some(shard) => {
             load(&mut datasets)?;
-            Some(partition(spec, &plan, &datasets, shard.count))
+            Some((shard, partition(spec, &plan, &datasets, shard.count)))
         }
         None => None,
     };
-    let (total, done) = match (opts.shard, &partition) {
-        (Some(shard), Some(p)) => {
-            let in_shard = |key: &str| {
-                group_of(spec, key).is_some_and(|(d, t)| p.shard_of(d, t) == shard.index)
-            };
-            (
-                shard_cells(&plan, p, shard.index),
-                stored.keys.iter().filter(|k| in_shard(k)).count() as u64,
-            )
-        }
-        _ => (plan.n_cells(), stored.keys.len() as u64),
+    let (total, done) = match &sharding {
+        Some((shard, p)) => (
+            shard_cells(&plan, p, shard.index),
+            stored
+                .keys
+                .iter()
+                .filter(|k| group_of(spec, k).is_some_and(|(d, t)| runs(&sharding, d, t)))
+                .count() as u64,
+        ),
+        None => (plan.n_cells(), stored.keys.len() as u64),
     };
     let pending = total - done;
     if datasets.is_empty() && (pending > 0 || opts.force) {
@@ -157,11 +156,18 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
         manifest,
         stored,
         datasets,
-        partition,
+        sharding,
         total,
         pending,
         start,
     })
+}
+
+/// Whether a run with `sharding` (none: the whole plan) runs the group (dataset, trial).
+fn runs(sharding: &Option<(Shard, Partition)>, dataset: usize, trial: u32) -> bool {
+    sharding
+        .as_ref()
+        .is_none_or(|(s, p)| p.shard_of(dataset, trial) == s.index)
 }
 
 /// The cost-balanced partition of the plan's (dataset, trial) groups into `count` shards: one
@@ -276,14 +282,6 @@ impl Prepared<'_> {
         self.pending
     }
 
-    /// Whether this run (its shard, if any) runs the group (dataset, trial).
-    fn in_shard(&self, dataset: usize, trial: u32) -> bool {
-        match (self.opts.shard, &self.partition) {
-            (Some(s), Some(p)) => p.shard_of(dataset, trial) == s.index,
-            _ => true,
-        }
-    }
-
     fn threads(&self) -> usize {
         match self.opts.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -297,7 +295,7 @@ impl Prepared<'_> {
         let Some(cell) = self
             .plan
             .cells()
-            .filter(|c| self.in_shard(c.dataset, c.trial))
+            .filter(|c| runs(&self.sharding, c.dataset, c.trial))
             .find(|c| !self.stored.keys.contains(&c.key))
         else {
             return Ok(0.0);
@@ -328,12 +326,6 @@ impl Prepared<'_> {
             .num_threads(self.opts.threads)
             .build()
             .map_err(|e| Error::param("jobs", e.to_string()))?;
-        let shard = self.opts.shard;
-        let partition = self.partition.clone();
-        let in_shard = |d: usize, t: u32| match (shard, &partition) {
-            (Some(s), Some(p)) => p.shard_of(d, t) == s.index,
-            _ => true,
-        };
         let records = self
             .opts
             .shard
@@ -355,7 +347,7 @@ impl Prepared<'_> {
             pool.install(|| {
                 (0..self.plan.trials)
                     .into_par_iter()
-                    .filter(|&trial| in_shard(di, trial))
+                    .filter(|&trial| runs(&self.sharding, di, trial))
                     .try_for_each(|trial| -> Result<()> {
                         let cells: Vec<Cell> = combos
                             .iter()
