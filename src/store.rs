@@ -269,12 +269,13 @@ fn write_atomic(path: &Path, text: &str) -> Result<()> {
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
-/// The file appends go to: its length after the last complete line, and whether an append
-/// failed (then the store takes no more).
+/// The file appends go to: its length after the last complete line, and why an append failed
+/// (then the store takes no more, and every later append names that first cause, so a run on
+/// several threads reports the full disk whichever thread's error surfaces first).
 struct Appender {
     file: File,
     len: u64,
-    failed: bool,
+    failed: Option<String>,
 }
 
 /// An open results folder accepting appends.
@@ -432,7 +433,7 @@ impl Store {
             file: Mutex::new(Appender {
                 file,
                 len,
-                failed: false,
+                failed: None,
             }),
             done,
             staging: force,
@@ -469,10 +470,10 @@ impl Store {
         line.push(b'\n');
         let path = || paths(&self.dir, self.staging, &self.records).0;
         let mut a = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        if a.failed {
+        if let Some(cause) = &a.failed {
             return Err(Error::Store {
                 path: path(),
-                reason: "an earlier append failed".into(),
+                reason: format!("an earlier append failed: {cause}"),
             });
         }
         match a.file.write_all(&line) {
@@ -481,7 +482,7 @@ impl Store {
                 Ok(())
             }
             Err(e) => {
-                a.failed = true;
+                a.failed = Some(e.to_string());
                 let len = a.len;
                 let _ = a.file.set_len(len);
                 Err(Error::io(path(), e))
