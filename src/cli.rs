@@ -2,7 +2,6 @@
 
 use crate::data::{DataDir, DatasetDef};
 use crate::error::Result;
-use crate::learners::LEARNERS;
 use crate::runner::{CONFIRM_CELLS, Prepared, RunOptions, prepare, results_dir};
 use crate::shard::Shard;
 use crate::spec::Spec;
@@ -543,6 +542,7 @@ fn confirm(p: &Prepared) -> Result<()> {
     let refuse = |reason: &str| crate::Error::Confirm {
         what: what.clone(),
         reason: reason.into(),
+        limit: CONFIRM_CELLS,
     };
     let stdin = std::io::stdin();
     if !(stdin.is_terminal() && std::io::stderr().is_terminal()) {
@@ -783,19 +783,19 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
         "
 Learners:"
     );
-    for l in LEARNERS {
+    for l in crate::kinds::LEARNERS {
         out!(o, "  {:<15} {}", l.name, l.about);
     }
     out!(o, "\nFeature selectors (pipeline `selection`):");
-    for (n, d) in crate::selection::SELECTORS {
-        out!(o, "  {n:<15} {d}");
+    for s in crate::kinds::SELECTORS {
+        out!(o, "  {:<15} {}", s.name, s.about);
     }
     out!(
         o,
         "\nAnalysis probes (pipeline `probe`, for figures that are not accuracies):"
     );
-    for (n, d) in crate::analysis::PROBES {
-        out!(o, "  {n:<17} {d}");
+    for p in crate::analysis::PROBES {
+        out!(o, "  {:<17} {}", p.name, p.about);
     }
     out!(o, "\nSpecs in {}:", experiments.display());
     let mut specs: Vec<PathBuf> = std::fs::read_dir(experiments)

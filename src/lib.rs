@@ -21,6 +21,7 @@ pub mod counts;
 pub mod data;
 pub mod error;
 pub mod evaluate;
+pub mod kinds;
 pub mod learners;
 pub mod pipeline;
 pub mod plan;

@@ -38,8 +38,6 @@ pub struct FitInput<'a> {
     pub counts: Option<&'a ClassCounts>,
     /// Selected features; `None` means all.
     pub features: Option<&'a [usize]>,
-    /// The training step's share of the budget; `None` for non-private learners.
-    pub epsilon: Option<f64>,
 }
 
 /// What a trial records besides accuracy: random streams, the ledger and named metrics.
@@ -64,80 +62,6 @@ impl TrialLog {
             metrics: BTreeMap::new(),
         }
     }
-}
-
-/// What a spec needs to know about a learner.
-#[derive(Debug, Clone, Copy)]
-pub struct LearnerInfo {
-    pub name: &'static str,
-    pub about: &'static str,
-    /// Whether it is parametrised by (and spends) the training share of epsilon.
-    pub uses_epsilon: bool,
-    /// Pipeline fields that apply to it.
-    pub params: &'static [&'static str],
-}
-
-/// The learners a spec may use.
-pub const LEARNERS: &[LearnerInfo] = &[
-    LearnerInfo {
-        name: "majority",
-        about: "majority-class baseline (non-private reference)",
-        uses_epsilon: false,
-        params: &[],
-    },
-    LearnerInfo {
-        name: "nb",
-        about: "Bernoulli Naive Bayes, add-alpha smoothing (non-private reference)",
-        uses_epsilon: false,
-        params: &["alpha"],
-    },
-    LearnerInfo {
-        name: "private_nb",
-        about: "Algorithm 1: Laplace noise on NB counts, threshold t (eps-DP, sensitivity D)",
-        uses_epsilon: true,
-        params: &["alpha", "threshold", "release"],
-    },
-    LearnerInfo {
-        name: "partitioned_nb",
-        about: "partitioning strategy (3.4): feature t counted on its own disjoint part, Lap(1/eps) (eps-DP, parallel composition)",
-        uses_epsilon: true,
-        params: &["alpha", "threshold"],
-    },
-    LearnerInfo {
-        name: "lr",
-        about: "L2-regularised logistic regression, exact minimiser (non-private reference)",
-        uses_epsilon: false,
-        params: &["lambda", "scaling", "solver", "tolerance"],
-    },
-    LearnerInfo {
-        name: "lr_output",
-        about: "Algorithm 6: output perturbation, L2 noise beta = 2/(lambda eps) (eps-DP)",
-        uses_epsilon: true,
-        params: &["lambda", "scaling", "solver", "tolerance"],
-    },
-    LearnerInfo {
-        name: "lr_objective",
-        about: "Algorithm 7: objective perturbation (Chaudhuri et al. 2011), c = 1/4 (eps-DP)",
-        uses_epsilon: true,
-        params: &["lambda", "scaling", "solver", "tolerance"],
-    },
-    LearnerInfo {
-        name: "lr_functional",
-        about: "functional mechanism (Zhang et al. 2012), FMsens1 or FMsens2 (eps-DP)",
-        uses_epsilon: true,
-        params: &["fm_sensitivity", "scaling"],
-    },
-    LearnerInfo {
-        name: "vaidya_nb",
-        about: "Vaidya et al. 2013 NB, BROKEN: claims eps, really (D eps + C)-DP (known-bad comparison)",
-        uses_epsilon: true,
-        params: &["alpha"],
-    },
-];
-
-/// The registry entry of a learner name.
-pub fn learner_info(name: &str) -> Option<&'static LearnerInfo> {
-    LEARNERS.iter().find(|l| l.name == name)
 }
 
 /// A learner configured for one trial.

@@ -273,10 +273,7 @@ impl Figure {
         };
         let multi = metrics.len() > 1;
         // A majority pipeline is the baseline already: no second "majority baseline" entry.
-        let has_majority = spec
-            .pipelines
-            .iter()
-            .any(|p| p.learner.as_deref() == Some("majority"));
+        let has_majority = spec.pipelines.iter().any(|p| p.is_baseline());
         let mut panels = Vec::new();
         let mut order: Vec<String> = Vec::new();
         for d in &spec.experiment.datasets {

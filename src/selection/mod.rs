@@ -118,37 +118,8 @@ pub enum Selector {
     GumbelTopK { score: Score },
 }
 
-/// Names and one-line descriptions of the selectors (for specs and reports).
-pub const SELECTORS: &[(&str, &str)] = &[
-    ("nonprivate", "top T by the exact score (NOT private)"),
-    (
-        "noisy_nb_mi",
-        "Algorithm 2: MI of the Algorithm 1 noisy NB, top T (eps-DP)",
-    ),
-    (
-        "laplace",
-        "Algorithm 3: score + Lap(D Delta_q / eps), top T (eps-DP)",
-    ),
-    (
-        "iterative",
-        "Algorithm 4: iterative sampling, eps/T per step (spends steps x eps/T: NOT eps-DP)",
-    ),
-    (
-        "mask",
-        "Algorithm 5: exponential mechanism over T-subsets (eps-DP)",
-    ),
-    (
-        "sparse",
-        "sparse vector with a public threshold, eps/T per positive (eps-DP)",
-    ),
-    (
-        "gumbel",
-        "one-shot Gumbel top-k, scale 2 T Delta_q / eps (eps-DP)",
-    ),
-];
-
 impl Selector {
-    /// Short name (see [`SELECTORS`]).
+    /// Short name (as a spec names it).
     pub fn name(&self) -> &'static str {
         match self {
             Selector::NonPrivate { .. } => "nonprivate",
