@@ -26,25 +26,64 @@ use std::sync::Arc;
 /// Draws per mechanism in the noise-samples probe (Figure 2.1).
 const NOISE_SAMPLES: usize = 2000;
 
-/// The probes a spec may name (`probe = "..."`).
-pub const PROBES: &[Registered<dyn ProbeKind>] = &[
-    probe::<MiSorted>(),
-    probe::<MiThresholded>(),
-    probe::<MiSensitivity>(),
-    probe::<PerturbedMi>(),
-    probe::<KeepProbability>(),
-    probe::<ScoreComparison>(),
-    probe::<TopFeatures>(),
-    probe::<NoiseSamples>(),
-    probe::<ObjectiveBranch>(),
-];
+/// Declares the probes (structs without fields), their descriptions and [`PROBES`]; each
+/// probe's `record` is written beside it below.
+macro_rules! probes {
+    ($($ty:ident: $name:literal, spends = $spends:literal, $about:literal;)*) => {
+        $(
+            #[derive(Debug, Clone, Deserialize)]
+            #[serde(deny_unknown_fields)]
+            pub struct $ty {}
+
+            impl Described for $ty {
+                const NAME: &'static str = $name;
+                const ABOUT: &'static str = $about;
+                const FIELDS: &'static [&'static str] = &[];
+            }
+
+            impl ProbeKind for $ty {
+                fn spends(&self) -> bool {
+                    $spends
+                }
+
+                fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
+                    let mut out = ProbeOutput::default();
+                    self.record(input, &mut out, log)?;
+                    Ok(out)
+                }
+            }
+        )*
+
+        /// The probes a spec may name (`probe = "..."`).
+        pub const PROBES: &[Registered<dyn ProbeKind>] = &[$(probe::<$ty>()),*];
+    };
+}
+
+probes! {
+    MiSorted: "mi_sorted", spends = false,
+        "mutual information of every feature, sorted descending (F3.4/3.13; not private)";
+    MiThresholded: "mi_thresholded", spends = true,
+        "MI per feature and whether one Algorithm 1 run at eps thresholded it (F3.5)";
+    MiSensitivity: "mi_sensitivity", spends = false,
+        "Delta_I(N) for N = 2 .. 10^6 (F3.9; analytic)";
+    PerturbedMi: "perturbed_mi", spends = true,
+        "true MI against Algorithm 2's and Algorithm 3's perturbed MI at eps (F3.10)";
+    KeepProbability: "keep_probability", spends = true,
+        "Algorithm 4 keep probability vs score, MI and count scores, T = `features`, eps0 = eps/T (F3.11/3.12/3.18; not private)";
+    ScoreComparison: "score_comparison", spends = false,
+        "normalised MI against the normalised count score per feature (F3.16; not private)";
+    TopFeatures: "top_features", spends = false,
+        "the top features by MI with their per-class on-counts (Tables A.2/A.3; not private)";
+    NoiseSamples: "noise_samples", spends = true,
+        "2000 draws of the L1, L2 and L10 mechanisms in D = 2, sensitivity 1, at eps (F2.1; no data)";
+    ObjectiveBranch: "objective_branch", spends = true,
+        "Algorithm 7's branch per lambda in {1e-3..1e5} at eps: eps', Delta = 0 or not (Table 4.1; analytic)";
+}
 
 /// An analysis probe: runs in place of a learner and records named vectors.
 pub trait ProbeKind: Debug + Send + Sync {
     /// Whether it runs a mechanism (and so takes the grid's epsilon and spends it).
-    fn spends(&self) -> bool {
-        false
-    }
+    fn spends(&self) -> bool;
     fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput>;
 }
 
@@ -95,53 +134,20 @@ fn normalised(xs: &[f64]) -> Vec<f64> {
 
 const NON_PRIVATE_WHY: &str = "shows exact statistics of the training data";
 
-/// Declares a probe struct (probes have no spec fields) and its description.
-macro_rules! probe_kind {
-    ($ty:ident, $name:literal, $about:literal) => {
-        #[derive(Debug, Clone, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct $ty {}
-
-        impl Described for $ty {
-            const NAME: &'static str = $name;
-            const ABOUT: &'static str = $about;
-            const FIELDS: &'static [&'static str] = &[];
-        }
-    };
-}
-
-probe_kind!(
-    MiSorted,
-    "mi_sorted",
-    "mutual information of every feature, sorted descending (F3.4/3.13; not private)"
-);
-
-impl ProbeKind for MiSorted {
-    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
-        let mut out = ProbeOutput::default();
+impl MiSorted {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let mut mi = mutual_information(input.counts)?;
         mi.sort_by(|a, b| b.total_cmp(a));
         log.ledger
             .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
         out.put("mi", mi);
-        Ok(out)
+        Ok(())
     }
 }
 
-probe_kind!(
-    MiThresholded,
-    "mi_thresholded",
-    "MI per feature and whether one Algorithm 1 run at eps thresholded it (F3.5)"
-);
-
-impl ProbeKind for MiThresholded {
-    fn spends(&self) -> bool {
-        true
-    }
-
-    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
+impl MiThresholded {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let c = input.counts;
-        let mut out = ProbeOutput::default();
         let eps = need_eps(Self::NAME, input.epsilon)?;
         let mi = mutual_information(c)?;
         let p = PrivateNbParams::new(eps).check()?;
@@ -168,19 +174,12 @@ impl ProbeKind for MiThresholded {
         out.put("feature", (1..=c.n_features()).map(|d| d as f64).collect());
         out.put("mi", mi);
         out.put("thresholded", clipped);
-        Ok(out)
+        Ok(())
     }
 }
 
-probe_kind!(
-    MiSensitivity,
-    "mi_sensitivity",
-    "Delta_I(N) for N = 2 .. 10^6 (F3.9; analytic)"
-);
-
-impl ProbeKind for MiSensitivity {
-    fn run(&self, _: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
-        let mut out = ProbeOutput::default();
+impl MiSensitivity {
+    fn record(&self, _: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let ns: Vec<f64> = (0..=50)
             .map(|i| 10f64.powf(0.3 + i as f64 * 0.114))
             .map(f64::round)
@@ -198,24 +197,13 @@ impl ProbeKind for MiSensitivity {
         out.put("n", ns);
         log.ledger
             .non_private("analysis", "none (analytic)", "a function of N only");
-        Ok(out)
+        Ok(())
     }
 }
 
-probe_kind!(
-    PerturbedMi,
-    "perturbed_mi",
-    "true MI against Algorithm 2's and Algorithm 3's perturbed MI at eps (F3.10)"
-);
-
-impl ProbeKind for PerturbedMi {
-    fn spends(&self) -> bool {
-        true
-    }
-
-    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
+impl PerturbedMi {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let c = input.counts;
-        let mut out = ProbeOutput::default();
         let eps = need_eps(Self::NAME, input.epsilon)?;
         let mi = mutual_information(c)?;
         // Algorithm 2: MI of the Algorithm 1 noisy model.
@@ -237,24 +225,13 @@ impl ProbeKind for PerturbedMi {
         log.ledger
             .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
         out.put("true_mi", mi);
-        Ok(out)
+        Ok(())
     }
 }
 
-probe_kind!(
-    KeepProbability,
-    "keep_probability",
-    "Algorithm 4 keep probability vs score, MI and count scores, T = `features`, eps0 = eps/T (F3.11/3.12/3.18; not private)"
-);
-
-impl ProbeKind for KeepProbability {
-    fn spends(&self) -> bool {
-        true
-    }
-
-    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
+impl KeepProbability {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let c = input.counts;
-        let mut out = ProbeOutput::default();
         let eps = need_eps(Self::NAME, input.epsilon)?;
         let t = input
             .features
@@ -278,39 +255,25 @@ impl ProbeKind for KeepProbability {
             "none (analytic keep probabilities)",
             NON_PRIVATE_WHY,
         );
-        Ok(out)
+        Ok(())
     }
 }
 
-probe_kind!(
-    ScoreComparison,
-    "score_comparison",
-    "normalised MI against the normalised count score per feature (F3.16; not private)"
-);
-
-impl ProbeKind for ScoreComparison {
-    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
-        let mut out = ProbeOutput::default();
+impl ScoreComparison {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let mi = mutual_information(input.counts)?;
         let counts = count_scores(input.counts)?;
         out.put("mi_score", normalised(&mi));
         out.put("count_score", normalised(&counts));
         log.ledger
             .non_private("analysis", "exact scores", NON_PRIVATE_WHY);
-        Ok(out)
+        Ok(())
     }
 }
 
-probe_kind!(
-    TopFeatures,
-    "top_features",
-    "the top features by MI with their per-class on-counts (Tables A.2/A.3; not private)"
-);
-
-impl ProbeKind for TopFeatures {
-    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
+impl TopFeatures {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let c = input.counts;
-        let mut out = ProbeOutput::default();
         let mi = mutual_information(c)?;
         let k = input.features.unwrap_or(10).min(mi.len());
         let mut top = top_k(&mi, k);
@@ -328,23 +291,12 @@ impl ProbeKind for TopFeatures {
         }
         log.ledger
             .non_private("analysis", "exact MI and counts", NON_PRIVATE_WHY);
-        Ok(out)
+        Ok(())
     }
 }
 
-probe_kind!(
-    NoiseSamples,
-    "noise_samples",
-    "2000 draws of the L1, L2 and L10 mechanisms in D = 2, sensitivity 1, at eps (F2.1; no data)"
-);
-
-impl ProbeKind for NoiseSamples {
-    fn spends(&self) -> bool {
-        true
-    }
-
-    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
-        let mut out = ProbeOutput::default();
+impl NoiseSamples {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
         for p in [1.0, 2.0, 10.0] {
             let mech = PNormMechanism::new(p, 1.0, eps)?;
@@ -357,23 +309,12 @@ impl ProbeKind for NoiseSamples {
         }
         log.ledger
             .non_private("analysis", "none (noise only)", "no data is read");
-        Ok(out)
+        Ok(())
     }
 }
 
-probe_kind!(
-    ObjectiveBranch,
-    "objective_branch",
-    "Algorithm 7's branch per lambda in {1e-3..1e5} at eps: eps', Delta = 0 or not (Table 4.1; analytic)"
-);
-
-impl ProbeKind for ObjectiveBranch {
-    fn spends(&self) -> bool {
-        true
-    }
-
-    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
-        let mut out = ProbeOutput::default();
+impl ObjectiveBranch {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
         let n = input.counts.total() as usize;
         let grid = crate::learners::logistic::LAMBDA_GRID;
@@ -391,7 +332,7 @@ impl ProbeKind for ObjectiveBranch {
             "none (analytic)",
             "a function of lambda, eps and N only",
         );
-        Ok(out)
+        Ok(())
     }
 }
 

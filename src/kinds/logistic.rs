@@ -1,5 +1,6 @@
 //! `learner = "lr" | "lr_output" | "lr_objective" | "lr_functional"`: L2-regularised logistic
-//! regression, exact or under one of three private mechanisms.
+//! regression, exact or under one of three private mechanisms. One struct; each kind reads
+//! only its `FIELDS`.
 
 use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
 use crate::error::Result;
@@ -11,16 +12,18 @@ use crate::learners::logistic::{
 use serde::Deserialize;
 
 /// `lr`: the exact minimiser.
-pub type Lr = Regularised<0>;
+pub type Lr = Logistic<0>;
 /// `lr_output`: Algorithm 6.
-pub type LrOutput = Regularised<1>;
+pub type LrOutput = Logistic<1>;
 /// `lr_objective`: Algorithm 7.
-pub type LrObjective = Regularised<2>;
+pub type LrObjective = Logistic<2>;
+/// `lr_functional`: the functional mechanism (no lambda, no solver choice).
+pub type LrFunctional = Logistic<3>;
 
-/// The learners with a lambda and a solver; `M` picks the mechanism (0: none).
+/// Logistic regression; `M` picks the mechanism (0: none). Each kind reads only its `FIELDS`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Regularised<const M: u8> {
+pub struct Logistic<const M: u8> {
     /// A number, `"cv"` (5-fold cross-validation, non-private) or `"private"` (exponential
     /// mechanism, spends `budget.lambda`); or a `lambda` grid axis.
     lambda: Option<LambdaRule>,
@@ -30,48 +33,48 @@ pub struct Regularised<const M: u8> {
     solver: Option<Solver>,
     /// Stop when ||grad J|| <= tolerance * ||grad J(0)|| (default 1e-10).
     tolerance: Option<f64>,
+    /// The functional mechanism's bound: `sens1` (D^2/4 + 3D) or `sens2` (D/4 + 3 sqrt D).
+    fm_sensitivity: Option<FmSensitivity>,
 }
 
-const REGULARISED_FIELDS: &[&str] = &["lambda", "scaling", "solver", "tolerance"];
-
-impl Described for Lr {
-    const NAME: &'static str = "lr";
-    const ABOUT: &'static str =
-        "L2-regularised logistic regression, exact minimiser (non-private reference)";
-    const FIELDS: &'static [&'static str] = REGULARISED_FIELDS;
+impl<const M: u8> Described for Logistic<M> {
+    const NAME: &'static str = ["lr", "lr_output", "lr_objective", "lr_functional"][M as usize];
+    const ABOUT: &'static str = [
+        "L2-regularised logistic regression, exact minimiser (non-private reference)",
+        "Algorithm 6: output perturbation, L2 noise beta = 2/(lambda eps) (eps-DP)",
+        "Algorithm 7: objective perturbation (Chaudhuri et al. 2011), c = 1/4 (eps-DP)",
+        "functional mechanism (Zhang et al. 2012), FMsens1 or FMsens2 (eps-DP)",
+    ][M as usize];
+    const FIELDS: &'static [&'static str] = match M {
+        0..=2 => &["lambda", "scaling", "solver", "tolerance"],
+        _ => &["fm_sensitivity", "scaling"],
+    };
 }
 
-impl Described for LrOutput {
-    const NAME: &'static str = "lr_output";
-    const ABOUT: &'static str =
-        "Algorithm 6: output perturbation, L2 noise beta = 2/(lambda eps) (eps-DP)";
-    const FIELDS: &'static [&'static str] = REGULARISED_FIELDS;
-}
-
-impl Described for LrObjective {
-    const NAME: &'static str = "lr_objective";
-    const ABOUT: &'static str =
-        "Algorithm 7: objective perturbation (Chaudhuri et al. 2011), c = 1/4 (eps-DP)";
-    const FIELDS: &'static [&'static str] = REGULARISED_FIELDS;
-}
-
-impl<const M: u8> Regularised<M> {
+impl<const M: u8> Logistic<M> {
     fn kind(&self) -> LrKind {
         match M {
             0 => LrKind::NonPrivate,
             1 => LrKind::Private(PrivateLrMethod::Output),
-            _ => LrKind::Private(PrivateLrMethod::Objective),
+            2 => LrKind::Private(PrivateLrMethod::Objective),
+            _ => LrKind::Private(PrivateLrMethod::Functional(
+                self.fm_sensitivity.unwrap_or_default(),
+            )),
         }
     }
 }
 
-impl<const M: u8> LearnerKind for Regularised<M> {
+impl<const M: u8> LearnerKind for Logistic<M> {
     fn private(&self) -> bool {
         M != 0
     }
 
     fn axes(&self) -> &'static [Axis] {
-        &[Axis::Lambda]
+        match M {
+            0..=2 => &[Axis::Lambda],
+            // The functional mechanism has no lambda.
+            _ => &[],
+        }
     }
 
     fn validate(&self, grid: &[Axis]) -> std::result::Result<(), Refusal> {
@@ -90,10 +93,12 @@ impl<const M: u8> LearnerKind for Regularised<M> {
             Some(_) if grid.contains(&Axis::Lambda) => {
                 Err(refuse("lambda", "is also a grid axis; set it in one place"))
             }
-            None if !grid.contains(&Axis::Lambda) => Err(refuse(
-                "lambda",
-                "logistic regression needs lambda: a number, \"cv\", \"private\" or a grid axis",
-            )),
+            None if self.axes().contains(&Axis::Lambda) && !grid.contains(&Axis::Lambda) => {
+                Err(refuse(
+                    "lambda",
+                    "logistic regression needs lambda: a number, \"cv\", \"private\" or a grid axis",
+                ))
+            }
             Some(LambdaRule::Private) if M == 0 => Err(refuse(
                 "lambda",
                 "private lambda selection needs a private learner",
@@ -110,6 +115,7 @@ impl<const M: u8> LearnerKind for Regularised<M> {
         let lambda = match (at.lambda, self.lambda) {
             (Some(l), _) => LambdaRule::Fixed(l),
             (None, Some(rule)) => rule,
+            // The functional mechanism has no lambda.
             (None, None) => LambdaRule::Fixed(1.0),
         };
         Ok(Learner::Logistic(LrConfig {
@@ -133,49 +139,5 @@ impl<const M: u8> LearnerKind for Regularised<M> {
             Some(LambdaRule::Private) => 10,
             _ => 1,
         }
-    }
-}
-
-/// `lr_functional`: the functional mechanism (no lambda, no solver choice).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LrFunctional {
-    /// `sens1` (D^2/4 + 3D) or `sens2` (D/4 + 3 sqrt D).
-    fm_sensitivity: Option<FmSensitivity>,
-    scaling: Option<Scaling>,
-}
-
-impl Described for LrFunctional {
-    const NAME: &'static str = "lr_functional";
-    const ABOUT: &'static str =
-        "functional mechanism (Zhang et al. 2012), FMsens1 or FMsens2 (eps-DP)";
-    const FIELDS: &'static [&'static str] = &["fm_sensitivity", "scaling"];
-}
-
-impl LearnerKind for LrFunctional {
-    fn private(&self) -> bool {
-        true
-    }
-
-    fn learner(&self, _: &GridValues, budget: &CellBudget) -> Result<Learner> {
-        Ok(Learner::Logistic(LrConfig {
-            kind: LrKind::Private(PrivateLrMethod::Functional(
-                self.fm_sensitivity.unwrap_or_default(),
-            )),
-            // The functional mechanism has no lambda.
-            lambda: LambdaRule::Fixed(1.0),
-            scaling: self.scaling.unwrap_or_default(),
-            epsilon: budget.train,
-            lambda_epsilon: budget.lambda,
-            settings: SolverSettings {
-                solver: Solver::default(),
-                tol: DEFAULT_TOL,
-                ..SolverSettings::default()
-            },
-        }))
-    }
-
-    fn cost(&self) -> u64 {
-        20
     }
 }

@@ -12,11 +12,8 @@
 
 pub mod logistic;
 pub mod majority;
-pub mod nb;
-pub mod partitioned_nb;
-pub mod private_nb;
+pub mod naive_bayes;
 pub mod select;
-pub mod vaidya_nb;
 
 use crate::error::{Error, Result};
 use crate::learners::{Learner, Threshold};
@@ -29,14 +26,14 @@ use std::sync::Arc;
 /// The learners a spec may name (`learner = "..."`).
 pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<majority::Majority>(),
-    learner::<nb::Nb>(),
-    learner::<private_nb::PrivateNb>(),
-    learner::<partitioned_nb::PartitionedNb>(),
+    learner::<naive_bayes::Nb>(),
+    learner::<naive_bayes::PrivateNb>(),
+    learner::<naive_bayes::PartitionedNb>(),
     learner::<logistic::Lr>(),
     learner::<logistic::LrOutput>(),
     learner::<logistic::LrObjective>(),
     learner::<logistic::LrFunctional>(),
-    learner::<vaidya_nb::VaidyaNb>(),
+    learner::<naive_bayes::VaidyaNb>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).
@@ -295,5 +292,66 @@ pub fn check_alpha(alpha: Option<f64>) -> std::result::Result<(), Refusal> {
             Err(refuse("alpha", format!("must be finite and >= 0, got {a}")))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each listed field is one its struct reads, and nothing else is: a nested table is a
+    /// type error for a read field and an unknown field otherwise.
+    fn fields_match_structs<K: ?Sized>(registry: &'static [Registered<K>]) {
+        let wrong = || toml::Value::Table(toml::Table::from_iter([("x".into(), 1.into())]));
+        for entry in registry {
+            for field in entry.fields {
+                let t = toml::Table::from_iter([(field.to_string(), wrong())]);
+                let e = (entry.parse)(t).err().unwrap_or_default();
+                assert!(
+                    !e.is_empty() && !e.contains("unknown field"),
+                    "{}.{field}: {e}",
+                    entry.name
+                );
+            }
+            let t = toml::Table::from_iter([("no_such_field".to_string(), wrong())]);
+            let e = (entry.parse)(t).err().unwrap_or_default();
+            assert!(e.contains("unknown field"), "{}: {e}", entry.name);
+        }
+    }
+
+    #[test]
+    fn registered_fields_are_the_structs_fields() {
+        fields_match_structs(LEARNERS);
+        fields_match_structs(SELECTORS);
+        fields_match_structs(crate::analysis::PROBES);
+    }
+
+    #[test]
+    fn registry_names_are_unique() {
+        let mut all: Vec<&str> = LEARNERS.iter().map(|r| r.name).collect();
+        all.extend(SELECTORS.iter().map(|r| r.name));
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n);
+    }
+
+    #[test]
+    fn the_cell_budget_splits_the_cell_epsilon_by_the_shares() {
+        let shares = Shares {
+            selection: 0.25,
+            train: 0.5,
+            lambda: 0.25,
+        };
+        let b = CellBudget::resolve(Some(2.0), &shares);
+        assert_eq!(
+            (b.total, b.selection, b.train, b.lambda),
+            (Some(2.0), Some(0.5), Some(1.0), Some(0.5))
+        );
+        let b = CellBudget::resolve(Some(2.0), &Shares::default());
+        assert_eq!((b.train, b.lambda), (Some(2.0), None));
+        let none = CellBudget::resolve(None, &shares);
+        assert_eq!(none, CellBudget::default());
+        assert!(none.train_of("private_nb").is_err());
     }
 }

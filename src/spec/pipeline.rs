@@ -346,3 +346,69 @@ fn misplaced(key: &str, kind: &str) -> Refused {
         refused(key, format!("unknown field `{key}`"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, grid: &[Axis]) -> Result<Pipeline, Refused> {
+        Pipeline::parse(toml::from_str(text).unwrap(), grid)
+    }
+
+    fn refusal(text: &str, grid: &[Axis]) -> (String, String) {
+        parse(text, grid).unwrap_err()
+    }
+
+    #[test]
+    fn fields_are_refused_by_the_kind_they_do_not_belong_to() {
+        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nsolver = \"newton\"", &[]);
+        assert_eq!(
+            (f.as_str(), r.as_str()),
+            ("solver", "does not apply to learner `nb`")
+        );
+        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nalpah = 1", &[]);
+        assert_eq!((f.as_str(), r.as_str()), ("alpah", "unknown field `alpah`"));
+        let (f, r) = refusal(
+            "name = \"p\"\nlearner = \"nb\"\nselection = \"mask\"\nfeatures = 2\nsparse_threshold = 1",
+            &[],
+        );
+        assert_eq!(f, "sparse_threshold");
+        assert_eq!(r, "applies only to `selection = \"sparse\"`");
+        let (f, r) = refusal(
+            "name = \"p\"\nprobe = \"mi_sorted\"\nbudget = { train = 1 }",
+            &[],
+        );
+        assert_eq!(
+            (f.as_str(), r.as_str()),
+            ("budget", "does not apply to probe `mi_sorted`")
+        );
+        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nalpha = \"one\"", &[]);
+        assert_eq!(f, "alpha");
+        assert!(r.contains("invalid type"), "{r}");
+    }
+
+    #[test]
+    fn axes_budget_and_labels_come_from_the_kinds() {
+        let lr = parse(
+            "name = \"p\"\nlearner = \"lr_objective\"\nselection = \"nonprivate\"\nfeatures = 3",
+            &[Axis::Epsilon, Axis::Lambda],
+        )
+        .unwrap();
+        assert!(lr.spends() && lr.reads(Axis::Lambda) && lr.reads(Axis::Features));
+        assert!(!lr.reads(Axis::Threshold));
+        assert!(!lr.end_to_end_private(), "a non-private selection step");
+        assert_eq!((lr.kind(), lr.cost()), ("lr_objective", 21));
+        let nb = parse("name = \"p\"\nlearner = \"nb\"", &[Axis::Epsilon]).unwrap();
+        assert!(!nb.spends() && !nb.reads(Axis::Epsilon) && !nb.end_to_end_private());
+        let probe = parse("name = \"p\"\nprobe = \"perturbed_mi\"", &[Axis::Epsilon]).unwrap();
+        assert!(probe.spends() && probe.reads(Axis::Features) && !probe.end_to_end_private());
+        let private = parse(
+            "name = \"p\"\nlearner = \"private_nb\"\nselection = \"gumbel\"\nfeatures = 3\n\
+             budget = { selection = 0.5, train = 0.5 }",
+            &[Axis::Epsilon, Axis::Threshold],
+        )
+        .unwrap();
+        assert!(private.end_to_end_private() && private.reads(Axis::Threshold));
+        assert_eq!(private.shares.selection, 0.5);
+    }
+}
