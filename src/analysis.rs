@@ -357,6 +357,11 @@ mod tests {
     }
 
     #[test]
+    fn probes_read_no_fields() {
+        crate::kinds::testing::fields_match_structs(PROBES);
+    }
+
+    #[test]
     fn every_listed_probe_runs() {
         for name in PROBES.iter().map(|p| p.name) {
             let mut log = TrialLog::new(1);

@@ -357,9 +357,6 @@ pub fn execute(cli: Cli) -> Result<()> {
             shard,
         } => {
             let spec = Spec::load(&spec)?;
-            if profile {
-                crate::profile::enable();
-            }
             let shard = match shard.as_deref() {
                 None => None,
                 Some("env") => Some(Shard::from_env()?),
@@ -374,48 +371,19 @@ pub fn execute(cli: Cli) -> Result<()> {
                 force,
                 progress: std::io::stderr().is_terminal(),
             };
-            let prepared = prepare(&spec, &opts)?;
-            if prepared.pending() > CONFIRM_CELLS && !yes {
-                confirm(&prepared)?;
-            }
-            let s = prepared.execute();
-            if profile {
-                note_inline!("{}", crate::profile::table(&crate::profile::take()));
-            }
-            let s = s?;
-            note!(
-                "{}: {} trials ({} run, {} already stored) in {:.1} s -> {}",
-                spec.experiment.name,
-                s.total,
-                s.ran,
-                s.skipped,
-                s.seconds,
-                s.results_dir.display()
-            );
-            if !no_report {
-                report(&spec, &s.results_dir)?;
-            }
-            Ok(())
+            run(&spec, &opts, yes, profile, no_report)
         }
         Command::Report {
-            spec: Some(path),
+            spec,
             out,
             smoke,
-            style,
-            ..
-        } => {
-            let mut spec = Spec::load(&path)?;
-            let formats = style.apply(&mut spec)?;
-            let dir = results_dir(&spec, &out, smoke);
-            report_formats(&spec, &dir, &formats, Some(&path))
-        }
-        Command::Report {
-            spec: None,
-            out,
             experiments,
             style,
             ..
-        } => report_all(&experiments, &out, &style),
+        } => match spec {
+            Some(path) => report_spec(&path, &out, smoke, &style),
+            None => report_all(&experiments, &out, &style),
+        },
         Command::Check {
             experiments,
             data_dir,
@@ -437,8 +405,8 @@ pub fn execute(cli: Cli) -> Result<()> {
             shards,
         } => {
             let spec = Spec::load(&path)?;
-            let st =
-                crate::runner::status(&spec, &DataDir::resolve(data_dir), &out, smoke, shards)?;
+            let data_dir = DataDir::resolve(data_dir);
+            let st = crate::runner::status(&spec, &data_dir, &out, smoke, shards)?;
             emit(&status_text(&spec, &path, &out, smoke, &st))
         }
         Command::Slurm {
@@ -468,33 +436,7 @@ pub fn execute(cli: Cli) -> Result<()> {
                 script_dir,
                 sbatch_args,
             };
-            let scripts = crate::slurm::write_scripts(&opts, &spec.experiment.name)?;
-            let mut o = String::new();
-            out!(
-                o,
-                "wrote {} and {}",
-                scripts.array.display(),
-                scripts.report.display()
-            );
-            if submit {
-                let ids = crate::slurm::submit(&scripts, &opts.sbatch_args)?;
-                out!(
-                    o,
-                    "submitted array job {} ({} tasks), report job {} (afterok:{})",
-                    ids.array,
-                    tasks,
-                    ids.report,
-                    ids.array
-                );
-            } else {
-                out!(
-                    o,
-                    "submit with: jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}",
-                    scripts.array.display(),
-                    scripts.report.display()
-                );
-            }
-            emit(&o)
+            slurm(&spec, &opts, submit)
         }
         Command::Data {
             command:
@@ -516,18 +458,92 @@ pub fn execute(cli: Cli) -> Result<()> {
             unseeded,
             json,
         } => {
-            let (trials, seed) = if unseeded {
-                let seed = fresh_seed();
-                let trials = trials.unwrap_or(UNSEEDED_TRIALS);
-                note!(
-                    "unseeded audit: seed {seed}, {trials} trials per side (replay: --trials {trials} --seed {seed})"
-                );
-                (trials, seed)
-            } else {
-                (trials.unwrap_or(SEEDED_TRIALS), seed)
-            };
+            let (trials, seed) = audit_size(trials, seed, unseeded);
             audit(mechanism.as_deref(), all, trials, seed, json)
         }
+    }
+}
+
+/// `epsilab run`: prepare (everything that can fail before a write), confirm a huge plan, run,
+/// then report.
+fn run(spec: &Spec, opts: &RunOptions, yes: bool, profile: bool, no_report: bool) -> Result<()> {
+    if profile {
+        crate::profile::enable();
+    }
+    let prepared = prepare(spec, opts)?;
+    if prepared.pending() > CONFIRM_CELLS && !yes {
+        confirm(&prepared)?;
+    }
+    let s = prepared.execute();
+    if profile {
+        note_inline!("{}", crate::profile::table(&crate::profile::take()));
+    }
+    let s = s?;
+    note!(
+        "{}: {} trials ({} run, {} already stored) in {:.1} s -> {}",
+        spec.experiment.name,
+        s.total,
+        s.ran,
+        s.skipped,
+        s.seconds,
+        s.results_dir.display()
+    );
+    if !no_report {
+        report(spec, &s.results_dir)?;
+    }
+    Ok(())
+}
+
+/// `epsilab slurm`: writes the array and report scripts, and submits them if asked.
+fn slurm(spec: &Spec, opts: &crate::slurm::SlurmOptions, submit: bool) -> Result<()> {
+    let scripts = crate::slurm::write_scripts(opts, &spec.experiment.name)?;
+    let mut o = String::new();
+    out!(
+        o,
+        "wrote {} and {}",
+        scripts.array.display(),
+        scripts.report.display()
+    );
+    if submit {
+        let ids = crate::slurm::submit(&scripts, &opts.sbatch_args)?;
+        out!(
+            o,
+            "submitted array job {} ({} tasks), report job {} (afterok:{})",
+            ids.array,
+            opts.tasks,
+            ids.report,
+            ids.array
+        );
+    } else {
+        out!(
+            o,
+            "submit with: jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}",
+            scripts.array.display(),
+            scripts.report.display()
+        );
+    }
+    emit(&o)
+}
+
+/// `epsilab report SPEC`: the report of one results folder, in the formats asked for.
+fn report_spec(path: &Path, out: &Path, smoke: bool, style: &ReportStyle) -> Result<()> {
+    let mut spec = Spec::load(path)?;
+    let formats = style.apply(&mut spec)?;
+    let dir = results_dir(&spec, out, smoke);
+    report_formats(&spec, &dir, &formats, Some(path))
+}
+
+/// Trials per side and seed of an audit: as given, or a fresh seed (printed for replay).
+fn audit_size(trials: Option<usize>, seed: u64, unseeded: bool) -> (usize, u64) {
+    if unseeded {
+        let seed = fresh_seed();
+        let trials = trials.unwrap_or(UNSEEDED_TRIALS);
+        note!(
+            "unseeded audit: seed {seed}, {trials} trials per side (replay: --trials {trials} --seed {seed})"
+        );
+        (trials, seed)
+    } else {
+        (trials.unwrap_or(SEEDED_TRIALS), seed)
     }
 }
 

@@ -295,13 +295,14 @@ pub fn check_alpha(alpha: Option<f64>) -> std::result::Result<(), Refusal> {
     }
 }
 
+/// Test helpers shared with the probes' tests.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod testing {
+    use super::Registered;
 
     /// Each listed field is one its struct reads, and nothing else is: a nested table is a
     /// type error for a read field and an unknown field otherwise.
-    fn fields_match_structs<K: ?Sized>(registry: &'static [Registered<K>]) {
+    pub(crate) fn fields_match_structs<K: ?Sized>(registry: &'static [Registered<K>]) {
         let wrong = || toml::Value::Table(toml::Table::from_iter([("x".into(), 1.into())]));
         for entry in registry {
             for field in entry.fields {
@@ -318,12 +319,17 @@ mod tests {
             assert!(e.contains("unknown field"), "{}: {e}", entry.name);
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::fields_match_structs;
+    use super::*;
 
     #[test]
     fn registered_fields_are_the_structs_fields() {
         fields_match_structs(LEARNERS);
         fields_match_structs(SELECTORS);
-        fields_match_structs(crate::analysis::PROBES);
     }
 
     #[test]
