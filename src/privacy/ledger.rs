@@ -8,7 +8,7 @@
 //! under another relation are refused ([`Ledger::record`], [`Ledger::absorb`]), since budgets
 //! spent under different relations do not add up to one guarantee.
 
-use super::Relation;
+use super::{Measure, Relation};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +21,13 @@ pub struct LedgerEntry {
     pub mechanism: String,
     /// Epsilon spent; `null` when the step gives no guarantee.
     pub epsilon: Option<f64>,
+    /// Delta spent, for (epsilon, delta)-DP steps; absent for pure epsilon-DP ones.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub delta: Option<f64>,
+    /// Privacy measure the step's guarantee is stated in; absent for non-private steps and in
+    /// ledgers written before it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub measure: Option<Measure>,
     pub private: bool,
     /// Neighbouring relation the guarantee is stated for.
     pub relation: String,
@@ -67,6 +74,8 @@ impl Ledger {
             name: name.into(),
             mechanism: mechanism.into(),
             epsilon: Some(epsilon),
+            delta: None,
+            measure: Some(Measure::PureDp),
             private: true,
             relation: self.relation.describe().into(),
             sensitivity: Some(sensitivity),
@@ -120,6 +129,8 @@ impl Ledger {
             name: name.into(),
             mechanism: mechanism.into(),
             epsilon: None,
+            delta: None,
+            measure: None,
             private: false,
             relation: self.relation.describe().into(),
             sensitivity: None,
@@ -134,6 +145,8 @@ impl Ledger {
             name: name.into(),
             mechanism: mechanism.into(),
             epsilon: Some(0.0),
+            delta: None,
+            measure: Some(Measure::PureDp),
             private: true,
             relation: self.relation.describe().into(),
             sensitivity: None,
@@ -144,6 +157,12 @@ impl Ledger {
     /// Sum of the epsilons of the private steps (sequential composition).
     pub fn total_epsilon(&self) -> f64 {
         self.entries.iter().filter_map(|e| e.epsilon).sum()
+    }
+
+    /// Sum of the deltas of the (epsilon, delta)-DP steps (basic composition); 0 when all
+    /// steps are pure.
+    pub fn total_delta(&self) -> f64 {
+        self.entries.iter().filter_map(|e| e.delta).sum()
     }
 
     /// True when every step is private, all under one relation, and the total is within
@@ -214,5 +233,35 @@ mod tests {
         add.entries.push(entry);
         assert!(!add.single_relation());
         assert!(!add.is_private_within(Some(1.0)));
+    }
+
+    #[test]
+    fn entries_state_their_measure_and_old_ledgers_still_read() {
+        let mut l = Ledger::default();
+        l.spend("train", "laplace", 0.1, 2.0);
+        l.non_private("scaling", "min-max", "bounds from the data");
+        assert_eq!(l.entries[0].measure, Some(Measure::PureDp));
+        assert_eq!(l.entries[1].measure, None);
+        assert_eq!(l.total_delta(), 0.0);
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.contains(r#""measure":"pure ε-DP""#), "{json}");
+        assert!(!json.contains("delta"), "{json}");
+        // A ledger written before `measure` and `delta` existed reads back without them.
+        let old = r#"[{"name":"train","mechanism":"laplace","epsilon":0.1,"private":true,"relation":"add/remove one example","sensitivity":2.0}]"#;
+        let back: Ledger = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (back.entries[0].measure, back.entries[0].delta),
+            (None, None)
+        );
+        let mut approx = l.entries[0].clone();
+        approx.measure = Some(Measure::ApproxDp);
+        approx.delta = Some(1e-5);
+        l.record(approx).unwrap();
+        assert!((l.total_delta() - 1e-5).abs() < 1e-20);
+        let json = serde_json::to_string(&l.entries[2]).unwrap();
+        assert!(
+            json.contains(r#""delta":0.00001"#) && json.contains("(ε,δ)-DP"),
+            "{json}"
+        );
     }
 }

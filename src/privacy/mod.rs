@@ -36,6 +36,31 @@ pub fn check_positive(name: &str, value: f64) -> crate::error::Result<()> {
     }
 }
 
+/// The privacy measure a step's guarantee is stated in (OpenDP's "measure").
+///
+/// * `PureDp`: pure epsilon-DP, P[M(X) in S] <= e^eps P[M(X') in S] for all neighbours.
+/// * `ApproxDp`: (epsilon, delta)-DP, P[M(X) in S] <= e^eps P[M(X') in S] + delta.
+///
+/// Pure epsilon-DP is (epsilon, 0)-DP, so both compose sequentially by adding epsilons and
+/// deltas (basic composition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Measure {
+    #[serde(rename = "pure ε-DP")]
+    PureDp,
+    #[serde(rename = "(ε,δ)-DP")]
+    ApproxDp,
+}
+
+impl Measure {
+    /// How ledgers and reports state the measure.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Measure::PureDp => "pure ε-DP",
+            Measure::ApproxDp => "(ε,δ)-DP",
+        }
+    }
+}
+
 /// The neighbouring relation a run's guarantees are stated for.
 ///
 /// * `AddRemove` ("unbounded" DP, SPEC 1): X' = X plus or minus one example.
