@@ -403,12 +403,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             data_dir,
             smoke,
             shards,
-        } => {
-            let spec = Spec::load(&path)?;
-            let data_dir = DataDir::resolve(data_dir);
-            let st = crate::runner::status(&spec, &data_dir, &out, smoke, shards)?;
-            emit(&status_text(&spec, &path, &out, smoke, &st))
-        }
+        } => status(&path, &out, DataDir::resolve(data_dir), smoke, shards),
         Command::Slurm {
             spec: path,
             tasks,
@@ -523,6 +518,19 @@ fn slurm(spec: &Spec, opts: &crate::slurm::SlurmOptions, submit: bool) -> Result
         );
     }
     emit(&o)
+}
+
+/// `epsilab status SPEC`: trials done and planned, per shard when sharded.
+fn status(
+    path: &Path,
+    out: &Path,
+    data_dir: DataDir,
+    smoke: bool,
+    shards: Option<usize>,
+) -> Result<()> {
+    let spec = Spec::load(path)?;
+    let st = crate::runner::status(&spec, &data_dir, out, smoke, shards)?;
+    emit(&status_text(&spec, path, out, smoke, &st))
 }
 
 /// `epsilab report SPEC`: the report of one results folder, in the formats asked for.

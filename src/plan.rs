@@ -230,18 +230,22 @@ mod tests {
 
     const SPEC: &str = r#"
 [experiment]
-name = "t"
-trials = 3
-seed = 1
 datasets = ["xwindows"]
+name = "t"
+seed = 1
+trials = 3
+
 [grid]
 epsilon = [0.1, 1, 10]
+
 [[pipeline]]
-name = "private"
 learner = "private_nb"
+name = "private"
+
 [[pipeline]]
-name = "reference"
 learner = "nb"
+name = "reference"
+
 [report]
 x = "epsilon"
 "#;
@@ -296,5 +300,61 @@ x = "epsilon"
         assert_eq!(p.combos.len(), 4);
         assert_eq!(p.n_cells(), 4_000_000_000);
         assert_eq!(p.cells().nth(5).unwrap().trial, 1);
+    }
+
+    #[test]
+    fn axes_nest_in_order_with_the_budget_resolved_per_cell() {
+        let text = SPEC
+            .replace("[grid]", "[grid]\nn_train = [10, 20]")
+            .replace(
+                "learner = \"private_nb\"",
+                "learner = \"private_nb\"\nselection = \"gumbel\"\nfeatures = 2\n\
+                 budget = { selection = 0.25, train = 0.75 }",
+            );
+        let spec = Spec::parse(&text, Path::new("t.toml")).unwrap();
+        let p = plan(&spec, false);
+        let private: Vec<&Combo> = p.combos.iter().filter(|c| c.pipeline == 0).collect();
+        let order: Vec<(Option<f64>, Option<usize>)> = private
+            .iter()
+            .map(|c| (c.at.epsilon, c.at.n_train))
+            .collect();
+        assert_eq!(
+            order,
+            [0.1, 1.0, 10.0]
+                .into_iter()
+                .flat_map(|e| [(Some(e), Some(10)), (Some(e), Some(20))])
+                .collect::<Vec<_>>()
+        );
+        for c in &private {
+            let e = c.at.epsilon.unwrap();
+            assert_eq!(c.budget.selection, Some(e * 0.25));
+            assert_eq!(c.budget.train, Some(e * 0.75));
+            assert_eq!(c.at.features, Some(2), "the pipeline's own T");
+            assert!(!c.point.contains_key("features"));
+        }
+        let reference = p.combos.iter().find(|c| c.pipeline == 1).unwrap();
+        assert_eq!(reference.budget, CellBudget::default());
+        assert_eq!(
+            reference.point.keys().collect::<Vec<_>>(),
+            ["n_train"],
+            "a non-private pipeline skips epsilon"
+        );
+    }
+
+    /// The group streams keep the labels the runner used before the plan derived them, so
+    /// every split and n_train subset (and so every stored result) stays the same.
+    #[test]
+    fn group_streams_keep_their_derivation_labels() {
+        use rand::RngCore;
+        let spec = Spec::parse(SPEC, Path::new("t.toml")).unwrap();
+        let p = plan(&spec, false);
+        for trial in [0, 7] {
+            let t = trial.to_string();
+            let mut split = rng_from(&["split", "1", "xwindows", &t]);
+            assert_eq!(p.split_rng(0, trial).next_u64(), split.next_u64());
+            let mut sub = rng_from(&["n_train", "1", "xwindows", &t]);
+            assert_eq!(p.subsample_rng(0, trial).next_u64(), sub.next_u64());
+        }
+        assert_ne!(p.split_rng(0, 0).next_u64(), p.split_rng(0, 1).next_u64());
     }
 }
