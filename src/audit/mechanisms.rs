@@ -29,7 +29,7 @@ use rand::Rng as _;
 
 /// Every audit, in report order.
 pub fn all() -> Vec<Box<dyn Auditable>> {
-    vec![
+    let mut v: Vec<Box<dyn Auditable>> = vec![
         Box::new(LaplaceCount::correct(1.0)),
         Box::new(LaplaceCount::half_scale(1.0)),
         Box::new(DiscreteLaplaceCount),
@@ -54,7 +54,9 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(LrOutput::replace_one(1.0, 1.0)),
         Box::new(LrObjective::replace_one(1.0, 1.0)),
         Box::new(LrObjective::replace_one(1.0, 0.01)),
-    ]
+    ];
+    v.extend(super::release::all());
+    v
 }
 
 /// Laplace primitive on a counting query (sensitivity 1): f(X) = 0, f(X') = 1.

@@ -8,10 +8,13 @@
 //! mechanism's sensitivity under both relations.
 
 pub mod exponential;
+pub mod exponential_median;
 pub mod l2;
 pub mod laplace;
 pub mod ledger;
+pub mod randomized_response;
 pub mod secure;
+pub mod smooth_sensitivity;
 
 pub use l2::{L2Mechanism, PNormMechanism};
 pub use laplace::Laplace;
