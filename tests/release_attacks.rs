@@ -88,7 +88,10 @@ fn differencing_attack_success_vs_epsilon() {
         (0..n)
             .filter(|_| {
                 let alice = secrets.r#gen::<bool>();
-                differencing(alice, eps, &mut streams).unwrap() == alice
+                let mut ledger = Ledger::new(Relation::ReplaceOne);
+                let guess = differencing(alice, eps, &mut streams, &mut ledger).unwrap();
+                assert_eq!(ledger.total_epsilon(), 2.0 * eps.unwrap_or(0.0));
+                guess == alice
             })
             .count()
     };
@@ -127,13 +130,18 @@ fn differencing_attack_success_vs_epsilon() {
 fn majority_vote_recovery_vs_repetitions() {
     let rr = RandomizedResponse::classic_coin();
     let mut rng = rng_from(&["majority"]);
+    let mut streams = Streams::new(10);
     let n = 20_000;
     let mut last = 0.0;
     for k in [1usize, 3, 5, 11, 21] {
         let hits = (0..n)
             .filter(|_| {
                 let secret = rng.r#gen::<bool>();
-                majority_vote(&rr, secret, k, &mut rng) == secret
+                let mut ledger = Ledger::new(Relation::ReplaceOne);
+                let guess = majority_vote(rr, secret, k, &mut streams, &mut ledger).unwrap();
+                let accumulated = k as f64 * 3f64.ln();
+                assert!((ledger.total_epsilon() - accumulated).abs() < 1e-12);
+                guess == secret
             })
             .count();
         let p = majority_recovery(rr.p_truth(), k);

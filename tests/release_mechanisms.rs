@@ -13,6 +13,7 @@ use epsilab::stats::ks_statistic;
 use rand::Rng;
 
 const Z: f64 = 3.29;
+const AR: Relation = Relation::AddRemove;
 
 fn ks_crit(n: usize) -> f64 {
     1.949 / (n as f64).sqrt()
@@ -47,10 +48,15 @@ fn tutorial_fig2_laplace_mass_within_three() {
         &Ledger::default(),
     )
     .unwrap();
-    assert_eq!((r.truth, r.noise.scale()), (10.0, 1.0));
+    assert_eq!((r.truth, r.mechanism.scale()), (10.0, 1.0));
     let n = 100_000;
     let mut out = vec![0.0; n];
-    r.fill(&mut rng_from(&["tut-fig2"]), &mut out);
+    let mut ledger = Ledger::default();
+    ledger
+        .charge("count", "laplace", r.repeated())
+        .unwrap()
+        .fill(r.truth, &mut rng_from(&["tut-fig2"]), &mut out);
+    assert!((ledger.total_epsilon() - n as f64).abs() < 1e-6);
     let k = out.iter().filter(|y| (*y - 10.0).abs() <= 3.0).count();
     assert!(z(k, n, p(1.0)).abs() < Z, "z = {}", z(k, n, p(1.0)));
     for wrong in [0.7, 1.3] {
@@ -81,8 +87,10 @@ fn tutorial_fig3_share_of_counts_within_ten_percent() {
             assert_eq!(r.truth, count as f64);
             let t = 0.1 * count as f64;
             let mut rng = rng_from(&["tut-fig3", &count.to_string(), &eps.to_string()]);
+            let mut ledger = Ledger::default();
+            let mut charge = ledger.charge("count", "laplace", r.repeated()).unwrap();
             let k = (0..n)
-                .filter(|_| (r.sample(&mut rng) - r.truth).abs() <= t)
+                .filter(|_| (charge.release(r.truth, &mut rng) - r.truth).abs() <= t)
                 .count();
             let share = |b_factor: f64| 1.0 - (-eps * t / b_factor).exp();
             if share(1.0) < 1.0 - 1e-9 {
@@ -117,23 +125,31 @@ fn exponential_median_follows_its_law() {
     let data = uniform(200, "em-law");
     let sorted = data.sorted();
     let eps = 0.5;
-    let m = ExponentialQuantile::median(eps, 0.0, 1.0).unwrap();
+    let m = ExponentialQuantile::median(eps, 0.0, 1.0, AR).unwrap();
     let n = 20_000;
     let mut rng = rng_from(&["em-law"]);
     let mut work = Vec::new();
+    let mut ledger = Ledger::default();
     let ys: Vec<f64> = (0..n)
-        .map(|_| m.sample_sorted(&sorted, &mut rng, &mut work))
+        .map(|_| {
+            let mut c = ledger.charge("median", "exponential", m).unwrap();
+            c.sample_sorted(&sorted, &mut rng, &mut work)
+        })
         .collect();
+    assert!((ledger.total_epsilon() - eps * n as f64).abs() < 1e-6);
     assert!(ks_statistic(&ys, |y| m.cdf(&sorted, y)) < ks_crit(n));
     for wrong in [0.7, 1.3] {
-        let w = ExponentialQuantile::median(wrong * eps, 0.0, 1.0).unwrap();
+        let w = ExponentialQuantile::median(wrong * eps, 0.0, 1.0, AR).unwrap();
         let d = ks_statistic(&ys, |y| w.cdf(&sorted, y));
         assert!(d > ks_crit(n), "eps x{wrong}: D = {d}");
     }
     // A quantile other than the median, same check at p = 0.9.
-    let q = ExponentialQuantile::new(0.9, eps, 0.0, 1.0).unwrap();
+    let q = ExponentialQuantile::new(0.9, eps, 0.0, 1.0, AR).unwrap();
     let ys: Vec<f64> = (0..5_000)
-        .map(|_| q.sample_sorted(&sorted, &mut rng, &mut work))
+        .map(|_| {
+            let mut c = ledger.charge("p90", "exponential", q).unwrap();
+            c.sample_sorted(&sorted, &mut rng, &mut work)
+        })
         .collect();
     assert!(ks_statistic(&ys, |y| q.cdf(&sorted, y)) < ks_crit(5_000));
 }
@@ -181,7 +197,7 @@ fn sc13_fig2_mean_and_median_are_centred_on_the_truth() {
     // mean is within a fifth of its spread of the sample median, and the releases' mean agrees
     // with the law's.
     let (m, sd) = stats(&median);
-    let law = ExponentialQuantile::median(0.1, 0.0, 1.0)
+    let law = ExponentialQuantile::median(0.1, 0.0, 1.0, Relation::ReplaceOne)
         .unwrap()
         .mean(&data.sorted());
     let truth = median[0].truth;
@@ -211,7 +227,11 @@ fn smooth_median_noise_is_cauchy_at_the_smooth_scale() {
     let n = 20_000;
     let mut rng = rng_from(&["ss-law"]);
     let noise: Vec<f64> = (0..n)
-        .map(|_| m.release(&sorted, &mut rng).unwrap() - med)
+        .map(|_| {
+            let mut ledger = Ledger::new(Relation::ReplaceOne);
+            let mut c = ledger.charge("median", "smooth", m).unwrap();
+            c.release(&sorted, &mut rng).unwrap() - med
+        })
         .collect();
     assert!(ks_statistic(&noise, |x| cauchy_cdf(scale, x)) < ks_crit(n));
     for wrong in [0.7, 1.3] {
@@ -257,10 +277,12 @@ fn smooth_sensitivity_beats_global_on_concentrated_data() {
 fn randomized_response_truth_rate() {
     let n = 100_000;
     let mut rng = rng_from(&["rr"]);
+    let mut ledger = Ledger::new(Relation::ReplaceOne);
     for eps in [0.5, 3f64.ln(), 2.0] {
         let rr = RandomizedResponse::new(eps).unwrap();
+        let mut c = ledger.charge("answers", "rr", rr).unwrap();
         let k = (0..n)
-            .filter(|i| rr.respond(i % 2 == 0, &mut rng) == (i % 2 == 0))
+            .filter(|i| c.respond(i % 2 == 0, &mut rng) == (i % 2 == 0))
             .count();
         assert!(z(k, n, truth_probability(eps)).abs() < Z, "{eps}");
         for wrong in [0.7, 1.3] {
@@ -270,13 +292,16 @@ fn randomized_response_truth_rate() {
             );
         }
     }
+    let rr = RandomizedResponse::classic_coin();
+    let mut coins = ledger.charge("answers", "rr (coins)", rr).unwrap();
     let k = (0..n)
-        .filter(|i| RandomizedResponse::respond_with_coins(i % 2 == 0, &mut rng) == (i % 2 == 0))
+        .filter(|i| coins.respond(i % 2 == 0, &mut rng) == (i % 2 == 0))
         .count();
     assert!(z(k, n, 0.75).abs() < Z);
     // Debiasing recovers a population share of 30%.
-    let rr = RandomizedResponse::classic_coin();
-    let yes = (0..n).filter(|i| rr.respond(i % 10 < 3, &mut rng)).count();
+    let yes = (0..n)
+        .filter(|i| coins.respond(i % 10 < 3, &mut rng))
+        .count();
     let est = rr.debias(yes as f64 / n as f64);
     assert!((est - 0.3).abs() < 0.01, "{est}");
 }

@@ -15,10 +15,10 @@
 //! Statistic: the release (the answer bit for randomized response).
 
 use super::{Auditable, Side};
-use crate::privacy::Relation;
 use crate::privacy::exponential_median::ExponentialQuantile;
 use crate::privacy::randomized_response::{RandomizedResponse, truth_probability};
 use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, local_sensitivity_at};
+use crate::privacy::{Ledger, Relation};
 use crate::rng::Rng;
 use rand::Rng as _;
 
@@ -67,11 +67,17 @@ impl Auditable for ExpMedian {
         } else {
             &[0.01, 0.95]
         };
-        let m = ExponentialQuantile::median(EPS, 0.0, 1.0).expect("valid");
-        let divisor = if self.no_half { 1.0 } else { 2.0 };
+        let m = ExponentialQuantile::median(EPS, 0.0, 1.0, Relation::ReplaceOne).expect("valid");
         let mut w = Vec::with_capacity(3);
-        m.log_weights_scaled(data, divisor, &mut w);
-        m.sample_from_weights(data, &mut w, rng)
+        if self.no_half {
+            m.log_weights_scaled(data, 1.0, &mut w);
+            m.sample_from_weights(data, &mut w, rng)
+        } else {
+            Ledger::new(Relation::ReplaceOne)
+                .charge("median", "exponential", m)
+                .expect("same relation")
+                .sample_sorted(data, rng, &mut w)
+        }
     }
 }
 
@@ -107,12 +113,16 @@ impl Auditable for SmoothMedian {
             &[0.0, 0.5, 0.5, 1.0, 1.0]
         };
         let m = SmoothSensitivityMedian::new(EPS, 0.0, 1.0, Relation::ReplaceOne).expect("valid");
-        let scale = if self.local {
-            local_sensitivity_at(data, 0, 0.0, 1.0) / m.alpha()
+        let released = if self.local {
+            let scale = local_sensitivity_at(data, 0, 0.0, 1.0) / m.alpha();
+            m.release_with_scale(data, scale, rng)
         } else {
-            m.noise_scale(data)
+            Ledger::new(Relation::ReplaceOne)
+                .charge("median", "smooth sensitivity", m)
+                .expect("same relation")
+                .release(data, rng)
         };
-        m.release_with_scale(data, scale, rng).expect("non-empty")
+        released.expect("non-empty")
     }
 }
 
@@ -150,8 +160,10 @@ impl Auditable for Rr {
                 rng.r#gen::<bool>()
             }
         } else {
-            RandomizedResponse::new(self.claimed_epsilon())
-                .expect("valid")
+            let rr = RandomizedResponse::new(self.claimed_epsilon()).expect("valid");
+            Ledger::new(Relation::ReplaceOne)
+                .charge("answer", "randomized response", rr)
+                .expect("same relation")
                 .respond(bit, rng)
         };
         f64::from(u8::from(answer))

@@ -4,6 +4,7 @@
 //! generator), how labels map to classes, and how the split is drawn. Specs may add their own
 //! definitions inline with the same fields.
 
+pub use super::synthetic::{NbProxyDef, NbSampledDef, ToyGaussianDef};
 use super::{
     BinaryMatrix, Dataset, Features, PublicBounds, SplitRule, csv_source, files, libsvm, synthetic,
 };
@@ -217,52 +218,6 @@ pub struct ClassDef {
     pub name: String,
     /// Keep this many rows of the class, chosen at random with `subsample_seed`.
     pub subsample: Option<usize>,
-}
-
-/// Toy Gaussian of the thesis appendix A.7: N(0, I) vs N(a 1, I), Bayes accuracy 90%.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToyGaussianDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
-}
-
-/// Binary data sampled from a two-class Naive Bayes model (thesis section 3.4).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NbSampledDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    /// Base probability that a feature is on, per class (dense: [0.8, 0.5]; sparse: [0.01, 0.03]).
-    pub theta: [f64; 2],
-    /// Relative uniform jitter per feature: theta_cd = theta_c (1 + U(-jitter, jitter)).
-    #[serde(default = "default_jitter")]
-    pub jitter: f64,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
-}
-
-fn default_jitter() -> f64 {
-    synthetic::DEFAULT_JITTER
-}
-
-/// Binary data sampled from the non-private NB fitted on another dataset's training set.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NbProxyDef {
-    pub title: Option<String>,
-    /// Catalog name of the dataset whose fitted NB generates the rows.
-    pub of: String,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
 }
 
 /// The built-in catalog plus any definitions added by a spec.

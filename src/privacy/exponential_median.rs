@@ -13,7 +13,8 @@
 //!   q is constant on each interval I_k = (x_(k), x_(k+1)) (x_(0) = lo, x_(n+1) = hi), where
 //!   the count is k, so the sampler picks I_k with probability proportional to
 //!   |I_k| exp(eps q_k / 2) (log-sum-exp in log space) and then draws y uniformly in I_k.
-//! * Measure: pure eps-DP.
+//! * Measure: pure eps-DP. The mechanism value carries its [`PrivacyMap`] (Delta_q = 1, eps, the
+//!   relation) and samples only through the ledger [`Charge`] that records the step.
 //! * Proof sketch: the exponential mechanism over a continuous output with base measure
 //!   Lebesgue on [lo, hi]: the unnormalised density changes by at most exp(eps/2) pointwise
 //!   between neighbours and so does the normaliser (its integral), so the density ratio at every
@@ -22,26 +23,49 @@
 //! Sampling uses floating point: fine for measuring accuracy, not hardened against the
 //! floating-point attacks of Mironov (2012).
 
-use super::check_positive;
+use super::Relation;
+use super::mechanism::{Charge, Mechanism, PrivacyMap};
 use crate::error::{Error, Result};
 use rand::Rng;
 
 /// The exponential mechanism for the p-quantile of data in public bounds [lo, hi].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExponentialQuantile {
-    epsilon: f64,
+    map: PrivacyMap,
     p: f64,
     lo: f64,
     hi: f64,
+}
+
+impl Mechanism for ExponentialQuantile {
+    fn privacy_map(&self) -> &PrivacyMap {
+        &self.map
+    }
+}
+
+impl Charge<'_, ExponentialQuantile> {
+    /// One release from data sorted ascending and clamped to the bounds; `work` is reused
+    /// between calls (no allocation once it has grown).
+    pub fn sample_sorted<R: Rng + ?Sized>(
+        &mut self,
+        sorted: &[f64],
+        rng: &mut R,
+        work: &mut Vec<f64>,
+    ) -> f64 {
+        let m = self.mechanism;
+        m.log_weights(sorted, work);
+        m.sample_from_weights(sorted, work, rng)
+    }
 }
 
 impl ExponentialQuantile {
     /// Utility sensitivity of q = -|rank - p n| (both relations; see the module doc).
     pub const UTILITY_SENSITIVITY: f64 = 1.0;
 
-    /// The p-quantile (p in (0, 1)) at `epsilon`, outputs in the public bounds lo < hi.
-    pub fn new(p: f64, epsilon: f64, lo: f64, hi: f64) -> Result<Self> {
-        check_positive("epsilon", epsilon)?;
+    /// The p-quantile (p in (0, 1)) at `epsilon` under `relation`, outputs in the public
+    /// bounds lo < hi.
+    pub fn new(p: f64, epsilon: f64, lo: f64, hi: f64, relation: Relation) -> Result<Self> {
+        let map = PrivacyMap::pure(Self::UTILITY_SENSITIVITY, epsilon, relation)?;
         if !(p > 0.0 && p < 1.0) {
             return Err(Error::param(
                 "quantile",
@@ -54,16 +78,16 @@ impl ExponentialQuantile {
                 format!("need finite lo < hi, got [{lo}, {hi}]"),
             ));
         }
-        Ok(ExponentialQuantile { epsilon, p, lo, hi })
+        Ok(ExponentialQuantile { map, p, lo, hi })
     }
 
     /// The median (p = 1/2).
-    pub fn median(epsilon: f64, lo: f64, hi: f64) -> Result<Self> {
-        Self::new(0.5, epsilon, lo, hi)
+    pub fn median(epsilon: f64, lo: f64, hi: f64, relation: Relation) -> Result<Self> {
+        Self::new(0.5, epsilon, lo, hi, relation)
     }
 
     pub fn epsilon(&self) -> f64 {
-        self.epsilon
+        self.map.epsilon
     }
 
     /// The quality of interval k (k data points at or below it) among n points.
@@ -89,24 +113,12 @@ impl ExponentialQuantile {
             let right = if k < n { sorted[k] } else { self.hi };
             let len = right - left;
             out.push(if len > 0.0 {
-                len.ln() + self.epsilon * self.quality(k, n) / divisor
+                len.ln() + self.map.epsilon * self.quality(k, n) / divisor
             } else {
                 f64::NEG_INFINITY
             });
             left = right;
         }
-    }
-
-    /// One release from data sorted ascending and clamped to the bounds; `work` is reused
-    /// between calls (no allocation once it has grown).
-    pub fn sample_sorted<R: Rng + ?Sized>(
-        &self,
-        sorted: &[f64],
-        rng: &mut R,
-        work: &mut Vec<f64>,
-    ) -> f64 {
-        self.log_weights(sorted, work);
-        self.sample_from_weights(sorted, work, rng)
     }
 
     /// Picks an interval in proportion to exp(log-weight), then a uniform point in it.
@@ -185,20 +197,23 @@ impl ExponentialQuantile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::privacy::Ledger;
     use crate::rng::rng_from;
+
+    const AR: Relation = Relation::AddRemove;
 
     #[test]
     fn rejects_bad_parameters() {
-        assert!(ExponentialQuantile::new(0.0, 1.0, 0.0, 1.0).is_err());
-        assert!(ExponentialQuantile::new(1.0, 1.0, 0.0, 1.0).is_err());
-        assert!(ExponentialQuantile::median(0.0, 0.0, 1.0).is_err());
-        let e = ExponentialQuantile::median(1.0, 1.0, 1.0).unwrap_err();
+        assert!(ExponentialQuantile::new(0.0, 1.0, 0.0, 1.0, AR).is_err());
+        assert!(ExponentialQuantile::new(1.0, 1.0, 0.0, 1.0, AR).is_err());
+        assert!(ExponentialQuantile::median(0.0, 0.0, 1.0, AR).is_err());
+        let e = ExponentialQuantile::median(1.0, 1.0, 1.0, AR).unwrap_err();
         assert!(e.to_string().contains("bounds"), "{e}");
     }
 
     #[test]
     fn weights_follow_lengths_and_ranks() {
-        let m = ExponentialQuantile::median(2.0, 0.0, 1.0).unwrap();
+        let m = ExponentialQuantile::median(2.0, 0.0, 1.0, AR).unwrap();
         let mut w = Vec::new();
         // Points 0.25, 0.25, 0.5: intervals (0, .25), empty, (.25, .5), (.5, 1); n = 3.
         m.log_weights(&[0.25, 0.25, 0.5], &mut w);
@@ -212,7 +227,9 @@ mod tests {
 
     #[test]
     fn huge_epsilon_is_stable_and_lands_between_the_middle_points() {
-        let m = ExponentialQuantile::median(1e6, 0.0, 1.0).unwrap();
+        let m = ExponentialQuantile::median(1e6, 0.0, 1.0, AR).unwrap();
+        let mut ledger = Ledger::new(AR);
+        let mut m = ledger.charge("median", "exponential", m).unwrap();
         let xs: Vec<f64> = (1..=1000).map(|i| i as f64 / 1001.0).collect();
         let mut rng = rng_from(&["em-huge"]);
         let mut work = Vec::new();

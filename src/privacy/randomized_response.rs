@@ -6,42 +6,66 @@
 //! * Mechanism: answer b with probability p = e^eps / (1 + e^eps), else 1 - b. The classic coin
 //!   version (flip a coin; heads: answer truthfully; tails: flip again and answer "yes" on heads)
 //!   answers truthfully with probability 1/2 + 1/4 = 3/4, i.e. eps = ln 3.
-//! * Measure: pure eps-DP.
+//! * Measure: pure eps-DP per answer. Every answer is a release of its own: the mechanism is
+//!   charged per draw, so a ledger [`Charge`] that drew k answers records k eps.
 //! * Proof sketch: P(answer a | b) / P(answer a | 1 - b) is p / (1 - p) = e^eps or its inverse.
 //!   k answers of the same bit with fresh coins compose sequentially to k eps (k ln 3 for the
 //!   coin version), which the majority-vote attack exploits (`release::attacks`).
 
-use super::check_positive;
+use super::Relation;
+use super::mechanism::{Charge, Mechanism, PrivacyMap};
 use crate::error::Result;
 use rand::Rng;
 
-/// Binary randomized response at a given epsilon.
+/// Binary randomized response at a given epsilon (replace-one: the respondent's bit).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RandomizedResponse {
-    epsilon: f64,
+    map: PrivacyMap,
     p_truth: f64,
+    /// The classic two-coin procedure (eps = ln 3) instead of one biased draw.
+    coins: bool,
+}
+
+impl Mechanism for RandomizedResponse {
+    fn privacy_map(&self) -> &PrivacyMap {
+        &self.map
+    }
+
+    fn charged_per_draw(&self) -> bool {
+        true
+    }
+}
+
+impl Charge<'_, RandomizedResponse> {
+    /// One answer about `bit` (recorded: the step's epsilon grows by eps per answer).
+    #[inline]
+    pub fn respond<R: Rng + ?Sized>(&mut self, bit: bool, rng: &mut R) -> bool {
+        self.count_draw();
+        self.mechanism.answer(bit, rng)
+    }
 }
 
 impl RandomizedResponse {
     /// The general mechanism: truthful with probability e^eps / (1 + e^eps).
     pub fn new(epsilon: f64) -> Result<Self> {
-        check_positive("epsilon", epsilon)?;
         Ok(RandomizedResponse {
-            epsilon,
+            map: PrivacyMap::pure(1.0, epsilon, Relation::ReplaceOne)?,
             p_truth: truth_probability(epsilon),
+            coins: false,
         })
     }
 
-    /// The classic two-coin version, eps = ln 3 (see [`Self::respond_with_coins`]).
+    /// The classic two-coin version, eps = ln 3: heads, the truth; tails, a second coin.
     pub fn classic_coin() -> Self {
         RandomizedResponse {
-            epsilon: 3f64.ln(),
+            map: PrivacyMap::pure(1.0, 3f64.ln(), Relation::ReplaceOne).expect("valid"),
             p_truth: 0.75,
+            coins: true,
         }
     }
 
     pub fn epsilon(&self) -> f64 {
-        self.epsilon
+        self.map.epsilon
     }
 
     /// Probability of a truthful answer.
@@ -49,22 +73,19 @@ impl RandomizedResponse {
         self.p_truth
     }
 
-    /// One answer about `bit`.
+    /// The answer's randomisation (drawn through [`Charge::respond`]).
     #[inline]
-    pub fn respond<R: Rng + ?Sized>(&self, bit: bool, rng: &mut R) -> bool {
-        if rng.r#gen::<f64>() < self.p_truth {
+    fn answer<R: Rng + ?Sized>(&self, bit: bool, rng: &mut R) -> bool {
+        if self.coins {
+            if rng.r#gen::<bool>() {
+                bit
+            } else {
+                rng.r#gen::<bool>()
+            }
+        } else if rng.r#gen::<f64>() < self.p_truth {
             bit
         } else {
             !bit
-        }
-    }
-
-    /// The coin procedure itself (two fair coins): the same law as `classic_coin().respond`.
-    pub fn respond_with_coins<R: Rng + ?Sized>(bit: bool, rng: &mut R) -> bool {
-        if rng.r#gen::<bool>() {
-            bit
-        } else {
-            rng.r#gen::<bool>()
         }
     }
 
@@ -93,5 +114,15 @@ mod tests {
         assert!((g.debias(0.25) - 0.0).abs() < 1e-12);
         assert!((g.debias(0.75) - 1.0).abs() < 1e-12);
         assert_eq!(truth_probability(800.0), 1.0);
+        // k answers through one charge record k eps.
+        let mut ledger = crate::privacy::Ledger::new(Relation::ReplaceOne);
+        let mut charge = ledger.charge("answers", "randomized response", c).unwrap();
+        let mut rng = crate::rng::rng_from(&["rr-ledger"]);
+        for _ in 0..5 {
+            charge.respond(true, &mut rng);
+        }
+        assert!((ledger.total_epsilon() - 5.0 * 3f64.ln()).abs() < 1e-12);
+        let mut add = crate::privacy::Ledger::new(Relation::AddRemove);
+        assert!(add.charge("answers", "randomized response", g).is_err());
     }
 }

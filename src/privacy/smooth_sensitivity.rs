@@ -18,24 +18,49 @@
 //!   |Delta| sup |(ln h)'| = |Delta| under the slide, and by at most 3 |lambda| under the dilation
 //!   (Jacobian included), so the log density ratio is at most alpha + 3 beta = 2 eps / 3 <= eps.
 //!
-//! The global-sensitivity median ([`global_sensitivity_median`]) adds Lap((hi - lo) / eps): one
-//! point can move the median across the whole range, so its error never shrinks with n. On
-//! concentrated data S* is tiny and the smooth median is orders of magnitude more accurate.
+//! The mechanism value carries its [`PrivacyMap`]; the sensitivity it records is the range
+//! hi - lo (the global sensitivity that S* smooths; S* itself depends on the data and is written
+//! in the step's note when [`Charge::release`] draws).
+//!
+//! The global-sensitivity median (`release::global_median`) adds Lap((hi - lo) / eps) through
+//! the Laplace mechanism: one point can move the median across the whole range (m zeros and
+//! m ones, say), so its error never shrinks with n. On concentrated data S* is tiny and the
+//! smooth median is orders of magnitude more accurate.
 //!
 //! Sampling uses floating point: fine for measuring accuracy, not hardened against the
 //! floating-point attacks of Mironov (2012).
 
-use super::check_positive;
-use super::{Laplace, Relation};
+use super::Relation;
+use super::mechanism::{Charge, Mechanism, PrivacyMap};
 use crate::error::{Error, Result};
 use rand::Rng;
 
 /// The smooth-sensitivity median with Cauchy noise (pure eps-DP under replace-one).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SmoothSensitivityMedian {
-    epsilon: f64,
+    map: PrivacyMap,
     lo: f64,
     hi: f64,
+}
+
+impl Mechanism for SmoothSensitivityMedian {
+    fn privacy_map(&self) -> &PrivacyMap {
+        &self.map
+    }
+}
+
+impl Charge<'_, SmoothSensitivityMedian> {
+    /// One release from data sorted ascending inside the bounds (at least one point); notes
+    /// the data's smooth sensitivity S* on the recorded step.
+    pub fn release<R: Rng + ?Sized>(&mut self, sorted: &[f64], rng: &mut R) -> Result<f64> {
+        let m = self.mechanism;
+        let s = m.smooth_sensitivity(sorted);
+        self.note(format!(
+            "beta-smooth sensitivity S* = {s:e} (beta = {})",
+            m.beta()
+        ));
+        m.release_with_scale(sorted, s / m.alpha(), rng)
+    }
 }
 
 /// The lower median x_(m), m = floor((n + 1) / 2), of ascending data (1-based rank).
@@ -49,7 +74,6 @@ impl SmoothSensitivityMedian {
 
     /// The mechanism at `epsilon` for data in [lo, hi], under `relation` (replace-one only).
     pub fn new(epsilon: f64, lo: f64, hi: f64, relation: Relation) -> Result<Self> {
-        check_positive("epsilon", epsilon)?;
         if !(lo.is_finite() && hi.is_finite() && lo < hi) {
             return Err(Error::param(
                 "bounds",
@@ -63,21 +87,25 @@ impl SmoothSensitivityMedian {
                  set neighbours = \"replace_one\"",
             ));
         }
-        Ok(SmoothSensitivityMedian { epsilon, lo, hi })
+        Ok(SmoothSensitivityMedian {
+            map: PrivacyMap::pure(hi - lo, epsilon, relation)?,
+            lo,
+            hi,
+        })
     }
 
     pub fn epsilon(&self) -> f64 {
-        self.epsilon
+        self.map.epsilon
     }
 
     /// beta = eps / (2 (gamma + 1)).
     pub fn beta(&self) -> f64 {
-        self.epsilon / (2.0 * (Self::GAMMA + 1.0))
+        self.map.epsilon / (2.0 * (Self::GAMMA + 1.0))
     }
 
     /// alpha = eps / (2 (gamma + 1)): the noise is S* / alpha times a standard Cauchy.
     pub fn alpha(&self) -> f64 {
-        self.epsilon / (2.0 * (Self::GAMMA + 1.0))
+        self.map.epsilon / (2.0 * (Self::GAMMA + 1.0))
     }
 
     /// S*(X) at this mechanism's beta, from data sorted ascending inside the bounds.
@@ -88,12 +116,6 @@ impl SmoothSensitivityMedian {
     /// The Cauchy scale S*(X) / alpha of the release on `sorted`.
     pub fn noise_scale(&self, sorted: &[f64]) -> f64 {
         self.smooth_sensitivity(sorted) / self.alpha()
-    }
-
-    /// One release from data sorted ascending inside the bounds (at least one point).
-    pub fn release<R: Rng + ?Sized>(&self, sorted: &[f64], rng: &mut R) -> Result<f64> {
-        let scale = self.noise_scale(sorted);
-        self.release_with_scale(sorted, scale, rng)
     }
 
     /// The median plus `scale` times a standard Cauchy draw (the audit's mutant passes the
@@ -158,23 +180,6 @@ pub fn cauchy_cdf(scale: f64, x: f64) -> f64 {
     0.5 + (x / scale).atan() / std::f64::consts::PI
 }
 
-/// The global-sensitivity median: x_(m) + Lap((hi - lo) / eps). Sensitivity hi - lo under
-/// both relations (one point moves the median across the range: m zeros and m ones, say);
-/// pure eps-DP by the Laplace mechanism.
-pub fn global_sensitivity_median<R: Rng + ?Sized>(
-    sorted: &[f64],
-    epsilon: f64,
-    lo: f64,
-    hi: f64,
-    rng: &mut R,
-) -> Result<f64> {
-    if sorted.is_empty() {
-        return Err(Error::param("data", "the median of no data is undefined"));
-    }
-    let noise = Laplace::new(hi - lo, epsilon)?;
-    Ok(sorted[median_rank(sorted.len()) - 1] + noise.sample(rng))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,7 +238,11 @@ mod tests {
         assert!(SmoothSensitivityMedian::new(1.0, 1.0, 0.0, Relation::ReplaceOne).is_err());
         let m = SmoothSensitivityMedian::new(1.0, 0.0, 1.0, Relation::ReplaceOne).unwrap();
         let mut rng = crate::rng::rng_from(&["ss-empty"]);
-        assert!(m.release(&[], &mut rng).is_err());
+        let mut ledger = crate::privacy::Ledger::new(Relation::ReplaceOne);
+        let mut c = ledger.charge("median", "smooth", m).unwrap();
+        assert!(c.release(&[], &mut rng).is_err());
+        assert!(c.release(&[0.5], &mut rng).unwrap().is_finite());
+        assert!(ledger.entries[0].note.as_ref().unwrap().contains("S* ="));
         assert!((m.alpha() - 1.0 / 6.0).abs() < 1e-15);
     }
 }

@@ -23,8 +23,8 @@
 //! ([`differencing_success`]), below both.
 
 use crate::error::Result;
-use crate::privacy::Laplace;
 use crate::privacy::randomized_response::RandomizedResponse;
+use crate::privacy::{Laplace, Ledger, Relation};
 use crate::rng::Streams;
 use rand::Rng;
 
@@ -51,15 +51,32 @@ pub fn table_with_alice(alice: bool) -> [u8; 5] {
 }
 
 /// One differencing attack on Table I with Alice's bit `alice`: the curator answers count(5)
-/// and count(4), each through Laplace(1/eps) from its own stream (exactly when `epsilon` is
-/// None); the adversary guesses "Alice = 1" when count(5) - count(4) > 1/2. Returns the guess.
-pub fn differencing(alice: bool, epsilon: Option<f64>, streams: &mut Streams) -> Result<bool> {
+/// and count(4), each through Laplace(1/eps) from its own stream (count sensitivity 1 under
+/// replace-one, the relation of "Alice's bit changes"; `ledger` must be for it), or exactly
+/// when `epsilon` is None (recorded as non-private); the adversary guesses "Alice = 1" when
+/// count(5) - count(4) > 1/2. Returns the guess.
+pub fn differencing(
+    alice: bool,
+    epsilon: Option<f64>,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<bool> {
     let table = table_with_alice(alice);
     let (mut c5, mut c4) = (prefix_count(&table, 5), prefix_count(&table, 4));
-    if let Some(eps) = epsilon {
-        let noise = Laplace::new(1.0, eps)?;
-        c5 += noise.sample(&mut streams.stream("count(5)"));
-        c4 += noise.sample(&mut streams.stream("count(4)"));
+    match epsilon {
+        Some(eps) => {
+            let noise = Laplace::new(1.0, eps, Relation::ReplaceOne)?;
+            c5 += ledger
+                .charge("count(5)", "laplace", noise)?
+                .sample(&mut streams.stream("count(5)"));
+            c4 += ledger
+                .charge("count(4)", "laplace", noise)?
+                .sample(&mut streams.stream("count(4)"));
+        }
+        None => {
+            ledger.non_private("count(5)", "none (exact count)", "answered without noise");
+            ledger.non_private("count(4)", "none (exact count)", "answered without noise");
+        }
     }
     Ok(c5 - c4 > 0.5)
 }
@@ -86,20 +103,24 @@ pub fn bayes_bound(epsilon: f64) -> f64 {
     1.0 / (1.0 + (-epsilon).exp())
 }
 
-/// One majority-vote attack: k answers about `secret` through `rr`, each with fresh coins from
-/// one stream; the adversary guesses the majority answer (a fair coin on a tie).
-pub fn majority_vote<R: Rng + ?Sized>(
-    rr: &RandomizedResponse,
+/// One majority-vote attack: k answers about `secret` through `rr` (one ledger step that
+/// records k eps; `ledger` must be replace-one), each with fresh coins from the `answers`
+/// stream; the adversary guesses the majority answer (a fair coin from the `tie` stream).
+pub fn majority_vote(
+    rr: RandomizedResponse,
     secret: bool,
     k: usize,
-    rng: &mut R,
-) -> bool {
-    let yes = (0..k).filter(|_| rr.respond(secret, rng)).count();
-    match (2 * yes).cmp(&k) {
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<bool> {
+    let mut rng = streams.stream("answers");
+    let mut charge = ledger.charge("answers", "randomized response", rr)?;
+    let yes = (0..k).filter(|_| charge.respond(secret, &mut rng)).count();
+    Ok(match (2 * yes).cmp(&k) {
         std::cmp::Ordering::Greater => true,
         std::cmp::Ordering::Less => false,
-        std::cmp::Ordering::Equal => rng.r#gen(),
-    }
+        std::cmp::Ordering::Equal => streams.stream("tie").r#gen(),
+    })
 }
 
 /// Exact recovery rate of the majority vote over k answers with truth probability p:
@@ -131,10 +152,17 @@ mod tests {
         assert_eq!(prefix_count(&table_with_alice(true), 5), 3.0);
         assert_eq!(prefix_count(&table_with_alice(true), 4), 2.0);
         let mut s = Streams::new(1);
+        let mut l = Ledger::new(Relation::ReplaceOne);
         for alice in [false, true] {
-            assert_eq!(differencing(alice, None, &mut s).unwrap(), alice);
+            assert_eq!(differencing(alice, None, &mut s, &mut l).unwrap(), alice);
         }
-        assert!(differencing(true, Some(0.0), &mut s).is_err());
+        assert!(!l.is_private_within(Some(1.0)));
+        assert!(differencing(true, Some(0.0), &mut s, &mut l).is_err());
+        let mut l = Ledger::new(Relation::ReplaceOne);
+        differencing(true, Some(0.5), &mut s, &mut l).unwrap();
+        assert!(l.is_private_within(Some(1.0)) && l.total_epsilon() == 1.0);
+        let mut add = Ledger::new(Relation::AddRemove);
+        assert!(differencing(true, Some(0.5), &mut s, &mut add).is_err());
     }
 
     #[test]

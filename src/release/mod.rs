@@ -18,11 +18,11 @@ pub mod query;
 
 use crate::error::{Error, Result};
 use crate::privacy::exponential_median::ExponentialQuantile;
-use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, global_sensitivity_median};
-use crate::privacy::{Laplace, Ledger};
+use crate::privacy::repeated_laplace::RepeatedLaplace;
+use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, median_rank};
+use crate::privacy::{Laplace, Ledger, Mechanism};
 use crate::rng::Streams;
 pub use query::{Bounds, Clamped, Predicate, Query};
-use rand::Rng;
 
 /// One released value beside the exact answer it privatises.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,39 +52,37 @@ fn record_clamp(data: &Clamped, ledger: &mut Ledger) {
     );
 }
 
-/// A scalar query's exact answer with its Laplace noise, ready to release many times (the
-/// data is read once; each release is one noise draw, allocation-free).
+/// A scalar query's exact answer and the Laplace mechanism calibrated for it (the data is read
+/// once; each release is one noise draw through a ledger charge).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LaplaceRelease {
     pub truth: f64,
-    pub sensitivity: f64,
-    pub noise: Laplace,
+    pub mechanism: Laplace,
 }
 
 impl LaplaceRelease {
-    /// The query's answer on `data` and Laplace noise for its sensitivity under the ledger's
-    /// relation at `epsilon`.
+    /// The query's answer on `data` and the Laplace mechanism for its sensitivity under the
+    /// ledger's relation at `epsilon`.
     pub fn new(query: Query, data: &Clamped, epsilon: f64, ledger: &Ledger) -> Result<Self> {
         let truth = query.answer(data)?;
-        let sensitivity = query.sensitivity(ledger.relation(), data.bounds, data.len());
+        let relation = ledger.relation();
+        let sensitivity = query.sensitivity(relation, data.bounds, data.len());
         Ok(LaplaceRelease {
             truth,
-            sensitivity,
-            noise: Laplace::new(sensitivity, epsilon)?,
+            mechanism: Laplace::new(sensitivity, epsilon, relation)?,
         })
     }
 
-    /// One release.
-    #[inline]
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
-        self.truth + self.noise.sample(rng)
+    pub fn sensitivity(&self) -> f64 {
+        self.mechanism.privacy_map().sensitivity
     }
 
-    /// Independent releases into `out` (the benchmark's hot loop; a trial releases once).
-    pub fn fill<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) {
-        for y in out {
-            *y = self.truth + self.noise.sample(rng);
-        }
+    /// The same release asked repeatedly (charged eps per release): many trials' releases
+    /// of one query at once, as in the benchmark and the distribution tests.
+    pub fn repeated(&self) -> RepeatedLaplace {
+        let map = self.mechanism.privacy_map();
+        RepeatedLaplace::new(map.sensitivity, map.epsilon, map.relation)
+            .expect("calibrated from a valid mechanism")
     }
 }
 
@@ -99,8 +97,8 @@ pub fn laplace(
 ) -> Result<Release> {
     let r = LaplaceRelease::new(query, data, epsilon, ledger)?;
     record_clamp(data, ledger);
-    let value = r.sample(&mut streams.stream(name));
-    ledger.spend(name, "laplace", epsilon, r.sensitivity);
+    let mut charge = ledger.charge(name, "laplace", r.mechanism)?;
+    let value = r.truth + charge.sample(&mut streams.stream(name));
     Ok(Release {
         value,
         truth: r.truth,
@@ -158,7 +156,13 @@ pub fn exponential_quantile(
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<Release> {
-    let m = ExponentialQuantile::new(p, epsilon, data.bounds.lo, data.bounds.hi)?;
+    let m = ExponentialQuantile::new(
+        p,
+        epsilon,
+        data.bounds.lo,
+        data.bounds.hi,
+        ledger.relation(),
+    )?;
     let sorted = data.sorted();
     let truth = if sorted.is_empty() {
         f64::NAN
@@ -166,18 +170,14 @@ pub fn exponential_quantile(
         query::quantile_sorted(&sorted, p)
     };
     record_clamp(data, ledger);
-    let value = m.sample_sorted(&sorted, &mut streams.stream(name), &mut Vec::new());
-    ledger.spend(
-        name,
-        "exponential (median/quantile)",
-        epsilon,
-        ExponentialQuantile::UTILITY_SENSITIVITY,
-    );
+    let value = ledger
+        .charge(name, "exponential (median/quantile)", m)?
+        .sample_sorted(&sorted, &mut streams.stream(name), &mut Vec::new());
     Ok(Release { value, truth })
 }
 
-/// The smooth-sensitivity median (Cauchy noise, replace-one), recorded as `median`; the
-/// ledger's sensitivity is the data's smooth sensitivity S*.
+/// The smooth-sensitivity median (Cauchy noise, replace-one), recorded as `median` (the
+/// step's note states the data's smooth sensitivity S*).
 pub fn smooth_median(
     data: &Clamped,
     epsilon: f64,
@@ -189,29 +189,31 @@ pub fn smooth_median(
     let sorted = data.sorted();
     let truth = Query::Quantile(0.5).answer(data)?;
     record_clamp(data, ledger);
-    let value = m.release(&sorted, &mut streams.stream("median"))?;
-    ledger.spend(
-        "median",
-        "smooth sensitivity (Cauchy)",
-        epsilon,
-        m.smooth_sensitivity(&sorted),
-    );
+    let value = ledger
+        .charge("median", "smooth sensitivity (Cauchy)", m)?
+        .release(&sorted, &mut streams.stream("median"))?;
     Ok(Release { value, truth })
 }
 
-/// The global-sensitivity median, x_(m) + Lap((hi - lo) / eps), recorded as `median`.
+/// The global-sensitivity median, x_(m) + Lap((hi - lo) / eps), recorded as `median`
+/// (sensitivity hi - lo under both relations: one point can move the median across the range).
 pub fn global_median(
     data: &Clamped,
     epsilon: f64,
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<Release> {
+    if data.is_empty() {
+        return Err(Error::param("data", "the median of no data is undefined"));
+    }
     let sorted = data.sorted();
-    let truth = Query::Quantile(0.5).answer(data)?;
+    let truth = sorted[median_rank(sorted.len()) - 1];
+    let noise = Laplace::new(data.bounds.width(), epsilon, ledger.relation())?;
     record_clamp(data, ledger);
-    let (lo, hi) = (data.bounds.lo, data.bounds.hi);
-    let value = global_sensitivity_median(&sorted, epsilon, lo, hi, &mut streams.stream("median"))?;
-    ledger.spend("median", "laplace (global sensitivity)", epsilon, hi - lo);
+    let value = truth
+        + ledger
+            .charge("median", "laplace (global sensitivity)", noise)?
+            .sample(&mut streams.stream("median"));
     Ok(Release { value, truth })
 }
 
@@ -225,11 +227,11 @@ pub fn histogram(
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Vec<f64>)> {
     let exact = query::histogram(data, edges)?;
-    let sensitivity = query::histogram_sensitivity(ledger.relation());
-    let noise = Laplace::new(sensitivity, epsilon)?;
+    let relation = ledger.relation();
+    let noise = Laplace::new(query::histogram_sensitivity(relation), epsilon, relation)?;
     record_clamp(data, ledger);
     let mut rng = streams.stream("histogram");
-    let noisy = exact.iter().map(|c| c + noise.sample(&mut rng)).collect();
-    ledger.spend("histogram", "laplace", epsilon, sensitivity);
+    let mut charge = ledger.charge("histogram", "laplace", noise)?;
+    let noisy = exact.iter().map(|c| c + charge.sample(&mut rng)).collect();
     Ok((noisy, exact))
 }
