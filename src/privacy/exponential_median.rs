@@ -109,8 +109,8 @@ impl ExponentialQuantile {
         let n = sorted.len();
         out.clear();
         let mut left = self.lo;
-        for k in 0..=n {
-            let right = if k < n { sorted[k] } else { self.hi };
+        let rights = sorted.iter().copied().chain(std::iter::once(self.hi));
+        for (k, right) in rights.enumerate() {
             let len = right - left;
             out.push(if len > 0.0 {
                 len.ln() + self.map.epsilon * self.quality(k, n) / divisor

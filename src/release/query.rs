@@ -201,7 +201,7 @@ pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
 /// Counts per public bin: `edges` ascending (k + 1 edges for k bins); a value below the first
 /// edge or at/above the last goes to the end bin (the column is clamped to the bounds first).
 pub fn histogram(data: &Clamped, edges: &[f64]) -> Result<Vec<f64>> {
-    if edges.len() < 2 || edges.windows(2).any(|w| !(w[0] < w[1])) {
+    if edges.len() < 2 || !edges.windows(2).all(|w| w[0] < w[1]) {
         return Err(Error::param(
             "bins",
             format!("need at least two strictly ascending edges, got {edges:?}"),
