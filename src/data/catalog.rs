@@ -361,6 +361,79 @@ impl FileSet<'_> {
             .collect()
     }
 
+    /// Drops rows of the classes with a `subsample` size, chosen by the dataset's fixed seed.
+    fn subsample(&self, keep: &mut Vec<(usize, u32, u16)>) -> Result<()> {
+        let mut rng = rng_from(&["subsample", self.name, &self.subsample_seed.to_string()]);
+        for (c, class) in self.classes.iter().enumerate() {
+            if let Some(n) = class.subsample {
+                let mut rows: Vec<usize> =
+                    (0..keep.len()).filter(|&k| keep[k].2 == c as u16).collect();
+                if n > rows.len() {
+                    return Err(self.err(format!(
+                        "cannot subsample class {} to {n}: it has {} rows",
+                        class.name,
+                        rows.len()
+                    )));
+                }
+                rows.shuffle(&mut rng);
+                let mut drop = vec![false; keep.len()];
+                for &k in &rows[n..] {
+                    drop[k] = true;
+                }
+                let mut k = 0;
+                keep.retain(|_| {
+                    k += 1;
+                    !drop[k - 1]
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The kept rows' features: a sparse binary matrix, or dense values clipped to the public
+    /// bounds (with the count of clipped values per row).
+    fn features(
+        &self,
+        parts: &[(Part, PathBuf)],
+        keep: &[(usize, u32, u16)],
+        dimension: usize,
+    ) -> Result<(Features, Option<PublicBounds>)> {
+        Ok(match self.bounds {
+            None => {
+                let mut matrix = BinaryMatrix::new(dimension);
+                for &(p, i, _) in keep {
+                    match &parts[p].0.features {
+                        libsvm::RawFeatures::Binary(m) => matrix.push_row(m.row(i as usize)),
+                        libsvm::RawFeatures::Real { .. } => {
+                            unreachable!("files are read as binary without bounds")
+                        }
+                    }
+                }
+                (Features::Binary(matrix), None)
+            }
+            Some(b) => {
+                let (lo, hi) = b.resolve(dimension).map_err(|r| self.err(r))?;
+                let n = keep.len();
+                let mut x = Array2::zeros((n, dimension));
+                let mut clipped = Vec::with_capacity(n);
+                for (r, &(p, i, _)) in keep.iter().enumerate() {
+                    let libsvm::RawFeatures::Real { values, .. } = &parts[p].0.features else {
+                        unreachable!("files are read as real with bounds")
+                    };
+                    let src = &values[i as usize * dimension..(i as usize + 1) * dimension];
+                    let mut k = 0u32;
+                    for (j, &v) in src.iter().enumerate() {
+                        let c = v.clamp(lo[j], hi[j]);
+                        k += u32::from(c != v);
+                        x[[r, j]] = c;
+                    }
+                    clipped.push(k);
+                }
+                (Features::Dense(x), Some(PublicBounds { lo, hi, clipped }))
+            }
+        })
+    }
+
     /// Checks the parts, subsamples classes, assembles the shared matrix and applies bounds.
     fn assemble(
         &self,
@@ -395,30 +468,7 @@ impl FileSet<'_> {
                 }
             }
         }
-        let mut rng = rng_from(&["subsample", self.name, &self.subsample_seed.to_string()]);
-        for (c, class) in self.classes.iter().enumerate() {
-            if let Some(n) = class.subsample {
-                let mut rows: Vec<usize> =
-                    (0..keep.len()).filter(|&k| keep[k].2 == c as u16).collect();
-                if n > rows.len() {
-                    return Err(self.err(format!(
-                        "cannot subsample class {} to {n}: it has {} rows",
-                        class.name,
-                        rows.len()
-                    )));
-                }
-                rows.shuffle(&mut rng);
-                let mut drop = vec![false; keep.len()];
-                for &k in &rows[n..] {
-                    drop[k] = true;
-                }
-                let mut k = 0;
-                keep.retain(|_| {
-                    k += 1;
-                    !drop[k - 1]
-                });
-            }
-        }
+        self.subsample(&mut keep)?;
         let n_train = keep.iter().filter(|k| k.0 == 0).count();
         let n = keep.len();
         let train_file = &parts[0].1;
@@ -478,39 +528,7 @@ impl FileSet<'_> {
             random => random,
         };
         let labels: Vec<u16> = keep.iter().map(|k| k.2).collect();
-        let (features, bounds) = match self.bounds {
-            None => {
-                let mut matrix = BinaryMatrix::new(dimension);
-                for &(p, i, _) in &keep {
-                    match &parts[p].0.features {
-                        libsvm::RawFeatures::Binary(m) => matrix.push_row(m.row(i as usize)),
-                        libsvm::RawFeatures::Real { .. } => {
-                            unreachable!("files are read as binary without bounds")
-                        }
-                    }
-                }
-                (Features::Binary(matrix), None)
-            }
-            Some(b) => {
-                let (lo, hi) = b.resolve(dimension).map_err(|r| self.err(r))?;
-                let mut x = Array2::zeros((n, dimension));
-                let mut clipped = Vec::with_capacity(n);
-                for (r, &(p, i, _)) in keep.iter().enumerate() {
-                    let libsvm::RawFeatures::Real { values, .. } = &parts[p].0.features else {
-                        unreachable!("files are read as real with bounds")
-                    };
-                    let src = &values[i as usize * dimension..(i as usize + 1) * dimension];
-                    let mut k = 0u32;
-                    for (j, &v) in src.iter().enumerate() {
-                        let c = v.clamp(lo[j], hi[j]);
-                        k += u32::from(c != v);
-                        x[[r, j]] = c;
-                    }
-                    clipped.push(k);
-                }
-                (Features::Dense(x), Some(PublicBounds { lo, hi, clipped }))
-            }
-        };
+        let (features, bounds) = self.features(&parts, &keep, dimension)?;
         Ok(Dataset {
             name: self.name.into(),
             title: self.title.clone().unwrap_or_else(|| self.name.into()),
@@ -524,19 +542,26 @@ impl FileSet<'_> {
     }
 }
 
-fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
-    let set = FileSet {
-        name,
-        title: &def.title,
-        train: &def.train,
-        test: def.test.as_deref(),
-        train_fraction: def.train_fraction,
-        classes: &def.classes,
-        subset: def.subset,
-        subsample_seed: def.subsample_seed,
-        sha256: &def.sha256,
-        bounds: def.bounds.as_ref(),
+/// The [`FileSet`] of a LIBSVM or CSV definition (both name these fields alike).
+macro_rules! file_set {
+    ($name:expr, $def:expr) => {
+        FileSet {
+            name: $name,
+            title: &$def.title,
+            train: &$def.train,
+            test: $def.test.as_deref(),
+            train_fraction: $def.train_fraction,
+            classes: &$def.classes,
+            subset: $def.subset,
+            subsample_seed: $def.subsample_seed,
+            sha256: &$def.sha256,
+            bounds: $def.bounds.as_ref(),
+        }
     };
+}
+
+fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
+    let set = file_set!(name, def);
     let real = def.bounds.is_some();
     let feature_names = match &def.vocabulary {
         None => None,
@@ -572,18 +597,7 @@ fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Res
 }
 
 fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
-    let set = FileSet {
-        name,
-        title: &def.title,
-        train: &def.train,
-        test: def.test.as_deref(),
-        train_fraction: def.train_fraction,
-        classes: &def.classes,
-        subset: def.subset,
-        subsample_seed: def.subsample_seed,
-        sha256: &def.sha256,
-        bounds: def.bounds.as_ref(),
-    };
+    let set = file_set!(name, def);
     let delimiter = match def.delimiter.as_deref().unwrap_or(",") {
         "\\t" | "\t" => b'\t',
         d if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],

@@ -42,6 +42,29 @@ macro_rules! setters {
     };
 }
 
+/// linfa's `Fit` on dense `f64` records with class-index targets; the block reads the valid
+/// parameters as `$p` and the linfa dataset as `$ds`, and returns `Result<$object>`.
+macro_rules! linfa_fit {
+    ($valid:ty => $object:ty, |$p:ident, $ds:ident| $body:block) => {
+        impl<D, T> linfa::traits::Fit<ndarray::ArrayBase<D, ndarray::Ix2>, T, $crate::error::Error>
+            for $valid
+        where
+            D: ndarray::Data<Elem = f64>,
+            T: linfa::dataset::AsSingleTargets<Elem = usize>,
+        {
+            type Object = $object;
+
+            fn fit(
+                &self,
+                dataset: &linfa::dataset::DatasetBase<ndarray::ArrayBase<D, ndarray::Ix2>, T>,
+            ) -> $crate::error::Result<$object> {
+                let ($p, $ds) = (self, dataset);
+                $body
+            }
+        }
+    };
+}
+
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;

@@ -9,8 +9,7 @@ use super::Classifier;
 use crate::counts::ClassCounts;
 use crate::data::{BinaryMatrix, Dataset};
 use crate::error::{Error, Result};
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::{Fit, PredictInplace};
+use linfa::traits::PredictInplace;
 use ndarray::{Array1, Array2, ArrayBase, Data, Ix2};
 
 /// A fitted Bernoulli NB, stored as per-class offsets plus per-feature log-odds so that
@@ -211,23 +210,17 @@ pub(crate) fn check_alpha(alpha: f64) -> Result<()> {
     }
 }
 
-/// Number of classes implied by targets 0..k.
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for BernoulliNbValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = BernoulliNb;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<BernoulliNb> {
-        let counts = ClassCounts::from_linfa(dataset)?;
-        Ok(BernoulliNb::from_counts(&counts, self.alpha, None))
-    }
-}
+// Number of classes implied by targets 0..k.
+linfa_fit!(BernoulliNbValidParams => BernoulliNb, |p, ds| {
+    let counts = ClassCounts::from_linfa(ds)?;
+    Ok(BernoulliNb::from_counts(&counts, p.alpha, None))
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use linfa::dataset::DatasetBase;
+    use linfa::traits::Fit;
     use linfa::traits::Predict;
     use ndarray::array;
 

@@ -24,8 +24,7 @@ use crate::data::BinaryMatrix;
 use crate::error::{Error, Result};
 use crate::privacy::{Laplace, Ledger};
 use crate::rng::Rng;
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::Fit;
+use linfa::dataset::AsSingleTargets;
 use ndarray::{Array2, ArrayBase, Data, Ix2};
 use rand::seq::SliceRandom;
 
@@ -216,27 +215,19 @@ pub(crate) fn to_binary<D: Data<Elem = f64>>(x: &ArrayBase<D, Ix2>) -> Result<Bi
     Ok(m)
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PartitionedNbValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = Accounted<BernoulliNb>;
-
-    /// Uses every feature (one part per feature).
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<Self::Object> {
-        let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
-        let x = to_binary(dataset.records())?;
-        let labels: Vec<u16> = y.iter().map(|&c| c as u16).collect();
-        let train: Vec<u32> = (0..x.n_rows() as u32).collect();
-        let features: Vec<usize> = (0..x.n_cols()).collect();
-        let classes = n_classes_of(&y);
-        Accounted::fit("partitioned_nb", self.seed, |rng, ledger| {
-            let fit = self.fit_rows(&x, &labels, classes, &train, &features, rng, ledger)?;
-            Ok(fit.model)
-        })
-    }
-}
+// Uses every feature (one part per feature).
+linfa_fit!(PartitionedNbValidParams => Accounted<BernoulliNb>, |p, ds| {
+    let y: Vec<usize> = ds.as_single_targets().iter().copied().collect();
+    let x = to_binary(ds.records())?;
+    let labels: Vec<u16> = y.iter().map(|&c| c as u16).collect();
+    let train: Vec<u32> = (0..x.n_rows() as u32).collect();
+    let features: Vec<usize> = (0..x.n_cols()).collect();
+    let classes = n_classes_of(&y);
+    Accounted::fit("partitioned_nb", p.seed, |rng, ledger| {
+        let fit = p.fit_rows(&x, &labels, classes, &train, &features, rng, ledger)?;
+        Ok(fit.model)
+    })
+});
 
 #[cfg(test)]
 mod tests {
@@ -244,6 +235,8 @@ mod tests {
     use crate::counts::ClassCounts;
     use crate::rng::rng_from;
     use linfa::ParamGuard;
+    use linfa::dataset::DatasetBase;
+    use linfa::traits::Fit;
 
     fn data() -> (BinaryMatrix, Vec<u16>) {
         let mut m = BinaryMatrix::new(3);

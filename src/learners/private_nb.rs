@@ -20,9 +20,7 @@ use crate::error::{Error, Result};
 use crate::privacy::laplace::{Laplace, laplace_quantile};
 use crate::privacy::{Ledger, Relation};
 use crate::rng::Rng;
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::Fit;
-use ndarray::{Array2, ArrayBase, Data, Ix2};
+use ndarray::Array2;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -346,20 +344,12 @@ pub struct NoisyCounts {
     pub sensitivity: f64,
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PrivateNbValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = Accounted<BernoulliNb>;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<Self::Object> {
-        let counts = ClassCounts::from_linfa(dataset)?;
-        Accounted::fit("private_nb", self.seed, |rng, ledger| {
-            Ok(self.fit_counts(&counts, None, rng, ledger)?.model)
-        })
-    }
-}
+linfa_fit!(PrivateNbValidParams => Accounted<BernoulliNb>, |p, ds| {
+    let counts = ClassCounts::from_linfa(ds)?;
+    Accounted::fit("private_nb", p.seed, |rng, ledger| {
+        Ok(p.fit_counts(&counts, None, rng, ledger)?.model)
+    })
+});
 
 #[cfg(test)]
 mod tests {

@@ -16,9 +16,7 @@ use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
 use crate::privacy::{LaplaceNoise, Ledger};
 use crate::rng::Rng;
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::Fit;
-use ndarray::{Array2, ArrayBase, Data, Ix2};
+use ndarray::Array2;
 
 /// Validated parameters of Vaidya et al.'s NB.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,26 +139,20 @@ impl VaidyaNbValidParams {
     }
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for VaidyaNbValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = Accounted<BernoulliNb>;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<Self::Object> {
-        let counts = ClassCounts::from_linfa(dataset)?;
-        Accounted::fit("vaidya_nb", self.seed, |rng, ledger| {
-            self.fit_counts(&counts, None, rng, ledger)
-        })
-    }
-}
+linfa_fit!(VaidyaNbValidParams => Accounted<BernoulliNb>, |p, ds| {
+    let counts = ClassCounts::from_linfa(ds)?;
+    Accounted::fit("vaidya_nb", p.seed, |rng, ledger| {
+        p.fit_counts(&counts, None, rng, ledger)
+    })
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rng::rng_from;
     use linfa::ParamGuard;
+    use linfa::dataset::DatasetBase;
+    use linfa::traits::Fit;
     use ndarray::array;
 
     #[test]

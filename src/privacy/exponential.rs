@@ -31,6 +31,8 @@ use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::{Distribution, Gumbel};
 
+mechanism_with_map!(Exponential);
+
 /// The exponential mechanism for a quality of sensitivity Delta_q under a relation: pure
 /// eps-DP per choice. Draws through a [`Charge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,12 +45,6 @@ impl Exponential {
         Ok(Exponential {
             map: PrivacyMap::pure(sensitivity, epsilon, relation)?,
         })
-    }
-}
-
-impl Mechanism for Exponential {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
     }
 }
 

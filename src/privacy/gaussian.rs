@@ -17,12 +17,14 @@
 //!
 //! Floating-point sampling: fine for measuring accuracy, not hardened against Mironov (2012).
 
-use super::mechanism::{Charge, Mechanism, PrivacyMap};
+use super::mechanism::{Charge, PrivacyMap};
 use super::{Relation, check_positive};
 use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use statrs::distribution::{ContinuousCDF, Normal};
+
+mechanism_with_map!(Gaussian);
 
 /// The Gaussian mechanism: N(0, sigma^2) noise per coordinate, drawn through a [`Charge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,12 +87,6 @@ impl Gaussian {
 
     pub fn sigma(&self) -> f64 {
         self.noise.sigma
-    }
-}
-
-impl Mechanism for Gaussian {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
     }
 }
 

@@ -21,11 +21,13 @@
 //!
 //! Floating-point sampling: fine for measuring accuracy, not hardened against Mironov (2012).
 
-use super::mechanism::{Charge, Mechanism, PrivacyMap};
+use super::mechanism::{Charge, PrivacyMap};
 use super::{Relation, check_positive};
 use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma, StandardNormal};
+
+mechanism_with_map!(L2Mechanism, PNormMechanism);
 
 /// The L2 / vector mechanism: noise density proportional to exp(-||b||_2 / beta), drawn
 /// through a [`Charge`].
@@ -56,12 +58,6 @@ impl L2Mechanism {
     /// beta.
     pub fn scale(&self) -> f64 {
         self.noise.scale
-    }
-}
-
-impl Mechanism for L2Mechanism {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
     }
 }
 
@@ -147,12 +143,6 @@ impl PNormMechanism {
 
     pub fn noise(&self) -> PNormNoise {
         self.noise
-    }
-}
-
-impl Mechanism for PNormMechanism {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
     }
 }
 

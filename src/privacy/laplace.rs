@@ -11,11 +11,13 @@
 //! Sampling uses floating point (see docs/threat-model.md): fine for measuring
 //! accuracy, not hardened against the floating-point attacks of Mironov (2012).
 
-use super::mechanism::{Charge, Mechanism, PrivacyMap};
+use super::mechanism::{Charge, PrivacyMap};
 use super::{Relation, check_positive};
 use crate::error::Result;
 use rand::Rng;
 use rand_distr::Exp1;
+
+mechanism_with_map!(Laplace);
 
 /// The Laplace mechanism: Lap(b) noise with b = Delta_1 / eps, drawn through a [`Charge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,12 +45,6 @@ impl Laplace {
     /// The q-quantile of the noise for q in [0.5, 1): -b ln(2 (1 - q)).
     pub fn quantile(&self, q: f64) -> f64 {
         self.noise.quantile(q)
-    }
-}
-
-impl Mechanism for Laplace {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
     }
 }
 

@@ -68,6 +68,18 @@ impl Ledger {
         Ledger::new(self.relation)
     }
 
+    /// The error for composing `what`, proven for the relation `theirs`, into this ledger:
+    /// budgets spent under different relations do not add up to one guarantee.
+    fn foreign(&self, what: &str, theirs: &str) -> Error {
+        Error::param(
+            "neighbours",
+            format!(
+                "cannot compose {what}, proven for \"{theirs}\", into a ledger for \"{}\"",
+                self.relation.describe()
+            ),
+        )
+    }
+
     /// A step under this ledger's relation with no guarantee and nothing else filled in.
     fn blank(&self, name: &str, mechanism: &str) -> LedgerEntry {
         LedgerEntry {
@@ -95,14 +107,8 @@ impl Ledger {
     ) -> Result<Charge<'_, M>> {
         let map = *mechanism.privacy_map();
         if map.relation != self.relation {
-            return Err(Error::param(
-                "neighbours",
-                format!(
-                    "step `{name}` ({label}) is calibrated for \"{}\" but the ledger is for \"{}\"",
-                    map.relation.describe(),
-                    self.relation.describe()
-                ),
-            ));
+            let what = format!("step `{name}` ({label})");
+            return Err(self.foreign(&what, map.relation.describe()));
         }
         let epsilon = if mechanism.charged_per_draw() {
             0.0
@@ -135,16 +141,8 @@ impl Ledger {
     /// Appends an entry made elsewhere; refuses one stated for another relation.
     pub fn record(&mut self, entry: LedgerEntry) -> Result<()> {
         if entry.relation != self.relation.describe() {
-            return Err(Error::param(
-                "neighbours",
-                format!(
-                    "cannot compose step `{}` ({}, proven for \"{}\") into a ledger for \"{}\"",
-                    entry.name,
-                    entry.mechanism,
-                    entry.relation,
-                    self.relation.describe()
-                ),
-            ));
+            let what = format!("step `{}` ({})", entry.name, entry.mechanism);
+            return Err(self.foreign(&what, &entry.relation));
         }
         self.entries.push(entry);
         Ok(())
@@ -153,14 +151,7 @@ impl Ledger {
     /// Sequential composition with another ledger's steps; refused across relations.
     pub fn absorb(&mut self, other: Ledger) -> Result<()> {
         if other.relation != self.relation {
-            return Err(Error::param(
-                "neighbours",
-                format!(
-                    "cannot compose a ledger for \"{}\" with one for \"{}\"",
-                    other.relation.describe(),
-                    self.relation.describe()
-                ),
-            ));
+            return Err(self.foreign("a ledger", other.relation.describe()));
         }
         other.entries.into_iter().try_for_each(|e| self.record(e))
     }

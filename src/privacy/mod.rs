@@ -9,6 +9,18 @@
 //! [`mechanism`]); a mechanism calibrated for another relation is refused. docs/privacy.md lists every
 //! mechanism's sensitivity under both relations.
 
+/// `impl Mechanism` for mechanism structs that keep their [`PrivacyMap`] in a field `map`
+/// (one charge per release).
+macro_rules! mechanism_with_map {
+    ($($t:ty),+) => {
+        $(impl $crate::privacy::mechanism::Mechanism for $t {
+            fn privacy_map(&self) -> &$crate::privacy::mechanism::PrivacyMap {
+                &self.map
+            }
+        })+
+    };
+}
+
 pub mod exponential;
 pub mod exponential_median;
 pub mod gaussian;

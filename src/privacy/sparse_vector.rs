@@ -14,9 +14,11 @@
 
 use super::Relation;
 use super::laplace::LaplaceNoise;
-use super::mechanism::{Charge, Mechanism, PrivacyMap};
+use super::mechanism::{Charge, PrivacyMap};
 use crate::error::{Error, Result};
 use rand::Rng;
+
+mechanism_with_map!(SparseVector);
 
 /// Sparse vector for at most `t` positives; the recorded sensitivity is Delta_q.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,12 +43,6 @@ impl SparseVector {
             query_noise: LaplaceNoise::with_scale(4.0 * sensitivity / eps1)?,
             map,
         })
-    }
-}
-
-impl Mechanism for SparseVector {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
     }
 }
 

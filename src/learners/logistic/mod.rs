@@ -36,8 +36,8 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::privacy::Ledger;
 use crate::rng::Rng;
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::{Fit, PredictInplace};
+use linfa::dataset::AsSingleTargets;
+use linfa::traits::PredictInplace;
 use ndarray::{Array1, ArrayBase, Data, Ix2};
 use serde::{Deserialize, Serialize};
 
@@ -183,19 +183,11 @@ impl LogisticValidParams {
     }
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for LogisticValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = LogisticModel;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<LogisticModel> {
-        let y = targets_pm1(dataset.targets())?;
-        let design = Design::dense(dataset.records().view());
-        Ok(self.fit_design(&design, &y))
-    }
-}
+linfa_fit!(LogisticValidParams => LogisticModel, |p, ds| {
+    let y = targets_pm1(ds.targets())?;
+    let design = Design::dense(ds.records().view());
+    Ok(p.fit_design(&design, &y))
+});
 
 /// Which private learner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -321,18 +313,10 @@ impl PrivateLogisticValidParams {
     }
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PrivateLogisticValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = Accounted<LogisticModel>;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<Self::Object> {
-        let y = targets_pm1(dataset.targets())?;
-        let design = Design::dense(dataset.records().view());
-        Accounted::fit("private_lr", self.seed, |rng, ledger| {
-            Ok(self.fit_design(&design, &y, rng, ledger)?.model)
-        })
-    }
-}
+linfa_fit!(PrivateLogisticValidParams => Accounted<LogisticModel>, |p, ds| {
+    let y = targets_pm1(ds.targets())?;
+    let design = Design::dense(ds.records().view());
+    Accounted::fit("private_lr", p.seed, |rng, ledger| {
+        Ok(p.fit_design(&design, &y, rng, ledger)?.model)
+    })
+});
