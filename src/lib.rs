@@ -29,6 +29,7 @@ pub mod plan;
 pub mod privacy;
 pub mod profile;
 pub mod provenance;
+pub mod release;
 pub mod report;
 pub mod rng;
 pub mod runner;
