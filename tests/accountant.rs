@@ -63,7 +63,10 @@ fn rdp_curves_match_dp_accounting() {
                     rel_close(w, *got, 1e-9) || (w - got).abs() < 1e-13,
                     "sigma {sigma} q {q} order {a}: reference {w}, ours {got}"
                 ),
-                None => assert!(got.is_infinite(), "order {a}: reference dropped it, ours {got}"),
+                None => assert!(
+                    got.is_infinite(),
+                    "order {a}: reference dropped it, ours {got}"
+                ),
             }
         }
     }
@@ -77,9 +80,8 @@ fn epsilons_match_dp_accounting() {
     assert_eq!(rows.len(), 512);
     let mut worst: f64 = 0.0;
     for r in rows {
-        let plan =
-            SubsampledGaussian::new(f(r, "sigma"), f(r, "q"), r["steps"].as_u64().unwrap())
-                .unwrap();
+        let plan = SubsampledGaussian::new(f(r, "sigma"), f(r, "q"), r["steps"].as_u64().unwrap())
+            .unwrap();
         let g = plan.epsilon(f(r, "delta")).unwrap();
         let want = f(r, "epsilon");
         assert!(
@@ -134,5 +136,187 @@ fn tf_privacy_published_example() {
         .unwrap();
     assert_eq!(format!("{:.2}", g.epsilon), "2.92", "{g:?}");
     // The tighter conversion gives a smaller epsilon for the same curve.
-    assert!(plan.epsilon_with(1e-5, &orders, Conversion::Balle2020).unwrap().epsilon < g.epsilon);
+    assert!(
+        plan.epsilon_with(1e-5, &orders, Conversion::Balle2020)
+            .unwrap()
+            .epsilon
+            < g.epsilon
+    );
+}
+
+fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_epsilab"));
+    c.env_remove("EPSILAB_DATA");
+    c
+}
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let o = bin().arg("accountant").args(args).output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn field(out: &str, key: &str) -> f64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("no `{key}:` in {out}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn cli_prints_epsilon_and_order_of_a_plan() {
+    let fx = fixture();
+    // A fixture row: sigma 1.1, q = 256/32561, 1000 steps, delta = 1/32561^2.
+    let row = fx["epsilon"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            f(r, "sigma") == 1.1
+                && f(r, "q") == 256.0 / 32561.0
+                && f(r, "steps") == 1000.0
+                && f(r, "delta") < 1e-5
+        })
+        .unwrap()
+        .clone();
+    let (ok, out, err) = run(&[
+        "--noise-multiplier",
+        "1.1",
+        "--sampling-rate",
+        &(256.0f64 / 32561.0).to_string(),
+        "--steps",
+        "1000",
+        "--dataset-size",
+        "32561",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        (field(&out, "epsilon") - f(&row, "epsilon")).abs() < 1e-6,
+        "{out} vs {row}"
+    );
+    assert_eq!(field(&out, "order"), f(&row, "order"), "{out}");
+    assert_eq!(field(&out, "delta"), 1.0 / (32561.0f64 * 32561.0), "{out}");
+}
+
+#[test]
+fn cli_inverts_a_target_epsilon() {
+    let (ok, out, err) = run(&[
+        "--epsilon",
+        "1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-5",
+    ]);
+    assert!(ok, "{err}");
+    let sigma = field(&out, "noise multiplier");
+    assert!(field(&out, "epsilon") <= 1.0, "{out}");
+    // Feeding the printed multiplier back gives the target (up to the 6 printed digits).
+    let (ok, back, err) = run(&[
+        "--noise-multiplier",
+        &sigma.to_string(),
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "1000",
+        "--delta",
+        "1e-5",
+    ]);
+    assert!(ok, "{err}");
+    assert!((field(&back, "epsilon") - 1.0).abs() < 1e-4, "{back}");
+}
+
+#[test]
+fn cli_refuses_bad_values_naming_the_flag() {
+    let base = ["--sampling-rate", "0.5", "--steps", "10", "--delta", "1e-5"];
+    for (flag, value, want) in [
+        ("--noise-multiplier", "-1", "must be finite and > 0"),
+        ("--noise-multiplier", "0", "must be finite and > 0"),
+        ("--noise-multiplier", "nan", "must be finite and > 0"),
+        ("--epsilon", "0", "must be finite and > 0"),
+        ("--sampling-rate", "0", "must be in (0, 1]"),
+        ("--sampling-rate", "1.5", "must be in (0, 1]"),
+        ("--steps", "0", "whole number >= 1"),
+        ("--delta", "1", "must be in (0, 1)"),
+        ("--delta", "0", "must be in (0, 1)"),
+    ] {
+        let mut args: Vec<&str> = base.to_vec();
+        if let Some(i) = args.iter().position(|a| *a == flag) {
+            args[i + 1] = value;
+        } else {
+            args.extend([flag, value]);
+        }
+        if flag != "--noise-multiplier" && flag != "--epsilon" {
+            args.extend(["--noise-multiplier", "1"]);
+        }
+        let (ok, _, err) = run(&args);
+        assert!(!ok, "{args:?} accepted");
+        assert!(err.contains(flag) && err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // Neither or both of --noise-multiplier / --epsilon; no delta and no dataset size.
+    let (ok, _, err) = run(&base);
+    assert!(
+        !ok && err.contains("--noise-multiplier") && err.contains("--epsilon"),
+        "{err}"
+    );
+    let mut both = base.to_vec();
+    both.extend(["--noise-multiplier", "1", "--epsilon", "1"]);
+    let (ok, _, err) = run(&both);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let (ok, _, err) = run(&[
+        "--noise-multiplier",
+        "1",
+        "--sampling-rate",
+        "0.5",
+        "--steps",
+        "3",
+    ]);
+    assert!(!ok && err.contains("--delta"), "{err}");
+    // An unreachable target is an error, not a hang or a panic.
+    let (ok, _, err) = run(&[
+        "--epsilon",
+        "1e-9",
+        "--sampling-rate",
+        "1",
+        "--steps",
+        "100000",
+        "--delta",
+        "1e-5",
+    ]);
+    assert!(!ok && err.contains("not reached"), "{err}");
+}
+
+#[test]
+fn cli_help_explains_every_flag() {
+    let o = bin().args(["accountant", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    for flag in [
+        "--noise-multiplier",
+        "--epsilon",
+        "--sampling-rate",
+        "--steps",
+        "--delta",
+        "--dataset-size",
+    ] {
+        let line = help
+            .lines()
+            .position(|l| l.trim_start().starts_with(flag))
+            .unwrap_or_else(|| panic!("{flag} missing from {help}"));
+        // The flag's description follows on the next line (long help).
+        assert!(
+            help.lines().nth(line + 1).unwrap().trim().len() > 10,
+            "{flag}: {help}"
+        );
+    }
+    assert!(
+        help.contains("Balle") && help.contains("dp-accounting"),
+        "{help}"
+    );
 }

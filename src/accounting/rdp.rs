@@ -233,7 +233,10 @@ mod tests {
     fn default_orders_match_dp_accounting() {
         let o = default_orders();
         assert_eq!(o.len(), 99 + 53 + 4);
-        assert_eq!((o[0], o[98], o[99], o[151], o[155]), (1.1, 10.9, 11.0, 63.0, 1024.0));
+        assert_eq!(
+            (o[0], o[98], o[99], o[151], o[155]),
+            (1.1, 10.9, 11.0, 63.0, 1024.0)
+        );
         // 1 + 10/10 is exactly 2: the integer branch, as in Python.
         assert_eq!(o[9], 2.0);
     }
@@ -264,7 +267,10 @@ mod tests {
         // The series must join the direct value where one hands over to the other.
         let direct = statrs::function::erf::erfc(25.0).ln();
         let series = ln_erfc(25.0 + 1e-12);
-        assert!((direct - series).abs() < 1e-12 * direct.abs(), "{direct} {series}");
+        assert!(
+            (direct - series).abs() < 1e-12 * direct.abs(),
+            "{direct} {series}"
+        );
         assert!(ln_erfc(40.0).is_finite() && ln_erfc(40.0) < ln_erfc(30.0));
     }
 
