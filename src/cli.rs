@@ -215,15 +215,16 @@ pub enum Command {
     /// DP-SGD accountant: the (ε, δ) of a training plan, or the noise multiplier a target ε
     /// needs.
     ///
-    /// The plan is STEPS releases of the Poisson-subsampled Gaussian mechanism: each step
+    /// The plan is K releases of the Poisson-subsampled Gaussian mechanism: each step
     /// keeps every example with probability Q, sums their gradients clipped to norm C and adds
     /// N(0, S² C² I). Rényi DP of every order on dp-accounting's default grid (1.1 … 10.9,
     /// 11 … 63, 128, 256, 512, 1024; Mironov, Talwar & Zhang 2019), composed over the steps,
     /// then (ε, δ) by Balle et al. 2020's conversion; add/remove neighbours. Matches Google's
-    /// dp-accounting 0.6.0 RdpAccountant. Example (Adult, batch 256, 10 epochs):
+    /// dp-accounting 0.6.0 RdpAccountant. Examples (Adult, batch 256, 10 epochs):
     ///
-    ///     epsilab accountant --noise-multiplier 1.1 --sampling-rate 0.00786 --steps 1272 --dataset-size 32561
-    ///     epsilab accountant --epsilon 1 --sampling-rate 0.00786 --steps 1272 --delta 1e-9
+    /// epsilab accountant --noise-multiplier 1.1 --sampling-rate 0.00786 --steps 1272 --dataset-size 32561
+    ///
+    /// epsilab accountant --epsilon 1 --sampling-rate 0.00786 --steps 1272 --delta 1e-9
     #[command(group(clap::ArgGroup::new("noise").required(true).args(["noise_multiplier", "epsilon"])))]
     Accountant {
         /// Noise multiplier S = noise standard deviation / clipping norm C (> 0): print the ε
@@ -241,7 +242,7 @@ pub enum Command {
         /// Number of noisy steps K (>= 1): epochs × 1/Q for DP-SGD.
         #[arg(long, value_name = "K", value_parser = parse_steps, allow_negative_numbers = true)]
         steps: u64,
-        /// δ in (0, 1).
+        /// δ in (0, 1), e.g. 1e-5; 1/N² is the usual choice (see --dataset-size).
         #[arg(long, value_name = "D", value_parser = parse_delta, allow_negative_numbers = true,
               required_unless_present = "dataset_size")]
         delta: Option<f64>,
