@@ -80,7 +80,11 @@ fn epoch(c: &mut Criterion) {
             design.margins(&run.theta, &mut z);
             z
         };
-        z.iter().zip(&y).filter(|(z, y)| (**z > 0.0) == (**y > 0.0)).count() as f64 / n as f64
+        z.iter()
+            .zip(&y)
+            .filter(|(z, y)| (**z > 0.0) == (**y > 0.0))
+            .count() as f64
+            / n as f64
     };
     eprintln!(
         "epsilab: {n} x {}, q = {q:.6}, {steps} steps/epoch, train accuracy {acc:.4}; median epoch {:.3} ms",

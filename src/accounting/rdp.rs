@@ -104,7 +104,7 @@ pub fn compute_rdp(q: f64, sigma: f64, steps: u64, orders: &[f64]) -> Result<Vec
 }
 
 fn check_orders(orders: &[f64]) -> Result<()> {
-    if orders.is_empty() || orders.iter().any(|a| !(*a > 1.0)) {
+    if orders.is_empty() || orders.iter().any(|a| a.is_nan() || *a <= 1.0) {
         return Err(Error::param("orders", "need at least one order, each > 1"));
     }
     Ok(())
