@@ -58,7 +58,9 @@ fn epoch(c: &mut Criterion) {
     });
     g.finish();
 
-    // The peer, in the same run, timed as the peer times itself (median of 30 epochs after 3).
+    // The peer, in the same run, timed as the peer times itself (median of 30 epochs after 3),
+    // plus CPU seconds per epoch over those 30, which a loaded machine does not inflate.
+    let cpu0 = cpu_seconds();
     let ours = {
         let mut times: Vec<f64> = (0..33)
             .map(|_| {
@@ -74,6 +76,7 @@ fn epoch(c: &mut Criterion) {
         times.sort_by(f64::total_cmp);
         times[times.len() / 2]
     };
+    let cpu = cpu0.zip(cpu_seconds()).map(|(a, b)| (b - a) / 33.0);
     let acc = {
         let z = {
             let mut z = vec![0.0; n];
@@ -107,10 +110,22 @@ fn epoch(c: &mut Criterion) {
                 .and_then(|v| v.trim().parse::<f64>().ok())
             {
                 eprintln!(
-                    "dp_sgd epoch: epsilab {:.3} ms, numpy {:.3} ms, numpy / epsilab = {:.1}",
+                    "dp_sgd epoch (wall, median): epsilab {:.3} ms, numpy {:.3} ms, numpy / epsilab = {:.1}",
                     ours * 1e3,
                     s * 1e3,
                     s / ours
+                );
+            }
+            let peer_cpu = text
+                .lines()
+                .find_map(|l| l.strip_prefix("numpy_dp_sgd_epoch_cpu_s "))
+                .and_then(|v| v.trim().parse::<f64>().ok());
+            if let (Some(c), Some(p)) = (cpu, peer_cpu) {
+                eprintln!(
+                    "dp_sgd epoch (CPU, mean): epsilab {:.3} ms, numpy {:.3} ms, numpy / epsilab = {:.1}",
+                    c * 1e3,
+                    p * 1e3,
+                    p / c
                 );
             }
         }
@@ -120,6 +135,17 @@ fn epoch(c: &mut Criterion) {
         ),
         Err(e) => eprintln!("numpy peer not run: python3: {e}"),
     }
+}
+
+/// User + system CPU seconds of this process (Linux /proc; None elsewhere).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which ends at the last ')'): utime is the 12th, stime 13th.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // USER_HZ is 100 on every Linux ABI in use.
+    Some(ticks / 100.0)
 }
 
 criterion_group!(benches, epoch);
