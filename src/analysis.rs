@@ -9,7 +9,7 @@ use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
 use crate::learners::logistic::mechanisms::objective_branch;
 use crate::learners::{PrivateNbParams, TrialLog};
-use crate::privacy::{Laplace, PNormMechanism};
+use crate::privacy::{Laplace, PNormNoise};
 
 /// Draws per mechanism in the noise-samples probe (Figure 2.1).
 const NOISE_SAMPLES: usize = 2000;
@@ -125,13 +125,10 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
             let mi = mutual_information(c)?;
             let p = PrivateNbParams::new(eps).check()?;
             let mut rng = log.streams.stream("analysis/algorithm1");
-            let noisy = p.release_counts_under(c, None, log.ledger.relation(), &mut rng)?;
-            log.ledger.spend(
-                "analysis",
-                "laplace (Algorithm 1 counts)",
-                eps,
-                noisy.sensitivity,
-            );
+            let mut release = log.ledger.scratch();
+            let noisy = p.release_counts(c, None, &mut rng, &mut release)?;
+            log.ledger
+                .absorb(release.renamed("analysis", "laplace (Algorithm 1 counts)"))?;
             log.ledger
                 .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
             let t = p.threshold().value(noisy.scale, eps);
@@ -176,14 +173,15 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
             put("alg2_mi", mi_from_parameters(&fit.model.theta, &prior));
             // Algorithm 3: MI + Lap(D Delta_I / eps).
             let sens = c.n_features() as f64 * mi_sensitivity(c.total(), log.ledger.relation());
-            let lap = Laplace::new(sens, eps)?;
+            let lap = Laplace::new(sens, eps, log.ledger.relation())?;
             let mut rng = log.streams.stream("analysis/algorithm3");
+            let mut lap = log
+                .ledger
+                .charge("analysis", "laplace (Algorithm 3 scores)", lap)?;
             put(
                 "alg3_mi",
                 mi.iter().map(|&v| v + lap.sample(&mut rng)).collect(),
             );
-            log.ledger
-                .spend("analysis", "laplace (Algorithm 3 scores)", eps, sens);
             log.ledger
                 .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
             put("true_mi", mi);
@@ -224,7 +222,8 @@ pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<P
         "noise_samples" => {
             let eps = need_eps(name, input.epsilon)?;
             for p in [1.0, 2.0, 10.0] {
-                let mech = PNormMechanism::new(p, 1.0, eps)?;
+                // Noise only (no data is read): the law at scale 1/eps, no privacy claim.
+                let mech = PNormNoise::with_scale(p, 1.0 / eps)?;
                 let mut rng = log.streams.stream(&format!("analysis/l{p}"));
                 let draws: Vec<Vec<f64>> = (0..NOISE_SAMPLES)
                     .map(|_| mech.sample(2, &mut rng))
