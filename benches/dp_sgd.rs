@@ -7,10 +7,12 @@
 //! here the same way (`EPSILAB_BENCH_NO_PEER=1` skips the peer).
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use epsilab::accounting::{SubsampledGaussian, default_delta};
 use epsilab::data::{DataDir, catalog::Catalog, synthetic::logistic_binary};
 use epsilab::learners::logistic::dp_sgd::{DpSgdParams, DpSgdRun, Length, Sampling};
 use epsilab::learners::logistic::preprocess::scale_rows;
 use epsilab::learners::logistic::*;
+use epsilab::privacy::{AccountedGaussian, Ledger, Relation};
 use epsilab::rng::rng_from;
 use linfa::ParamGuard;
 use std::hint::black_box;
@@ -44,14 +46,20 @@ fn epoch(c: &mut Criterion) {
         .check()
         .unwrap();
     let steps = p.steps(n);
-    let mut run = DpSgdRun::new(&design, &y, &p, 1.0, q);
+    let mut run = DpSgdRun::new(&design, &y, &p, q);
+    // The noise is drawn through a ledger handle as in training; this ledger is a timing
+    // scratch (the bench repeats the epoch, nothing is released).
+    let plan = SubsampledGaussian::new(1.0, q, steps).unwrap();
+    let mech = AccountedGaussian::new(plan, 1.0, default_delta(n), Relation::AddRemove).unwrap();
+    let mut ledger = Ledger::default();
+    let mut noise = ledger.charge("bench", "DP-SGD epoch", mech).unwrap();
     let mut rng = rng_from(&["bench", "dp_sgd"]);
     let mut g = c.benchmark_group("dp_sgd_adult");
     g.sample_size(50);
     g.bench_function(format!("epoch_batch256_{steps}_steps"), |b| {
         b.iter(|| {
             for _ in 0..steps {
-                run.step(&mut rng);
+                run.step(&mut rng, &mut noise);
             }
             black_box(&run.theta);
         })
@@ -66,7 +74,7 @@ fn epoch(c: &mut Criterion) {
             .map(|_| {
                 let t = Instant::now();
                 for _ in 0..steps {
-                    run.step(&mut rng);
+                    run.step(&mut rng, &mut noise);
                 }
                 black_box(&run.theta);
                 t.elapsed().as_secs_f64()

@@ -25,21 +25,21 @@
 //!   θ_{t−1}, a function of earlier outputs only; the accountant bounds the composition; the
 //!   update and the released θ_K are post-processing. N, q, C, η, λ, K are public.
 //!
-//! Gaussian noise is drawn locally (`rand_distr::StandardNormal`, the same floating-point
-//! caveat as the other mechanisms: docs/threat-model.md); the per-step work allocates nothing.
+//! The noise is drawn only through the ledger handle of [`AccountedGaussian`], charged once for
+//! the whole plan with the accountant's (ε, δ) before the first step; the per-step work
+//! allocates nothing.
 
 use super::LogisticModel;
 use super::design::Design;
 use crate::accounting::{Guarantee, SubsampledGaussian, default_delta, noise_multiplier_for};
 use crate::error::{Error, Result};
-use crate::privacy::{Ledger, LedgerEntry, Measure, Relation};
+use crate::privacy::{AccountedGaussian, Charge, Ledger, LedgerEntry, Relation};
 use crate::rng::{Rng, rng_from};
 use linfa::ParamGuard;
 use linfa::dataset::{AsSingleTargets, DatasetBase};
 use linfa::traits::{Fit, PredictInplace};
 use ndarray::{Array1, ArrayBase, Data, Ix2};
 use rand::Rng as _;
-use rand_distr::StandardNormal;
 
 /// The per-example loss ℓ(m) of the margin m = y θ·x.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -363,39 +363,37 @@ impl DpSgdValidParams {
             ));
         }
         let relation = ledger.relation();
-        let (plan, guarantee) = self.plan(n, relation)?;
-        let mut run = DpSgdRun::new(design, y, self, plan.noise_multiplier, plan.sampling_rate);
+        let (plan, _) = self.plan(n, relation)?;
+        let delta = self.delta.unwrap_or_else(|| default_delta(n));
+        let mechanism = AccountedGaussian::new(plan, self.clip, delta, relation)?;
+        let guarantee = mechanism.guarantee();
+        let label = format!(
+            "{} ({}; Gaussian noise, noise multiplier {:.4}, clip C = {}, q = {:.6}, {} steps; RDP accountant)",
+            if plan.sampling_rate == 1.0 {
+                "noisy gradient descent"
+            } else {
+                "DP-SGD"
+            },
+            self.loss.describe(),
+            plan.noise_multiplier,
+            self.clip,
+            plan.sampling_rate,
+            plan.steps
+        );
+        let mut noise = ledger.charge("train", &label, mechanism)?;
+        noise.note(format!(
+            "Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019) at order {}, composed over {} steps, (ε, δ) by Balle et al. 2020",
+            guarantee.order, plan.steps
+        ));
+        let mut run = DpSgdRun::new(design, y, self, plan.sampling_rate);
         for _ in 0..plan.steps {
-            run.step(rng);
+            run.step(rng, &mut noise);
         }
-        let sensitivity = relation.doubled_for_replace(self.clip);
-        let entry = LedgerEntry {
-            name: "train".into(),
-            mechanism: format!(
-                "{} ({}; Gaussian noise, noise multiplier {:.4}, clip C = {}, q = {:.6}, {} steps; RDP accountant)",
-                if plan.sampling_rate == 1.0 {
-                    "noisy gradient descent"
-                } else {
-                    "DP-SGD"
-                },
-                self.loss.describe(),
-                plan.noise_multiplier,
-                self.clip,
-                plan.sampling_rate,
-                plan.steps
-            ),
-            epsilon: Some(guarantee.epsilon),
-            delta: Some(guarantee.delta),
-            measure: Some(Measure::ApproxDp),
-            private: true,
-            relation: relation.describe().into(),
-            sensitivity: Some(sensitivity),
-            note: Some(format!(
-                "Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019) at order {}, composed over {} steps, (ε, δ) by Balle et al. 2020",
-                guarantee.order, plan.steps
-            )),
-        };
-        ledger.record(entry.clone())?;
+        let entry = ledger
+            .entries
+            .last()
+            .cloned()
+            .expect("the charge recorded it");
         Ok(DpSgdFit {
             model: LogisticModel::new(run.theta, None, design),
             guarantee,
@@ -418,7 +416,6 @@ pub struct DpSgdRun<'d, 'a> {
     batch: Vec<u32>,
     loss: Loss,
     clip: f64,
-    sigma: f64,
     q: f64,
     /// ln(1 − q), for the geometric gaps of Poisson sampling.
     ln_1mq: f64,
@@ -428,14 +425,9 @@ pub struct DpSgdRun<'d, 'a> {
 }
 
 impl<'d, 'a> DpSgdRun<'d, 'a> {
-    /// A run from θ = 0 with noise multiplier `sigma` and sampling rate `q`.
-    pub fn new(
-        design: &'d Design<'a>,
-        y: &'d [f64],
-        params: &DpSgdValidParams,
-        sigma: f64,
-        q: f64,
-    ) -> Self {
+    /// A run from θ = 0 with sampling rate `q` (the noise comes from the charge each step is
+    /// given).
+    pub fn new(design: &'d Design<'a>, y: &'d [f64], params: &DpSgdValidParams, q: f64) -> Self {
         let n = design.n_rows();
         let expected = (q * n as f64).ceil() as usize;
         DpSgdRun {
@@ -448,7 +440,6 @@ impl<'d, 'a> DpSgdRun<'d, 'a> {
             batch: Vec::with_capacity(expected + 8 * (expected as f64).sqrt() as usize + 16),
             loss: params.loss,
             clip: params.clip,
-            sigma,
             q,
             ln_1mq: (-q).ln_1p(),
             learning_rate: params.learning_rate,
@@ -499,20 +490,19 @@ impl<'d, 'a> DpSgdRun<'d, 'a> {
         }
     }
 
-    /// grad = the step's released sum: a Poisson batch's clipped gradients plus N(0, σ²C² I).
-    fn noisy_gradient(&mut self, rng: &mut Rng) {
+    /// grad = the step's released sum: a Poisson batch's clipped gradients plus N(0, σ²C² I),
+    /// drawn through the ledger handle `noise`.
+    fn noisy_gradient(&mut self, rng: &mut Rng, noise: &mut Charge<'_, AccountedGaussian>) {
         self.sample_batch(rng);
         self.clipped_sum();
-        let sd = self.sigma * self.clip;
         for g in &mut self.grad {
-            let z: f64 = rng.sample(StandardNormal);
-            *g += sd * z;
+            *g += noise.sample(rng);
         }
     }
 
-    /// One step: sample, clipped sum, Gaussian noise, update.
-    pub fn step(&mut self, rng: &mut Rng) {
-        self.noisy_gradient(rng);
+    /// One step: sample, clipped sum, Gaussian noise (through `noise`), update.
+    pub fn step(&mut self, rng: &mut Rng, noise: &mut Charge<'_, AccountedGaussian>) {
+        self.noisy_gradient(rng, noise);
         let norm = 1.0 / (self.q * self.y.len() as f64);
         let (eta, decay) = (self.learning_rate, self.decay);
         for (t, g) in self.theta.iter_mut().zip(&self.grad) {

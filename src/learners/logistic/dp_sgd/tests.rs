@@ -1,7 +1,10 @@
 use super::*;
+use crate::accounting::SubsampledGaussian;
 use crate::learners::logistic::LogisticParams;
+use crate::privacy::Measure;
 use crate::stats::ks_statistic;
 use ndarray::Array2;
+use rand_distr::StandardNormal;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// n rows in R^d with norms spread up to `max_norm`, labels from a logistic model.
@@ -59,7 +62,7 @@ fn clipping_bounds_every_gradient_and_the_sum_sensitivity() {
             .loss(loss)
             .check()
             .unwrap();
-        let mut run = DpSgdRun::new(&design, &y, &p, 1.0, 1.0);
+        let mut run = DpSgdRun::new(&design, &y, &p, 1.0);
         run.theta = vec![0.3, -0.7, 0.2, 0.1, -0.4];
         let mut largest: f64 = 0.0;
         for i in 0..200u32 {
@@ -96,17 +99,26 @@ fn noise_has_standard_deviation_sigma_times_c() {
     let design = Design::dense(x.view());
     let (sigma, c) = (1.3, 0.8);
     let p = DpSgdParams::noisy_gd(1.0).clip(c).check().unwrap();
-    let mut run = DpSgdRun::new(&design, &y, &p, sigma, 1.0);
+    let mut run = DpSgdRun::new(&design, &y, &p, 1.0);
     run.theta = (0..40).map(|j| (j as f64 - 20.0) / 40.0).collect();
     run.batch = (0..50).collect();
     run.clipped_sum();
     let exact = run.grad.clone();
+    let plan = SubsampledGaussian::new(sigma, 1.0, 500).unwrap();
+    let mech = AccountedGaussian::new(plan, c, 1e-5, Relation::AddRemove).unwrap();
+    let mut ledger = Ledger::default();
+    let mut charge = ledger
+        .charge("train", "noisy gradient descent", mech)
+        .unwrap();
     let mut rng = rng_from(&["dp_sgd test", "noise draws"]);
     let mut noise = Vec::with_capacity(20_000);
     for _ in 0..500 {
-        run.noisy_gradient(&mut rng);
+        run.noisy_gradient(&mut rng, &mut charge);
         noise.extend(run.grad.iter().zip(&exact).map(|(g, e)| g - e));
     }
+    // The draws were charged: the accountant's spend for the 500 steps is in the ledger.
+    let want = plan.epsilon(1e-5).unwrap().epsilon;
+    assert_eq!(ledger.entries[0].epsilon, Some(want));
     let crit = 1.949 / (noise.len() as f64).sqrt();
     let ks = |sd: f64| {
         let nd = Normal::new(0.0, sd).unwrap();
@@ -126,7 +138,7 @@ fn poisson_batches_have_the_right_law() {
     let (x, y) = toy(1000, 2, 1.0, "poisson");
     let design = Design::dense(x.view());
     let q = 0.03;
-    let mut run = DpSgdRun::new(&design, &y, &params(), 1.0, q);
+    let mut run = DpSgdRun::new(&design, &y, &params(), q);
     let mut rng = rng_from(&["dp_sgd test", "poisson"]);
     let steps = 4000;
     let mut hits = vec![0u32; 1000];
