@@ -19,12 +19,13 @@
 
 use super::mechanism::{Charge, PrivacyMap};
 use super::{Relation, check_positive};
+use crate::accounting::{Guarantee, SubsampledGaussian};
 use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-mechanism_with_map!(Gaussian);
+mechanism_with_map!(Gaussian, AccountedGaussian);
 
 /// The Gaussian mechanism: N(0, sigma^2) noise per coordinate, drawn through a [`Charge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,6 +94,77 @@ impl Gaussian {
 impl Charge<'_, Gaussian> {
     /// One coordinate of N(0, sigma^2); a vector release draws every coordinate through the
     /// same charge.
+    #[inline]
+    pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R) -> f64 {
+        self.mechanism.noise.sample(rng)
+    }
+}
+
+/// The Gaussian noise of an iterative release accounted as a whole: noisy gradient descent and
+/// DP-SGD (`learners::logistic::dp_sgd`), whose K steps each add N(0, sigma^2 C^2 I) to a clipped
+/// gradient sum.
+///
+/// * Domain: training sets; the released quantities are the K clipped per-example gradient
+///   sums of Poisson samples (rate q), each at the iterate the earlier releases produced.
+/// * Input metric: L2 on each sum; sensitivity C under add/remove, 2C under replace-one (full
+///   batches only).
+/// * Mechanism: each sum + N(0, sigma^2 C^2 I), sigma the plan's noise multiplier.
+/// * Measure: (epsilon, delta)-DP, with epsilon the RDP accountant's for the whole plan
+///   ([`SubsampledGaussian::epsilon`] under the relation), computed here, never supplied.
+/// * Proof sketch: `accounting` (subsampled-Gaussian RDP, adaptive composition, conversion).
+///
+/// One charge covers the whole plan: every coordinate of every step is drawn through it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AccountedGaussian {
+    noise: GaussianNoise,
+    plan: SubsampledGaussian,
+    guarantee: Guarantee,
+    map: PrivacyMap,
+}
+
+impl AccountedGaussian {
+    /// The noise of `plan` with clipping norm `clip`, spending the accountant's (epsilon,
+    /// delta) for the plan under `relation` (a subsampled plan under replace-one is refused).
+    pub fn new(
+        plan: SubsampledGaussian,
+        clip: f64,
+        delta: f64,
+        relation: Relation,
+    ) -> Result<Self> {
+        check_positive("clip", clip)?;
+        let guarantee = plan.for_relation(relation)?.epsilon(delta)?;
+        let map = PrivacyMap::approximate(
+            relation.doubled_for_replace(clip),
+            guarantee.epsilon,
+            delta,
+            relation,
+        )?;
+        Ok(AccountedGaussian {
+            noise: GaussianNoise::with_sigma(plan.noise_multiplier * clip)?,
+            plan,
+            guarantee,
+            map,
+        })
+    }
+
+    /// The plan (noise multiplier, sampling rate, steps) the noise is drawn for.
+    pub fn plan(&self) -> SubsampledGaussian {
+        self.plan
+    }
+
+    /// The accountant's guarantee, as recorded in the ledger.
+    pub fn guarantee(&self) -> Guarantee {
+        self.guarantee
+    }
+
+    /// Standard deviation of each coordinate: noise multiplier x C.
+    pub fn sigma(&self) -> f64 {
+        self.noise.sigma
+    }
+}
+
+impl Charge<'_, AccountedGaussian> {
+    /// One coordinate of N(0, sigma^2 C^2) for one step's gradient sum.
     #[inline]
     pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R) -> f64 {
         self.mechanism.noise.sample(rng)
@@ -199,6 +271,49 @@ mod tests {
                 assert!(s < Gaussian::classic(1.0, eps, delta, AR).unwrap().sigma());
             }
         }
+    }
+
+    /// The accounted noise records the accountant's (epsilon, delta) for its plan, sensitivity C
+    /// (2C under replace-one, full batches only), and draws N(0, (sigma C)^2) (KS at level 0.001,
+    /// rejecting 0.7 and 1.3 times the scale).
+    #[test]
+    fn accounted_noise_records_the_accountants_spend() {
+        let plan = SubsampledGaussian::new(1.1, 0.01, 1000).unwrap();
+        let mech = AccountedGaussian::new(plan, 0.5, 1e-5, AR).unwrap();
+        let want = plan.epsilon(1e-5).unwrap();
+        assert_eq!(mech.guarantee(), want);
+        assert_eq!(mech.sigma(), 1.1 * 0.5);
+        let mut ledger = Ledger::new(AR);
+        let mut charge = ledger.charge("train", "DP-SGD", mech).unwrap();
+        let n = 20_000;
+        let mut rng = rng_from(&["test", "accounted-gaussian-ks"]);
+        let xs: Vec<f64> = (0..n).map(|_| charge.sample(&mut rng)).collect();
+        let crit = 1.949 / (n as f64).sqrt();
+        let ks = |s: f64| {
+            let d = Normal::new(0.0, s).unwrap();
+            ks_statistic(&xs, |x| d.cdf(x))
+        };
+        assert!(ks(0.55) < crit);
+        assert!(ks(0.7 * 0.55) > crit && ks(1.3 * 0.55) > crit);
+        let e = &ledger.entries[0];
+        assert_eq!(e.measure, Some(Measure::ApproxDp));
+        assert_eq!(
+            (e.epsilon, e.delta, e.sensitivity),
+            (Some(want.epsilon), Some(1e-5), Some(0.5))
+        );
+        let full = SubsampledGaussian::new(2.0, 1.0, 10).unwrap();
+        let rep = AccountedGaussian::new(full, 0.5, 1e-5, Relation::ReplaceOne).unwrap();
+        assert_eq!(rep.map.sensitivity, 1.0);
+        assert_eq!(
+            rep.guarantee(),
+            SubsampledGaussian::new(1.0, 1.0, 10)
+                .unwrap()
+                .epsilon(1e-5)
+                .unwrap()
+        );
+        assert!(AccountedGaussian::new(plan, 0.5, 1e-5, Relation::ReplaceOne).is_err());
+        assert!(AccountedGaussian::new(plan, 0.0, 1e-5, AR).is_err());
+        assert!(AccountedGaussian::new(plan, 0.5, 0.0, AR).is_err());
     }
 
     #[test]

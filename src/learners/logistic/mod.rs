@@ -10,12 +10,15 @@
 //! * [`mechanisms`]: output perturbation, objective perturbation, functional mechanism.
 //! * [`preprocess`]: scaling rows into the unit ball (private and non-private variants).
 //! * [`select`]: lambda by cross-validation (non-private) or the exponential mechanism.
+//! * [`dp_sgd`]: noisy gradient descent and DP-SGD (logistic or Huber SVM loss), (ε, δ) from
+//!   the RDP accountant.
 //!
 //! linfa shape: [`LogisticParams`] / [`PrivateLogisticParams`] → `ParamGuard` → `Fit` on
 //! `Array2<f64>` with `usize` targets in {0, 1} → [`LogisticModel`] → `PredictInplace`.
 //! Harness fast paths: `fit_design` on a [`Design`] with an `&mut Rng` and `&mut Ledger`.
 
 pub mod design;
+pub mod dp_sgd;
 pub mod harness;
 pub mod linalg;
 pub mod mechanisms;

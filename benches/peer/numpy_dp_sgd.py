@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""numpy peer of benches/dp_sgd.rs: one DP-SGD epoch on Adult (a9a train, 32561 x 123, rows
+scaled by 1/max(sqrt(14), ||x||)), logistic loss, Poisson sampling with q = 256/32561,
+per-example clipping to C = 1, Gaussian noise sigma C with sigma = 1, eta = 1, lambda = 1;
+ceil(1/q) = 128 steps per epoch, the same algorithm as epsilab's DpSgdRun::step.
+
+The vectorised numpy way: a dense float64 design, a Binomial batch size and a uniform subset per
+step (the Poisson sample's law), per-example gradients as a (batch x 123) array. One BLAS thread. Prints the median
+seconds per epoch over REPS epochs (after 3 warm-up epochs) as `numpy_dp_sgd_epoch_s <value>`,
+and the mean CPU seconds per epoch as `numpy_dp_sgd_epoch_cpu_s <value>`.
+Needs numpy only; the data folder is $EPSILAB_DATA, else ./datasets (a9a/a9a or a9a/a9a.gz).
+
+    python3 benches/peer/numpy_dp_sgd.py [REPS]
+"""
+import os
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"
+
+import gzip
+import math
+import sys
+import time
+
+import numpy as np
+
+N_FEATURES = 123
+
+
+def load_a9a(folder):
+    base = os.path.join(folder, "a9a", "a9a")
+    opener = (open, base) if os.path.exists(base) else (gzip.open, base + ".gz")
+    rows, labels = [], []
+    with opener[0](opener[1], "rt") as f:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                continue
+            labels.append(1.0 if float(parts[0]) > 0 else -1.0)
+            rows.append([int(p.split(":")[0]) - 1 for p in parts[1:]])
+    x = np.zeros((len(rows), N_FEATURES))
+    for i, ones in enumerate(rows):
+        x[i, ones] = 1.0
+    sq = x.sum(axis=1)
+    x /= np.sqrt(np.maximum(14.0, sq))[:, None]
+    return x, np.array(labels)
+
+
+def epoch(x, y, theta, rng, q, steps, clip=1.0, sigma=1.0, eta=1.0, lam=1.0):
+    n = x.shape[0]
+    decay = lam / n
+    for _ in range(steps):
+        # Poisson sampling: a Binomial(n, q) size, then a uniform subset of that size
+        # (Generator.choice without replacement is O(size) here, not O(n)).
+        idx = rng.choice(n, rng.binomial(n, q), replace=False)
+        xb, yb = x[idx], y[idx]
+        m = yb * (xb @ theta)
+        d = -1.0 / (1.0 + np.exp(m))  # logistic loss derivative at the margin
+        g = (d * yb)[:, None] * xb
+        norms = np.abs(d) * np.sqrt(np.einsum("ij,ij->i", xb, xb))
+        g *= np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
+        s = g.sum(axis=0) + sigma * clip * rng.standard_normal(theta.shape[0])
+        theta -= eta * (s / (q * n) + decay * theta)
+    return theta
+
+
+def main():
+    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    x, y = load_a9a(os.environ.get("EPSILAB_DATA", "datasets"))
+    n = x.shape[0]
+    q = 256.0 / n
+    steps = math.ceil(1.0 / q)
+    rng = np.random.default_rng(0)
+    theta = np.zeros(N_FEATURES)
+    for _ in range(3):
+        epoch(x, y, theta, rng, q, steps)
+    times = []
+    cpu0 = time.process_time()
+    for _ in range(reps):
+        t = time.perf_counter()
+        epoch(x, y, theta, rng, q, steps)
+        times.append(time.perf_counter() - t)
+    cpu = (time.process_time() - cpu0) / reps
+    acc = float(np.mean((x @ theta > 0) == (y > 0)))
+    print(f"numpy: {n} x {x.shape[1]}, q = {q:.6f}, {steps} steps/epoch, train accuracy {acc:.4f}")
+    print(f"numpy_dp_sgd_epoch_s {float(np.median(times)):.6e}")
+    print(f"numpy_dp_sgd_epoch_cpu_s {cpu:.6e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,546 @@
+//! Noisy gradient descent and DP-SGD for linear classifiers (logistic loss, or the Huber SVM
+//! loss of Chaudhuri, Monteleoni & Sarwate 2011), with the (ε, δ) from the RDP accountant.
+//!
+//! Each step t = 1 … K:
+//! 1. B_t: every training example independently with probability q (Poisson sampling; q = 1
+//!    is noisy full-batch gradient descent, B_t = all examples).
+//! 2. g_t = Σ_{i ∈ B_t} clip_C(∇ℓ_i(θ)) + N(0, σ² C² I), clip_C(v) = v min(1, C/‖v‖).
+//! 3. θ ← θ − η (g_t / (q N) + (λ/N) θ): the noisy mean gradient (normalised by the expected
+//!    batch size, which is public) plus the gradient of the public regulariser (λ/(2N))‖θ‖²,
+//!    so with σ → 0 and C large the iteration minimises the same objective as the non-private
+//!    learner, J(θ) = (1/N) Σ ℓ_i + (λ/(2N)) ‖θ‖² (thesis λ).
+//!
+//! The model released is θ_K.
+//!
+//! Privacy statement (OpenDP-shaped):
+//! * Domain: training sets of (x, y), y in {−1, +1}, any ‖x‖ (clipping bounds each gradient).
+//! * Relation: add/remove one example (the ledger's). Each clipped gradient has norm ≤ C, so
+//!   adding or removing one example moves the clipped sum by at most C: L2 sensitivity C.
+//!   Replace-one is supported for q = 1 only: sensitivity 2C (remove then add), accounted as
+//!   noise multiplier σ/2.
+//! * Measure: (ε, δ)-DP, from Rényi DP of the K-fold adaptive composition of the
+//!   Poisson-subsampled Gaussian (`accounting`), δ = 1/N² unless given. A target ε is met by
+//!   the smallest σ the accountant's bisection finds.
+//! * Proof sketch: step t is the subsampled Gaussian mechanism applied to the clipped sum at
+//!   θ_{t−1}, a function of earlier outputs only; the accountant bounds the composition; the
+//!   update and the released θ_K are post-processing. N, q, C, η, λ, K are public.
+//!
+//! The noise is drawn only through the ledger handle of [`AccountedGaussian`], charged once for
+//! the whole plan with the accountant's (ε, δ) before the first step; the per-step work
+//! allocates nothing.
+
+use super::LogisticModel;
+use super::design::Design;
+use crate::accounting::{Guarantee, SubsampledGaussian, default_delta, noise_multiplier_for};
+use crate::error::{Error, Result};
+use crate::privacy::{AccountedGaussian, Charge, Ledger, LedgerEntry, Relation};
+use crate::rng::{Rng, rng_from};
+use linfa::ParamGuard;
+use linfa::dataset::{AsSingleTargets, DatasetBase};
+use linfa::traits::{Fit, PredictInplace};
+use ndarray::{Array1, ArrayBase, Data, Ix2};
+use rand::Rng as _;
+
+/// The per-example loss ℓ(m) of the margin m = y θ·x.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Loss {
+    /// ln(1 + e^{−m}).
+    Logistic,
+    /// Huber hinge with width h (Chaudhuri et al. 2011): 0 for m > 1 + h,
+    /// (1 + h − m)²/(4h) for |1 − m| ≤ h, 1 − m for m < 1 − h.
+    Huber { h: f64 },
+}
+
+impl Loss {
+    /// The Huber SVM loss with the surveys' h = 0.5.
+    pub const HUBER_SVM: Loss = Loss::Huber { h: 0.5 };
+
+    /// ℓ(m).
+    pub fn value(self, m: f64) -> f64 {
+        match self {
+            Loss::Logistic => {
+                if m > 0.0 {
+                    (-m).exp().ln_1p()
+                } else {
+                    m.exp().ln_1p() - m
+                }
+            }
+            Loss::Huber { h } => {
+                if m > 1.0 + h {
+                    0.0
+                } else if m < 1.0 - h {
+                    1.0 - m
+                } else {
+                    (1.0 + h - m).powi(2) / (4.0 * h)
+                }
+            }
+        }
+    }
+
+    /// ℓ'(m), in [−1, 0] for both losses.
+    #[inline]
+    pub fn derivative(self, m: f64) -> f64 {
+        match self {
+            Loss::Logistic => {
+                if m >= 0.0 {
+                    let e = (-m).exp();
+                    -e / (1.0 + e)
+                } else {
+                    -1.0 / (1.0 + m.exp())
+                }
+            }
+            Loss::Huber { h } => {
+                if m > 1.0 + h {
+                    0.0
+                } else if m < 1.0 - h {
+                    -1.0
+                } else {
+                    -(1.0 + h - m) / (2.0 * h)
+                }
+            }
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Loss::Logistic => "logistic loss".into(),
+            Loss::Huber { h } => format!("Huber SVM loss, h = {h}"),
+        }
+    }
+}
+
+/// How much noise: a multiplier σ, or a target ε for which the accountant finds σ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NoiseLevel {
+    Multiplier(f64),
+    Epsilon(f64),
+}
+
+/// Which examples a step uses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sampling {
+    /// Every example (noisy full-batch gradient descent, q = 1).
+    Full,
+    /// Poisson sampling with rate q in (0, 1].
+    Rate(f64),
+    /// Poisson sampling with rate min(1, B/N) for an expected batch size B.
+    ExpectedBatch(usize),
+}
+
+/// How long to train.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Length {
+    Steps(u64),
+    /// ⌈epochs / q⌉ steps.
+    Epochs(f64),
+}
+
+/// Validated parameters of noisy GD / DP-SGD.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DpSgdValidParams {
+    loss: Loss,
+    noise: NoiseLevel,
+    delta: Option<f64>,
+    clip: f64,
+    sampling: Sampling,
+    length: Length,
+    learning_rate: f64,
+    lambda: f64,
+    seed: u64,
+}
+
+/// Noisy gradient descent / DP-SGD parameters (linfa style: builder → `check` → `Fit`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DpSgdParams(DpSgdValidParams);
+
+impl DpSgdParams {
+    /// DP-SGD at a target ε: expected batch 256, 10 epochs, C = 1, η = 1, λ = 1, logistic
+    /// loss, δ = 1/N².
+    pub fn dp_sgd(epsilon: f64) -> Self {
+        DpSgdParams(DpSgdValidParams {
+            loss: Loss::Logistic,
+            noise: NoiseLevel::Epsilon(epsilon),
+            delta: None,
+            clip: 1.0,
+            sampling: Sampling::ExpectedBatch(256),
+            length: Length::Epochs(10.0),
+            learning_rate: 1.0,
+            lambda: 1.0,
+            seed: 0,
+        })
+    }
+
+    /// Noisy full-batch gradient descent at a target ε: 100 steps, otherwise as [`Self::dp_sgd`].
+    pub fn noisy_gd(epsilon: f64) -> Self {
+        Self::dp_sgd(epsilon)
+            .sampling(Sampling::Full)
+            .length(Length::Steps(100))
+    }
+
+    pub fn loss(mut self, loss: Loss) -> Self {
+        self.0.loss = loss;
+        self
+    }
+
+    /// A fixed noise multiplier σ instead of a target ε (the ε is then reported).
+    pub fn noise_multiplier(mut self, sigma: f64) -> Self {
+        self.0.noise = NoiseLevel::Multiplier(sigma);
+        self
+    }
+
+    pub fn epsilon(mut self, epsilon: f64) -> Self {
+        self.0.noise = NoiseLevel::Epsilon(epsilon);
+        self
+    }
+
+    /// δ (default 1/N²).
+    pub fn delta(mut self, delta: f64) -> Self {
+        self.0.delta = Some(delta);
+        self
+    }
+
+    /// Clipping norm C.
+    pub fn clip(mut self, clip: f64) -> Self {
+        self.0.clip = clip;
+        self
+    }
+
+    pub fn sampling(mut self, sampling: Sampling) -> Self {
+        self.0.sampling = sampling;
+        self
+    }
+
+    pub fn length(mut self, length: Length) -> Self {
+        self.0.length = length;
+        self
+    }
+
+    pub fn learning_rate(mut self, eta: f64) -> Self {
+        self.0.learning_rate = eta;
+        self
+    }
+
+    /// Thesis λ of the regulariser (λ/(2N)) ‖θ‖²; 0 for none.
+    pub fn lambda(mut self, lambda: f64) -> Self {
+        self.0.lambda = lambda;
+        self
+    }
+
+    /// Seed of the stream used by linfa's `Fit` (the harness passes its own streams).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.0.seed = seed;
+        self
+    }
+}
+
+fn positive(name: &str, v: f64) -> Result<()> {
+    crate::privacy::check_positive(name, v)
+}
+
+impl ParamGuard for DpSgdParams {
+    type Checked = DpSgdValidParams;
+    type Error = Error;
+
+    fn check_ref(&self) -> Result<&DpSgdValidParams> {
+        let p = &self.0;
+        match p.noise {
+            NoiseLevel::Multiplier(s) => positive("noise_multiplier", s)?,
+            NoiseLevel::Epsilon(e) => positive("epsilon", e)?,
+        }
+        if let Some(d) = p.delta {
+            crate::accounting::rdp::check_delta(d)?;
+        }
+        positive("clip", p.clip)?;
+        positive("learning_rate", p.learning_rate)?;
+        if !(p.lambda.is_finite() && p.lambda >= 0.0) {
+            return Err(Error::param(
+                "lambda",
+                format!("must be finite and >= 0, got {}", p.lambda),
+            ));
+        }
+        if let Loss::Huber { h } = p.loss {
+            positive("h", h)?;
+        }
+        match p.sampling {
+            Sampling::Rate(q) if !(q > 0.0 && q <= 1.0) => {
+                return Err(Error::param(
+                    "sampling_rate",
+                    format!("must be in (0, 1], got {q}"),
+                ));
+            }
+            Sampling::ExpectedBatch(0) => {
+                return Err(Error::param("batch_size", "must be at least 1"));
+            }
+            _ => {}
+        }
+        match p.length {
+            Length::Steps(0) => return Err(Error::param("steps", "must be at least 1")),
+            Length::Epochs(e) => positive("epochs", e)?,
+            Length::Steps(_) => {}
+        }
+        Ok(p)
+    }
+
+    fn check(self) -> Result<DpSgdValidParams> {
+        self.check_ref()?;
+        Ok(self.0)
+    }
+}
+
+/// A fitted model with its accounting: the (ε, δ) spent, the σ used and the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DpSgdFit {
+    pub model: LogisticModel,
+    /// The accountant's guarantee for the plan (under the ledger's relation).
+    pub guarantee: Guarantee,
+    /// The plan run: noise multiplier σ, sampling rate q, steps K.
+    pub plan: SubsampledGaussian,
+    /// The entry recorded in the ledger.
+    pub entry: LedgerEntry,
+}
+
+impl DpSgdValidParams {
+    /// Sampling rate q for N examples.
+    pub fn sampling_rate(&self, n: usize) -> f64 {
+        match self.sampling {
+            Sampling::Full => 1.0,
+            Sampling::Rate(q) => q,
+            Sampling::ExpectedBatch(b) => (b as f64 / n as f64).min(1.0),
+        }
+    }
+
+    /// Steps K for N examples.
+    pub fn steps(&self, n: usize) -> u64 {
+        match self.length {
+            Length::Steps(k) => k,
+            Length::Epochs(e) => ((e / self.sampling_rate(n)).ceil() as u64).max(1),
+        }
+    }
+
+    /// The plan (σ, q, K) for N examples under `relation`, and its guarantee: σ given, or the
+    /// smallest σ meeting the target ε. Under replace-one (q = 1 only) the sensitivity is 2C.
+    pub fn plan(&self, n: usize, relation: Relation) -> Result<(SubsampledGaussian, Guarantee)> {
+        let q = self.sampling_rate(n);
+        let k = self.steps(n);
+        let delta = self.delta.unwrap_or_else(|| default_delta(n));
+        // The accountant sees σ / (sensitivity / C): σ/2 under replace-one.
+        let scale = match relation {
+            Relation::AddRemove => 1.0,
+            Relation::ReplaceOne => 2.0,
+        };
+        match self.noise {
+            NoiseLevel::Multiplier(sigma) => {
+                let plan = SubsampledGaussian::new(sigma, q, k)?;
+                let g = plan.for_relation(relation)?.epsilon(delta)?;
+                Ok((plan, g))
+            }
+            NoiseLevel::Epsilon(eps) => {
+                // Refuses a subsampled replace-one plan before searching.
+                SubsampledGaussian::new(1.0, q, k)?.for_relation(relation)?;
+                let (sigma_eff, g) = noise_multiplier_for(eps, q, k, delta)?;
+                Ok((SubsampledGaussian::new(sigma_eff * scale, q, k)?, g))
+            }
+        }
+    }
+
+    /// Trains on a design with labels in {−1, +1}, drawing batches and noise from `rng`, and
+    /// records the (ε, δ) step in `ledger`.
+    pub fn fit_design(
+        &self,
+        design: &Design,
+        y: &[f64],
+        rng: &mut Rng,
+        ledger: &mut Ledger,
+    ) -> Result<DpSgdFit> {
+        let n = design.n_rows();
+        if n == 0 || y.len() != n {
+            return Err(Error::param(
+                "design",
+                format!(
+                    "need at least one row and one label per row ({n} rows, {} labels)",
+                    y.len()
+                ),
+            ));
+        }
+        let relation = ledger.relation();
+        let (plan, _) = self.plan(n, relation)?;
+        let delta = self.delta.unwrap_or_else(|| default_delta(n));
+        let mechanism = AccountedGaussian::new(plan, self.clip, delta, relation)?;
+        let guarantee = mechanism.guarantee();
+        let label = format!(
+            "{} ({}; Gaussian noise, noise multiplier {:.4}, clip C = {}, q = {:.6}, {} steps; RDP accountant)",
+            if plan.sampling_rate == 1.0 {
+                "noisy gradient descent"
+            } else {
+                "DP-SGD"
+            },
+            self.loss.describe(),
+            plan.noise_multiplier,
+            self.clip,
+            plan.sampling_rate,
+            plan.steps
+        );
+        let mut noise = ledger.charge("train", &label, mechanism)?;
+        noise.note(format!(
+            "Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019) at order {}, composed over {} steps, (ε, δ) by Balle et al. 2020",
+            guarantee.order, plan.steps
+        ));
+        let mut run = DpSgdRun::new(design, y, self, plan.sampling_rate);
+        for _ in 0..plan.steps {
+            run.step(rng, &mut noise);
+        }
+        let entry = ledger
+            .entries
+            .last()
+            .cloned()
+            .expect("the charge recorded it");
+        Ok(DpSgdFit {
+            model: LogisticModel::new(run.theta, None, design),
+            guarantee,
+            plan,
+            entry,
+        })
+    }
+}
+
+/// The state of one training run: the iterate and the buffers every step reuses (the step
+/// itself allocates nothing).
+#[derive(Debug)]
+pub struct DpSgdRun<'d, 'a> {
+    design: &'d Design<'a>,
+    y: &'d [f64],
+    /// ‖x_i‖ for every row (computed once).
+    norms: Vec<f64>,
+    pub theta: Vec<f64>,
+    grad: Vec<f64>,
+    batch: Vec<u32>,
+    loss: Loss,
+    clip: f64,
+    q: f64,
+    /// ln(1 − q), for the geometric gaps of Poisson sampling.
+    ln_1mq: f64,
+    learning_rate: f64,
+    /// λ/N.
+    decay: f64,
+}
+
+impl<'d, 'a> DpSgdRun<'d, 'a> {
+    /// A run from θ = 0 with sampling rate `q` (the noise comes from the charge each step is
+    /// given).
+    pub fn new(design: &'d Design<'a>, y: &'d [f64], params: &DpSgdValidParams, q: f64) -> Self {
+        let n = design.n_rows();
+        let expected = (q * n as f64).ceil() as usize;
+        DpSgdRun {
+            design,
+            y,
+            norms: (0..n).map(|i| design.row_norm(i)).collect(),
+            theta: vec![0.0; design.dim()],
+            grad: vec![0.0; design.dim()],
+            // Room for a batch well above its mean, so steps rarely grow it.
+            batch: Vec::with_capacity(expected + 8 * (expected as f64).sqrt() as usize + 16),
+            loss: params.loss,
+            clip: params.clip,
+            q,
+            ln_1mq: (-q).ln_1p(),
+            learning_rate: params.learning_rate,
+            decay: params.lambda / n as f64,
+        }
+    }
+
+    /// Poisson sample: each row independently with probability q, by geometric gaps
+    /// (P(gap = k) = (1 − q)^k q), so a step costs O(batch), not O(N).
+    fn sample_batch(&mut self, rng: &mut Rng) {
+        self.batch.clear();
+        let n = self.y.len() as u64;
+        if self.q >= 1.0 {
+            self.batch.extend(0..n as u32);
+            return;
+        }
+        let mut next: u64 = 0;
+        loop {
+            // u in (0, 1]: ln u is finite.
+            let u = 1.0 - rng.r#gen::<f64>();
+            let gap = (u.ln() / self.ln_1mq).floor();
+            if gap >= (n - next) as f64 {
+                return;
+            }
+            next += gap as u64;
+            self.batch.push(next as u32);
+            next += 1;
+        }
+    }
+
+    /// grad = Σ_{i in batch} clip_C(∇ℓ_i(θ)) (no noise).
+    fn clipped_sum(&mut self) {
+        self.grad.iter_mut().for_each(|g| *g = 0.0);
+        for &i in &self.batch {
+            let i = i as usize;
+            let yi = self.y[i];
+            let d = self.loss.derivative(yi * self.design.dot(i, &self.theta));
+            // ∇ℓ_i = d y_i x_i, of norm |d| ‖x_i‖.
+            let norm = d.abs() * self.norms[i];
+            let factor = if norm > self.clip {
+                self.clip / norm
+            } else {
+                1.0
+            };
+            if d != 0.0 {
+                self.design.axpy(i, d * yi * factor, &mut self.grad);
+            }
+        }
+    }
+
+    /// grad = the step's released sum: a Poisson batch's clipped gradients plus N(0, σ²C² I),
+    /// drawn through the ledger handle `noise`.
+    fn noisy_gradient(&mut self, rng: &mut Rng, noise: &mut Charge<'_, AccountedGaussian>) {
+        self.sample_batch(rng);
+        self.clipped_sum();
+        for g in &mut self.grad {
+            *g += noise.sample(rng);
+        }
+    }
+
+    /// One step: sample, clipped sum, Gaussian noise (through `noise`), update.
+    pub fn step(&mut self, rng: &mut Rng, noise: &mut Charge<'_, AccountedGaussian>) {
+        self.noisy_gradient(rng, noise);
+        let norm = 1.0 / (self.q * self.y.len() as f64);
+        let (eta, decay) = (self.learning_rate, self.decay);
+        for (t, g) in self.theta.iter_mut().zip(&self.grad) {
+            *t -= eta * (g * norm + decay * *t);
+        }
+    }
+
+    /// The rows of the last step's batch.
+    pub fn batch(&self) -> &[u32] {
+        &self.batch
+    }
+}
+
+impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for DpSgdValidParams
+where
+    D: Data<Elem = f64>,
+    T: AsSingleTargets<Elem = usize>,
+{
+    type Object = DpSgdFit;
+
+    /// Fits under add/remove neighbours; the ledger entry is in the returned [`DpSgdFit`].
+    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<DpSgdFit> {
+        let y = super::targets_pm1(dataset.targets())?;
+        let design = Design::dense(dataset.records().view());
+        let mut rng = rng_from(&["dp_sgd", &self.seed.to_string()]);
+        self.fit_design(&design, &y, &mut rng, &mut Ledger::default())
+    }
+}
+
+impl<D: Data<Elem = f64>> PredictInplace<ArrayBase<D, Ix2>, Array1<usize>> for DpSgdFit {
+    fn predict_inplace(&self, x: &ArrayBase<D, Ix2>, y: &mut Array1<usize>) {
+        self.model.predict_inplace(x, y)
+    }
+
+    fn default_target(&self, x: &ArrayBase<D, Ix2>) -> Array1<usize> {
+        Array1::zeros(x.nrows())
+    }
+}
+
+#[cfg(test)]
+mod tests;
