@@ -254,6 +254,7 @@ fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> 
         selected_features: selected,
         vectors,
         feature_names,
+        shared: log.shared,
     })
 }
 
