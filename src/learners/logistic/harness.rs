@@ -96,8 +96,8 @@ pub struct LrConfig {
     pub settings: SolverSettings,
 }
 
-/// Scaled binary designs shared across cells (64 MiB at most; see [`crate::memo`]).
-static DESIGNS: Memo<Option<SharedDesign>> = Memo::new(64 << 20);
+/// Scaled binary designs shared across cells (32 MiB at most; see [`crate::memo`]).
+static DESIGNS: Memo<Option<SharedDesign>> = Memo::new(32 << 20);
 
 struct SharedDesign {
     parts: DesignParts,

@@ -13,8 +13,8 @@ use super::linalg::{cholesky, cholesky_solve};
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use serde::{Deserialize, Serialize};
 
-/// Exact minimisers of noise-free objectives, shared across cells (64 MiB at most).
-static FITS: Memo<SharedFit> = Memo::new(64 << 20);
+/// Exact minimisers of noise-free objectives, shared across cells (16 MiB at most).
+static FITS: Memo<SharedFit> = Memo::new(16 << 20);
 
 struct SharedFit((Vec<f64>, Convergence));
 
