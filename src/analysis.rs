@@ -7,70 +7,94 @@
 
 use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
+use crate::kinds::{Described, Registered, parse_fields};
 use crate::learners::logistic::mechanisms::objective_branch;
 use crate::learners::{PrivateNbParams, TrialLog};
-use crate::privacy::{Laplace, PNormMechanism};
-
-/// Draws per mechanism in the noise-samples probe (Figure 2.1).
-const NOISE_SAMPLES: usize = 2000;
+use crate::privacy::{Laplace, PNormNoise};
 use crate::selection::scores::{
     count_scores, count_sensitivity, mi_from_parameters, mi_sensitivity, mutual_information,
     thesis_mi_sensitivity,
 };
 use crate::selection::{keep_probabilities, top_k};
 use linfa::ParamGuard;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::Arc;
 
-/// Names and one-line descriptions of the probes a spec may use (`probe = "..."`).
-pub const PROBES: &[(&str, &str)] = &[
-    (
-        "mi_sorted",
-        "mutual information of every feature, sorted descending (F3.4/3.13; not private)",
-    ),
-    (
-        "mi_thresholded",
-        "MI per feature and whether one Algorithm 1 run at eps thresholded it (F3.5)",
-    ),
-    (
-        "mi_sensitivity",
-        "Delta_I(N) for N = 2 .. 10^6 (F3.9; analytic)",
-    ),
-    (
-        "perturbed_mi",
-        "true MI against Algorithm 2's and Algorithm 3's perturbed MI at eps (F3.10)",
-    ),
-    (
-        "keep_probability",
-        "Algorithm 4 keep probability vs score, MI and count scores, T = `features`, eps0 = eps/T (F3.11/3.12/3.18; not private)",
-    ),
-    (
-        "score_comparison",
-        "normalised MI against the normalised count score per feature (F3.16; not private)",
-    ),
-    (
-        "top_features",
-        "the top features by MI with their per-class on-counts (Tables A.2/A.3; not private)",
-    ),
-    (
-        "noise_samples",
-        "2000 draws of the L1, L2 and L10 mechanisms in D = 2, sensitivity 1, at eps (F2.1; no data)",
-    ),
-    (
-        "objective_branch",
-        "Algorithm 7's branch per lambda in {1e-3..1e5} at eps: eps', Delta = 0 or not (Table 4.1; analytic)",
-    ),
-];
+/// Draws per mechanism in the noise-samples probe (Figure 2.1).
+const NOISE_SAMPLES: usize = 2000;
 
-/// Whether a probe runs a mechanism (and so takes the grid's epsilon).
-pub fn probe_uses_epsilon(name: &str) -> bool {
-    matches!(
-        name,
-        "mi_thresholded"
-            | "perturbed_mi"
-            | "keep_probability"
-            | "objective_branch"
-            | "noise_samples"
-    )
+/// Declares the probes (structs without fields), their descriptions and [`PROBES`]; each
+/// probe's `record` is written beside it below.
+macro_rules! probes {
+    ($($ty:ident: $name:literal, spends = $spends:literal, $about:literal;)*) => {
+        $(
+            #[derive(Debug, Clone, Deserialize)]
+            #[serde(deny_unknown_fields)]
+            pub struct $ty {}
+
+            impl Described for $ty {
+                const NAME: &'static str = $name;
+                const ABOUT: &'static str = $about;
+                const FIELDS: &'static [&'static str] = &[];
+            }
+
+            impl ProbeKind for $ty {
+                fn spends(&self) -> bool {
+                    $spends
+                }
+
+                fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
+                    let mut out = ProbeOutput::default();
+                    self.record(input, &mut out, log)?;
+                    Ok(out)
+                }
+            }
+        )*
+
+        /// The probes a spec may name (`probe = "..."`).
+        pub const PROBES: &[Registered<dyn ProbeKind>] = &[$(probe::<$ty>()),*];
+    };
+}
+
+probes! {
+    MiSorted: "mi_sorted", spends = false,
+        "mutual information of every feature, sorted descending (F3.4/3.13; not private)";
+    MiThresholded: "mi_thresholded", spends = true,
+        "MI per feature and whether one Algorithm 1 run at eps thresholded it (F3.5)";
+    MiSensitivity: "mi_sensitivity", spends = false,
+        "Delta_I(N) for N = 2 .. 10^6 (F3.9; analytic)";
+    PerturbedMi: "perturbed_mi", spends = true,
+        "true MI against Algorithm 2's and Algorithm 3's perturbed MI at eps (F3.10)";
+    KeepProbability: "keep_probability", spends = true,
+        "Algorithm 4 keep probability vs score, MI and count scores, T = `features`, eps0 = eps/T (F3.11/3.12/3.18; not private)";
+    ScoreComparison: "score_comparison", spends = false,
+        "normalised MI against the normalised count score per feature (F3.16; not private)";
+    TopFeatures: "top_features", spends = false,
+        "the top features by MI with their per-class on-counts (Tables A.2/A.3; not private)";
+    NoiseSamples: "noise_samples", spends = true,
+        "2000 draws of the L1, L2 and L10 mechanisms in D = 2, sensitivity 1, at eps (F2.1; no data)";
+    ObjectiveBranch: "objective_branch", spends = true,
+        "Algorithm 7's branch per lambda in {1e-3..1e5} at eps: eps', Delta = 0 or not (Table 4.1; analytic)";
+}
+
+/// An analysis probe: runs in place of a learner and records named vectors.
+pub trait ProbeKind: Debug + Send + Sync {
+    /// Whether it runs a mechanism (and so takes the grid's epsilon and spends it).
+    fn spends(&self) -> bool;
+    fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput>;
+}
+
+const fn probe<T: ProbeKind + Described + DeserializeOwned + 'static>() -> Registered<dyn ProbeKind>
+{
+    Registered {
+        name: T::NAME,
+        about: T::ABOUT,
+        fields: T::FIELDS,
+        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
+    }
 }
 
 /// What a probe may read.
@@ -92,6 +116,12 @@ pub struct ProbeOutput {
     pub feature_names: Option<Vec<String>>,
 }
 
+impl ProbeOutput {
+    fn put(&mut self, name: &str, v: Vec<f64>) {
+        self.vectors.insert(name.to_string(), v);
+    }
+}
+
 fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
     eps.filter(|e| e.is_finite() && *e > 0.0)
         .ok_or_else(|| Error::param("epsilon", format!("probe `{name}` needs an epsilon > 0")))
@@ -104,190 +134,205 @@ fn normalised(xs: &[f64]) -> Vec<f64> {
 
 const NON_PRIVATE_WHY: &str = "shows exact statistics of the training data";
 
-/// Runs a probe by name.
-pub fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
-    let c = input.counts;
-    let mut out = ProbeOutput::default();
-    let mut names = None;
-    let mut put = |k: &str, v: Vec<f64>| {
-        out.vectors.insert(k.to_string(), v);
-    };
-    match name {
-        "mi_sorted" => {
-            let mut mi = mutual_information(c)?;
-            mi.sort_by(|a, b| b.total_cmp(a));
-            log.ledger
-                .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
-            put("mi", mi);
-        }
-        "mi_thresholded" => {
-            let eps = need_eps(name, input.epsilon)?;
-            let mi = mutual_information(c)?;
-            let p = PrivateNbParams::new(eps).check()?;
-            let mut rng = log.streams.stream("analysis/algorithm1");
-            let noisy = p.release_counts_under(c, None, log.ledger.relation(), &mut rng)?;
-            log.ledger.spend(
-                "analysis",
-                "laplace (Algorithm 1 counts)",
-                eps,
-                noisy.sensitivity,
-            );
-            log.ledger
-                .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
-            let t = p.threshold().value(noisy.scale, eps);
-            let off = noisy.off.as_ref().expect("on/off release");
-            let clipped: Vec<f64> = (0..c.n_features())
-                .map(|d| {
-                    let any = (0..c.n_classes()).any(|k| noisy.on[[k, d]] < t || off[[k, d]] < t);
-                    f64::from(u8::from(any))
-                })
-                .collect();
-            put("feature", (1..=c.n_features()).map(|d| d as f64).collect());
-            put("mi", mi);
-            put("thresholded", clipped);
-        }
-        "mi_sensitivity" => {
-            let ns: Vec<f64> = (0..=50)
-                .map(|i| 10f64.powf(0.3 + i as f64 * 0.114))
-                .map(f64::round)
-                .collect();
-            // Figure 3.9 plots the thesis's bound; the smoothed score's proven one beside it.
-            put(
-                "delta_i",
-                ns.iter().map(|&n| thesis_mi_sensitivity(n)).collect(),
-            );
-            let relation = log.ledger.relation();
-            put(
-                "delta_i_smoothed",
-                ns.iter().map(|&n| mi_sensitivity(n, relation)).collect(),
-            );
-            put("n", ns);
-            log.ledger
-                .non_private("analysis", "none (analytic)", "a function of N only");
-        }
-        "perturbed_mi" => {
-            let eps = need_eps(name, input.epsilon)?;
-            let mi = mutual_information(c)?;
-            // Algorithm 2: MI of the Algorithm 1 noisy model.
-            let p = PrivateNbParams::new(eps).check()?;
-            let mut rng = log.streams.stream("analysis/algorithm2");
-            let fit = p.fit_counts(c, None, &mut rng, &mut log.ledger)?;
-            let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
-            put("alg2_mi", mi_from_parameters(&fit.model.theta, &prior));
-            // Algorithm 3: MI + Lap(D Delta_I / eps).
-            let sens = c.n_features() as f64 * mi_sensitivity(c.total(), log.ledger.relation());
-            let lap = Laplace::new(sens, eps)?;
-            let mut rng = log.streams.stream("analysis/algorithm3");
-            put(
-                "alg3_mi",
-                mi.iter().map(|&v| v + lap.sample(&mut rng)).collect(),
-            );
-            log.ledger
-                .spend("analysis", "laplace (Algorithm 3 scores)", eps, sens);
-            log.ledger
-                .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
-            put("true_mi", mi);
-        }
-        "keep_probability" => {
-            let eps = need_eps(name, input.epsilon)?;
-            let t = input
-                .features
-                .ok_or_else(|| Error::param("features", "probe `keep_probability` needs T"))?;
-            let eps0 = eps / t as f64;
-            let relation = log.ledger.relation();
-            let mi = mutual_information(c)?;
-            let counts = count_scores(c)?;
-            put(
-                "mi_keep",
-                keep_probabilities(&mi, t, eps0, mi_sensitivity(c.total(), relation))?,
-            );
-            put(
-                "count_keep",
-                keep_probabilities(&counts, t, eps0, count_sensitivity(relation))?,
-            );
-            put("mi_score", normalised(&mi));
-            put("count_score", normalised(&counts));
-            log.ledger.non_private(
-                "analysis",
-                "none (analytic keep probabilities)",
-                NON_PRIVATE_WHY,
-            );
-        }
-        "score_comparison" => {
-            let mi = mutual_information(c)?;
-            let counts = count_scores(c)?;
-            put("mi_score", normalised(&mi));
-            put("count_score", normalised(&counts));
-            log.ledger
-                .non_private("analysis", "exact scores", NON_PRIVATE_WHY);
-        }
-        "noise_samples" => {
-            let eps = need_eps(name, input.epsilon)?;
-            for p in [1.0, 2.0, 10.0] {
-                let mech = PNormMechanism::new(p, 1.0, eps)?;
-                let mut rng = log.streams.stream(&format!("analysis/l{p}"));
-                let draws: Vec<Vec<f64>> = (0..NOISE_SAMPLES)
-                    .map(|_| mech.sample(2, &mut rng))
-                    .collect();
-                put(&format!("x_l{p}"), draws.iter().map(|v| v[0]).collect());
-                put(&format!("y_l{p}"), draws.iter().map(|v| v[1]).collect());
-            }
-            log.ledger
-                .non_private("analysis", "none (noise only)", "no data is read");
-        }
-        "objective_branch" => {
-            let eps = need_eps(name, input.epsilon)?;
-            let n = c.total() as usize;
-            let grid = crate::learners::logistic::LAMBDA_GRID;
-            let branches: Vec<_> = grid
-                .iter()
-                .map(|&l| objective_branch(l, eps, n, log.ledger.relation()))
-                .collect();
-            put("lambda", grid.to_vec());
-            put(
-                "direct",
-                branches
-                    .iter()
-                    .map(|b| f64::from(u8::from(b.direct)))
-                    .collect(),
-            );
-            put("eps_prime", branches.iter().map(|b| b.eps_prime).collect());
-            put("delta", branches.iter().map(|b| b.delta).collect());
-            log.ledger.non_private(
-                "analysis",
-                "none (analytic)",
-                "a function of lambda, eps and N only",
-            );
-        }
-        "top_features" => {
-            let mi = mutual_information(c)?;
-            let k = input.features.unwrap_or(10).min(mi.len());
-            let mut top = top_k(&mi, k);
-            top.sort_by(|&a, &b| mi[b].total_cmp(&mi[a]).then(a.cmp(&b)));
-            names = input
-                .feature_names
-                .map(|n| top.iter().map(|&d| n[d].clone()).collect());
-            put("feature", top.iter().map(|&d| d as f64 + 1.0).collect());
-            put("mi", top.iter().map(|&d| mi[d]).collect());
-            for k in 0..c.n_classes() {
-                put(
-                    &format!("on_class{}", k + 1),
-                    top.iter().map(|&d| c.on[[k, d]]).collect(),
-                );
-            }
-            log.ledger
-                .non_private("analysis", "exact MI and counts", NON_PRIVATE_WHY);
-        }
-        other => {
-            let known: Vec<&str> = PROBES.iter().map(|(n, _)| *n).collect();
-            return Err(Error::param(
-                "probe",
-                format!("unknown probe `{other}`; known: {}", known.join(", ")),
-            ));
-        }
+impl MiSorted {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let mut mi = mutual_information(input.counts)?;
+        mi.sort_by(|a, b| b.total_cmp(a));
+        log.ledger
+            .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+        out.put("mi", mi);
+        Ok(())
     }
-    out.feature_names = names;
-    Ok(out)
+}
+
+impl MiThresholded {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let c = input.counts;
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let mi = mutual_information(c)?;
+        let p = PrivateNbParams::new(eps).check()?;
+        let mut rng = log.streams.stream("analysis/algorithm1");
+        let mut release = log.ledger.scratch();
+        let noisy = p.release_counts(c, None, &mut rng, &mut release)?;
+        log.ledger
+            .absorb(release.renamed("analysis", "laplace (Algorithm 1 counts)"))?;
+        log.ledger
+            .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+        let t = p.threshold().value(noisy.scale, eps);
+        let off = noisy.off.as_ref().ok_or_else(|| {
+            Error::param("release", "probe `mi_thresholded` needs the on/off release")
+        })?;
+        let clipped: Vec<f64> = (0..c.n_features())
+            .map(|d| {
+                let any = (0..c.n_classes()).any(|k| noisy.on[[k, d]] < t || off[[k, d]] < t);
+                f64::from(u8::from(any))
+            })
+            .collect();
+        out.put("feature", (1..=c.n_features()).map(|d| d as f64).collect());
+        out.put("mi", mi);
+        out.put("thresholded", clipped);
+        Ok(())
+    }
+}
+
+impl MiSensitivity {
+    fn record(&self, _: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let ns: Vec<f64> = (0..=50)
+            .map(|i| 10f64.powf(0.3 + i as f64 * 0.114))
+            .map(f64::round)
+            .collect();
+        // Figure 3.9 plots the thesis's bound; the smoothed score's proven one beside it.
+        out.put(
+            "delta_i",
+            ns.iter().map(|&n| thesis_mi_sensitivity(n)).collect(),
+        );
+        let relation = log.ledger.relation();
+        out.put(
+            "delta_i_smoothed",
+            ns.iter().map(|&n| mi_sensitivity(n, relation)).collect(),
+        );
+        out.put("n", ns);
+        log.ledger
+            .non_private("analysis", "none (analytic)", "a function of N only");
+        Ok(())
+    }
+}
+
+impl PerturbedMi {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let c = input.counts;
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let mi = mutual_information(c)?;
+        // Algorithm 2: MI of the Algorithm 1 noisy model.
+        let p = PrivateNbParams::new(eps).check()?;
+        let mut rng = log.streams.stream("analysis/algorithm2");
+        let fit = p.fit_counts(c, None, &mut rng, &mut log.ledger)?;
+        let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
+        out.put("alg2_mi", mi_from_parameters(&fit.model.theta, &prior));
+        // Algorithm 3: MI + Lap(D Delta_I / eps).
+        let sens = c.n_features() as f64 * mi_sensitivity(c.total(), log.ledger.relation());
+        let lap = Laplace::new(sens, eps, log.ledger.relation())?;
+        let mut rng = log.streams.stream("analysis/algorithm3");
+        let mut lap = log
+            .ledger
+            .charge("analysis", "laplace (Algorithm 3 scores)", lap)?;
+        out.put(
+            "alg3_mi",
+            mi.iter().map(|&v| v + lap.sample(&mut rng)).collect(),
+        );
+        log.ledger
+            .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+        out.put("true_mi", mi);
+        Ok(())
+    }
+}
+
+impl KeepProbability {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let c = input.counts;
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let t = input
+            .features
+            .ok_or_else(|| Error::param("features", "probe `keep_probability` needs T"))?;
+        let eps0 = eps / t as f64;
+        let relation = log.ledger.relation();
+        let mi = mutual_information(c)?;
+        let counts = count_scores(c)?;
+        out.put(
+            "mi_keep",
+            keep_probabilities(&mi, t, eps0, mi_sensitivity(c.total(), relation))?,
+        );
+        out.put(
+            "count_keep",
+            keep_probabilities(&counts, t, eps0, count_sensitivity(relation))?,
+        );
+        out.put("mi_score", normalised(&mi));
+        out.put("count_score", normalised(&counts));
+        log.ledger.non_private(
+            "analysis",
+            "none (analytic keep probabilities)",
+            NON_PRIVATE_WHY,
+        );
+        Ok(())
+    }
+}
+
+impl ScoreComparison {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let mi = mutual_information(input.counts)?;
+        let counts = count_scores(input.counts)?;
+        out.put("mi_score", normalised(&mi));
+        out.put("count_score", normalised(&counts));
+        log.ledger
+            .non_private("analysis", "exact scores", NON_PRIVATE_WHY);
+        Ok(())
+    }
+}
+
+impl TopFeatures {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let c = input.counts;
+        let mi = mutual_information(c)?;
+        let k = input.features.unwrap_or(10).min(mi.len());
+        let mut top = top_k(&mi, k);
+        top.sort_by(|&a, &b| mi[b].total_cmp(&mi[a]).then(a.cmp(&b)));
+        out.feature_names = input
+            .feature_names
+            .map(|n| top.iter().map(|&d| n[d].clone()).collect());
+        out.put("feature", top.iter().map(|&d| d as f64 + 1.0).collect());
+        out.put("mi", top.iter().map(|&d| mi[d]).collect());
+        for k in 0..c.n_classes() {
+            out.put(
+                &format!("on_class{}", k + 1),
+                top.iter().map(|&d| c.on[[k, d]]).collect(),
+            );
+        }
+        log.ledger
+            .non_private("analysis", "exact MI and counts", NON_PRIVATE_WHY);
+        Ok(())
+    }
+}
+
+impl NoiseSamples {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        for p in [1.0, 2.0, 10.0] {
+            // Noise only (no data is read): the law at scale 1/eps, no privacy claim.
+            let mech = PNormNoise::with_scale(p, 1.0 / eps)?;
+            let mut rng = log.streams.stream(&format!("analysis/l{p}"));
+            let draws: Vec<Vec<f64>> = (0..NOISE_SAMPLES)
+                .map(|_| mech.sample(2, &mut rng))
+                .collect();
+            out.put(&format!("x_l{p}"), draws.iter().map(|v| v[0]).collect());
+            out.put(&format!("y_l{p}"), draws.iter().map(|v| v[1]).collect());
+        }
+        log.ledger
+            .non_private("analysis", "none (noise only)", "no data is read");
+        Ok(())
+    }
+}
+
+impl ObjectiveBranch {
+    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let n = input.counts.total() as usize;
+        let grid = crate::learners::logistic::LAMBDA_GRID;
+        let branches: Vec<_> = grid
+            .iter()
+            .map(|&l| objective_branch(l, eps, n, log.ledger.relation()))
+            .collect();
+        out.put("lambda", grid.to_vec());
+        let direct = branches.iter().map(|b| f64::from(u8::from(b.direct)));
+        out.put("direct", direct.collect());
+        out.put("eps_prime", branches.iter().map(|b| b.eps_prime).collect());
+        out.put("delta", branches.iter().map(|b| b.delta).collect());
+        log.ledger.non_private(
+            "analysis",
+            "none (analytic)",
+            "a function of lambda, eps and N only",
+        );
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -302,9 +347,22 @@ mod tests {
         }
     }
 
+    fn run_probe(name: &str, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput> {
+        let entry = crate::kinds::find(PROBES, name)
+            .ok_or_else(|| Error::param("probe", format!("unknown probe `{name}`")))?;
+        (entry.parse)(toml::Table::new())
+            .map_err(|e| Error::param("probe", e))?
+            .run(input, log)
+    }
+
+    #[test]
+    fn probes_read_no_fields() {
+        crate::kinds::testing::fields_match_structs(PROBES);
+    }
+
     #[test]
     fn every_listed_probe_runs() {
-        for (name, _) in PROBES {
+        for name in PROBES.iter().map(|p| p.name) {
             let mut log = TrialLog::new(1);
             let input = ProbeInput {
                 counts: &counts(),

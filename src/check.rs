@@ -219,7 +219,7 @@ pub fn reference_seconds() -> f64 {
         .map(|_| {
             let t = Instant::now();
             let mut rng = crate::rng::rng_from(&["speed reference"]);
-            let lap = crate::privacy::Laplace::with_scale(10.0).expect("scale");
+            let lap = crate::privacy::LaplaceNoise::with_scale(10.0).expect("scale");
             let mut acc = 0.0f64;
             for _ in 0..2_000_000 {
                 acc += (1.0 + lap.sample(&mut rng).abs()).ln();

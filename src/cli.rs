@@ -2,7 +2,6 @@
 
 use crate::data::{DataDir, DatasetDef};
 use crate::error::Result;
-use crate::learners::LEARNERS;
 use crate::runner::{CONFIRM_CELLS, Prepared, RunOptions, prepare, results_dir};
 use crate::shard::Shard;
 use crate::spec::Spec;
@@ -358,9 +357,6 @@ pub fn execute(cli: Cli) -> Result<()> {
             shard,
         } => {
             let spec = Spec::load(&spec)?;
-            if profile {
-                crate::profile::enable();
-            }
             let shard = match shard.as_deref() {
                 None => None,
                 Some("env") => Some(Shard::from_env()?),
@@ -375,48 +371,19 @@ pub fn execute(cli: Cli) -> Result<()> {
                 force,
                 progress: std::io::stderr().is_terminal(),
             };
-            let prepared = prepare(&spec, &opts)?;
-            if prepared.pending() > CONFIRM_CELLS && !yes {
-                confirm(&prepared)?;
-            }
-            let s = prepared.execute();
-            if profile {
-                note_inline!("{}", crate::profile::table(&crate::profile::take()));
-            }
-            let s = s?;
-            note!(
-                "{}: {} trials ({} run, {} already stored) in {:.1} s -> {}",
-                spec.experiment.name,
-                s.total,
-                s.ran,
-                s.skipped,
-                s.seconds,
-                s.results_dir.display()
-            );
-            if !no_report {
-                report(&spec, &s.results_dir)?;
-            }
-            Ok(())
+            run(&spec, &opts, yes, profile, no_report)
         }
         Command::Report {
-            spec: Some(path),
+            spec,
             out,
             smoke,
-            style,
-            ..
-        } => {
-            let mut spec = Spec::load(&path)?;
-            let formats = style.apply(&mut spec)?;
-            let dir = results_dir(&spec, &out, smoke);
-            report_formats(&spec, &dir, &formats, Some(&path))
-        }
-        Command::Report {
-            spec: None,
-            out,
             experiments,
             style,
             ..
-        } => report_all(&experiments, &out, &style),
+        } => match spec {
+            Some(path) => report_spec(&path, &out, smoke, &style),
+            None => report_all(&experiments, &out, &style),
+        },
         Command::Check {
             experiments,
             data_dir,
@@ -436,12 +403,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             data_dir,
             smoke,
             shards,
-        } => {
-            let spec = Spec::load(&path)?;
-            let st =
-                crate::runner::status(&spec, &DataDir::resolve(data_dir), &out, smoke, shards)?;
-            emit(&status_text(&spec, &path, &out, smoke, &st))
-        }
+        } => status(&path, &out, DataDir::resolve(data_dir), smoke, shards),
         Command::Slurm {
             spec: path,
             tasks,
@@ -469,33 +431,7 @@ pub fn execute(cli: Cli) -> Result<()> {
                 script_dir,
                 sbatch_args,
             };
-            let scripts = crate::slurm::write_scripts(&opts, &spec.experiment.name)?;
-            let mut o = String::new();
-            out!(
-                o,
-                "wrote {} and {}",
-                scripts.array.display(),
-                scripts.report.display()
-            );
-            if submit {
-                let ids = crate::slurm::submit(&scripts, &opts.sbatch_args)?;
-                out!(
-                    o,
-                    "submitted array job {} ({} tasks), report job {} (afterok:{})",
-                    ids.array,
-                    tasks,
-                    ids.report,
-                    ids.array
-                );
-            } else {
-                out!(
-                    o,
-                    "submit with: jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}",
-                    scripts.array.display(),
-                    scripts.report.display()
-                );
-            }
-            emit(&o)
+            slurm(&spec, &opts, submit)
         }
         Command::Data {
             command:
@@ -517,18 +453,105 @@ pub fn execute(cli: Cli) -> Result<()> {
             unseeded,
             json,
         } => {
-            let (trials, seed) = if unseeded {
-                let seed = fresh_seed();
-                let trials = trials.unwrap_or(UNSEEDED_TRIALS);
-                note!(
-                    "unseeded audit: seed {seed}, {trials} trials per side (replay: --trials {trials} --seed {seed})"
-                );
-                (trials, seed)
-            } else {
-                (trials.unwrap_or(SEEDED_TRIALS), seed)
-            };
+            let (trials, seed) = audit_size(trials, seed, unseeded);
             audit(mechanism.as_deref(), all, trials, seed, json)
         }
+    }
+}
+
+/// `epsilab run`: prepare (everything that can fail before a write), confirm a huge plan, run,
+/// then report.
+fn run(spec: &Spec, opts: &RunOptions, yes: bool, profile: bool, no_report: bool) -> Result<()> {
+    if profile {
+        crate::profile::enable();
+    }
+    let prepared = prepare(spec, opts)?;
+    if prepared.pending() > CONFIRM_CELLS && !yes {
+        confirm(&prepared)?;
+    }
+    let s = prepared.execute();
+    if profile {
+        note_inline!("{}", crate::profile::table(&crate::profile::take()));
+    }
+    let s = s?;
+    note!(
+        "{}: {} trials ({} run, {} already stored) in {:.1} s -> {}",
+        spec.experiment.name,
+        s.total,
+        s.ran,
+        s.skipped,
+        s.seconds,
+        s.results_dir.display()
+    );
+    if !no_report {
+        report(spec, &s.results_dir)?;
+    }
+    Ok(())
+}
+
+/// `epsilab slurm`: writes the array and report scripts, and submits them if asked.
+fn slurm(spec: &Spec, opts: &crate::slurm::SlurmOptions, submit: bool) -> Result<()> {
+    let scripts = crate::slurm::write_scripts(opts, &spec.experiment.name)?;
+    let mut o = String::new();
+    out!(
+        o,
+        "wrote {} and {}",
+        scripts.array.display(),
+        scripts.report.display()
+    );
+    if submit {
+        let ids = crate::slurm::submit(&scripts, &opts.sbatch_args)?;
+        out!(
+            o,
+            "submitted array job {} ({} tasks), report job {} (afterok:{})",
+            ids.array,
+            opts.tasks,
+            ids.report,
+            ids.array
+        );
+    } else {
+        out!(
+            o,
+            "submit with: jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}",
+            scripts.array.display(),
+            scripts.report.display()
+        );
+    }
+    emit(&o)
+}
+
+/// `epsilab status SPEC`: trials done and planned, per shard when sharded.
+fn status(
+    path: &Path,
+    out: &Path,
+    data_dir: DataDir,
+    smoke: bool,
+    shards: Option<usize>,
+) -> Result<()> {
+    let spec = Spec::load(path)?;
+    let st = crate::runner::status(&spec, &data_dir, out, smoke, shards)?;
+    emit(&status_text(&spec, path, out, smoke, &st))
+}
+
+/// `epsilab report SPEC`: the report of one results folder, in the formats asked for.
+fn report_spec(path: &Path, out: &Path, smoke: bool, style: &ReportStyle) -> Result<()> {
+    let mut spec = Spec::load(path)?;
+    let formats = style.apply(&mut spec)?;
+    let dir = results_dir(&spec, out, smoke);
+    report_formats(&spec, &dir, &formats, Some(path))
+}
+
+/// Trials per side and seed of an audit: as given, or a fresh seed (printed for replay).
+fn audit_size(trials: Option<usize>, seed: u64, unseeded: bool) -> (usize, u64) {
+    if unseeded {
+        let seed = fresh_seed();
+        let trials = trials.unwrap_or(UNSEEDED_TRIALS);
+        note!(
+            "unseeded audit: seed {seed}, {trials} trials per side (replay: --trials {trials} --seed {seed})"
+        );
+        (trials, seed)
+    } else {
+        (trials.unwrap_or(SEEDED_TRIALS), seed)
     }
 }
 
@@ -543,6 +566,7 @@ fn confirm(p: &Prepared) -> Result<()> {
     let refuse = |reason: &str| crate::Error::Confirm {
         what: what.clone(),
         reason: reason.into(),
+        limit: CONFIRM_CELLS,
     };
     let stdin = std::io::stdin();
     if !(stdin.is_terminal() && std::io::stderr().is_terminal()) {
@@ -783,19 +807,19 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
         "
 Learners:"
     );
-    for l in LEARNERS {
+    for l in crate::kinds::LEARNERS {
         out!(o, "  {:<15} {}", l.name, l.about);
     }
     out!(o, "\nFeature selectors (pipeline `selection`):");
-    for (n, d) in crate::selection::SELECTORS {
-        out!(o, "  {n:<15} {d}");
+    for s in crate::kinds::SELECTORS {
+        out!(o, "  {:<15} {}", s.name, s.about);
     }
     out!(
         o,
         "\nAnalysis probes (pipeline `probe`, for figures that are not accuracies):"
     );
-    for (n, d) in crate::analysis::PROBES {
-        out!(o, "  {n:<17} {d}");
+    for p in crate::analysis::PROBES {
+        out!(o, "  {:<17} {}", p.name, p.about);
     }
     out!(o, "\nSpecs in {}:", experiments.display());
     let mut specs: Vec<PathBuf> = std::fs::read_dir(experiments)

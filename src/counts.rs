@@ -5,7 +5,13 @@
 
 use crate::data::BinaryMatrix;
 use crate::error::{Error, Result};
-use ndarray::{Array2, ArrayView2};
+use linfa::dataset::{AsSingleTargets, DatasetBase};
+use ndarray::{Array2, ArrayBase, ArrayView2, Data, Ix2};
+
+/// Number of classes of class-index targets: the largest index plus one.
+pub fn n_classes_of(y: &[usize]) -> usize {
+    y.iter().max().map_or(0, |&m| m + 1)
+}
 
 /// N_c and N1[c, d] of SPEC notation; N0[c, d] = N_c - N1[c, d].
 #[derive(Debug, Clone, PartialEq)]
@@ -19,20 +25,18 @@ pub struct ClassCounts {
 impl ClassCounts {
     /// Counts over the chosen rows of a sparse binary matrix.
     pub fn from_rows(x: &BinaryMatrix, labels: &[u16], rows: &[u32], n_classes: usize) -> Self {
-        let d = x.n_cols();
-        let mut class = vec![0.0; n_classes];
-        let mut on = vec![0u32; n_classes * d];
-        for &i in rows {
-            let c = labels[i as usize] as usize;
-            class[c] += 1.0;
-            let row = &mut on[c * d..(c + 1) * d];
-            for &j in x.row(i as usize) {
-                row[j as usize] += 1;
-            }
-        }
-        let on = Array2::from_shape_vec((n_classes, d), on.into_iter().map(f64::from).collect())
-            .expect("shape matches");
+        let (class, on) = x.class_counts(labels, rows, n_classes);
         ClassCounts { class, on }
+    }
+
+    /// Counts of a linfa dataset of 0/1 records and class-index targets.
+    pub fn from_linfa<D, T>(dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<Self>
+    where
+        D: Data<Elem = f64>,
+        T: AsSingleTargets<Elem = usize>,
+    {
+        let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
+        Self::from_dense(dataset.records().view(), &y, n_classes_of(&y))
     }
 
     /// Counts of a dense 0/1 matrix (linfa interop); any other value is an error.

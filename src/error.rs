@@ -52,12 +52,13 @@ pub enum Error {
     Data { dataset: String, reason: String },
     #[error("results store {}: {reason}", path.display())]
     Store { path: PathBuf, reason: String },
-    /// A plan above [`crate::runner::CONFIRM_CELLS`] pending trials was not confirmed.
-    #[error(
-        "{what}: {reason} (plans above {} pending trials need confirmation)",
-        crate::runner::CONFIRM_CELLS
-    )]
-    Confirm { what: String, reason: String },
+    /// A plan above `limit` pending trials was not confirmed.
+    #[error("{what}: {reason} (plans above {limit} pending trials need confirmation)")]
+    Confirm {
+        what: String,
+        reason: String,
+        limit: u64,
+    },
     /// `epsilab check` found regressions (each already printed).
     #[error("check failed: {0}")]
     Check(String),

@@ -1,11 +1,12 @@
 //! epsilab: an experiment and benchmark harness for differentially private machine learning.
 //!
-//! Data flow, one module per stage:
-//! [`spec`] (TOML experiment) → [`plan`] (cells with seeds) → [`data`] (shared datasets,
+//! Data flow, one module per stage (docs/architecture.md draws it):
+//! [`spec`] (TOML experiment, each pipeline read by its [`kinds`]) → [`plan`] (cells with seeds
+//! and per-step budgets) → [`data`] (shared datasets,
 //! splits) → [`counts`] (sufficient statistics) → [`selection`] → [`learners`] (with
 //! [`privacy`] mechanisms and the ledger) → [`evaluate`] → [`store`] (trials.jsonl) →
 //! [`report`] (tables, figures, verdicts against the thesis, REPORT.md). [`runner`] drives the
-//! plan in parallel; [`pipeline`] runs one cell; [`analysis`] holds the probes that record
+//! plan in parallel; [`pipeline`] runs one cell; [`analysis`] holds the probe kinds that record
 //! non-accuracy quantities in place of a learner.
 //!
 //! Around it: [`audit`] (empirical epsilon lower bounds, planted mutants), [`check`] (the CI
@@ -22,6 +23,7 @@ pub mod counts;
 pub mod data;
 pub mod error;
 pub mod evaluate;
+pub mod kinds;
 pub mod learners;
 pub mod memo;
 pub mod pipeline;

@@ -1,20 +1,13 @@
 //! One cell of the plan, end to end: (selection →) learner → evaluation → record.
 
-use crate::analysis::{ProbeInput, run_probe};
+use crate::analysis::ProbeInput;
 use crate::counts::ClassCounts;
 use crate::data::{Dataset, Split};
 use crate::error::Result;
 use crate::evaluate::accuracy;
-use crate::learners::logistic::solver::DEFAULT_TOL;
-use crate::learners::logistic::{LambdaRule, LrConfig, LrKind, PrivateLrMethod, SolverSettings};
-use crate::learners::{
-    BernoulliNbParams, FitInput, Learner, PartitionedNbParams, PrivateNbParams, TrialLog,
-    VaidyaNbParams,
-};
+use crate::learners::{FitInput, TrialLog};
 use crate::plan::Cell;
-use crate::selection::{Score, Selector};
-use crate::spec::Spec;
-use crate::spec::{PipelineDef, ScoreName};
+use crate::spec::{Pipeline, Spec, Step};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -30,108 +23,11 @@ pub struct TrialData<'a> {
     pub shuffled_train: Option<&'a [u32]>,
 }
 
-/// The learner a cell runs, with the grid values applied (`None` for an analysis probe).
-pub fn learner_for(spec: &Spec, cell: &Cell) -> Option<Learner> {
-    let p = &spec.pipelines[cell.pipeline];
-    let alpha = p.alpha.unwrap_or(1.0);
-    Some(match p.learner.as_deref()? {
-        "majority" => Learner::Majority,
-        "nb" => Learner::Nb(BernoulliNbParams::new().alpha(alpha)),
-        "private_nb" => {
-            let eps = cell
-                .epsilon
-                .expect("planner gives private cells an epsilon");
-            let mut params = PrivateNbParams::new(eps * spec.budget(cell.pipeline).train)
-                .alpha(alpha)
-                .release(p.release.unwrap_or_default());
-            if let Some(t) = cell.threshold {
-                params = params.threshold(t);
-            }
-            Learner::PrivateNb(params)
-        }
-        "partitioned_nb" => {
-            let eps = cell
-                .epsilon
-                .expect("planner gives private cells an epsilon");
-            let mut params =
-                PartitionedNbParams::new(eps * spec.budget(cell.pipeline).train).alpha(alpha);
-            if let Some(t) = cell.threshold {
-                params = params.threshold(t);
-            }
-            Learner::PartitionedNb(params)
-        }
-        name @ ("lr" | "lr_output" | "lr_objective" | "lr_functional") => {
-            let budget = spec.budget(cell.pipeline);
-            let kind = match name {
-                "lr" => LrKind::NonPrivate,
-                "lr_output" => LrKind::Private(PrivateLrMethod::Output),
-                "lr_objective" => LrKind::Private(PrivateLrMethod::Objective),
-                _ => LrKind::Private(PrivateLrMethod::Functional(
-                    p.fm_sensitivity.unwrap_or_default(),
-                )),
-            };
-            let lambda = match (cell.lambda, p.lambda) {
-                (Some(l), _) => LambdaRule::Fixed(l),
-                (None, Some(rule)) => rule,
-                // The functional mechanism has no lambda.
-                (None, None) => LambdaRule::Fixed(1.0),
-            };
-            Learner::Logistic(LrConfig {
-                kind,
-                lambda,
-                scaling: p.scaling.unwrap_or_default(),
-                epsilon: cell.epsilon.map(|e| e * budget.train),
-                lambda_epsilon: cell.epsilon.map(|e| e * budget.lambda).filter(|e| *e > 0.0),
-                settings: SolverSettings {
-                    solver: p.solver.unwrap_or_default(),
-                    tol: p.tolerance.unwrap_or(DEFAULT_TOL),
-                    ..SolverSettings::default()
-                },
-            })
-        }
-        "vaidya_nb" => {
-            let eps = cell
-                .epsilon
-                .expect("planner gives private cells an epsilon");
-            Learner::VaidyaNb(
-                VaidyaNbParams::new(eps * spec.budget(cell.pipeline).train).alpha(alpha),
-            )
-        }
-        other => unreachable!("spec validation admits only known learners, got {other}"),
-    })
-}
-
-/// The selection step of a pipeline, if it has one.
-pub fn selector_for(p: &PipelineDef) -> Option<Selector> {
-    let score = match p.score.unwrap_or(ScoreName::Mi) {
-        ScoreName::Mi => Score::MutualInformation,
-        ScoreName::Count => Score::Count,
-    };
-    Some(match p.selection.as_deref()? {
-        "nonprivate" => Selector::NonPrivate { score },
-        "noisy_nb_mi" => Selector::NoisyNbMi,
-        "laplace" => Selector::LaplaceScores { score },
-        "iterative" => Selector::IterativeSampling { score },
-        "mask" => Selector::MaskSampling { score },
-        "sparse" => Selector::Sparse {
-            score,
-            threshold: p
-                .sparse_threshold
-                .expect("validated: sparse has a threshold"),
-        },
-        "gumbel" => Selector::GumbelTopK { score },
-        other => unreachable!("spec validation admits only known selectors, got {other}"),
-    })
-}
-
 /// Runs one cell and returns its record.
 pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
-    let Some(n) = cell.n_train else {
+    let (Some(n), Some(order)) = (cell.at.n_train, td.shuffled_train) else {
         return run_cell_on(spec, cell, td);
     };
-    let order = td
-        .shuffled_train
-        .expect("the runner shuffles when the spec has n_train");
     let train = &order[..n.min(order.len())];
     let counts = td
         .data
@@ -152,110 +48,151 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
     run_cell_on(spec, cell, &sub)
 }
 
+/// What a cell produced besides its ledger and metrics.
+#[derive(Default)]
+struct Outcome {
+    test_accuracy: Option<f64>,
+    train_accuracy: Option<f64>,
+    selected: Option<Vec<usize>>,
+    vectors: BTreeMap<String, Vec<f64>>,
+    feature_names: Option<Vec<String>>,
+}
+
 fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
     let mut log = TrialLog::with_relation(cell.seed, spec.experiment.neighbours);
     let pipeline = &spec.pipelines[cell.pipeline];
     let start = Instant::now();
-    let mut vectors = BTreeMap::new();
-    let (mut test_accuracy, mut train_accuracy, mut selected) = (None, None, None);
-    let mut feature_names = None;
-    match learner_for(spec, cell) {
-        None => {
-            let probe = pipeline
-                .probe
-                .as_deref()
-                .expect("validated: a probe or a learner");
+    let out = match &pipeline.step {
+        Step::Probe(probe) => {
             let input = ProbeInput {
                 counts: binary_counts(td)?,
                 feature_names: td.data.feature_names.as_deref(),
-                epsilon: cell.epsilon,
-                features: cell.features,
+                epsilon: cell.budget.total,
+                features: cell.at.features,
             };
-            let out = run_probe(probe, &input, &mut log)?;
-            vectors = out.vectors;
-            feature_names = out.feature_names;
+            let out = probe.params.run(&input, &mut log)?;
+            Outcome {
+                vectors: out.vectors,
+                feature_names: out.feature_names,
+                ..Outcome::default()
+            }
         }
-        Some(learner) => {
-            if let Some(b) = &td.data.bounds
-                && !matches!(learner, Learner::Majority)
-            {
-                log.ledger.public(
-                    "clipping",
-                    "each feature value clipped to the declared public bounds",
-                    "per-example map with public constants: spends no budget",
-                );
-                log.metrics.insert(
-                    "clipped_values".into(),
-                    b.clipped_in(&td.split.train) as f64,
-                );
-            }
-            let budget = spec.budget(cell.pipeline);
-            if let Some(selector) = selector_for(pipeline) {
-                let t = cell.features.expect("validated: selection has T");
-                let eps = cell.epsilon.map(|e| e * budget.selection);
-                let counts = binary_counts(td)?;
-                let sel = crate::profile::time("select", || {
-                    selector.select(counts, t, eps, &mut log.streams, &mut log.ledger)
-                })?;
-                for (k, v) in sel.metrics {
-                    log.metrics.insert(format!("selection_{k}"), v);
-                }
-                selected = Some(sel.features);
-            }
-            let input = FitInput {
-                data: td.data,
-                train: &td.split.train,
-                counts: td.counts,
-                features: selected.as_deref(),
-                epsilon: cell.epsilon.map(|e| e * budget.train),
-            };
-            let model = crate::profile::time("fit", || learner.fit(&input, &mut log))?;
-            if matches!(learner, Learner::Majority) {
-                let sizes = td
-                    .data
-                    .class_sizes(&td.split.train)
-                    .into_iter()
-                    .zip(td.data.class_sizes(&td.split.test));
-                let largest = sizes.map(|(a, b)| a + b).max().unwrap_or(0);
-                log.metrics.insert(
-                    "majority_fraction".into(),
-                    largest as f64 / td.data.n_rows() as f64,
-                );
-            }
-            let (test, train) = crate::profile::time("evaluate", || -> Result<_> {
-                Ok((
-                    accuracy(&*model, td.data, &td.split.test)?,
-                    accuracy(&*model, td.data, &td.split.train)?,
-                ))
-            })?;
-            test_accuracy = Some(test);
-            train_accuracy = Some(train);
-        }
-    }
+        Step::Learner(_) => train_and_evaluate(pipeline, cell, td, &mut log)?,
+    };
     let fit_seconds = start.elapsed().as_secs_f64();
     Ok(TrialRecord {
         key: cell.key.clone(),
         dataset: td.data.name.clone(),
         pipeline: pipeline.name.clone(),
-        epsilon: cell.epsilon,
+        epsilon: cell.budget.total,
         trial: cell.trial,
         seed: cell.seed,
         params: cell.point.clone(),
-        test_accuracy,
-        train_accuracy,
+        test_accuracy: out.test_accuracy,
+        train_accuracy: out.train_accuracy,
         baseline_accuracy: td.baseline_accuracy,
         n_train: td.split.train.len(),
         n_test: td.split.test.len(),
         n_features: td.data.n_features(),
         fit_seconds,
-        private: log.ledger.is_private_within(cell.epsilon),
+        private: log.ledger.is_private_within(cell.budget.total),
         ledger: log.ledger,
         metrics: log.metrics,
-        selected_features: selected,
-        vectors,
-        feature_names,
+        selected_features: out.selected,
+        vectors: out.vectors,
+        feature_names: out.feature_names,
         shared: log.shared,
     })
+}
+
+/// (Selection →) fit → accuracy on the test and training rows.
+fn train_and_evaluate(
+    pipeline: &Pipeline,
+    cell: &Cell,
+    td: &TrialData,
+    log: &mut TrialLog,
+) -> Result<Outcome> {
+    let Some(kind) = pipeline.learner() else {
+        return Ok(Outcome::default());
+    };
+    let learner = kind.learner(&cell.at, &cell.budget)?;
+    let baseline = kind.is_baseline();
+    if let Some(b) = &td.data.bounds
+        && !baseline
+    {
+        log.ledger.public(
+            "clipping",
+            "each feature value clipped to the declared public bounds",
+            "per-example map with public constants: spends no budget",
+        );
+        log.metrics.insert(
+            "clipped_values".into(),
+            b.clipped_in(&td.split.train) as f64,
+        );
+    }
+    let selected = select(pipeline, cell, td, log)?;
+    let input = FitInput {
+        data: td.data,
+        train: &td.split.train,
+        counts: td.counts,
+        features: selected.as_deref(),
+    };
+    let model = crate::profile::time("fit", || learner.fit(&input, log))?;
+    if baseline {
+        let sizes = td
+            .data
+            .class_sizes(&td.split.train)
+            .into_iter()
+            .zip(td.data.class_sizes(&td.split.test));
+        let largest = sizes.map(|(a, b)| a + b).max().unwrap_or(0);
+        log.metrics.insert(
+            "majority_fraction".into(),
+            largest as f64 / td.data.n_rows() as f64,
+        );
+    }
+    let (test, train) = crate::profile::time("evaluate", || -> Result<_> {
+        Ok((
+            accuracy(&*model, td.data, &td.split.test)?,
+            accuracy(&*model, td.data, &td.split.train)?,
+        ))
+    })?;
+    Ok(Outcome {
+        test_accuracy: Some(test),
+        train_accuracy: Some(train),
+        selected,
+        ..Outcome::default()
+    })
+}
+
+/// The selection step, if the pipeline has one: the kept features.
+fn select(
+    pipeline: &Pipeline,
+    cell: &Cell,
+    td: &TrialData,
+    log: &mut TrialLog,
+) -> Result<Option<Vec<usize>>> {
+    let Some(selection) = &pipeline.selection else {
+        return Ok(None);
+    };
+    let selector = selection.params.selector();
+    let t = cell
+        .at
+        .features
+        .ok_or_else(|| crate::error::Error::param("features", "a selection step needs T"))?;
+    let counts = binary_counts(td)?;
+    let sel = crate::profile::time("select", || {
+        selector.select(
+            counts,
+            t,
+            cell.budget.selection,
+            &mut log.streams,
+            &mut log.ledger,
+        )
+    })?;
+    for (k, v) in sel.metrics {
+        log.metrics.insert(format!("selection_{k}"), v);
+    }
+    Ok(Some(sel.features))
 }
 
 fn binary_counts<'a>(td: &TrialData<'a>) -> Result<&'a ClassCounts> {

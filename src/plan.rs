@@ -8,9 +8,8 @@
 //! The plan is streamed: it holds one [`Combo`] per (dataset, pipeline, grid point) and makes
 //! the cells of a trial on demand, so its memory does not depend on the number of trials.
 
-use crate::analysis::probe_uses_epsilon;
-use crate::learners::{Threshold, learner_info};
-use crate::rng::derive_seed;
+use crate::kinds::{Axis, CellBudget, GridValues};
+use crate::rng::{Rng, derive_seed, rng_from};
 use crate::spec::Spec;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -27,14 +26,10 @@ pub struct Cell {
     pub key: String,
     /// Root of all the cell's random streams.
     pub seed: u64,
-    pub epsilon: Option<f64>,
-    pub threshold: Option<Threshold>,
-    /// Number of features T the selection step keeps.
-    pub features: Option<usize>,
-    /// Logistic regression's lambda from the grid.
-    pub lambda: Option<f64>,
-    /// Size of the random training subset.
-    pub n_train: Option<usize>,
+    /// The grid values, typed (and the pipeline's own T).
+    pub at: GridValues,
+    /// The epsilon of each step.
+    pub budget: CellBudget,
 }
 
 /// One (dataset, pipeline, grid point): the cells of every trial share it.
@@ -47,11 +42,8 @@ pub struct Combo {
     prefix: String,
     /// Seed parts before the trial index.
     seed_parts: [String; 4],
-    pub epsilon: Option<f64>,
-    pub threshold: Option<Threshold>,
-    pub features: Option<usize>,
-    pub lambda: Option<f64>,
-    pub n_train: Option<usize>,
+    pub at: GridValues,
+    pub budget: CellBudget,
 }
 
 impl Combo {
@@ -66,11 +58,8 @@ impl Combo {
             trial,
             key: format!("{}{trial}", self.prefix),
             seed: derive_seed(&[s, d, p, pt, &tr]),
-            epsilon: self.epsilon,
-            threshold: self.threshold,
-            features: self.features,
-            lambda: self.lambda,
-            n_train: self.n_train,
+            at: self.at,
+            budget: self.budget,
         }
     }
 }
@@ -82,6 +71,9 @@ pub struct Plan {
     pub trials: u32,
     /// Number of datasets of the spec (combos are grouped by dataset, ascending).
     pub n_datasets: usize,
+    /// The spec's seed and dataset names: the roots of each (dataset, trial) group's streams.
+    seed: String,
+    datasets: Vec<String>,
 }
 
 impl Plan {
@@ -109,6 +101,16 @@ impl Plan {
             trials: self.trials,
         }
     }
+
+    /// The stream of the train/test split of dataset `d` in trial `trial`, shared by the group.
+    pub fn split_rng(&self, d: usize, trial: u32) -> Rng {
+        rng_from(&["split", &self.seed, &self.datasets[d], &trial.to_string()])
+    }
+
+    /// The stream that orders the training rows for the nested `n_train` subsets.
+    pub fn subsample_rng(&self, d: usize, trial: u32) -> Rng {
+        rng_from(&["n_train", &self.seed, &self.datasets[d], &trial.to_string()])
+    }
 }
 
 /// Which keys belong to a plan.
@@ -130,12 +132,69 @@ impl KeySet {
     }
 }
 
-/// Value lists in smoke mode: the first and last of each axis.
-fn shrink<T: Clone>(v: &[T], smoke: bool) -> Vec<T> {
-    if smoke && v.len() > 2 {
-        vec![v[0].clone(), v[v.len() - 1].clone()]
-    } else {
-        v.to_vec()
+/// Indices of the values of an axis a pipeline varies along (smoke: the first and last);
+/// `[None]` when it does not.
+fn choices(spec: &Spec, pipeline: usize, axis: Axis, smoke: bool) -> Vec<Option<usize>> {
+    match spec.grid.len(axis) {
+        Some(n) if spec.pipelines[pipeline].reads(axis) => {
+            if smoke && n > 2 {
+                vec![Some(0), Some(n - 1)]
+            } else {
+                (0..n).map(Some).collect()
+            }
+        }
+        _ => vec![None],
+    }
+}
+
+/// Every grid point of a pipeline: the product of its axes, the last axis fastest.
+fn points(spec: &Spec, pipeline: usize, smoke: bool) -> Vec<[Option<usize>; 5]> {
+    Axis::ALL
+        .into_iter()
+        .enumerate()
+        .fold(vec![[None; 5]], |acc, (slot, axis)| {
+            let values = choices(spec, pipeline, axis, smoke);
+            acc.iter()
+                .flat_map(|p| {
+                    values.iter().map(move |&v| {
+                        let mut p = *p;
+                        p[slot] = v;
+                        p
+                    })
+                })
+                .collect()
+        })
+}
+
+/// The combo of one (dataset, pipeline, grid point).
+fn combo(spec: &Spec, dataset: usize, pipeline: usize, idx: [Option<usize>; 5]) -> Combo {
+    let p = &spec.pipelines[pipeline];
+    let mut at = GridValues {
+        features: p.features,
+        ..GridValues::default()
+    };
+    let mut point = BTreeMap::new();
+    for (axis, i) in Axis::ALL.into_iter().zip(idx) {
+        if let Some(i) = i {
+            spec.grid.apply(axis, i, &mut at);
+            point.insert(axis.name().to_string(), spec.grid.json(axis, i));
+        }
+    }
+    let point_json = Value::from(serde_json::Map::from_iter(point.clone())).to_string();
+    let name = &spec.experiment.datasets[dataset];
+    Combo {
+        dataset,
+        pipeline,
+        prefix: format!("{name}|{}|{point_json}|", p.name),
+        seed_parts: [
+            spec.experiment.seed.to_string(),
+            name.clone(),
+            p.name.clone(),
+            point_json,
+        ],
+        point,
+        budget: CellBudget::resolve(at.epsilon, &p.shares),
+        at,
     }
 }
 
@@ -146,93 +205,21 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
     } else {
         spec.experiment.trials
     };
-    let seed = spec.experiment.seed.to_string();
-    let mut out = Vec::new();
-    for (di, dataset) in spec.experiment.datasets.iter().enumerate() {
-        for (pi, p) in spec.pipelines.iter().enumerate() {
-            let info = p.learner.as_deref().and_then(learner_info);
-            let private_selection = p.selection.as_deref().is_some_and(|s| s != "nonprivate");
-            let uses_epsilon = info.is_some_and(|i| i.uses_epsilon)
-                || private_selection
-                || p.probe.as_deref().is_some_and(probe_uses_epsilon);
-            let epsilons: Vec<Option<f64>> = match &spec.grid.epsilon {
-                Some(e) if uses_epsilon => shrink(e, smoke).into_iter().map(Some).collect(),
-                _ => vec![None],
-            };
-            let thresholds: Vec<Option<Threshold>> = match &spec.grid.threshold {
-                Some(t) if info.is_some_and(|i| i.params.contains(&"threshold")) => {
-                    shrink(t, smoke).into_iter().map(Some).collect()
-                }
-                _ => vec![p.threshold],
-            };
-            let takes_t = p.selection.is_some() || p.probe.is_some();
-            let features: Vec<Option<usize>> = match (&spec.grid.features, takes_t) {
-                (Some(f), true) => shrink(f, smoke).into_iter().map(Some).collect(),
-                (None, true) => vec![p.features],
-                _ => vec![None],
-            };
-            let lambdas: Vec<Option<f64>> = match &spec.grid.lambda {
-                Some(l) if info.is_some_and(|i| i.params.contains(&"lambda")) => {
-                    shrink(l, smoke).into_iter().map(Some).collect()
-                }
-                _ => vec![None],
-            };
-            let sizes: Vec<Option<usize>> = match &spec.grid.n_train {
-                Some(n) => shrink(n, smoke).into_iter().map(Some).collect(),
-                None => vec![None],
-            };
-            let mut combos = Vec::new();
-            for &e in &epsilons {
-                for &th in &thresholds {
-                    for &t in &features {
-                        for &l in &lambdas {
-                            for &n in &sizes {
-                                combos.push((e, th, t, l, n));
-                            }
-                        }
-                    }
-                }
-            }
-            for (eps, thr, t, lambda, n_train) in combos {
-                let mut point = BTreeMap::new();
-                if let Some(e) = eps {
-                    point.insert("epsilon".to_string(), Value::from(e));
-                }
-                if let (Some(v), Some(_)) = (thr, &spec.grid.threshold) {
-                    point.insert(
-                        "threshold".to_string(),
-                        serde_json::to_value(v).expect("threshold"),
-                    );
-                }
-                if let (Some(v), Some(_)) = (t, &spec.grid.features) {
-                    point.insert("features".to_string(), Value::from(v));
-                }
-                if let Some(v) = lambda {
-                    point.insert("lambda".to_string(), Value::from(v));
-                }
-                if let Some(v) = n_train {
-                    point.insert("n_train".to_string(), Value::from(v));
-                }
-                let point_json = serde_json::to_string(&point).expect("point");
-                out.push(Combo {
-                    dataset: di,
-                    pipeline: pi,
-                    prefix: format!("{dataset}|{}|{point_json}|", p.name),
-                    seed_parts: [seed.clone(), dataset.clone(), p.name.clone(), point_json],
-                    point,
-                    epsilon: eps,
-                    threshold: thr,
-                    features: t,
-                    lambda,
-                    n_train,
-                });
-            }
-        }
-    }
+    let n_datasets = spec.experiment.datasets.len();
+    let combos = (0..n_datasets)
+        .flat_map(|d| (0..spec.pipelines.len()).map(move |p| (d, p)))
+        .flat_map(|(d, p)| {
+            points(spec, p, smoke)
+                .into_iter()
+                .map(move |idx| combo(spec, d, p, idx))
+        })
+        .collect();
     Plan {
-        combos: out,
+        combos,
         trials,
-        n_datasets: spec.experiment.datasets.len(),
+        n_datasets,
+        seed: spec.experiment.seed.to_string(),
+        datasets: spec.experiment.datasets.clone(),
     }
 }
 
@@ -243,18 +230,22 @@ mod tests {
 
     const SPEC: &str = r#"
 [experiment]
-name = "t"
-trials = 3
-seed = 1
 datasets = ["xwindows"]
+name = "t"
+seed = 1
+trials = 3
+
 [grid]
 epsilon = [0.1, 1, 10]
+
 [[pipeline]]
-name = "private"
 learner = "private_nb"
+name = "private"
+
 [[pipeline]]
-name = "reference"
 learner = "nb"
+name = "reference"
+
 [report]
 x = "epsilon"
 "#;
@@ -309,5 +300,61 @@ x = "epsilon"
         assert_eq!(p.combos.len(), 4);
         assert_eq!(p.n_cells(), 4_000_000_000);
         assert_eq!(p.cells().nth(5).unwrap().trial, 1);
+    }
+
+    #[test]
+    fn axes_nest_in_order_with_the_budget_resolved_per_cell() {
+        let text = SPEC
+            .replace("[grid]", "[grid]\nn_train = [10, 20]")
+            .replace(
+                "learner = \"private_nb\"",
+                "learner = \"private_nb\"\nselection = \"gumbel\"\nfeatures = 2\n\
+                 budget = { selection = 0.25, train = 0.75 }",
+            );
+        let spec = Spec::parse(&text, Path::new("t.toml")).unwrap();
+        let p = plan(&spec, false);
+        let private: Vec<&Combo> = p.combos.iter().filter(|c| c.pipeline == 0).collect();
+        let order: Vec<(Option<f64>, Option<usize>)> = private
+            .iter()
+            .map(|c| (c.at.epsilon, c.at.n_train))
+            .collect();
+        assert_eq!(
+            order,
+            [0.1, 1.0, 10.0]
+                .into_iter()
+                .flat_map(|e| [(Some(e), Some(10)), (Some(e), Some(20))])
+                .collect::<Vec<_>>()
+        );
+        for c in &private {
+            let e = c.at.epsilon.unwrap();
+            assert_eq!(c.budget.selection, Some(e * 0.25));
+            assert_eq!(c.budget.train, Some(e * 0.75));
+            assert_eq!(c.at.features, Some(2), "the pipeline's own T");
+            assert!(!c.point.contains_key("features"));
+        }
+        let reference = p.combos.iter().find(|c| c.pipeline == 1).unwrap();
+        assert_eq!(reference.budget, CellBudget::default());
+        assert_eq!(
+            reference.point.keys().collect::<Vec<_>>(),
+            ["n_train"],
+            "a non-private pipeline skips epsilon"
+        );
+    }
+
+    /// The group streams keep the labels the runner used before the plan derived them, so
+    /// every split and n_train subset (and so every stored result) stays the same.
+    #[test]
+    fn group_streams_keep_their_derivation_labels() {
+        use rand::RngCore;
+        let spec = Spec::parse(SPEC, Path::new("t.toml")).unwrap();
+        let p = plan(&spec, false);
+        for trial in [0, 7] {
+            let t = trial.to_string();
+            let mut split = rng_from(&["split", "1", "xwindows", &t]);
+            assert_eq!(p.split_rng(0, trial).next_u64(), split.next_u64());
+            let mut sub = rng_from(&["n_train", "1", "xwindows", &t]);
+            assert_eq!(p.subsample_rng(0, trial).next_u64(), sub.next_u64());
+        }
+        assert_ne!(p.split_rng(0, 0).next_u64(), p.split_rng(0, 1).next_u64());
     }
 }

@@ -12,10 +12,9 @@ use crate::data::{DataDir, Dataset, Split};
 use crate::error::{Error, Result};
 use crate::evaluate::accuracy;
 use crate::learners::Majority;
-use crate::pipeline::{TrialData, learner_for, run_cell};
+use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
-use crate::rng::rng_from;
-use crate::shard::{Partition, Shard, pipeline_weight};
+use crate::shard::{Partition, Shard};
 use crate::spec::Spec;
 use crate::store::{DEFINITION, Manifest, Store, Stored, TRIALS_FILE};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -179,7 +178,7 @@ pub fn partition(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>], count: usi
         .map(|(d, data)| {
             let weight: u64 = plan
                 .combos_of(d)
-                .map(|c| pipeline_weight(&spec.pipelines[c.pipeline]))
+                .map(|c| spec.pipelines[c.pipeline].cost())
                 .sum();
             (data.n_rows() as u64).max(1) * (data.n_features() as u64).max(1) * weight
         })
@@ -229,34 +228,26 @@ struct Group {
 }
 
 impl Group {
-    fn new(spec: &Spec, data: &Dataset, trial: u32) -> Result<Group> {
-        crate::profile::time("split", || Group::make(spec, data, trial))
-    }
-
-    fn make(spec: &Spec, data: &Dataset, trial: u32) -> Result<Group> {
-        let seed = spec.experiment.seed.to_string();
-        let mut rng = rng_from(&["split", &seed, &data.name, &trial.to_string()]);
-        let split = data.split(&mut rng);
-        let counts = data
-            .features
-            .as_binary()
-            .map(|x| ClassCounts::from_rows(x, &data.labels, &split.train, data.n_classes()));
-        let baseline = accuracy(&Majority::fit_rows(data, &split.train), data, &split.test)?;
-        let shuffled = spec.grid.n_train.as_ref().map(|_| {
-            let mut rows = split.train.clone();
-            rows.shuffle(&mut rng_from(&[
-                "n_train",
-                &seed,
-                &data.name,
-                &trial.to_string(),
-            ]));
-            rows
-        });
-        Ok(Group {
-            split,
-            counts,
-            baseline,
-            shuffled,
+    /// The group of dataset `d` in trial `trial`; its streams come from the plan's seed tree.
+    fn new(spec: &Spec, plan: &Plan, d: usize, data: &Dataset, trial: u32) -> Result<Group> {
+        crate::profile::time("split", || {
+            let split = data.split(&mut plan.split_rng(d, trial));
+            let counts = data
+                .features
+                .as_binary()
+                .map(|x| ClassCounts::from_rows(x, &data.labels, &split.train, data.n_classes()));
+            let baseline = accuracy(&Majority::fit_rows(data, &split.train), data, &split.test)?;
+            let shuffled = spec.grid.n_train.as_ref().map(|_| {
+                let mut rows = split.train.clone();
+                rows.shuffle(&mut plan.subsample_rng(d, trial));
+                rows
+            });
+            Ok(Group {
+                split,
+                counts,
+                baseline,
+                shuffled,
+            })
         })
     }
 
@@ -302,7 +293,7 @@ impl Prepared<'_> {
         };
         let data = &self.datasets[cell.dataset];
         let t = Instant::now();
-        let group = Group::new(self.spec, data, cell.trial)?;
+        let group = Group::new(self.spec, &self.plan, cell.dataset, data, cell.trial)?;
         run_cell(self.spec, &cell, &group.data(data))?;
         let per_cell = t.elapsed().as_secs_f64();
         Ok(per_cell * self.pending as f64 / self.threads() as f64)
@@ -357,7 +348,7 @@ impl Prepared<'_> {
                         if cells.is_empty() {
                             return Ok(());
                         }
-                        let group = Group::new(spec, data, trial)?;
+                        let group = Group::new(spec, &self.plan, di, data, trial)?;
                         let td = group.data(data);
                         for cell in &cells {
                             let name = &spec.pipelines[cell.pipeline].name;
@@ -398,9 +389,8 @@ fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>]) -> Result<()> 
     for combo in &plan.combos {
         let c = &combo.cell(0);
         let data = &datasets[c.dataset];
-        let learner = learner_for(spec, c);
-        let selects = spec.pipelines[c.pipeline].selection.is_some();
-        if let Some(n) = c.n_train
+        let pipeline = &spec.pipelines[c.pipeline];
+        if let Some(n) = c.at.n_train
             && n > data.n_rows()
         {
             return Err(Error::Spec {
@@ -413,12 +403,12 @@ fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>]) -> Result<()> 
                 ),
             });
         }
-        if let Some(t) = c.features
+        if let Some(t) = c.at.features
             && t > data.n_features()
         {
             return Err(Error::Spec {
                 file: spec.path.clone(),
-                field: format!("pipeline `{}`: features", spec.pipelines[c.pipeline].name),
+                field: format!("pipeline `{}`: features", pipeline.name),
                 reason: format!(
                     "T = {t} exceeds dataset `{}`'s {} features",
                     data.name,
@@ -426,14 +416,19 @@ fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>]) -> Result<()> 
                 ),
             });
         }
-        let needs_binary = learner.as_ref().is_none_or(|l| l.needs_binary()) || selects;
+        let learner = pipeline
+            .learner()
+            .map(|k| k.learner(&c.at, &c.budget))
+            .transpose()?;
+        let needs_binary =
+            learner.as_ref().is_none_or(|l| l.needs_binary()) || pipeline.selection.is_some();
         if needs_binary && data.features.as_binary().is_none() {
             return Err(Error::Spec {
                 file: spec.path.clone(),
-                field: format!("pipeline `{}`", spec.pipelines[c.pipeline].name),
+                field: format!("pipeline `{}`", pipeline.name),
                 reason: format!(
                     "pipeline `{}` needs binary features; dataset `{}` is real-valued",
-                    spec.pipelines[c.pipeline].name, data.name
+                    pipeline.name, data.name
                 ),
             });
         }

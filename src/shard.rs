@@ -12,8 +12,6 @@
 //! a shared filesystem never write the same file; readers merge every record file of a folder.
 
 use crate::error::{Error, Result};
-use crate::learners::logistic::LambdaRule;
-use crate::spec::PipelineDef;
 use std::fmt;
 use std::str::FromStr;
 
@@ -116,21 +114,6 @@ impl Shard {
     pub fn records_file(&self) -> String {
         format!("trials.shard-{}-of-{}.jsonl", self.index, self.count)
     }
-}
-
-/// Relative cost of one cell of a pipeline per row × feature: a rough, fixed model (it only has
-/// to rank work, and it must not depend on the machine, or shards would disagree).
-pub fn pipeline_weight(p: &PipelineDef) -> u64 {
-    let learner = p.learner.as_deref().unwrap_or("");
-    let fits: u64 = match p.lambda {
-        // 5 folds × the λ grid, plus the final fit.
-        Some(LambdaRule::CrossValidation) => 46,
-        Some(LambdaRule::Private) => 10,
-        _ => 1,
-    };
-    let per_fit: u64 = if learner.starts_with("lr") { 20 } else { 1 };
-    let selection: u64 = u64::from(p.selection.is_some());
-    per_fit * fits + selection
 }
 
 /// Which shard runs each (dataset, trial) group.

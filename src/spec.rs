@@ -5,13 +5,15 @@
 
 use crate::data::{Catalog, DatasetDef};
 use crate::error::{Error, Result};
-use crate::learners::logistic::{FmSensitivity, LambdaRule, Scaling, Solver};
-use crate::learners::{Release, Threshold, learner_info};
+use crate::kinds::{Axis, GridValues};
+use crate::learners::Threshold;
 use crate::privacy::Relation;
-use crate::selection::SELECTORS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+mod pipeline;
+pub use pipeline::{Pipeline, Step};
 
 /// The `[experiment]` table.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -48,74 +50,53 @@ pub struct GridDef {
     pub n_train: Option<Vec<usize>>,
 }
 
-/// How a pipeline's epsilon is split between its steps (fractions summing to 1).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct BudgetDef {
-    #[serde(default)]
-    pub selection: f64,
-    pub train: f64,
-    /// Share of private lambda selection (`lambda = "private"`).
-    #[serde(default)]
-    pub lambda: f64,
-}
-
-impl Default for BudgetDef {
-    fn default() -> Self {
-        BudgetDef {
-            selection: 0.0,
-            train: 1.0,
-            lambda: 0.0,
+impl GridDef {
+    /// Number of values on `axis`, if the grid has it.
+    pub fn len(&self, axis: Axis) -> Option<usize> {
+        match axis {
+            Axis::Epsilon => self.epsilon.as_ref().map(Vec::len),
+            Axis::Threshold => self.threshold.as_ref().map(Vec::len),
+            Axis::Features => self.features.as_ref().map(Vec::len),
+            Axis::Lambda => self.lambda.as_ref().map(Vec::len),
+            Axis::NTrain => self.n_train.as_ref().map(Vec::len),
         }
     }
-}
 
-/// One `[[pipeline]]`: a learner with its parameters and budget split.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PipelineDef {
-    /// Series name in tables and figures.
-    pub name: String,
-    /// One of [`crate::learners::LEARNERS`] (or give a `probe`).
-    pub learner: Option<String>,
-    /// An analysis probe instead of a learner: one of [`crate::analysis::PROBES`].
-    pub probe: Option<String>,
-    /// Smoothing pseudo-count (nb, private_nb); default 1.
-    pub alpha: Option<f64>,
-    /// Algorithm 1's threshold (private_nb); default `q65`.
-    pub threshold: Option<Threshold>,
-    /// Which counts Algorithm 1 releases (private_nb); default `on_off`.
-    pub release: Option<Release>,
-    /// Feature selection step before training: one of [`SELECTORS`].
-    pub selection: Option<String>,
-    /// Score the selector ranks by: `mi` (mutual information, default) or `count` (two classes).
-    pub score: Option<ScoreName>,
-    /// Public threshold of the `sparse` selector, in score units.
-    pub sparse_threshold: Option<f64>,
-    /// Number of features T to keep (or use the `features` grid axis).
-    pub features: Option<usize>,
-    /// Logistic regression's lambda: a number, `"cv"` (5-fold cross-validation, non-private) or
-    /// `"private"` (exponential mechanism, spends `budget.lambda`).
-    pub lambda: Option<LambdaRule>,
-    /// How LR rows are scaled into the unit ball: `thesis` (data-derived, non-private),
-    /// `public` (default) or `own_norm`.
-    pub scaling: Option<Scaling>,
-    /// Functional mechanism bound: `sens1` (D^2/4 + 3D) or `sens2` (D/4 + 3 sqrt D).
-    pub fm_sensitivity: Option<FmSensitivity>,
-    /// LR solver: `auto` (default: Newton or Newton-CG by a cost model), `newton`,
-    /// `newton_cg` or `lbfgs`.
-    pub solver: Option<Solver>,
-    /// LR solver tolerance: stop when ||grad J|| <= tolerance * ||grad J(0)|| (default 1e-10).
-    pub tolerance: Option<f64>,
-    pub budget: Option<BudgetDef>,
-}
+    /// The axes the grid defines.
+    pub fn axes(&self) -> Vec<Axis> {
+        Axis::ALL
+            .into_iter()
+            .filter(|&a| self.len(a).is_some())
+            .collect()
+    }
 
-/// The score a selector ranks features by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScoreName {
-    Mi,
-    Count,
+    /// Value `i` of `axis` as a cell's key spells it (1 and 1.0 are the same value).
+    pub fn json(&self, axis: Axis, i: usize) -> serde_json::Value {
+        let g = self;
+        match axis {
+            Axis::Epsilon => g.epsilon.as_ref().map(|v| v[i].into()),
+            Axis::Threshold => g
+                .threshold
+                .as_ref()
+                .and_then(|v| serde_json::to_value(v[i]).ok()),
+            Axis::Features => g.features.as_ref().map(|v| v[i].into()),
+            Axis::Lambda => g.lambda.as_ref().map(|v| v[i].into()),
+            Axis::NTrain => g.n_train.as_ref().map(|v| v[i].into()),
+        }
+        .unwrap_or_default()
+    }
+
+    /// Sets value `i` of `axis` in `at`.
+    pub fn apply(&self, axis: Axis, i: usize, at: &mut GridValues) {
+        let g = self;
+        match axis {
+            Axis::Epsilon => at.epsilon = g.epsilon.as_ref().map(|v| v[i]),
+            Axis::Threshold => at.threshold = g.threshold.as_ref().map(|v| v[i]),
+            Axis::Features => at.features = g.features.as_ref().map(|v| v[i]),
+            Axis::Lambda => at.lambda = g.lambda.as_ref().map(|v| v[i]),
+            Axis::NTrain => at.n_train = g.n_train.as_ref().map(|v| v[i]),
+        }
+    }
 }
 
 /// What `epsilab report` draws.
@@ -360,7 +341,8 @@ struct RawSpec {
     experiment: ExperimentDef,
     #[serde(default)]
     grid: GridDef,
-    pipeline: Vec<PipelineDef>,
+    /// Read in a second stage, kind by kind ([`Pipeline`]).
+    pipeline: Vec<toml::Table>,
     #[serde(default)]
     report: ReportDef,
     #[serde(default)]
@@ -376,7 +358,7 @@ pub struct Spec {
     pub path: PathBuf,
     pub experiment: ExperimentDef,
     pub grid: GridDef,
-    pub pipelines: Vec<PipelineDef>,
+    pub pipelines: Vec<Pipeline>,
     pub report: ReportDef,
     /// Published values to compare against.
     pub paper: PaperDef,
@@ -416,11 +398,11 @@ impl Spec {
         }
         let hash = spec_hash(text);
         let (cells_hash, definitions) = cells_hash(text);
-        let spec = Spec {
+        let mut spec = Spec {
             path: path.into(),
             experiment: raw.experiment,
             grid: raw.grid,
-            pipelines: raw.pipeline,
+            pipelines: Vec::new(),
             report: raw.report,
             paper: raw.paper,
             catalog,
@@ -428,7 +410,10 @@ impl Spec {
             cells_hash,
             definitions,
         };
-        spec.validate()?;
+        spec.validate_experiment()?;
+        spec.validate_grid()?;
+        spec.pipelines = spec.parse_pipelines(raw.pipeline)?;
+        spec.validate_report()?;
         Ok(spec)
     }
 
@@ -440,7 +425,7 @@ impl Spec {
         }
     }
 
-    fn validate(&self) -> Result<()> {
+    fn validate_experiment(&self) -> Result<()> {
         let e = &self.experiment;
         if e.name.is_empty()
             || !e
@@ -496,6 +481,10 @@ impl Spec {
                 ));
             }
         }
+        Ok(())
+    }
+
+    fn validate_grid(&self) -> Result<()> {
         if let Some(eps) = &self.grid.epsilon {
             if eps.is_empty() {
                 return Err(self.err("grid.epsilon", "give at least one value"));
@@ -535,16 +524,11 @@ impl Spec {
         {
             return Err(self.err(format!("grid.n_train[{i}]"), "must be at least 2"));
         }
-        let g = &self.grid;
-        let axes: [(&str, Option<Vec<String>>); 5] = [
-            ("epsilon", g.epsilon.as_deref().map(spellings)),
-            ("threshold", g.threshold.as_deref().map(spellings)),
-            ("features", g.features.as_deref().map(spellings)),
-            ("lambda", g.lambda.as_deref().map(spellings)),
-            ("n_train", g.n_train.as_deref().map(spellings)),
-        ];
-        for (axis, values) in axes {
-            let values = values.unwrap_or_default();
+        for axis in Axis::ALL {
+            let values: Vec<String> = (0..self.grid.len(axis).unwrap_or(0))
+                .map(|i| self.grid.json(axis, i).to_string())
+                .collect();
+            let axis = axis.name();
             for (i, v) in values.iter().enumerate() {
                 if let Some(j) = values[..i].iter().position(|w| w == v) {
                     return Err(self.err(
@@ -554,277 +538,41 @@ impl Spec {
                 }
             }
         }
-        if self.pipelines.is_empty() {
+        Ok(())
+    }
+
+    /// The second stage of the pipelines: each table read by its kind.
+    fn parse_pipelines(&self, tables: Vec<toml::Table>) -> Result<Vec<Pipeline>> {
+        if tables.is_empty() {
             return Err(self.err("pipeline", "define at least one [[pipeline]]"));
         }
-        for (i, p) in self.pipelines.iter().enumerate() {
-            self.validate_pipeline(i, p)?;
-        }
-        self.validate_report()
-    }
-
-    fn validate_pipeline(&self, i: usize, p: &PipelineDef) -> Result<()> {
-        let f = |field: &str| format!("pipeline[{i}].{field}");
-        if p.name.trim().is_empty() {
-            return Err(self.err(f("name"), "must not be empty"));
-        }
-        if self.pipelines[..i].iter().any(|q| q.name == p.name) {
-            return Err(self.err(
-                f("name"),
-                format!("`{}` is used by an earlier pipeline", p.name),
-            ));
-        }
-        if let Some(probe) = &p.probe {
-            return self.validate_probe(i, p, probe);
-        }
-        let Some(learner) = &p.learner else {
-            return Err(self.err(f("learner"), "give a `learner` (or a `probe`)"));
-        };
-        let Some(info) = learner_info(learner) else {
-            let known: Vec<&str> = crate::learners::LEARNERS.iter().map(|l| l.name).collect();
-            return Err(self.err(
-                f("learner"),
-                format!("unknown learner `{learner}`; known: {}", known.join(", ")),
-            ));
-        };
-        for (field, set) in [
-            ("alpha", p.alpha.is_some()),
-            ("threshold", p.threshold.is_some()),
-            ("release", p.release.is_some()),
-            ("lambda", p.lambda.is_some()),
-            ("scaling", p.scaling.is_some()),
-            ("fm_sensitivity", p.fm_sensitivity.is_some()),
-            ("solver", p.solver.is_some()),
-            ("tolerance", p.tolerance.is_some()),
-        ] {
-            if set && !info.params.contains(&field) {
-                return Err(self.err(f(field), format!("does not apply to learner `{learner}`")));
-            }
-        }
-        if let Some(t) = p.tolerance
-            && !(t.is_finite() && t > 0.0 && t < 1.0)
-        {
-            return Err(self.err(
-                f("tolerance"),
-                format!("must be finite and in (0, 1), got {t}"),
-            ));
-        }
-        if let Some(a) = p.alpha
-            && !(a.is_finite() && a >= 0.0)
-        {
-            return Err(self.err(f("alpha"), format!("must be finite and >= 0, got {a}")));
-        }
-        if let Some(t) = &p.threshold {
-            check_threshold(t).map_err(|r| self.err(f("threshold"), r))?;
-            if self.grid.threshold.is_some() {
-                return Err(self.err(f("threshold"), "is also a grid axis; set it in one place"));
-            }
-        }
-        match p.lambda {
-            Some(LambdaRule::Fixed(l)) if !(l.is_finite() && l > 0.0) => {
-                return Err(self.err(f("lambda"), format!("must be finite and > 0, got {l}")));
-            }
-            Some(_) if self.grid.lambda.is_some() => {
-                return Err(self.err(f("lambda"), "is also a grid axis; set it in one place"));
-            }
-            None if info.params.contains(&"lambda") && self.grid.lambda.is_none() => {
+        let grid = self.grid.axes();
+        let mut out: Vec<Pipeline> = Vec::with_capacity(tables.len());
+        for (i, t) in tables.into_iter().enumerate() {
+            let p = Pipeline::parse(t, &grid)
+                .map_err(|(field, reason)| self.err(format!("pipeline[{i}].{field}"), reason))?;
+            if out.iter().any(|q| q.name == p.name) {
                 return Err(self.err(
-                    f("lambda"),
-                    "logistic regression needs lambda: a number, \"cv\", \"private\" or a grid axis",
+                    format!("pipeline[{i}].name"),
+                    format!("`{}` is used by an earlier pipeline", p.name),
                 ));
             }
-            _ => {}
-        }
-        let selection_private = self.validate_selection(i, p)?;
-        let budget = p.budget.unwrap_or_default();
-        let private_lambda = p.lambda == Some(LambdaRule::Private);
-        if private_lambda != (budget.lambda > 0.0) {
-            return Err(self.err(
-                f("budget.lambda"),
-                "give a positive share exactly when lambda = \"private\"",
-            ));
-        }
-        if private_lambda && !info.uses_epsilon {
-            return Err(self.err(
-                f("lambda"),
-                "private lambda selection needs a private learner",
-            ));
-        }
-        for (field, v) in [
-            ("budget.selection", budget.selection),
-            ("budget.train", budget.train),
-            ("budget.lambda", budget.lambda),
-        ] {
-            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
-                return Err(self.err(f(field), format!("a share must be in [0, 1], got {v}")));
+            if p.spends() && self.grid.epsilon.is_none() {
+                let what = match &p.step {
+                    Step::Probe(probe) => format!("probe `{}` runs a mechanism", probe.name),
+                    Step::Learner(_) => format!("pipeline `{}` is private", p.name),
+                };
+                return Err(self.err("grid.epsilon", format!("{what} and needs an epsilon axis")));
             }
+            out.push(p);
         }
-        let total = budget.selection + budget.train + budget.lambda;
-        if (total - 1.0).abs() > 1e-9 {
-            return Err(self.err(
-                f("budget"),
-                format!(
-                    "shares must sum to 1 (they split the grid's epsilon), got {} + {} + {} = {total}",
-                    budget.selection, budget.train, budget.lambda
-                ),
-            ));
-        }
-        match (selection_private, budget.selection > 0.0) {
-            (Some(true), false) => {
-                return Err(self.err(
-                    f("budget.selection"),
-                    "a private selection step needs a positive share",
-                ));
-            }
-            (Some(false), true) => {
-                return Err(self.err(
-                    f("budget.selection"),
-                    "the non-private selector spends no budget; give it share 0",
-                ));
-            }
-            (None, true) => {
-                return Err(self.err(
-                    f("budget.selection"),
-                    "this pipeline has no selection step to spend it",
-                ));
-            }
-            _ => {}
-        }
-        if info.uses_epsilon && budget.train == 0.0 {
-            return Err(self.err(
-                f("budget.train"),
-                "a private learner needs a positive share",
-            ));
-        }
-        if !info.uses_epsilon && budget.train > 0.0 && selection_private == Some(true) {
-            return Err(self.err(
-                f("budget.train"),
-                format!(
-                    "learner `{}` spends no budget; give the selection the whole share",
-                    learner
-                ),
-            ));
-        }
-        if (info.uses_epsilon || selection_private == Some(true)) && self.grid.epsilon.is_none() {
-            return Err(self.err(
-                "grid.epsilon",
-                format!("pipeline `{}` is private and needs an epsilon axis", p.name),
-            ));
-        }
-        Ok(())
-    }
-
-    /// A probe pipeline: known probe, no learner or selection fields, epsilon axis if it spends.
-    fn validate_probe(&self, i: usize, p: &PipelineDef, probe: &str) -> Result<()> {
-        let f = |field: &str| format!("pipeline[{i}].{field}");
-        if !crate::analysis::PROBES.iter().any(|(n, _)| *n == probe) {
-            let known: Vec<&str> = crate::analysis::PROBES.iter().map(|(n, _)| *n).collect();
-            return Err(self.err(
-                f("probe"),
-                format!("unknown probe `{probe}`; known: {}", known.join(", ")),
-            ));
-        }
-        for (field, set) in [
-            ("learner", p.learner.is_some()),
-            ("alpha", p.alpha.is_some()),
-            ("threshold", p.threshold.is_some()),
-            ("release", p.release.is_some()),
-            ("selection", p.selection.is_some()),
-            ("score", p.score.is_some()),
-            ("sparse_threshold", p.sparse_threshold.is_some()),
-            ("budget", p.budget.is_some()),
-            ("lambda", p.lambda.is_some()),
-            ("scaling", p.scaling.is_some()),
-            ("fm_sensitivity", p.fm_sensitivity.is_some()),
-            ("solver", p.solver.is_some()),
-            ("tolerance", p.tolerance.is_some()),
-        ] {
-            if set {
-                return Err(self.err(f(field), format!("does not apply to probe `{probe}`")));
-            }
-        }
-        if crate::analysis::probe_uses_epsilon(probe) && self.grid.epsilon.is_none() {
-            return Err(self.err(
-                "grid.epsilon",
-                format!("probe `{probe}` runs a mechanism and needs an epsilon axis"),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Checks the selection fields; returns whether the selector is private (None: no selection).
-    fn validate_selection(&self, i: usize, p: &PipelineDef) -> Result<Option<bool>> {
-        let f = |field: &str| format!("pipeline[{i}].{field}");
-        let Some(sel) = &p.selection else {
-            for (field, set) in [
-                ("score", p.score.is_some()),
-                ("sparse_threshold", p.sparse_threshold.is_some()),
-                ("features", p.features.is_some()),
-            ] {
-                if set {
-                    return Err(self.err(f(field), "applies only with a `selection` step"));
-                }
-            }
-            return Ok(None);
-        };
-        if !SELECTORS.iter().any(|(n, _)| n == sel) {
-            let known: Vec<&str> = SELECTORS.iter().map(|(n, _)| *n).collect();
-            return Err(self.err(
-                f("selection"),
-                format!("unknown selector `{sel}`; known: {}", known.join(", ")),
-            ));
-        }
-        if sel == "noisy_nb_mi" && p.score == Some(ScoreName::Count) {
-            return Err(self.err(
-                f("score"),
-                "Algorithm 2 ranks by the MI of the noisy model only",
-            ));
-        }
-        match (sel == "sparse", p.sparse_threshold) {
-            (true, None) => {
-                return Err(self.err(
-                    f("sparse_threshold"),
-                    "the sparse selector needs a public threshold",
-                ));
-            }
-            (true, Some(t)) if !t.is_finite() => {
-                return Err(self.err(f("sparse_threshold"), format!("must be finite, got {t}")));
-            }
-            (false, Some(_)) => {
-                return Err(self.err(
-                    f("sparse_threshold"),
-                    "applies only to `selection = \"sparse\"`",
-                ));
-            }
-            _ => {}
-        }
-        match (p.features, &self.grid.features) {
-            (Some(_), Some(_)) => {
-                return Err(self.err(f("features"), "is also a grid axis; set it in one place"));
-            }
-            (None, None) => {
-                return Err(self.err(
-                    f("features"),
-                    "a selection step needs T: set `features` or a `features` grid axis",
-                ));
-            }
-            (Some(0), None) => return Err(self.err(f("features"), "must be at least 1")),
-            _ => {}
-        }
-        Ok(Some(sel != "nonprivate"))
+        Ok(out)
     }
 
     fn validate_report(&self) -> Result<()> {
         let r = &self.report;
         if let Some(x) = &r.x {
-            let present = match x.as_str() {
-                "epsilon" => self.grid.epsilon.is_some(),
-                "threshold" => self.grid.threshold.is_some(),
-                "features" => self.grid.features.is_some(),
-                "lambda" => self.grid.lambda.is_some(),
-                "n_train" => self.grid.n_train.is_some(),
-                _ => false,
-            };
+            let present = self.grid.axes().iter().any(|a| a.name() == x);
             if !present {
                 return Err(self.err("report.x", format!("`{x}` is not a grid axis of this spec")));
             }
@@ -885,11 +633,6 @@ impl Spec {
             .as_deref()
             .unwrap_or(&self.experiment.name)
     }
-
-    /// Budget split of a pipeline.
-    pub fn budget(&self, pipeline: usize) -> BudgetDef {
-        self.pipelines[pipeline].budget.unwrap_or_default()
-    }
 }
 
 /// SHA-256 of what determines the trials: the TOML document as written, minus `[report]` and
@@ -920,14 +663,6 @@ fn cells_hash(text: &str) -> (String, BTreeMap<String, String>) {
         _ => BTreeMap::new(),
     };
     (canon_hash(&doc), definitions)
-}
-
-/// How each grid value is spelled in a cell's key (1 and 1.0 are the same value).
-fn spellings<T: Serialize>(values: &[T]) -> Vec<String> {
-    values
-        .iter()
-        .map(|v| serde_json::to_value(v).map_or_else(|e| e.to_string(), |v| v.to_string()))
-        .collect()
 }
 
 /// SHA-256 of the canonical JSON (sorted keys) of a TOML value.

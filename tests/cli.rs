@@ -8,12 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_epsilab"));
-    c.env_remove("EPSILAB_DATA");
-    c
-}
-
 fn spec(dir: &Path, trials: &str) -> PathBuf {
     let text = common::SYNTHETIC_SPEC.replace("trials = 6", &format!("trials = {trials}"));
     common::write_spec(dir, "s.toml", &text)
@@ -21,7 +15,7 @@ fn spec(dir: &Path, trials: &str) -> PathBuf {
 
 #[test]
 fn list_into_a_closed_pipe_ends_quietly() {
-    let mut child = bin()
+    let mut child = common::bin()
         .arg("list")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -65,7 +59,7 @@ fn absurd_job_counts_are_refused_and_zero_means_every_core() {
     let d = tempfile::tempdir().unwrap();
     let s = spec(d.path(), "1");
     let out = d.path().join("out");
-    let o = bin()
+    let o = common::bin()
         .arg("run")
         .arg(&s)
         .arg("--out")
@@ -77,7 +71,7 @@ fn absurd_job_counts_are_refused_and_zero_means_every_core() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("--jobs") && err.contains("0..=256"), "{err}");
     assert!(!err.contains("panicked") && !out.exists(), "{err}");
-    let o = bin()
+    let o = common::bin()
         .arg("run")
         .arg(&s)
         .arg("--out")
@@ -94,7 +88,7 @@ fn a_billion_trials_without_yes_is_refused_with_its_count_and_eta() {
     let s = spec(d.path(), "1000000000");
     let out = d.path().join("out");
     let start = Instant::now();
-    let o = bin()
+    let o = common::bin()
         .arg("run")
         .arg(&s)
         .arg("--out")
@@ -123,7 +117,7 @@ fn a_billion_trials_with_yes_start_at_once_in_bounded_memory() {
     let d = tempfile::tempdir().unwrap();
     let s = spec(d.path(), "1000000000");
     let out = d.path().join("out");
-    let mut child = bin()
+    let mut child = common::bin()
         .arg("run")
         .arg(&s)
         .arg("--out")
@@ -152,7 +146,7 @@ fn run_with_stderr_into_a_closed_pipe_finishes_its_report() {
     let d = tempfile::tempdir().unwrap();
     let s = spec(d.path(), "2");
     let out = d.path().join("out");
-    let mut child = bin()
+    let mut child = common::bin()
         .arg("run")
         .arg(&s)
         .arg("--out")

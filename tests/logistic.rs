@@ -9,11 +9,9 @@ use epsilab::learners::logistic::mechanisms::{
     objective_lambda_threshold, objective_perturbation_with_noise, output_perturbation,
 };
 use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
-use epsilab::learners::logistic::select::{
-    cross_validate_lambda, exponential_mechanism, private_select_lambda,
-};
+use epsilab::learners::logistic::select::{cross_validate_lambda, private_select_lambda};
 use epsilab::learners::logistic::*;
-use epsilab::privacy::{Ledger, Relation};
+use epsilab::privacy::{Exponential, Ledger, Relation};
 use epsilab::rng::{Rng, rng_from};
 use epsilab::stats::ks_statistic;
 use linfa::ParamGuard;
@@ -445,6 +443,7 @@ fn private_params_through_linfa_fit() {
     let a = p.clone().check().unwrap().fit(&ds).unwrap();
     let b = p.check().unwrap().fit(&ds).unwrap();
     assert_eq!(a, b, "same seed, same noise");
+    assert!(a.ledger.is_private_within(Some(1.0)), "{:?}", a.ledger);
     let pa: Array1<usize> = Predict::predict(&a, &x);
     assert_eq!(pa.len(), 300);
     assert!(
@@ -497,10 +496,18 @@ fn lambda_selection_cv_and_private() {
 
     // The exponential mechanism with a huge eps picks the best; with eps -> 0 it is uniform-ish.
     let q = [10.0, 30.0, 20.0];
-    assert_eq!(exponential_mechanism(&q, 1e3, 1.0, &mut rng), 1);
-    let picks: Vec<usize> = (0..3000)
-        .map(|_| exponential_mechanism(&q, 1e-9, 1.0, &mut rng))
-        .collect();
+    let mut choose = |eps: f64| {
+        let m = Exponential::new(1.0, eps, Relation::AddRemove).unwrap();
+        let mut l = Ledger::default();
+        let r = l
+            .charge("choice", "exponential", m)
+            .unwrap()
+            .choose(&q, &mut rng);
+        assert_eq!(l.total_epsilon(), eps);
+        r
+    };
+    assert_eq!(choose(1e3), 1);
+    let picks: Vec<usize> = (0..3000).map(|_| choose(1e-9)).collect();
     for r in 0..3 {
         let c = picks.iter().filter(|&&p| p == r).count();
         assert!((800..1200).contains(&c), "{c}");

@@ -2,6 +2,8 @@
 //! comparison with one legend entry per label; the LaTeX document of every committed table and
 //! figure compiled by a real TeX; `results/index.html` loaded in a real headless Chromium.
 
+mod common;
+
 use epsilab::data::DataDir;
 use epsilab::report::figure::{Figure, kind_of};
 use epsilab::runner::{RunOptions, run};
@@ -66,13 +68,8 @@ fn run_spec(text: &str) -> (tempfile::TempDir, Spec, PathBuf) {
     std::fs::write(&path, text).unwrap();
     let spec = Spec::load(&path).unwrap();
     let opts = RunOptions {
-        threads: 1,
         data_dir: DataDir(tmp.path().into()),
-        out_dir: tmp.path().join("results"),
-        smoke: false,
-        force: false,
-        progress: false,
-        shard: None,
+        ..common::run_options(&tmp.path().join("results"), 1)
     };
     let s = run(&spec, &opts).unwrap();
     epsilab::report::write(&spec, &s.results_dir).unwrap();

@@ -4,6 +4,7 @@
 
 use epsilab::counts::ClassCounts;
 use epsilab::learners::{PrivateNbParams, Release, Threshold};
+use epsilab::privacy::Ledger;
 use epsilab::privacy::laplace::laplace_cdf;
 use epsilab::rng::rng_from;
 use epsilab::stats::ks_statistic;
@@ -24,7 +25,9 @@ fn noise(release: Release, eps: f64, runs: usize) -> Vec<f64> {
     let mut out = Vec::new();
     for r in 0..runs {
         let mut rng = rng_from(&["noise-test", &r.to_string()]);
-        let n = p.release_counts(&c, None, &mut rng).unwrap();
+        let n = p
+            .release_counts(&c, None, &mut rng, &mut Ledger::default())
+            .unwrap();
         for cl in 0..2 {
             for d in 0..4 {
                 out.push(n.on[[cl, d]] - c.on[[cl, d]]);
@@ -93,7 +96,12 @@ fn the_65_percent_quantile_threshold_clips_65_percent_of_zero_counts() {
     let mut clipped = 0usize;
     for r in 0..runs {
         let n = p
-            .release_counts(&c, None, &mut rng_from(&["clip", &r.to_string()]))
+            .release_counts(
+                &c,
+                None,
+                &mut rng_from(&["clip", &r.to_string()]),
+                &mut Ledger::default(),
+            )
             .unwrap();
         // N1[0, 1] = 0 and N1[1, 2] = 0.
         clipped += usize::from(n.on[[0, 1]] < t) + usize::from(n.on[[1, 2]] < t);
@@ -112,9 +120,19 @@ fn the_65_percent_quantile_threshold_clips_65_percent_of_zero_counts() {
 fn noise_streams_differ_between_calls_and_repeat_for_a_seed() {
     let c = counts();
     let p = PrivateNbParams::new(1.0).check().unwrap();
-    let a = p.release_counts(&c, None, &mut rng_from(&["a"])).unwrap();
-    let b = p.release_counts(&c, None, &mut rng_from(&["b"])).unwrap();
-    let a2 = p.release_counts(&c, None, &mut rng_from(&["a"])).unwrap();
+    let mut ledger = Ledger::default();
+    let a = p
+        .release_counts(&c, None, &mut rng_from(&["a"]), &mut ledger)
+        .unwrap();
+    let b = p
+        .release_counts(&c, None, &mut rng_from(&["b"]), &mut ledger)
+        .unwrap();
+    let a2 = p
+        .release_counts(&c, None, &mut rng_from(&["a"]), &mut ledger)
+        .unwrap();
     assert_ne!(a.on, b.on);
     assert_eq!(a.on, a2.on);
+    // Every release is recorded with its spend: three releases, 3 eps.
+    assert_eq!(ledger.entries.len(), 3);
+    assert_eq!(ledger.total_epsilon(), 3.0);
 }

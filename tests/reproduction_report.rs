@@ -1,5 +1,7 @@
 //! `report --all`: REPORT.md with published values, verdicts and non-private labels; table.tex.
 
+mod common;
+
 use epsilab::data::DataDir;
 use epsilab::runner::{RunOptions, run};
 use epsilab::spec::Spec;
@@ -57,13 +59,8 @@ fn report_all_writes_verdicts_and_booktabs() {
     std::fs::write(exp.join("rep.toml"), SPEC).unwrap();
     let spec = Spec::load(&exp.join("rep.toml")).unwrap();
     let opts = RunOptions {
-        threads: 1,
         data_dir: DataDir(tmp.path().into()),
-        out_dir: out.clone(),
-        smoke: false,
-        force: false,
-        progress: false,
-        shard: None,
+        ..common::run_options(&out, 1)
     };
     let s = run(&spec, &opts).unwrap();
     epsilab::report::write(&spec, &s.results_dir).unwrap();

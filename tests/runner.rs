@@ -3,36 +3,14 @@
 
 mod common;
 
-use epsilab::data::DataDir;
-use epsilab::runner::{RunOptions, run};
+use epsilab::runner::run;
 use epsilab::spec::Spec;
 use epsilab::store::{TRIALS_FILE, TrialRecord, read_records};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-fn opts(out: &Path, threads: usize) -> RunOptions {
-    RunOptions {
-        threads,
-        data_dir: DataDir("unused".into()),
-        out_dir: out.into(),
-        smoke: false,
-        force: false,
-        progress: false,
-        shard: None,
-    }
-}
-
-/// Records by key with the wall-clock field zeroed (the only field allowed to differ).
-fn by_key(records: Vec<TrialRecord>) -> BTreeMap<String, TrialRecord> {
-    records
-        .into_iter()
-        .map(|mut r| {
-            r.fit_seconds = 0.0;
-            (r.key.clone(), r)
-        })
-        .collect()
-}
+use common::{by_key, run_options as opts};
 
 fn run_fresh(spec: &Spec, threads: usize) -> BTreeMap<String, TrialRecord> {
     let out = tempfile::tempdir().unwrap();

@@ -9,30 +9,16 @@ use epsilab::runner::{RunOptions, run, status};
 use epsilab::shard::Shard;
 use epsilab::spec::Spec;
 use epsilab::store::{TrialRecord, read_dir_records, read_records, record_files};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+use common::by_key;
+
 fn opts(out: &Path, shard: Option<Shard>) -> RunOptions {
     RunOptions {
-        threads: 2,
-        data_dir: DataDir("unused".into()),
-        out_dir: out.into(),
-        smoke: false,
-        force: false,
-        progress: false,
         shard,
+        ..common::run_options(out, 2)
     }
-}
-
-fn by_key(records: Vec<TrialRecord>) -> BTreeMap<String, TrialRecord> {
-    records
-        .into_iter()
-        .map(|mut r| {
-            r.fit_seconds = 0.0;
-            (r.key.clone(), r)
-        })
-        .collect()
 }
 
 fn synthetic(dir: &Path) -> Spec {

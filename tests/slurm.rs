@@ -4,6 +4,8 @@
 //! Needs a running cluster, so it is ignored by default; `.ci/run` starts a single-node one with
 //! `scripts/slurm-local.sh` and runs it with `--ignored` (or prints why it cannot).
 
+mod common;
+
 use epsilab::store::{TrialRecord, read_dir_records};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -41,14 +43,7 @@ fn slurm(cmd: &str, args: &[&str]) -> String {
 
 /// Records by key with the timing field zeroed (the only field allowed to differ).
 fn records(dir: &Path) -> BTreeMap<String, TrialRecord> {
-    read_dir_records(dir)
-        .unwrap()
-        .into_iter()
-        .map(|mut r| {
-            r.fit_seconds = 0.0;
-            (r.key.clone(), r)
-        })
-        .collect()
+    common::by_key(read_dir_records(dir).unwrap())
 }
 
 /// Waits until none of `jobs` is queued or running (10 minutes at most).

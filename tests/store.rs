@@ -4,35 +4,21 @@
 
 mod common;
 
-use epsilab::data::DataDir;
 use epsilab::runner::{RunOptions, run};
 use epsilab::spec::Spec;
 use epsilab::store::{TRIALS_FILE, TrialRecord, read_records};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn opts(out: &Path, force: bool) -> RunOptions {
     RunOptions {
-        threads: 2,
-        data_dir: DataDir("unused".into()),
-        out_dir: out.into(),
-        smoke: false,
         force,
-        progress: false,
-        shard: None,
+        ..common::run_options(out, 2)
     }
 }
 
 fn by_key(path: &Path) -> BTreeMap<String, TrialRecord> {
-    read_records(path)
-        .unwrap()
-        .into_iter()
-        .map(|mut r| {
-            r.fit_seconds = 0.0;
-            (r.key.clone(), r)
-        })
-        .collect()
+    common::by_key(read_records(path).unwrap())
 }
 
 /// A user dataset in LIBSVM format: 60 rows, 4 binary features, labels 1 and 2.
@@ -55,12 +41,6 @@ const USER_SPEC: &str = "[experiment]\nname = \"mine\"\ntrials = 3\nseed = 1\nda
     [[pipeline]]\nname = \"private\"\nlearner = \"private_nb\"\n\
     [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nx = \"epsilon\"\n";
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_epsilab"));
-    c.env_remove("EPSILAB_DATA");
-    c
-}
-
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
@@ -77,7 +57,7 @@ fn a_forced_run_without_its_data_keeps_the_committed_results() {
     copy_dir(Path::new("results/f3_6_accuracy_vs_epsilon"), &dir);
     let before = std::fs::read(dir.join(TRIALS_FILE)).unwrap();
     let manifest = std::fs::read(dir.join("manifest.json")).unwrap();
-    let o = bin()
+    let o = common::bin()
         .args([
             "run",
             "experiments/f3_6_accuracy_vs_epsilon.toml",
@@ -104,7 +84,7 @@ fn the_committed_quickstart_results_are_reused_as_they_are() {
     let dir = out.path().join("quickstart");
     copy_dir(Path::new("results/quickstart"), &dir);
     let before = std::fs::read(dir.join(TRIALS_FILE)).unwrap();
-    let o = bin()
+    let o = common::bin()
         .args(["run", "experiments/quickstart.toml", "--no-report", "--out"])
         .arg(out.path())
         .output()
@@ -175,7 +155,7 @@ fn an_interrupted_forced_run_keeps_the_previous_results_then_resumes() {
         .replace("trials = 6", "trials = 30");
     let spec_path = common::write_spec(d.path(), "s.toml", &changed);
     let forced = || {
-        let mut c = bin();
+        let mut c = common::bin();
         c.arg("run").arg(&spec_path).arg("--out").arg(&out).args([
             "--no-report",
             "--force",

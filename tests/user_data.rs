@@ -6,7 +6,7 @@ mod common;
 
 use epsilab::data::{DataDir, Features};
 use epsilab::error::Error;
-use epsilab::runner::{RunOptions, run};
+use epsilab::runner::run;
 use epsilab::spec::Spec;
 use std::path::Path;
 
@@ -200,15 +200,7 @@ fn csv_with_bounds_runs_private_lr_and_records_the_clipping() {
                      [[pipeline]]\nname = \"reference\"\nlearner = \"lr\"\nlambda = 0.01\n";
     let spec = spec_with(dir.path(), &[("d.csv", &rows)], def, pipelines);
     let out = tempfile::tempdir().unwrap();
-    let opts = RunOptions {
-        threads: 1,
-        data_dir: DataDir("unused".into()),
-        out_dir: out.path().into(),
-        smoke: false,
-        force: false,
-        progress: false,
-        shard: None,
-    };
+    let opts = common::run_options(out.path(), 1);
     let s = run(&spec, &opts).unwrap();
     assert_eq!(s.total, 6);
     let trials = std::fs::read_to_string(s.results_dir.join("trials.jsonl")).unwrap();
@@ -256,15 +248,7 @@ fn naive_bayes_refuses_real_valued_features() {
         "[[pipeline]]\nname = \"pnb\"\nlearner = \"private_nb\"\n",
     );
     let out = tempfile::tempdir().unwrap();
-    let opts = RunOptions {
-        threads: 1,
-        data_dir: DataDir("unused".into()),
-        out_dir: out.path().into(),
-        smoke: false,
-        force: false,
-        progress: false,
-        shard: None,
-    };
+    let opts = common::run_options(out.path(), 1);
     let err = run(&spec, &opts).unwrap_err();
     assert!(matches!(err, Error::Spec { .. }), "{err}");
     assert!(

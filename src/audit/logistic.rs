@@ -36,7 +36,7 @@ use crate::learners::logistic::{
     Design, FmSensitivity, PrivateLogisticParams, PrivateLrMethod, SolverSettings,
 };
 use crate::learners::logistic::{PrivateLogisticFit, PrivateLogisticValidParams};
-use crate::privacy::{L2Mechanism, Ledger, Relation};
+use crate::privacy::{L2Noise, Ledger, Relation};
 use crate::rng::Rng;
 use linfa::ParamGuard;
 use ndarray::Array2;
@@ -186,7 +186,7 @@ impl Auditable for LrOutput {
             run_eps,
             &SolverSettings::default(),
             rng,
-            &mut Ledger::default(),
+            &mut Ledger::new(Relation::AddRemove),
         )
         .expect("valid design");
         theta[0]
@@ -309,7 +309,7 @@ impl Auditable for LrObjective {
         let theta = if self.mutant {
             let (x, y) = self.data.side(side);
             let design = Design::dense(x.view());
-            let b = L2Mechanism::with_scale(self.beta)
+            let b = L2Noise::with_scale(self.beta)
                 .expect("valid")
                 .sample(1, rng);
             objective_perturbation_with_noise(

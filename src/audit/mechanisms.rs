@@ -18,11 +18,13 @@ use crate::counts::ClassCounts;
 use crate::learners::private_nb::PrivateNbValidParams;
 use crate::learners::vaidya_nb::VaidyaNbValidParams;
 use crate::learners::{PrivateNbParams, VaidyaNbParams};
-use crate::privacy::exponential::{MaskSampler, gumbel_top_k};
+use crate::privacy::exponential::MaskSampler;
 use crate::privacy::secure::DiscreteLaplace;
-use crate::privacy::{Laplace, Ledger, Relation};
+use crate::privacy::{
+    Exponential, Laplace, LaplaceNoise, Ledger, Mechanism, Relation, SparseVector,
+};
 use crate::rng::{Rng, Streams, rng_from};
-use crate::selection::{Score, Selector, mask_weights, sparse_vector};
+use crate::selection::{Score, Selector};
 use linfa::ParamGuard;
 use ndarray::array;
 use rand::Rng as _;
@@ -57,10 +59,31 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     ]
 }
 
+/// The audited Laplace noise: the mechanism, drawn through a ledger charge (one release per
+/// run, recorded in that run's own ledger), or a mutant's plain noise of the wrong scale.
+#[derive(Clone, Copy)]
+enum LaplaceDraw {
+    Mechanism(Laplace),
+    Mutant(LaplaceNoise),
+}
+
+impl LaplaceDraw {
+    fn sample(&self, rng: &mut Rng) -> f64 {
+        match *self {
+            LaplaceDraw::Mechanism(m) => {
+                let mut ledger = Ledger::new(m.privacy_map().relation);
+                let mut charge = ledger.charge("audit", "laplace", m).expect("same relation");
+                charge.sample(rng)
+            }
+            LaplaceDraw::Mutant(noise) => noise.sample(rng),
+        }
+    }
+}
+
 /// Laplace primitive on a counting query (sensitivity 1): f(X) = 0, f(X') = 1.
 pub struct LaplaceCount {
     epsilon: f64,
-    noise: Laplace,
+    noise: LaplaceDraw,
     mutant: bool,
 }
 
@@ -68,7 +91,9 @@ impl LaplaceCount {
     pub fn correct(epsilon: f64) -> Self {
         LaplaceCount {
             epsilon,
-            noise: Laplace::new(1.0, epsilon).expect("valid"),
+            noise: LaplaceDraw::Mechanism(
+                Laplace::new(1.0, epsilon, Relation::AddRemove).expect("valid"),
+            ),
             mutant: false,
         }
     }
@@ -77,7 +102,7 @@ impl LaplaceCount {
     pub fn half_scale(epsilon: f64) -> Self {
         LaplaceCount {
             epsilon,
-            noise: Laplace::with_scale(0.5 / epsilon).expect("valid"),
+            noise: LaplaceDraw::Mutant(LaplaceNoise::with_scale(0.5 / epsilon).expect("valid")),
             mutant: true,
         }
     }
@@ -133,7 +158,7 @@ impl Auditable for DiscreteLaplaceCount {
 /// stream), so the noise cancels in y1 - y2 and the difference reveals the data.
 pub struct LaplacePair {
     epsilon: f64,
-    noise: Laplace,
+    noise: LaplaceDraw,
     reused: bool,
 }
 
@@ -141,7 +166,9 @@ impl LaplacePair {
     pub fn new(epsilon: f64, reused: bool) -> Self {
         LaplacePair {
             epsilon,
-            noise: Laplace::new(1.0, epsilon).expect("valid"),
+            noise: LaplaceDraw::Mechanism(
+                Laplace::new(1.0, epsilon, Relation::AddRemove).expect("valid"),
+            ),
             reused,
         }
     }
@@ -352,9 +379,10 @@ impl Auditable for Alg1Nb {
         } else {
             &self.x_prime
         };
+        let mut ledger = Ledger::new(self.noise_relation);
         let noisy = self
             .params
-            .release_counts_under(counts, None, self.noise_relation, rng)
+            .release_counts(counts, None, rng, &mut ledger)
             .expect("valid counts");
         let off = noisy.off.as_ref().expect("on/off release");
         self.changed
@@ -399,8 +427,13 @@ impl Auditable for MaskWorstCase {
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let q = if side == Side::X { &Q_X } else { &Q_XP };
-        let w = mask_weights(q, self.epsilon, 1.0);
-        chose_first(&MaskSampler::new().sample(&w, 1, rng).expect("valid"))
+        let mechanism = Exponential::new(1.0, self.epsilon, Relation::AddRemove).expect("valid");
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let mut charge = ledger
+            .charge("audit", "mask", mechanism)
+            .expect("same relation");
+        let chosen = charge.choose_subset(&mut MaskSampler::new(), q, 1, rng);
+        chose_first(&chosen.expect("valid"))
     }
 }
 
@@ -456,7 +489,7 @@ impl Auditable for MaskCountSelector {
             1,
             Some(self.epsilon),
             &mut Streams::new(rng.r#gen()),
-            &mut Ledger::default(),
+            &mut Ledger::new(Relation::AddRemove),
         )
         .expect("valid");
         chose_first(&sel.features)
@@ -480,7 +513,12 @@ impl Auditable for GumbelWorstCase {
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let q = if side == Side::X { &Q_X } else { &Q_XP };
-        chose_first(&gumbel_top_k(q, 1, 2.0 / self.epsilon, rng).expect("valid"))
+        let mechanism = Exponential::new(1.0, self.epsilon, Relation::AddRemove).expect("valid");
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let mut charge = ledger
+            .charge("audit", "gumbel", mechanism)
+            .expect("same relation");
+        chose_first(&charge.gumbel_top_k(q, 1, rng).expect("valid"))
     }
 }
 
@@ -507,7 +545,13 @@ impl Auditable for SparseWorstCase {
         } else {
             &[0.0, 0.0, 0.0, 1.0]
         };
-        let out = sparse_vector(q, 1, 0.5, self.epsilon, 1.0, rng).expect("valid");
+        let mechanism =
+            SparseVector::new(1, 1.0, self.epsilon, Relation::AddRemove).expect("valid");
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let mut charge = ledger
+            .charge("audit", "sparse", mechanism)
+            .expect("same relation");
+        let out = charge.above_threshold(q, 0.5, rng).expect("valid");
         out.first().map_or(q.len() as f64, |&i| i as f64)
     }
 }
@@ -560,7 +604,7 @@ impl Auditable for Vaidya {
         };
         let m = self
             .params
-            .fit_counts(counts, None, rng, &mut Ledger::default())
+            .fit_counts(counts, None, rng, &mut Ledger::new(Relation::AddRemove))
             .expect("valid counts");
         m.log_prior[1].exp()
     }

@@ -4,6 +4,7 @@
 //! generator), how labels map to classes, and how the split is drawn. Specs may add their own
 //! definitions inline with the same fields.
 
+pub use super::synthetic::{NbProxyDef, NbSampledDef, ToyGaussianDef};
 use super::{
     BinaryMatrix, Dataset, Features, PublicBounds, SplitRule, csv_source, files, libsvm, synthetic,
 };
@@ -219,52 +220,6 @@ pub struct ClassDef {
     pub subsample: Option<usize>,
 }
 
-/// Toy Gaussian of the thesis appendix A.7: N(0, I) vs N(a 1, I), Bayes accuracy 90%.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToyGaussianDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
-}
-
-/// Binary data sampled from a two-class Naive Bayes model (thesis section 3.4).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NbSampledDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    /// Base probability that a feature is on, per class (dense: [0.8, 0.5]; sparse: [0.01, 0.03]).
-    pub theta: [f64; 2],
-    /// Relative uniform jitter per feature: theta_cd = theta_c (1 + U(-jitter, jitter)).
-    #[serde(default = "default_jitter")]
-    pub jitter: f64,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
-}
-
-fn default_jitter() -> f64 {
-    synthetic::DEFAULT_JITTER
-}
-
-/// Binary data sampled from the non-private NB fitted on another dataset's training set.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NbProxyDef {
-    pub title: Option<String>,
-    /// Catalog name of the dataset whose fitted NB generates the rows.
-    pub of: String,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
-}
-
 /// The built-in catalog plus any definitions added by a spec.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -406,6 +361,79 @@ impl FileSet<'_> {
             .collect()
     }
 
+    /// Drops rows of the classes with a `subsample` size, chosen by the dataset's fixed seed.
+    fn subsample(&self, keep: &mut Vec<(usize, u32, u16)>) -> Result<()> {
+        let mut rng = rng_from(&["subsample", self.name, &self.subsample_seed.to_string()]);
+        for (c, class) in self.classes.iter().enumerate() {
+            if let Some(n) = class.subsample {
+                let mut rows: Vec<usize> =
+                    (0..keep.len()).filter(|&k| keep[k].2 == c as u16).collect();
+                if n > rows.len() {
+                    return Err(self.err(format!(
+                        "cannot subsample class {} to {n}: it has {} rows",
+                        class.name,
+                        rows.len()
+                    )));
+                }
+                rows.shuffle(&mut rng);
+                let mut drop = vec![false; keep.len()];
+                for &k in &rows[n..] {
+                    drop[k] = true;
+                }
+                let mut k = 0;
+                keep.retain(|_| {
+                    k += 1;
+                    !drop[k - 1]
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The kept rows' features: a sparse binary matrix, or dense values clipped to the public
+    /// bounds (with the count of clipped values per row).
+    fn features(
+        &self,
+        parts: &[(Part, PathBuf)],
+        keep: &[(usize, u32, u16)],
+        dimension: usize,
+    ) -> Result<(Features, Option<PublicBounds>)> {
+        Ok(match self.bounds {
+            None => {
+                let mut matrix = BinaryMatrix::new(dimension);
+                for &(p, i, _) in keep {
+                    match &parts[p].0.features {
+                        libsvm::RawFeatures::Binary(m) => matrix.push_row(m.row(i as usize)),
+                        libsvm::RawFeatures::Real { .. } => {
+                            unreachable!("files are read as binary without bounds")
+                        }
+                    }
+                }
+                (Features::Binary(matrix), None)
+            }
+            Some(b) => {
+                let (lo, hi) = b.resolve(dimension).map_err(|r| self.err(r))?;
+                let n = keep.len();
+                let mut x = Array2::zeros((n, dimension));
+                let mut clipped = Vec::with_capacity(n);
+                for (r, &(p, i, _)) in keep.iter().enumerate() {
+                    let libsvm::RawFeatures::Real { values, .. } = &parts[p].0.features else {
+                        unreachable!("files are read as real with bounds")
+                    };
+                    let src = &values[i as usize * dimension..(i as usize + 1) * dimension];
+                    let mut k = 0u32;
+                    for (j, &v) in src.iter().enumerate() {
+                        let c = v.clamp(lo[j], hi[j]);
+                        k += u32::from(c != v);
+                        x[[r, j]] = c;
+                    }
+                    clipped.push(k);
+                }
+                (Features::Dense(x), Some(PublicBounds { lo, hi, clipped }))
+            }
+        })
+    }
+
     /// Checks the parts, subsamples classes, assembles the shared matrix and applies bounds.
     fn assemble(
         &self,
@@ -440,30 +468,7 @@ impl FileSet<'_> {
                 }
             }
         }
-        let mut rng = rng_from(&["subsample", self.name, &self.subsample_seed.to_string()]);
-        for (c, class) in self.classes.iter().enumerate() {
-            if let Some(n) = class.subsample {
-                let mut rows: Vec<usize> =
-                    (0..keep.len()).filter(|&k| keep[k].2 == c as u16).collect();
-                if n > rows.len() {
-                    return Err(self.err(format!(
-                        "cannot subsample class {} to {n}: it has {} rows",
-                        class.name,
-                        rows.len()
-                    )));
-                }
-                rows.shuffle(&mut rng);
-                let mut drop = vec![false; keep.len()];
-                for &k in &rows[n..] {
-                    drop[k] = true;
-                }
-                let mut k = 0;
-                keep.retain(|_| {
-                    k += 1;
-                    !drop[k - 1]
-                });
-            }
-        }
+        self.subsample(&mut keep)?;
         let n_train = keep.iter().filter(|k| k.0 == 0).count();
         let n = keep.len();
         let train_file = &parts[0].1;
@@ -523,39 +528,7 @@ impl FileSet<'_> {
             random => random,
         };
         let labels: Vec<u16> = keep.iter().map(|k| k.2).collect();
-        let (features, bounds) = match self.bounds {
-            None => {
-                let mut matrix = BinaryMatrix::new(dimension);
-                for &(p, i, _) in &keep {
-                    match &parts[p].0.features {
-                        libsvm::RawFeatures::Binary(m) => matrix.push_row(m.row(i as usize)),
-                        libsvm::RawFeatures::Real { .. } => {
-                            unreachable!("files are read as binary without bounds")
-                        }
-                    }
-                }
-                (Features::Binary(matrix), None)
-            }
-            Some(b) => {
-                let (lo, hi) = b.resolve(dimension).map_err(|r| self.err(r))?;
-                let mut x = Array2::zeros((n, dimension));
-                let mut clipped = Vec::with_capacity(n);
-                for (r, &(p, i, _)) in keep.iter().enumerate() {
-                    let libsvm::RawFeatures::Real { values, .. } = &parts[p].0.features else {
-                        unreachable!("files are read as real with bounds")
-                    };
-                    let src = &values[i as usize * dimension..(i as usize + 1) * dimension];
-                    let mut k = 0u32;
-                    for (j, &v) in src.iter().enumerate() {
-                        let c = v.clamp(lo[j], hi[j]);
-                        k += u32::from(c != v);
-                        x[[r, j]] = c;
-                    }
-                    clipped.push(k);
-                }
-                (Features::Dense(x), Some(PublicBounds { lo, hi, clipped }))
-            }
-        };
+        let (features, bounds) = self.features(&parts, &keep, dimension)?;
         Ok(Dataset {
             name: self.name.into(),
             title: self.title.clone().unwrap_or_else(|| self.name.into()),
@@ -569,19 +542,26 @@ impl FileSet<'_> {
     }
 }
 
-fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
-    let set = FileSet {
-        name,
-        title: &def.title,
-        train: &def.train,
-        test: def.test.as_deref(),
-        train_fraction: def.train_fraction,
-        classes: &def.classes,
-        subset: def.subset,
-        subsample_seed: def.subsample_seed,
-        sha256: &def.sha256,
-        bounds: def.bounds.as_ref(),
+/// The [`FileSet`] of a LIBSVM or CSV definition (both name these fields alike).
+macro_rules! file_set {
+    ($name:expr, $def:expr) => {
+        FileSet {
+            name: $name,
+            title: &$def.title,
+            train: &$def.train,
+            test: $def.test.as_deref(),
+            train_fraction: $def.train_fraction,
+            classes: &$def.classes,
+            subset: $def.subset,
+            subsample_seed: $def.subsample_seed,
+            sha256: &$def.sha256,
+            bounds: $def.bounds.as_ref(),
+        }
     };
+}
+
+fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
+    let set = file_set!(name, def);
     let real = def.bounds.is_some();
     let feature_names = match &def.vocabulary {
         None => None,
@@ -617,18 +597,7 @@ fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Res
 }
 
 fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
-    let set = FileSet {
-        name,
-        title: &def.title,
-        train: &def.train,
-        test: def.test.as_deref(),
-        train_fraction: def.train_fraction,
-        classes: &def.classes,
-        subset: def.subset,
-        subsample_seed: def.subsample_seed,
-        sha256: &def.sha256,
-        bounds: def.bounds.as_ref(),
-    };
+    let set = file_set!(name, def);
     let delimiter = match def.delimiter.as_deref().unwrap_or(",") {
         "\\t" | "\t" => b'\t',
         d if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],

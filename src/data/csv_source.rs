@@ -66,56 +66,9 @@ pub fn parse(bytes: &[u8], path: &Path, layout: &CsvLayout) -> Result<CsvData> {
             .map(|c| String::from_utf8_lossy(c).trim().to_string())
             .collect()
     });
-    let resolve = |c: &Column, what: &str| -> Result<usize> {
-        match c {
-            Column::Number(n) if *n >= 1 && *n <= width => Ok(n - 1),
-            Column::Number(n) => Err(fail(
-                first_line,
-                format!("{what} column {n} is outside 1..={width}"),
-            )),
-            Column::Name(name) => match &header {
-                Some(h) => h.iter().position(|x| x == name).ok_or_else(|| {
-                    fail(
-                        first_line,
-                        format!(
-                            "{what} column `{name}` is not in the header ({})",
-                            h.join(", ")
-                        ),
-                    )
-                }),
-                None => Err(fail(
-                    first_line,
-                    format!(
-                        "{what} column `{name}` given by name but the file has no header (header = false)"
-                    ),
-                )),
-            },
-        }
-    };
-    let label_col = resolve(layout.label, "label")?;
-    let cols: Vec<usize> = match layout.features {
-        Some(f) => f
-            .iter()
-            .map(|c| resolve(c, "feature"))
-            .collect::<Result<_>>()?,
-        None => (0..width).filter(|&c| c != label_col).collect(),
-    };
-    if cols.is_empty() {
-        return Err(fail(first_line, "no feature columns".into()));
-    }
-    if cols.contains(&label_col) {
-        return Err(fail(
-            first_line,
-            "the label column is also a feature column".into(),
-        ));
-    }
-    let feature_names = cols
-        .iter()
-        .map(|&c| match &header {
-            Some(h) => h[c].clone(),
-            None => format!("column {}", c + 1),
-        })
-        .collect();
+    let (label_col, cols, feature_names) = columns(layout, header.as_deref(), width, |reason| {
+        fail(first_line, reason)
+    })?;
 
     let dimension = cols.len();
     let mut labels = Vec::new();
@@ -182,6 +135,55 @@ pub fn parse(bytes: &[u8], path: &Path, layout: &CsvLayout) -> Result<CsvData> {
         features,
         feature_names,
     })
+}
+
+/// The label column, the feature columns and their names, resolved against the first line
+/// (`width` fields, `header` if the file has one); `fail` makes an error at that line.
+fn columns(
+    layout: &CsvLayout,
+    header: Option<&[String]>,
+    width: usize,
+    fail: impl Fn(String) -> Error,
+) -> Result<(usize, Vec<usize>, Vec<String>)> {
+    let resolve = |c: &Column, what: &str| -> Result<usize> {
+        match c {
+            Column::Number(n) if *n >= 1 && *n <= width => Ok(n - 1),
+            Column::Number(n) => Err(fail(format!("{what} column {n} is outside 1..={width}"))),
+            Column::Name(name) => match header {
+                Some(h) => h.iter().position(|x| x == name).ok_or_else(|| {
+                    fail(format!(
+                        "{what} column `{name}` is not in the header ({})",
+                        h.join(", ")
+                    ))
+                }),
+                None => Err(fail(format!(
+                    "{what} column `{name}` given by name but the file has no header (header = false)"
+                ))),
+            },
+        }
+    };
+    let label_col = resolve(layout.label, "label")?;
+    let cols: Vec<usize> = match layout.features {
+        Some(f) => f
+            .iter()
+            .map(|c| resolve(c, "feature"))
+            .collect::<Result<_>>()?,
+        None => (0..width).filter(|&c| c != label_col).collect(),
+    };
+    if cols.is_empty() {
+        return Err(fail("no feature columns".into()));
+    }
+    if cols.contains(&label_col) {
+        return Err(fail("the label column is also a feature column".into()));
+    }
+    let feature_names = cols
+        .iter()
+        .map(|&c| match header {
+            Some(h) => h[c].clone(),
+            None => format!("column {}", c + 1),
+        })
+        .collect();
+    Ok((label_col, cols, feature_names))
 }
 
 fn csv_reason(e: &csv::Error) -> String {

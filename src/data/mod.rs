@@ -25,6 +25,30 @@ pub struct BinaryMatrix {
 }
 
 impl BinaryMatrix {
+    /// N_c and N1[c, d] over the chosen rows (the sufficient statistics of Naive Bayes; see
+    /// `counts::ClassCounts`).
+    pub fn class_counts(
+        &self,
+        labels: &[u16],
+        rows: &[u32],
+        n_classes: usize,
+    ) -> (Vec<f64>, Array2<f64>) {
+        let d = self.n_cols;
+        let mut class = vec![0.0; n_classes];
+        let mut on = vec![0u32; n_classes * d];
+        for &i in rows {
+            let c = labels[i as usize] as usize;
+            class[c] += 1.0;
+            let row = &mut on[c * d..(c + 1) * d];
+            for &j in self.row(i as usize) {
+                row[j as usize] += 1;
+            }
+        }
+        let on = Array2::from_shape_vec((n_classes, d), on.into_iter().map(f64::from).collect())
+            .expect("shape matches");
+        (class, on)
+    }
+
     pub fn new(n_cols: usize) -> Self {
         BinaryMatrix {
             n_cols,

@@ -3,18 +3,62 @@
 //! Each is generated once per run from its own seed (`data/<name>/<seed>`) and shared by every
 //! trial, like a file-backed dataset. Classes alternate row by row, so both halves are balanced.
 
-use super::catalog::{NbProxyDef, NbSampledDef, ToyGaussianDef};
 use super::{BinaryMatrix, Dataset, Features, SplitRule};
-use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
-use crate::learners::BernoulliNb;
 use crate::rng::{Rng, rng_from};
 use ndarray::Array2;
 use rand::Rng as _;
 use rand_distr::{Distribution, StandardNormal};
+use serde::Deserialize;
 
 /// Default relative jitter of the NB-sampled thetas (our choice; the thesis does not say).
 pub const DEFAULT_JITTER: f64 = 0.1;
+
+/// Toy Gaussian of the thesis appendix A.7: N(0, I) vs N(a 1, I), Bayes accuracy 90%.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToyGaussianDef {
+    pub title: Option<String>,
+    pub dimension: usize,
+    pub train: usize,
+    pub test: usize,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+/// Binary data sampled from a two-class Naive Bayes model (thesis section 3.4).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NbSampledDef {
+    pub title: Option<String>,
+    pub dimension: usize,
+    /// Base probability that a feature is on, per class (dense: [0.8, 0.5]; sparse: [0.01, 0.03]).
+    pub theta: [f64; 2],
+    /// Relative uniform jitter per feature: theta_cd = theta_c (1 + U(-jitter, jitter)).
+    #[serde(default = "default_jitter")]
+    pub jitter: f64,
+    pub train: usize,
+    pub test: usize,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+fn default_jitter() -> f64 {
+    DEFAULT_JITTER
+}
+
+/// Binary data sampled from the non-private NB fitted on another dataset's training set.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NbProxyDef {
+    pub title: Option<String>,
+    /// Catalog name of the dataset whose fitted NB generates the rows.
+    pub of: String,
+    pub train: usize,
+    pub test: usize,
+    #[serde(default)]
+    pub seed: u64,
+}
 
 /// Phi^-1(0.9).
 const PROBIT_0_9: f64 = 1.281_551_565_544_600_5;
@@ -119,9 +163,7 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         SplitRule::Fixed { n_train } => (0..n_train as u32).collect(),
         SplitRule::Random { .. } => (0..source.n_rows() as u32).collect(),
     };
-    let counts = ClassCounts::from_rows(x, &source.labels, &train, source.n_classes());
-    let model = BernoulliNb::from_counts(&counts, 1.0, None);
-    let prior: Vec<f64> = model.log_prior.iter().map(|l| l.exp()).collect();
+    let (prior, theta) = smoothed_nb(x, &source.labels, &train, source.n_classes());
     let mut rng = data_rng(name, def.seed);
     let labels: Vec<u16> = (0..def.train + def.test)
         .map(|_| {
@@ -138,13 +180,42 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
     Ok(Dataset {
         name: name.into(),
         title: title.into(),
-        features: Features::Binary(sample_rows(&model.theta, &labels, &mut rng)),
+        features: Features::Binary(sample_rows(&theta, &labels, &mut rng)),
         labels,
         class_names: source.class_names.clone(),
         feature_names: source.feature_names.clone(),
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
     })
+}
+
+/// The class prior and theta of the non-private Bernoulli NB with add-one smoothing on the
+/// chosen rows: theta = (N1 + 1) / (N_c + 2), prior N_c / N. Computed with the same operations
+/// as `learners::BernoulliNb::from_counts` (the prior through its log, floored at the smallest
+/// normal, as the model stores it), so the generated rows are those of the fitted model; kept
+/// here so that `data` does not depend on the learners.
+fn smoothed_nb(
+    x: &BinaryMatrix,
+    labels: &[u16],
+    rows: &[u32],
+    k: usize,
+) -> (Vec<f64>, Array2<f64>) {
+    let (class, on) = x.class_counts(labels, rows, k);
+    let mut theta = on;
+    for (c, mut row) in theta.rows_mut().into_iter().enumerate() {
+        let denom = class[c] + 2.0;
+        row.mapv_inplace(|n1| (n1 + 1.0) / denom);
+    }
+    let total: f64 = class.iter().sum();
+    let prior = if total > 0.0 {
+        class
+            .iter()
+            .map(|&w| (w / total).max(f64::MIN_POSITIVE).ln().exp())
+            .collect()
+    } else {
+        vec![(-(k as f64).ln()).exp(); k]
+    };
+    (prior, theta)
 }
 
 fn sample_rows(theta: &Array2<f64>, labels: &[u16], rng: &mut Rng) -> BinaryMatrix {
@@ -212,9 +283,9 @@ mod tests {
         let ds = nb_sampled("dense", "dense", &def);
         let x = ds.features.as_binary().unwrap();
         let rows: Vec<u32> = (0..4000).collect();
-        let counts = ClassCounts::from_rows(x, &ds.labels, &rows, 2);
-        let f0 = counts.on.row(0).sum() / (2000.0 * 50.0);
-        let f1 = counts.on.row(1).sum() / (2000.0 * 50.0);
+        let (_, on) = x.class_counts(&ds.labels, &rows, 2);
+        let f0 = on.row(0).sum() / (2000.0 * 50.0);
+        let f1 = on.row(1).sum() / (2000.0 * 50.0);
         assert!(
             (f0 - 0.8).abs() < 0.01 && (f1 - 0.5).abs() < 0.01,
             "{f0} {f1}"

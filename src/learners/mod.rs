@@ -3,6 +3,68 @@
 //! The structs follow linfa's shape (`ParamGuard` → `Fit` → model → `PredictInplace`) so they
 //! plug into linfa code; the harness calls their count-based fast paths through [`Learner`].
 
+/// linfa's `ParamGuard` for a parameter newtype `Params(ValidParams)`: `check_ref` runs the
+/// block (which returns `Result<()>`, reading the inner struct as `p`) and `check` unwraps.
+macro_rules! param_guard {
+    ($params:ty => $valid:ty, |$p:ident| $check:block) => {
+        impl linfa::ParamGuard for $params {
+            type Checked = $valid;
+            type Error = $crate::error::Error;
+
+            fn check_ref(&self) -> $crate::error::Result<&$valid> {
+                let $p = &self.0;
+                let checked: $crate::error::Result<()> = $check;
+                checked?;
+                Ok($p)
+            }
+
+            fn check(self) -> $crate::error::Result<$valid> {
+                self.check_ref()?;
+                Ok(self.0)
+            }
+        }
+    };
+}
+
+/// Builder setters `fn field(mut self, field: T) -> Self` on a parameter newtype, one per
+/// listed field of the inner struct (with its doc comment).
+macro_rules! setters {
+    ($params:ty { $($(#[$doc:meta])* $field:ident: $t:ty),* $(,)? }) => {
+        impl $params {
+            $(
+                $(#[$doc])*
+                pub fn $field(mut self, $field: $t) -> Self {
+                    self.0.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+/// linfa's `Fit` on dense `f64` records with class-index targets; the block reads the valid
+/// parameters as `$p` and the linfa dataset as `$ds`, and returns `Result<$object>`.
+macro_rules! linfa_fit {
+    ($valid:ty => $object:ty, |$p:ident, $ds:ident| $body:block) => {
+        impl<D, T> linfa::traits::Fit<ndarray::ArrayBase<D, ndarray::Ix2>, T, $crate::error::Error>
+            for $valid
+        where
+            D: ndarray::Data<Elem = f64>,
+            T: linfa::dataset::AsSingleTargets<Elem = usize>,
+        {
+            type Object = $object;
+
+            fn fit(
+                &self,
+                dataset: &linfa::dataset::DatasetBase<ndarray::ArrayBase<D, ndarray::Ix2>, T>,
+            ) -> $crate::error::Result<$object> {
+                let ($p, $ds) = (self, dataset);
+                $body
+            }
+        }
+    };
+}
+
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -16,6 +78,7 @@ use crate::error::{Error, Result};
 use crate::privacy::{Ledger, Relation};
 use crate::rng::Streams;
 use linfa::ParamGuard;
+use linfa::traits::PredictInplace;
 use std::collections::BTreeMap;
 
 pub use majority::Majority;
@@ -38,8 +101,44 @@ pub struct FitInput<'a> {
     pub counts: Option<&'a ClassCounts>,
     /// Selected features; `None` means all.
     pub features: Option<&'a [usize]>,
-    /// The training step's share of the budget; `None` for non-private learners.
-    pub epsilon: Option<f64>,
+}
+
+/// A model fitted through linfa's `Fit`, with the ledger of that fit: the linfa face of a
+/// private learner keeps its accounting (add/remove neighbours, the library's default).
+/// Predicts as the model does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accounted<M> {
+    pub model: M,
+    pub ledger: Ledger,
+}
+
+impl<M> Accounted<M> {
+    /// Runs a private fit on the noise stream labelled `[learner, seed]` with a fresh
+    /// add/remove ledger, and keeps the ledger beside the model.
+    pub fn fit(
+        learner: &str,
+        seed: u64,
+        fit: impl FnOnce(&mut crate::rng::Rng, &mut Ledger) -> Result<M>,
+    ) -> Result<Self> {
+        let mut rng = crate::rng::rng_from(&[learner, &seed.to_string()]);
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let model = fit(&mut rng, &mut ledger)?;
+        Ok(Accounted { model, ledger })
+    }
+}
+
+impl<M, R, T> PredictInplace<R, T> for Accounted<M>
+where
+    R: linfa::dataset::Records,
+    M: PredictInplace<R, T>,
+{
+    fn predict_inplace(&self, x: &R, y: &mut T) {
+        self.model.predict_inplace(x, y)
+    }
+
+    fn default_target(&self, x: &R) -> T {
+        self.model.default_target(x)
+    }
 }
 
 /// What a trial records besides accuracy: random streams, the ledger and named metrics.
@@ -67,80 +166,6 @@ impl TrialLog {
             shared: BTreeMap::new(),
         }
     }
-}
-
-/// What a spec needs to know about a learner.
-#[derive(Debug, Clone, Copy)]
-pub struct LearnerInfo {
-    pub name: &'static str,
-    pub about: &'static str,
-    /// Whether it is parametrised by (and spends) the training share of epsilon.
-    pub uses_epsilon: bool,
-    /// Pipeline fields that apply to it.
-    pub params: &'static [&'static str],
-}
-
-/// The learners a spec may use.
-pub const LEARNERS: &[LearnerInfo] = &[
-    LearnerInfo {
-        name: "majority",
-        about: "majority-class baseline (non-private reference)",
-        uses_epsilon: false,
-        params: &[],
-    },
-    LearnerInfo {
-        name: "nb",
-        about: "Bernoulli Naive Bayes, add-alpha smoothing (non-private reference)",
-        uses_epsilon: false,
-        params: &["alpha"],
-    },
-    LearnerInfo {
-        name: "private_nb",
-        about: "Algorithm 1: Laplace noise on NB counts, threshold t (eps-DP, sensitivity D)",
-        uses_epsilon: true,
-        params: &["alpha", "threshold", "release"],
-    },
-    LearnerInfo {
-        name: "partitioned_nb",
-        about: "partitioning strategy (3.4): feature t counted on its own disjoint part, Lap(1/eps) (eps-DP, parallel composition)",
-        uses_epsilon: true,
-        params: &["alpha", "threshold"],
-    },
-    LearnerInfo {
-        name: "lr",
-        about: "L2-regularised logistic regression, exact minimiser (non-private reference)",
-        uses_epsilon: false,
-        params: &["lambda", "scaling", "solver", "tolerance"],
-    },
-    LearnerInfo {
-        name: "lr_output",
-        about: "Algorithm 6: output perturbation, L2 noise beta = 2/(lambda eps) (eps-DP)",
-        uses_epsilon: true,
-        params: &["lambda", "scaling", "solver", "tolerance"],
-    },
-    LearnerInfo {
-        name: "lr_objective",
-        about: "Algorithm 7: objective perturbation (Chaudhuri et al. 2011), c = 1/4 (eps-DP)",
-        uses_epsilon: true,
-        params: &["lambda", "scaling", "solver", "tolerance"],
-    },
-    LearnerInfo {
-        name: "lr_functional",
-        about: "functional mechanism (Zhang et al. 2012), FMsens1 or FMsens2 (eps-DP)",
-        uses_epsilon: true,
-        params: &["fm_sensitivity", "scaling"],
-    },
-    LearnerInfo {
-        name: "vaidya_nb",
-        about: "Vaidya et al. 2013 NB, BROKEN: claims eps, really (D eps + C)-DP (known-bad comparison)",
-        uses_epsilon: true,
-        params: &["alpha"],
-    },
-];
-
-/// The registry entry of a learner name.
-pub fn learner_info(name: &str) -> Option<&'static LearnerInfo> {
-    LEARNERS.iter().find(|l| l.name == name)
 }
 
 /// A learner configured for one trial.

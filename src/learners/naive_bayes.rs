@@ -9,9 +9,7 @@ use super::Classifier;
 use crate::counts::ClassCounts;
 use crate::data::{BinaryMatrix, Dataset};
 use crate::error::{Error, Result};
-use linfa::ParamGuard;
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::{Fit, PredictInplace};
+use linfa::traits::PredictInplace;
 use ndarray::{Array1, Array2, ArrayBase, Data, Ix2};
 
 /// A fitted Bernoulli NB, stored as per-class offsets plus per-feature log-odds so that
@@ -192,27 +190,14 @@ impl BernoulliNbParams {
     pub fn new() -> Self {
         Self::default()
     }
-
-    pub fn alpha(mut self, alpha: f64) -> Self {
-        self.0.alpha = alpha;
-        self
-    }
 }
 
-impl ParamGuard for BernoulliNbParams {
-    type Checked = BernoulliNbValidParams;
-    type Error = Error;
+setters!(BernoulliNbParams { alpha: f64 });
 
-    fn check_ref(&self) -> Result<&Self::Checked> {
-        check_alpha(self.0.alpha)?;
-        Ok(&self.0)
-    }
-
-    fn check(self) -> Result<Self::Checked> {
-        self.check_ref()?;
-        Ok(self.0)
-    }
-}
+param_guard!(BernoulliNbParams => BernoulliNbValidParams, |p| {
+    check_alpha(p.alpha)?;
+    Ok(())
+});
 
 pub(crate) fn check_alpha(alpha: f64) -> Result<()> {
     if alpha.is_finite() && alpha >= 0.0 {
@@ -225,28 +210,17 @@ pub(crate) fn check_alpha(alpha: f64) -> Result<()> {
     }
 }
 
-/// Number of classes implied by targets 0..k.
-pub(crate) fn n_classes_of(y: &[usize]) -> usize {
-    y.iter().max().map_or(0, |&m| m + 1)
-}
-
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for BernoulliNbValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = BernoulliNb;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<BernoulliNb> {
-        let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
-        let counts = ClassCounts::from_dense(dataset.records().view(), &y, n_classes_of(&y))?;
-        Ok(BernoulliNb::from_counts(&counts, self.alpha, None))
-    }
-}
+// Number of classes implied by targets 0..k.
+linfa_fit!(BernoulliNbValidParams => BernoulliNb, |p, ds| {
+    let counts = ClassCounts::from_linfa(ds)?;
+    Ok(BernoulliNb::from_counts(&counts, p.alpha, None))
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use linfa::dataset::DatasetBase;
+    use linfa::traits::Fit;
     use linfa::traits::Predict;
     use ndarray::array;
 

@@ -15,16 +15,16 @@
 //!   65% quantile of Lap(1/eps)), theta~ = (M1 + alpha)/(M1 + M0 + 2 alpha), class prior
 //!   proportional to the sum over parts of (M1 + M0).
 
-use super::naive_bayes::{BernoulliNb, n_classes_of};
+use super::Accounted;
+use super::naive_bayes::BernoulliNb;
 use super::private_nb::Threshold;
 use super::private_nb::check_smoothing;
+use crate::counts::n_classes_of;
 use crate::data::BinaryMatrix;
 use crate::error::{Error, Result};
 use crate::privacy::{Laplace, Ledger};
-use crate::rng::{Rng, rng_from};
-use linfa::ParamGuard;
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::Fit;
+use crate::rng::Rng;
+use linfa::dataset::AsSingleTargets;
 use ndarray::{Array2, ArrayBase, Data, Ix2};
 use rand::seq::SliceRandom;
 
@@ -50,40 +50,20 @@ impl PartitionedNbParams {
             seed: 0,
         })
     }
+}
 
-    pub fn threshold(mut self, t: Threshold) -> Self {
-        self.0.threshold = t;
-        self
-    }
-
-    pub fn alpha(mut self, alpha: f64) -> Self {
-        self.0.alpha = alpha;
-        self
-    }
-
+setters!(PartitionedNbParams {
+    threshold: Threshold,
+    alpha: f64,
     /// Seed of the partition and noise stream used by linfa's `Fit`.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.0.seed = seed;
-        self
-    }
-}
+    seed: u64,
+});
 
-impl ParamGuard for PartitionedNbParams {
-    type Checked = PartitionedNbValidParams;
-    type Error = Error;
-
-    fn check_ref(&self) -> Result<&PartitionedNbValidParams> {
-        let p = &self.0;
-        crate::privacy::check_epsilon(p.epsilon)?;
-        check_smoothing(p.alpha, p.threshold)?;
-        Ok(p)
-    }
-
-    fn check(self) -> Result<PartitionedNbValidParams> {
-        self.check_ref()?;
-        Ok(self.0)
-    }
-}
+param_guard!(PartitionedNbParams => PartitionedNbValidParams, |p| {
+    crate::privacy::check_epsilon(p.epsilon)?;
+    check_smoothing(p.alpha, p.threshold)?;
+    Ok(())
+});
 
 /// The released model and what the mechanism did.
 #[derive(Debug, Clone)]
@@ -137,9 +117,14 @@ impl PartitionedNbValidParams {
                 ));
             }
         }
-        let sensitivity = ledger.relation().doubled_for_replace(1.0);
-        let noise = Laplace::new(sensitivity, self.epsilon)?;
-        let t = self.threshold.value(noise.scale(), self.epsilon);
+        let relation = ledger.relation();
+        let mechanism = Laplace::new(relation.doubled_for_replace(1.0), self.epsilon, relation)?;
+        let t = self.threshold.value(mechanism.scale(), self.epsilon);
+        let mut noise = ledger.charge(
+            "train",
+            "laplace (partitioned NB: one disjoint part per feature, parallel composition)",
+            mechanism,
+        )?;
         let a = self.alpha;
         let mut rows = train.to_vec();
         rows.shuffle(rng);
@@ -175,12 +160,6 @@ impl PartitionedNbValidParams {
             }
             clipped += usize::from(was_clipped);
         }
-        ledger.spend(
-            "train",
-            "laplace (partitioned NB: one disjoint part per feature, parallel composition)",
-            self.epsilon,
-            sensitivity,
-        );
         Ok(PartitionedNbFit {
             model: BernoulliNb::from_parameters(theta, &class_weight, Some(features)),
             threshold: t,
@@ -236,39 +215,28 @@ pub(crate) fn to_binary<D: Data<Elem = f64>>(x: &ArrayBase<D, Ix2>) -> Result<Bi
     Ok(m)
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PartitionedNbValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = BernoulliNb;
-
-    /// Uses every feature (one part per feature).
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<BernoulliNb> {
-        let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
-        let x = to_binary(dataset.records())?;
-        let labels: Vec<u16> = y.iter().map(|&c| c as u16).collect();
-        let train: Vec<u32> = (0..x.n_rows() as u32).collect();
-        let features: Vec<usize> = (0..x.n_cols()).collect();
-        let mut rng = rng_from(&["partitioned_nb", &self.seed.to_string()]);
-        Ok(self
-            .fit_rows(
-                &x,
-                &labels,
-                n_classes_of(&y),
-                &train,
-                &features,
-                &mut rng,
-                &mut Ledger::default(),
-            )?
-            .model)
-    }
-}
+// Uses every feature (one part per feature).
+linfa_fit!(PartitionedNbValidParams => Accounted<BernoulliNb>, |p, ds| {
+    let y: Vec<usize> = ds.as_single_targets().iter().copied().collect();
+    let x = to_binary(ds.records())?;
+    let labels: Vec<u16> = y.iter().map(|&c| c as u16).collect();
+    let train: Vec<u32> = (0..x.n_rows() as u32).collect();
+    let features: Vec<usize> = (0..x.n_cols()).collect();
+    let classes = n_classes_of(&y);
+    Accounted::fit("partitioned_nb", p.seed, |rng, ledger| {
+        let fit = p.fit_rows(&x, &labels, classes, &train, &features, rng, ledger)?;
+        Ok(fit.model)
+    })
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::counts::ClassCounts;
+    use crate::rng::rng_from;
+    use linfa::ParamGuard;
+    use linfa::dataset::DatasetBase;
+    use linfa::traits::Fit;
 
     fn data() -> (BinaryMatrix, Vec<u16>) {
         let mut m = BinaryMatrix::new(3);
@@ -401,6 +369,9 @@ mod tests {
         let model = PartitionedNbParams::new(1.0)
             .fit(&DatasetBase::new(dense, y))
             .unwrap();
-        assert!(model.theta.iter().all(|&t| t > 0.0 && t < 1.0));
+        assert!(model.model.theta.iter().all(|&t| t > 0.0 && t < 1.0));
+        // The linfa face keeps its accounting.
+        assert!(model.ledger.is_private_within(Some(1.0)));
+        assert_eq!(model.ledger.total_epsilon(), 1.0);
     }
 }

@@ -13,16 +13,14 @@
 //! at most D on-counts and one class count change; 2(D + 1) under replace-one) and derive
 //! M0 = N~_c - M1.
 
-use super::naive_bayes::{BernoulliNb, check_alpha, n_classes_of};
+use super::Accounted;
+use super::naive_bayes::{BernoulliNb, check_alpha};
 use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
 use crate::privacy::laplace::{Laplace, laplace_quantile};
 use crate::privacy::{Ledger, Relation};
-use crate::rng::{Rng, rng_from};
-use linfa::ParamGuard;
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::Fit;
-use ndarray::{Array2, ArrayBase, Data, Ix2};
+use crate::rng::Rng;
+use ndarray::Array2;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -156,28 +154,15 @@ impl PrivateNbParams {
             seed: 0,
         })
     }
-
-    pub fn threshold(mut self, t: Threshold) -> Self {
-        self.0.threshold = t;
-        self
-    }
-
-    pub fn alpha(mut self, alpha: f64) -> Self {
-        self.0.alpha = alpha;
-        self
-    }
-
-    pub fn release(mut self, r: Release) -> Self {
-        self.0.release = r;
-        self
-    }
-
-    /// Seed of the noise stream used by linfa's `Fit` (the harness passes its own streams).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.0.seed = seed;
-        self
-    }
 }
+
+setters!(PrivateNbParams {
+    threshold: Threshold,
+    alpha: f64,
+    release: Release,
+    /// Seed of the noise stream used by linfa's `Fit` (the harness passes its own streams).
+    seed: u64,
+});
 
 /// Valid smoothing for thresholded noisy counts: alpha >= 0, a valid threshold, and not both
 /// zero (that could give 0/0 parameters).
@@ -193,22 +178,11 @@ pub(crate) fn check_smoothing(alpha: f64, threshold: Threshold) -> Result<()> {
     Ok(())
 }
 
-impl ParamGuard for PrivateNbParams {
-    type Checked = PrivateNbValidParams;
-    type Error = Error;
-
-    fn check_ref(&self) -> Result<&PrivateNbValidParams> {
-        let p = &self.0;
-        crate::privacy::check_epsilon(p.epsilon)?;
-        check_smoothing(p.alpha, p.threshold)?;
-        Ok(p)
-    }
-
-    fn check(self) -> Result<PrivateNbValidParams> {
-        self.check_ref()?;
-        Ok(self.0)
-    }
-}
+param_guard!(PrivateNbParams => PrivateNbValidParams, |p| {
+    crate::privacy::check_epsilon(p.epsilon)?;
+    check_smoothing(p.alpha, p.threshold)?;
+    Ok(())
+});
 
 /// The released model and what the mechanism did.
 #[derive(Debug, Clone)]
@@ -248,26 +222,16 @@ impl PrivateNbValidParams {
         relation.doubled_for_replace(self.sensitivity(d))
     }
 
-    /// [`Self::release_counts_under`] for add/remove neighbours.
+    /// The mechanism: the noisy (unthresholded) counts of Algorithm 1, restricted to `features`
+    /// if given, with noise from `rng` (one stream for this one mechanism call), calibrated
+    /// for the ledger's relation and recorded there as step `train`. This is the only step that
+    /// reads the data; [`Self::fit_counts`] post-processes its output.
     pub fn release_counts(
         &self,
         counts: &ClassCounts,
         features: Option<&[usize]>,
         rng: &mut Rng,
-    ) -> Result<NoisyCounts> {
-        self.release_counts_under(counts, features, Relation::AddRemove, rng)
-    }
-
-    /// The mechanism: the noisy (unthresholded) counts of Algorithm 1, restricted to `features`
-    /// if given, with noise from `rng` (one stream for this one mechanism call). This is the only
-    /// step that reads the data; [`Self::fit_counts`] post-processes its output. The noise is
-    /// calibrated for `relation`.
-    pub fn release_counts_under(
-        &self,
-        counts: &ClassCounts,
-        features: Option<&[usize]>,
-        relation: Relation,
-        rng: &mut Rng,
+        ledger: &mut Ledger,
     ) -> Result<NoisyCounts> {
         let used: Vec<usize> = match features {
             Some(f) => f.to_vec(),
@@ -285,8 +249,11 @@ impl PrivateNbValidParams {
                 format!("feature {bad} >= D = {}", counts.n_features()),
             ));
         }
+        let relation = ledger.relation();
         let sensitivity = self.sensitivity_under(used.len(), relation);
-        let noise = Laplace::new(sensitivity, self.epsilon)?;
+        let mechanism = Laplace::new(sensitivity, self.epsilon, relation)?;
+        let scale = mechanism.scale();
+        let mut noise = ledger.charge("train", "laplace (Algorithm 1 counts)", mechanism)?;
         let k = counts.n_classes();
         let mut on = Array2::zeros((k, used.len()));
         let mut off = Array2::zeros((k, used.len()));
@@ -307,13 +274,13 @@ impl PrivateNbValidParams {
             on,
             off: (self.release == Release::OnOff).then_some(off),
             class: (self.release == Release::OnOnly).then_some(class),
-            scale: noise.scale(),
+            scale,
             sensitivity,
         })
     }
 
     /// Algorithm 1: [`Self::release_counts`] then post-processing (threshold, smoothing, prior).
-    /// Records the spend in `ledger`.
+    /// Records the spend in `ledger`; the linfa `Fit` returns it beside the model instead.
     pub fn fit_counts(
         &self,
         counts: &ClassCounts,
@@ -321,13 +288,7 @@ impl PrivateNbValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<PrivateNbFit> {
-        let noisy = self.release_counts_under(counts, features, ledger.relation(), rng)?;
-        ledger.spend(
-            "train",
-            "laplace (Algorithm 1 counts)",
-            self.epsilon,
-            noisy.sensitivity,
-        );
+        let noisy = self.release_counts(counts, features, rng, ledger)?;
         Ok(self.post_process(&noisy, counts.n_features()))
     }
 
@@ -383,26 +344,18 @@ pub struct NoisyCounts {
     pub sensitivity: f64,
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PrivateNbValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = BernoulliNb;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<BernoulliNb> {
-        let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
-        let counts = ClassCounts::from_dense(dataset.records().view(), &y, n_classes_of(&y))?;
-        let mut rng = rng_from(&["private_nb", &self.seed.to_string()]);
-        Ok(self
-            .fit_counts(&counts, None, &mut rng, &mut Ledger::default())?
-            .model)
-    }
-}
+linfa_fit!(PrivateNbValidParams => Accounted<BernoulliNb>, |p, ds| {
+    let counts = ClassCounts::from_linfa(ds)?;
+    Accounted::fit("private_nb", p.seed, |rng, ledger| {
+        Ok(p.fit_counts(&counts, None, rng, ledger)?.model)
+    })
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::rng_from;
+    use linfa::ParamGuard;
     use ndarray::array;
 
     #[test]

@@ -9,7 +9,12 @@
 //!   so does the normaliser (a sum of such terms), so the ratio of output probabilities is at
 //!   most exp(eps).
 //!
-//! Samplers here:
+//! Mechanism values here ([`Exponential`], [`BinaryExponential`]) are built from (sensitivity
+//! of the quality, eps, relation) and sample through a ledger [`Charge`]: an index
+//! ([`Charge::choose`]), a T-subset ([`Charge::choose_subset`]) or a Gumbel top-k
+//! ([`Charge::gumbel_top_k`]).
+//!
+//! Samplers here (plain samplers of given weights or scales, no privacy claim of their own):
 //! * [`MaskSampler`]: the exponential mechanism over all T-subsets of D features with an
 //!   additive quality sum_d m_d q_d (Algorithm 5 of the thesis), sampled exactly by a log-space
 //!   dynamic programme in O(T D) time and no allocation after the first call.
@@ -20,9 +25,138 @@
 //! Sampling uses floating point: fine for measuring accuracy, not hardened against the
 //! floating-point attacks of Mironov (2012).
 
+use super::Relation;
+use super::mechanism::{Charge, Mechanism, PrivacyMap};
 use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::{Distribution, Gumbel};
+
+mechanism_with_map!(Exponential);
+
+/// The exponential mechanism for a quality of sensitivity Delta_q under a relation: pure
+/// eps-DP per choice. Draws through a [`Charge`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Exponential {
+    map: PrivacyMap,
+}
+
+impl Exponential {
+    pub fn new(sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
+        Ok(Exponential {
+            map: PrivacyMap::pure(sensitivity, epsilon, relation)?,
+        })
+    }
+}
+
+impl Charge<'_, Exponential> {
+    /// Index r with probability proportional to exp(eps q_r / (2 Delta_q)) (inverse CDF on the
+    /// max-shifted weights).
+    pub fn choose<R: Rng + ?Sized>(&mut self, q: &[f64], rng: &mut R) -> usize {
+        let (epsilon, sensitivity) = (self.mechanism.map.epsilon, self.mechanism.map.sensitivity);
+        let logits: Vec<f64> = q
+            .iter()
+            .map(|v| epsilon * v / (2.0 * sensitivity))
+            .collect();
+        let m = logits.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        let w: Vec<f64> = logits.iter().map(|l| (l - m).exp()).collect();
+        let total: f64 = w.iter().sum();
+        let mut u = rng.r#gen::<f64>() * total;
+        for (i, wi) in w.iter().enumerate() {
+            if u < *wi {
+                return i;
+            }
+            u -= wi;
+        }
+        w.len() - 1
+    }
+
+    /// A T-subset with P(m) proportional to exp(eps sum_d m_d q_d / (2 Delta)), Delta being the
+    /// mechanism's sensitivity (T Delta_q for per-feature scores), drawn exactly by `sampler`.
+    pub fn choose_subset<R: Rng + ?Sized>(
+        &mut self,
+        sampler: &mut MaskSampler,
+        q: &[f64],
+        t: usize,
+        rng: &mut R,
+    ) -> Result<Vec<usize>> {
+        let w = exponential_weights(
+            q,
+            self.mechanism.map.epsilon,
+            self.mechanism.map.sensitivity,
+        );
+        sampler.sample(&w, t, rng)
+    }
+
+    /// The k best scores after Gumbel noise of scale 2 k Delta_q / eps: k rounds of the peeling
+    /// exponential mechanism at eps/k each, eps-DP in all.
+    pub fn gumbel_top_k<R: Rng + ?Sized>(
+        &mut self,
+        q: &[f64],
+        k: usize,
+        rng: &mut R,
+    ) -> Result<Vec<usize>> {
+        let map = &self.mechanism.map;
+        gumbel_top_k(q, k, 2.0 * k as f64 * map.sensitivity / map.epsilon, rng)
+    }
+}
+
+/// The weights eps q_d / (2 Delta) of the exponential mechanism (Algorithm 5's mask weights
+/// with Delta = T Delta_q).
+pub fn exponential_weights(q: &[f64], epsilon: f64, sensitivity: f64) -> Vec<f64> {
+    let f = epsilon / (2.0 * sensitivity);
+    q.iter().map(|&v| f * v).collect()
+}
+
+/// The binary exponential mechanism (keep with quality s, skip with quality 0):
+/// P(keep) = sigmoid(eps s / (2 Delta_q)), eps-DP per draw. Every draw is a release of its own,
+/// so the recorded spend is draws x eps (Algorithm 4's steps).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BinaryExponential {
+    map: PrivacyMap,
+}
+
+impl BinaryExponential {
+    pub fn new(sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
+        Ok(BinaryExponential {
+            map: PrivacyMap::pure(sensitivity, epsilon, relation)?,
+        })
+    }
+
+    /// P(keep) for quality s: sigmoid(eps s / (2 Delta_q)).
+    pub fn keep_probability(&self, s: f64) -> f64 {
+        keep_probability(s, self.map.epsilon, self.map.sensitivity)
+    }
+}
+
+impl Mechanism for BinaryExponential {
+    fn privacy_map(&self) -> &PrivacyMap {
+        &self.map
+    }
+
+    fn charged_per_draw(&self) -> bool {
+        true
+    }
+}
+
+impl Charge<'_, BinaryExponential> {
+    /// One binary choice for quality `s`, charged eps.
+    pub fn keep<R: Rng + ?Sized>(&mut self, s: f64, rng: &mut R) -> bool {
+        let p = self.mechanism.keep_probability(s);
+        self.count_draw();
+        rng.r#gen::<f64>() < p
+    }
+}
+
+/// sigmoid(eps s / (2 Delta)).
+pub fn keep_probability(s: f64, epsilon: f64, sensitivity: f64) -> f64 {
+    let x = epsilon * s / (2.0 * sensitivity);
+    if x >= 0.0 {
+        1.0 / (1.0 + (-x).exp())
+    } else {
+        let e = x.exp();
+        e / (1.0 + e)
+    }
+}
 
 /// log(exp(a) + exp(b)), stable for large magnitudes and for -inf arguments.
 #[inline]

@@ -21,31 +21,65 @@
 //!
 //! Floating-point sampling: fine for measuring accuracy, not hardened against Mironov (2012).
 
-use super::check_positive;
+use super::mechanism::{Charge, PrivacyMap};
+use super::{Relation, check_positive};
 use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma, StandardNormal};
 
-/// L2 / vector mechanism: noise density proportional to exp(-||b||_2 / beta).
+mechanism_with_map!(L2Mechanism, PNormMechanism);
+
+/// The L2 / vector mechanism: noise density proportional to exp(-||b||_2 / beta), drawn
+/// through a [`Charge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct L2Mechanism {
-    scale: f64,
+    noise: L2Noise,
+    map: PrivacyMap,
 }
 
 impl L2Mechanism {
-    /// beta = L2 sensitivity / epsilon; both must be finite and positive.
-    pub fn new(sensitivity: f64, epsilon: f64) -> Result<Self> {
-        check_positive("epsilon", epsilon)?;
-        check_positive("sensitivity", sensitivity)?;
+    /// beta = L2 sensitivity / epsilon for a sensitivity derived under `relation`: pure eps-DP.
+    pub fn new(sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
+        let map = PrivacyMap::pure(sensitivity, epsilon, relation)?;
         Ok(L2Mechanism {
-            scale: sensitivity / epsilon,
+            noise: L2Noise::with_scale(sensitivity / epsilon)?,
+            map,
         })
     }
 
-    /// The mechanism with an explicit beta.
+    /// Noise of a given beta whose release is private by an argument other than the plain L2
+    /// map, stated by `map` (objective perturbation: the noise enters the objective, and
+    /// Algorithm 7's proof gives eps for a beta of Delta_b / eps'). The caller's proof sketch
+    /// must justify the map.
+    pub fn with_map(noise: L2Noise, map: PrivacyMap) -> Self {
+        L2Mechanism { noise, map }
+    }
+
+    /// beta.
+    pub fn scale(&self) -> f64 {
+        self.noise.scale
+    }
+}
+
+impl Charge<'_, L2Mechanism> {
+    /// The noise vector of dimension `dim` of this release.
+    pub fn sample<R: Rng + ?Sized>(&mut self, dim: usize, rng: &mut R) -> Vec<f64> {
+        self.mechanism.noise.sample(dim, rng)
+    }
+}
+
+/// The L2-mechanism noise law (density proportional to exp(-||b||_2 / beta)) with no privacy
+/// claim of its own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct L2Noise {
+    scale: f64,
+}
+
+impl L2Noise {
+    /// The law with an explicit beta.
     pub fn with_scale(scale: f64) -> Result<Self> {
         check_positive("scale", scale)?;
-        Ok(L2Mechanism { scale })
+        Ok(L2Noise { scale })
     }
 
     /// beta.
@@ -55,16 +89,27 @@ impl L2Mechanism {
 
     /// One noise vector of dimension `dim`: uniform direction, norm ~ Gamma(dim, beta).
     pub fn sample<R: Rng + ?Sized>(&self, dim: usize, rng: &mut R) -> Vec<f64> {
-        if dim == 0 {
-            return Vec::new();
-        }
-        let mut u = unit_sphere(dim, rng);
-        let r = Gamma::new(dim as f64, self.scale)
-            .expect("valid gamma")
-            .sample(rng);
-        u.iter_mut().for_each(|v| *v *= r);
-        u
+        with_gamma_norm(dim, self.scale, rng, unit_sphere)
     }
+}
+
+/// `direction(dim, rng)` (a unit vector in the chosen norm) scaled by a norm ~ Gamma(dim, beta),
+/// drawn in that order; empty for dim = 0.
+fn with_gamma_norm<R: Rng + ?Sized>(
+    dim: usize,
+    scale: f64,
+    rng: &mut R,
+    direction: impl FnOnce(usize, &mut R) -> Vec<f64>,
+) -> Vec<f64> {
+    if dim == 0 {
+        return Vec::new();
+    }
+    let mut u = direction(dim, rng);
+    let r = Gamma::new(dim as f64, scale)
+        .expect("valid gamma")
+        .sample(rng);
+    u.iter_mut().for_each(|v| *v *= r);
+    u
 }
 
 /// A direction uniform on the unit sphere of R^dim (normalised standard normal vector).
@@ -78,21 +123,45 @@ pub fn unit_sphere<R: Rng + ?Sized>(dim: usize, rng: &mut R) -> Vec<f64> {
     }
 }
 
-/// The p-norm mechanism: noise density proportional to exp(-||b||_p / beta), p >= 1.
+/// The p-norm mechanism: noise density proportional to exp(-||b||_p / beta), p >= 1, drawn
+/// through a [`Charge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PNormMechanism {
+    noise: PNormNoise,
+    map: PrivacyMap,
+}
+
+impl PNormMechanism {
+    /// beta = p-norm sensitivity / epsilon under `relation`: pure eps-DP.
+    pub fn new(p: f64, sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
+        let map = PrivacyMap::pure(sensitivity, epsilon, relation)?;
+        Ok(PNormMechanism {
+            noise: PNormNoise::with_scale(p, sensitivity / epsilon)?,
+            map,
+        })
+    }
+
+    pub fn noise(&self) -> PNormNoise {
+        self.noise
+    }
+}
+
+impl Charge<'_, PNormMechanism> {
+    /// The noise vector of dimension `dim` of this release.
+    pub fn sample<R: Rng + ?Sized>(&mut self, dim: usize, rng: &mut R) -> Vec<f64> {
+        self.mechanism.noise.sample(dim, rng)
+    }
+}
+
+/// The p-norm noise law (density proportional to exp(-||b||_p / beta)), no privacy claim.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PNormNoise {
     p: f64,
     scale: f64,
 }
 
-impl PNormMechanism {
-    /// beta = p-norm sensitivity / epsilon.
-    pub fn new(p: f64, sensitivity: f64, epsilon: f64) -> Result<Self> {
-        check_positive("epsilon", epsilon)?;
-        check_positive("sensitivity", sensitivity)?;
-        Self::with_scale(p, sensitivity / epsilon)
-    }
-
+impl PNormNoise {
+    /// The law for p >= 1 and beta > 0.
     pub fn with_scale(p: f64, scale: f64) -> Result<Self> {
         check_positive("scale", scale)?;
         if !(p.is_finite() && p >= 1.0) {
@@ -101,7 +170,7 @@ impl PNormMechanism {
                 format!("must be finite and >= 1, got {p}"),
             ));
         }
-        Ok(PNormMechanism { p, scale })
+        Ok(PNormNoise { p, scale })
     }
 
     pub fn p(&self) -> f64 {
@@ -114,15 +183,9 @@ impl PNormMechanism {
 
     /// One noise vector: cone-measure direction on the unit p-sphere, p-norm ~ Gamma(dim, beta).
     pub fn sample<R: Rng + ?Sized>(&self, dim: usize, rng: &mut R) -> Vec<f64> {
-        if dim == 0 {
-            return Vec::new();
-        }
-        let mut u = unit_p_sphere(self.p, dim, rng);
-        let r = Gamma::new(dim as f64, self.scale)
-            .expect("valid gamma")
-            .sample(rng);
-        u.iter_mut().for_each(|v| *v *= r);
-        u
+        with_gamma_norm(dim, self.scale, rng, |dim, rng| {
+            unit_p_sphere(self.p, dim, rng)
+        })
     }
 }
 
@@ -164,7 +227,7 @@ mod tests {
         let n = 20_000;
         let crit = 1.949 / (n as f64).sqrt();
         for (dim, beta) in [(1usize, 2.0), (2, 0.5), (10, 3.0)] {
-            let m = L2Mechanism::with_scale(beta).unwrap();
+            let m = L2Noise::with_scale(beta).unwrap();
             let mut rng = rng_from(&["test", "l2-norm", &dim.to_string()]);
             let norms: Vec<f64> = (0..n)
                 .map(|_| {
@@ -192,7 +255,7 @@ mod tests {
         let n = 20_000;
         let crit = 1.949 / (n as f64).sqrt();
         let mut rng = rng_from(&["test", "l2-dir"]);
-        let m = L2Mechanism::with_scale(1.0).unwrap();
+        let m = L2Noise::with_scale(1.0).unwrap();
         let angles: Vec<f64> = (0..n)
             .map(|_| {
                 let b = m.sample(2, &mut rng);
@@ -206,7 +269,7 @@ mod tests {
         let uni_q = |x: f64| (x / (PI / 2.0)).clamp(0.0, 1.0);
         let folded: Vec<f64> = angles.iter().map(quarter).collect();
         assert!(ks_statistic(&folded, uni_q) < crit);
-        let l1 = PNormMechanism::with_scale(1.0, 1.0).unwrap();
+        let l1 = PNormNoise::with_scale(1.0, 1.0).unwrap();
         let l1_angles: Vec<f64> = (0..n)
             .map(|_| {
                 let b = l1.sample(2, &mut rng);
@@ -237,7 +300,7 @@ mod tests {
         let crit = 1.949 / (n as f64).sqrt();
         for p in [1.0, 10.0] {
             let beta = 1.5;
-            let m = PNormMechanism::with_scale(p, beta).unwrap();
+            let m = PNormNoise::with_scale(p, beta).unwrap();
             let mut rng = rng_from(&["test", "pnorm", &p.to_string()]);
             let draws: Vec<Vec<f64>> = (0..n).map(|_| m.sample(2, &mut rng)).collect();
             let norms: Vec<f64> = draws.iter().map(|b| p_norm(b, p)).collect();
@@ -255,9 +318,14 @@ mod tests {
 
     #[test]
     fn rejects_bad_parameters() {
-        assert!(L2Mechanism::new(1.0, 0.0).is_err());
-        assert!(L2Mechanism::with_scale(-1.0).is_err());
-        assert!(PNormMechanism::with_scale(0.5, 1.0).is_err());
-        assert_eq!(L2Mechanism::new(2.0, 0.1).unwrap().scale(), 20.0);
+        assert!(L2Mechanism::new(1.0, 0.0, Relation::AddRemove).is_err());
+        assert!(L2Noise::with_scale(-1.0).is_err());
+        assert!(PNormNoise::with_scale(0.5, 1.0).is_err());
+        assert_eq!(
+            L2Mechanism::new(2.0, 0.1, Relation::AddRemove)
+                .unwrap()
+                .scale(),
+            20.0
+        );
     }
 }

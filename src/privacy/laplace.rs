@@ -11,31 +11,62 @@
 //! Sampling uses floating point (see docs/threat-model.md): fine for measuring
 //! accuracy, not hardened against the floating-point attacks of Mironov (2012).
 
-use super::check_positive;
+use super::mechanism::{Charge, PrivacyMap};
+use super::{Relation, check_positive};
 use crate::error::Result;
 use rand::Rng;
 use rand_distr::Exp1;
 
-/// Laplace noise of scale b = sensitivity / epsilon.
+mechanism_with_map!(Laplace);
+
+/// The Laplace mechanism: Lap(b) noise with b = Delta_1 / eps, drawn through a [`Charge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Laplace {
-    scale: f64,
+    noise: LaplaceNoise,
+    map: PrivacyMap,
 }
 
 impl Laplace {
-    /// The mechanism for an L1 sensitivity and an epsilon; both must be finite and positive.
-    pub fn new(sensitivity: f64, epsilon: f64) -> Result<Self> {
-        check_positive("epsilon", epsilon)?;
-        check_positive("sensitivity", sensitivity)?;
+    /// The mechanism for an L1 sensitivity under `relation` and an epsilon (both finite and
+    /// positive): pure eps-DP.
+    pub fn new(sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
+        let map = PrivacyMap::pure(sensitivity, epsilon, relation)?;
         Ok(Laplace {
-            scale: sensitivity / epsilon,
+            noise: LaplaceNoise::with_scale(sensitivity / epsilon)?,
+            map,
         })
     }
 
-    /// Laplace noise with an explicit scale b (variance 2 b^2).
+    /// b.
+    pub fn scale(&self) -> f64 {
+        self.noise.scale
+    }
+
+    /// The q-quantile of the noise for q in [0.5, 1): -b ln(2 (1 - q)).
+    pub fn quantile(&self, q: f64) -> f64 {
+        self.noise.quantile(q)
+    }
+}
+
+impl Charge<'_, Laplace> {
+    /// One draw of Lap(b); a vector release draws each coordinate through the same charge.
+    #[inline]
+    pub fn sample<R: Rng + ?Sized>(&mut self, rng: &mut R) -> f64 {
+        self.mechanism.noise.sample(rng)
+    }
+}
+
+/// The Laplace distribution Lap(b) (variance 2 b^2): noise with no privacy claim of its own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaplaceNoise {
+    scale: f64,
+}
+
+impl LaplaceNoise {
+    /// Lap(b) for a finite, positive b.
     pub fn with_scale(scale: f64) -> Result<Self> {
         check_positive("scale", scale)?;
-        Ok(Laplace { scale })
+        Ok(LaplaceNoise { scale })
     }
 
     pub fn scale(&self) -> f64 {
@@ -80,19 +111,51 @@ mod tests {
     use crate::rng::rng_from;
     use crate::stats::ks_statistic;
 
+    const AR: Relation = Relation::AddRemove;
+
     #[test]
     fn rejects_bad_parameters() {
-        assert!(Laplace::new(1.0, 0.0).is_err());
-        assert!(Laplace::new(1.0, -0.1).is_err());
-        assert!(Laplace::new(1.0, f64::NAN).is_err());
-        assert!(Laplace::new(0.0, 1.0).is_err());
-        assert_eq!(Laplace::new(600.0, 0.1).unwrap().scale(), 6000.0);
+        assert!(Laplace::new(1.0, 0.0, AR).is_err());
+        assert!(Laplace::new(1.0, -0.1, AR).is_err());
+        assert!(Laplace::new(1.0, f64::NAN, AR).is_err());
+        assert!(Laplace::new(0.0, 1.0, AR).is_err());
+        assert!(LaplaceNoise::with_scale(0.0).is_err());
+        assert_eq!(Laplace::new(600.0, 0.1, AR).unwrap().scale(), 6000.0);
+    }
+
+    /// Drawing through the ledger handle records the step with the mechanism's map, and a
+    /// mechanism calibrated for another relation is refused before any draw.
+    #[test]
+    fn draws_go_through_a_recorded_charge() {
+        let mut ledger = crate::privacy::Ledger::new(AR);
+        let lap = Laplace::new(2.0, 0.5, AR).unwrap();
+        let mut rng = rng_from(&["test", "laplace-charge"]);
+        let mut charge = ledger.charge("train", "laplace (counts)", lap).unwrap();
+        let x = charge.sample(&mut rng);
+        let same = LaplaceNoise::with_scale(4.0)
+            .unwrap()
+            .sample(&mut rng_from(&["test", "laplace-charge"]));
+        assert_eq!(x, same);
+        let e = &ledger.entries[0];
+        assert_eq!(
+            (e.epsilon, e.sensitivity, e.measure, e.delta),
+            (
+                Some(0.5),
+                Some(2.0),
+                Some(crate::privacy::Measure::PureDp),
+                None
+            )
+        );
+        let replace = Laplace::new(2.0, 0.5, Relation::ReplaceOne).unwrap();
+        let err = ledger.charge("train", "laplace", replace).unwrap_err();
+        assert!(err.to_string().contains("replace one"), "{err}");
+        assert_eq!(ledger.entries.len(), 1);
     }
 
     #[test]
     fn quantile_matches_the_thesis_threshold() {
         // D = 600, eps = 1: t = -(600) ln(2 * 0.35) = 214 (thesis section 3.3.2).
-        let t = Laplace::new(600.0, 1.0).unwrap().quantile(0.65);
+        let t = Laplace::new(600.0, 1.0, AR).unwrap().quantile(0.65);
         assert!((t - 214.0).abs() < 0.1, "{t}");
         assert!((laplace_cdf(600.0, t) - 0.65).abs() < 1e-12);
     }
@@ -103,7 +166,7 @@ mod tests {
     fn samples_follow_laplace_and_wrong_scales_are_rejected() {
         let n = 20_000;
         let b = 3.0;
-        let lap = Laplace::with_scale(b).unwrap();
+        let lap = LaplaceNoise::with_scale(b).unwrap();
         let mut rng = rng_from(&["test", "laplace-ks"]);
         let xs: Vec<f64> = (0..n).map(|_| lap.sample(&mut rng)).collect();
         // Critical value of the one-sample KS statistic at alpha = 0.001: 1.949 / sqrt(n).

@@ -8,7 +8,8 @@
 //! under another relation are refused ([`Ledger::record`], [`Ledger::absorb`]), since budgets
 //! spent under different relations do not add up to one guarantee.
 
-use super::Relation;
+use super::mechanism::{Charge, Mechanism};
+use super::{Measure, Relation};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,13 @@ pub struct LedgerEntry {
     pub mechanism: String,
     /// Epsilon spent; `null` when the step gives no guarantee.
     pub epsilon: Option<f64>,
+    /// Delta spent, for (epsilon, delta)-DP steps; absent for pure epsilon-DP ones.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub delta: Option<f64>,
+    /// Privacy measure the step's guarantee is stated in; absent for non-private steps and in
+    /// ledgers written before it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub measure: Option<Measure>,
     pub private: bool,
     /// Neighbouring relation the guarantee is stated for.
     pub relation: String,
@@ -60,33 +68,81 @@ impl Ledger {
         Ledger::new(self.relation)
     }
 
-    /// Records a private step that spent `epsilon` with the given sensitivity, which the
-    /// mechanism derived for [`Ledger::relation`].
-    pub fn spend(&mut self, name: &str, mechanism: &str, epsilon: f64, sensitivity: f64) {
-        self.entries.push(LedgerEntry {
+    /// The error for composing `what`, proven for the relation `theirs`, into this ledger:
+    /// budgets spent under different relations do not add up to one guarantee.
+    fn foreign(&self, what: &str, theirs: &str) -> Error {
+        Error::param(
+            "neighbours",
+            format!(
+                "cannot compose {what}, proven for \"{theirs}\", into a ledger for \"{}\"",
+                self.relation.describe()
+            ),
+        )
+    }
+
+    /// A step under this ledger's relation with no guarantee and nothing else filled in.
+    fn blank(&self, name: &str, mechanism: &str) -> LedgerEntry {
+        LedgerEntry {
             name: name.into(),
             mechanism: mechanism.into(),
-            epsilon: Some(epsilon),
-            private: true,
+            epsilon: None,
+            delta: None,
+            measure: None,
+            private: false,
             relation: self.relation.describe().into(),
-            sensitivity: Some(sensitivity),
+            sensitivity: None,
             note: None,
+        }
+    }
+
+    /// Records one release of `mechanism` as step `name` (described as `label`, e.g.
+    /// `laplace (Algorithm 1 counts)`) with the mechanism's measure, epsilon, delta and
+    /// sensitivity, and returns the handle through which alone its noise is drawn. Refuses a
+    /// mechanism calibrated for another relation than this ledger's.
+    pub fn charge<M: Mechanism>(
+        &mut self,
+        name: &str,
+        label: &str,
+        mechanism: M,
+    ) -> Result<Charge<'_, M>> {
+        let map = *mechanism.privacy_map();
+        if map.relation != self.relation {
+            let what = format!("step `{name}` ({label})");
+            return Err(self.foreign(&what, map.relation.describe()));
+        }
+        let epsilon = if mechanism.charged_per_draw() {
+            0.0
+        } else {
+            map.epsilon
+        };
+        self.entries.push(LedgerEntry {
+            epsilon: Some(epsilon),
+            delta: map.delta,
+            measure: Some(map.measure),
+            private: true,
+            sensitivity: Some(map.sensitivity),
+            ..self.blank(name, label)
         });
+        let entry = self.entries.len() - 1;
+        Ok(Charge::new(self, entry, mechanism))
+    }
+
+    /// The same steps under another step name and description: post-processing a release
+    /// (Algorithm 2 ranks by the MI of Algorithm 1's noisy model) keeps its spend and changes
+    /// only what the step is called.
+    pub fn renamed(mut self, name: &str, label: &str) -> Ledger {
+        for e in &mut self.entries {
+            e.name = name.into();
+            e.mechanism = label.into();
+        }
+        self
     }
 
     /// Appends an entry made elsewhere; refuses one stated for another relation.
     pub fn record(&mut self, entry: LedgerEntry) -> Result<()> {
         if entry.relation != self.relation.describe() {
-            return Err(Error::param(
-                "neighbours",
-                format!(
-                    "cannot compose step `{}` ({}, proven for \"{}\") into a ledger for \"{}\"",
-                    entry.name,
-                    entry.mechanism,
-                    entry.relation,
-                    self.relation.describe()
-                ),
-            ));
+            let what = format!("step `{}` ({})", entry.name, entry.mechanism);
+            return Err(self.foreign(&what, &entry.relation));
         }
         self.entries.push(entry);
         Ok(())
@@ -95,14 +151,7 @@ impl Ledger {
     /// Sequential composition with another ledger's steps; refused across relations.
     pub fn absorb(&mut self, other: Ledger) -> Result<()> {
         if other.relation != self.relation {
-            return Err(Error::param(
-                "neighbours",
-                format!(
-                    "cannot compose a ledger for \"{}\" with one for \"{}\"",
-                    other.relation.describe(),
-                    self.relation.describe()
-                ),
-            ));
+            return Err(self.foreign("a ledger", other.relation.describe()));
         }
         other.entries.into_iter().try_for_each(|e| self.record(e))
     }
@@ -117,13 +166,8 @@ impl Ledger {
     /// Records a step without a privacy guarantee, and why.
     pub fn non_private(&mut self, name: &str, mechanism: &str, why: &str) {
         self.entries.push(LedgerEntry {
-            name: name.into(),
-            mechanism: mechanism.into(),
-            epsilon: None,
-            private: false,
-            relation: self.relation.describe().into(),
-            sensitivity: None,
             note: Some(why.into()),
+            ..self.blank(name, mechanism)
         });
     }
 
@@ -131,19 +175,23 @@ impl Ledger {
     /// constants per example (e.g. clipping to declared public bounds), and why.
     pub fn public(&mut self, name: &str, mechanism: &str, why: &str) {
         self.entries.push(LedgerEntry {
-            name: name.into(),
-            mechanism: mechanism.into(),
             epsilon: Some(0.0),
+            measure: Some(Measure::PureDp),
             private: true,
-            relation: self.relation.describe().into(),
-            sensitivity: None,
             note: Some(why.into()),
+            ..self.blank(name, mechanism)
         });
     }
 
     /// Sum of the epsilons of the private steps (sequential composition).
     pub fn total_epsilon(&self) -> f64 {
         self.entries.iter().filter_map(|e| e.epsilon).sum()
+    }
+
+    /// Sum of the deltas of the (epsilon, delta)-DP steps (basic composition); 0 when all
+    /// steps are pure.
+    pub fn total_delta(&self) -> f64 {
+        self.entries.iter().filter_map(|e| e.delta).sum()
     }
 
     /// True when every step is private, all under one relation, and the total is within
@@ -162,12 +210,19 @@ impl Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::privacy::Laplace;
+
+    /// Records a Laplace release of `eps` for L1 sensitivity `sens` (no draw needed).
+    fn spend(l: &mut Ledger, name: &str, eps: f64, sens: f64) {
+        let lap = Laplace::new(sens, eps, l.relation()).unwrap();
+        l.charge(name, "laplace", lap).unwrap();
+    }
 
     #[test]
     fn composition_and_labels() {
         let mut l = Ledger::default();
-        l.spend("selection", "exponential", 0.05, 1.0);
-        l.spend("train", "laplace", 0.05, 10.0);
+        spend(&mut l, "selection", 0.05, 1.0);
+        spend(&mut l, "train", 0.05, 10.0);
         assert!((l.total_epsilon() - 0.1).abs() < 1e-15);
         assert!(l.is_private_within(Some(0.1)));
         assert!(!l.is_private_within(Some(0.09)));
@@ -180,7 +235,7 @@ mod tests {
     #[test]
     fn steps_state_the_ledger_relation() {
         let mut l = Ledger::new(Relation::ReplaceOne);
-        l.spend("train", "laplace", 0.1, 2.0);
+        spend(&mut l, "train", 0.1, 2.0);
         l.non_private("scaling", "min-max", "bounds from the data");
         assert!(
             l.entries
@@ -194,9 +249,9 @@ mod tests {
     #[test]
     fn composition_across_relations_is_refused() {
         let mut add = Ledger::new(Relation::AddRemove);
-        add.spend("selection", "laplace", 0.05, 1.0);
+        spend(&mut add, "selection", 0.05, 1.0);
         let mut replace = Ledger::new(Relation::ReplaceOne);
-        replace.spend("train", "laplace", 0.05, 2.0);
+        spend(&mut replace, "train", 0.05, 2.0);
         let err = add.clone().absorb(replace.clone()).unwrap_err().to_string();
         assert!(
             err.contains("neighbours") && err.contains("replace one"),
@@ -208,11 +263,41 @@ mod tests {
         assert_eq!(add.entries.len(), 1);
         // Same relation composes; a foreign entry pushed directly voids the privacy claim.
         let mut more = add.scratch();
-        more.spend("train", "laplace", 0.05, 1.0);
+        spend(&mut more, "train", 0.05, 1.0);
         add.absorb(more).unwrap();
         assert!(add.is_private_within(Some(0.1)));
         add.entries.push(entry);
         assert!(!add.single_relation());
         assert!(!add.is_private_within(Some(1.0)));
+    }
+
+    #[test]
+    fn entries_state_their_measure_and_old_ledgers_still_read() {
+        let mut l = Ledger::default();
+        spend(&mut l, "train", 0.1, 2.0);
+        l.non_private("scaling", "min-max", "bounds from the data");
+        assert_eq!(l.entries[0].measure, Some(Measure::PureDp));
+        assert_eq!(l.entries[1].measure, None);
+        assert_eq!(l.total_delta(), 0.0);
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.contains(r#""measure":"pure ε-DP""#), "{json}");
+        assert!(!json.contains("delta"), "{json}");
+        // A ledger written before `measure` and `delta` existed reads back without them.
+        let old = r#"[{"name":"train","mechanism":"laplace","epsilon":0.1,"private":true,"relation":"add/remove one example","sensitivity":2.0}]"#;
+        let back: Ledger = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            (back.entries[0].measure, back.entries[0].delta),
+            (None, None)
+        );
+        let mut approx = l.entries[0].clone();
+        approx.measure = Some(Measure::ApproxDp);
+        approx.delta = Some(1e-5);
+        l.record(approx).unwrap();
+        assert!((l.total_delta() - 1e-5).abs() < 1e-20);
+        let json = serde_json::to_string(&l.entries[2]).unwrap();
+        assert!(
+            json.contains(r#""delta":0.00001"#) && json.contains("(ε,δ)-DP"),
+            "{json}"
+        );
     }
 }

@@ -2,21 +2,42 @@
 //! per-trial ledger that records every privacy-spending (or non-private) step.
 //!
 //! One neighbouring relation per run ([`Relation`], `[experiment] neighbours` in a spec; SPEC 1's
-//! add/remove by default). The trial's [`Ledger`] carries it: every mechanism reads the relation
-//! from the ledger it records into and derives its sensitivity for it, so the relation stated
-//! beside each step is the one its noise was calibrated for. docs/privacy.md lists every
+//! add/remove by default). The trial's [`Ledger`] carries it. A mechanism value ([`Laplace`],
+//! [`L2Mechanism`], [`Gaussian`], [`Exponential`], ...) is built from its sensitivity for that
+//! relation, its epsilon (and delta) and the relation, and draws noise only through the
+//! [`Charge`] handle that [`Ledger::charge`] returns after recording the step (see
+//! [`mechanism`]); a mechanism calibrated for another relation is refused. docs/privacy.md lists every
 //! mechanism's sensitivity under both relations.
 
+/// `impl Mechanism` for mechanism structs that keep their [`PrivacyMap`] in a field `map`
+/// (one charge per release).
+macro_rules! mechanism_with_map {
+    ($($t:ty),+) => {
+        $(impl $crate::privacy::mechanism::Mechanism for $t {
+            fn privacy_map(&self) -> &$crate::privacy::mechanism::PrivacyMap {
+                &self.map
+            }
+        })+
+    };
+}
+
 pub mod exponential;
+pub mod gaussian;
 pub mod l2;
 pub mod laplace;
 pub mod ledger;
+pub mod mechanism;
 pub mod secure;
+pub mod sparse_vector;
 
-pub use l2::{L2Mechanism, PNormMechanism};
-pub use laplace::Laplace;
+pub use exponential::{BinaryExponential, Exponential};
+pub use gaussian::{Gaussian, GaussianNoise};
+pub use l2::{L2Mechanism, L2Noise, PNormMechanism, PNormNoise};
+pub use laplace::{Laplace, LaplaceNoise};
 pub use ledger::{Ledger, LedgerEntry};
+pub use mechanism::{Charge, Mechanism, PrivacyMap};
 use serde::{Deserialize, Serialize};
+pub use sparse_vector::SparseVector;
 
 /// A privacy parameter must be finite and positive (eps = 0 or NaN would silently mean "no
 /// noise" or "no guarantee").
@@ -33,6 +54,31 @@ pub fn check_positive(name: &str, value: f64) -> crate::error::Result<()> {
             name,
             format!("must be finite and > 0, got {value}"),
         ))
+    }
+}
+
+/// The privacy measure a step's guarantee is stated in (OpenDP's "measure").
+///
+/// * `PureDp`: pure epsilon-DP, P[M(X) in S] <= e^eps P[M(X') in S] for all neighbours.
+/// * `ApproxDp`: (epsilon, delta)-DP, P[M(X) in S] <= e^eps P[M(X') in S] + delta.
+///
+/// Pure epsilon-DP is (epsilon, 0)-DP, so both compose sequentially by adding epsilons and
+/// deltas (basic composition).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Measure {
+    #[serde(rename = "pure ε-DP")]
+    PureDp,
+    #[serde(rename = "(ε,δ)-DP")]
+    ApproxDp,
+}
+
+impl Measure {
+    /// How ledgers and reports state the measure.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Measure::PureDp => "pure ε-DP",
+            Measure::ApproxDp => "(ε,δ)-DP",
+        }
     }
 }
 

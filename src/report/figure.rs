@@ -273,10 +273,7 @@ impl Figure {
         };
         let multi = metrics.len() > 1;
         // A majority pipeline is the baseline already: no second "majority baseline" entry.
-        let has_majority = spec
-            .pipelines
-            .iter()
-            .any(|p| p.learner.as_deref() == Some("majority"));
+        let has_majority = spec.pipelines.iter().any(|p| p.is_baseline());
         let mut panels = Vec::new();
         let mut order: Vec<String> = Vec::new();
         for d in &spec.experiment.datasets {
@@ -347,51 +344,12 @@ impl Figure {
             });
         }
         if dots {
-            // One x position per series, the same in every panel (named by the legend).
-            for p in &mut panels {
-                for s in &mut p.series {
-                    let i = order.iter().position(|l| *l == s.label).unwrap_or(0) as f64;
-                    let (m, se) = s
-                        .level
-                        .take()
-                        .or_else(|| s.points.first().map(|p| (p.1, p.2)))
-                        .unwrap_or((f64::NAN, 0.0));
-                    s.points = vec![(i, m, se)];
-                }
-            }
+            place_dots(&mut panels, &order);
         }
         if loglog {
-            for p in &mut panels {
-                for s in &mut p.series {
-                    if let Some(k) = loglog_slope(&s.points) {
-                        s.label = format!("{}, slope {}", s.label, slope_text(k));
-                    }
-                }
-            }
+            label_slopes(&mut panels);
         }
-        let x_label = spec.report.x.clone().unwrap_or_default();
-        let categories = match x_label.as_str() {
-            "threshold" if !dots => spec
-                .grid
-                .threshold
-                .as_ref()
-                .map(|ts| ts.iter().map(|t| t.to_string()).collect()),
-            _ => None,
-        };
-        let y_label = spec.report.y_label.clone().unwrap_or_else(|| {
-            if percent {
-                "accuracy (%)".into()
-            } else {
-                metrics.join(", ").replace('_', " ")
-            }
-        });
-        let x_label = if dots {
-            "pipeline (see legend)".into()
-        } else if x_label == "epsilon" {
-            "ε".into()
-        } else {
-            x_label
-        };
+        let (x_label, y_label, categories) = axis_labels(spec, metrics, percent, dots);
         Figure {
             panels,
             x_label,
@@ -569,31 +527,7 @@ impl Figure {
                     };
                     if curve {
                         let all: Vec<Vec<(f64, f64, bool)>> = rs.iter().map(|r| xy(r)).collect();
-                        let n = all.iter().map(Vec::len).min().unwrap_or(0);
-                        let points: Vec<(f64, f64, f64)> = (0..n)
-                            .map(|i| {
-                                let ys: Vec<f64> = all.iter().map(|v| v[i].1).collect();
-                                let (m, se) = crate::stats::mean_se(&ys);
-                                (all[0][i].0, m, se)
-                            })
-                            .collect();
-                        let slope = if loglog {
-                            loglog_slope(&points)
-                                .map_or(String::new(), |k| format!(", slope {}", slope_text(k)))
-                        } else {
-                            String::new()
-                        };
-                        let many = points.len() > 40;
-                        series.push(Series {
-                            label: format!("{label}{slope} {tag}"),
-                            look: Look {
-                                marker: if many { None } else { Some(SHAPES[i % 6]) },
-                                ..Look::nth(i, true)
-                            },
-                            points,
-                            level: None,
-                            error_bars: rs.len() > 1,
-                        });
+                        series.push(curve_series(&label, tag, i, &all, loglog));
                         continue;
                     }
                     let all: Vec<(f64, f64, bool)> = rs.iter().flat_map(|r| xy(r)).collect();
@@ -630,35 +564,7 @@ impl Figure {
                 }
             }
             let title = titles.get(d).cloned().unwrap_or_else(|| d.clone());
-            if spec.report.panel_per_series {
-                // Each series (and its split twin) on a panel of its own, named after it.
-                let mut groups: Vec<Panel> = Vec::new();
-                for s in series {
-                    let name = s.label.split(" (").next().unwrap_or(&s.label);
-                    let base = if spec.experiment.datasets.len() > 1 {
-                        format!("{title}: {name}")
-                    } else {
-                        name.to_string()
-                    };
-                    match groups.iter_mut().find(|p| p.title == base) {
-                        Some(p) => p.series.push(s),
-                        None => groups.push(Panel {
-                            title: base,
-                            series: vec![s],
-                            baseline: None,
-                            published: Vec::new(),
-                        }),
-                    }
-                }
-                panels.extend(groups);
-            } else {
-                panels.push(Panel {
-                    title,
-                    series,
-                    baseline: None,
-                    published: Vec::new(),
-                });
-            }
+            panels.extend(vector_panels(spec, title, series));
         }
         let names = |v: &[String]| v.join(", ").replace('_', " ");
         let ys: Vec<String> = spec.report.series.iter().map(|s| s.y.clone()).collect();
@@ -1336,6 +1242,133 @@ fn format_tick(v: f64) -> String {
     } else {
         let s = format!("{v:.3}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Dot figures: one x position per series, the same in every panel (named by the legend).
+fn place_dots(panels: &mut [Panel], order: &[String]) {
+    for p in panels.iter_mut() {
+        for s in &mut p.series {
+            let i = order.iter().position(|l| *l == s.label).unwrap_or(0) as f64;
+            let (m, se) = s
+                .level
+                .take()
+                .or_else(|| s.points.first().map(|p| (p.1, p.2)))
+                .unwrap_or((f64::NAN, 0.0));
+            s.points = vec![(i, m, se)];
+        }
+    }
+}
+
+/// Log-log figures: each series' fitted slope in its label.
+fn label_slopes(panels: &mut [Panel]) {
+    for p in panels.iter_mut() {
+        for s in &mut p.series {
+            if let Some(k) = loglog_slope(&s.points) {
+                s.label = format!("{}, slope {}", s.label, slope_text(k));
+            }
+        }
+    }
+}
+
+/// The x label, the y label and the category names of a metric figure.
+fn axis_labels(
+    spec: &Spec,
+    metrics: &[String],
+    percent: bool,
+    dots: bool,
+) -> (String, String, Option<Vec<String>>) {
+    let x_label = spec.report.x.clone().unwrap_or_default();
+    let categories = match x_label.as_str() {
+        "threshold" if !dots => spec
+            .grid
+            .threshold
+            .as_ref()
+            .map(|ts| ts.iter().map(|t| t.to_string()).collect()),
+        _ => None,
+    };
+    let y_label = spec.report.y_label.clone().unwrap_or_else(|| {
+        if percent {
+            "accuracy (%)".into()
+        } else {
+            metrics.join(", ").replace('_', " ")
+        }
+    });
+    let x_label = if dots {
+        "pipeline (see legend)".into()
+    } else if x_label == "epsilon" {
+        "ε".into()
+    } else {
+        x_label
+    };
+    (x_label, y_label, categories)
+}
+
+/// The panels of a scatter or curve figure for one dataset: one, or one per series (and its
+/// split twin) named after it.
+fn vector_panels(spec: &Spec, title: String, series: Vec<Series>) -> Vec<Panel> {
+    if spec.report.panel_per_series {
+        // Each series (and its split twin) on a panel of its own, named after it.
+        let mut groups: Vec<Panel> = Vec::new();
+        for s in series {
+            let name = s.label.split(" (").next().unwrap_or(&s.label);
+            let base = if spec.experiment.datasets.len() > 1 {
+                format!("{title}: {name}")
+            } else {
+                name.to_string()
+            };
+            match groups.iter_mut().find(|p| p.title == base) {
+                Some(p) => p.series.push(s),
+                None => groups.push(Panel {
+                    title: base,
+                    series: vec![s],
+                    baseline: None,
+                    published: Vec::new(),
+                }),
+            }
+        }
+        groups
+    } else {
+        vec![Panel {
+            title,
+            series,
+            baseline: None,
+            published: Vec::new(),
+        }]
+    }
+}
+
+/// A curve: the mean (± s.e.) over trials of each point, its fitted slope on log-log axes.
+fn curve_series(
+    label: &str,
+    tag: &str,
+    i: usize,
+    all: &[Vec<(f64, f64, bool)>],
+    loglog: bool,
+) -> Series {
+    let n = all.iter().map(Vec::len).min().unwrap_or(0);
+    let points: Vec<(f64, f64, f64)> = (0..n)
+        .map(|i| {
+            let ys: Vec<f64> = all.iter().map(|v| v[i].1).collect();
+            let (m, se) = crate::stats::mean_se(&ys);
+            (all[0][i].0, m, se)
+        })
+        .collect();
+    let slope = if loglog {
+        loglog_slope(&points).map_or(String::new(), |k| format!(", slope {}", slope_text(k)))
+    } else {
+        String::new()
+    };
+    let many = points.len() > 40;
+    Series {
+        label: format!("{label}{slope} {tag}"),
+        look: Look {
+            marker: if many { None } else { Some(SHAPES[i % 6]) },
+            ..Look::nth(i, true)
+        },
+        points,
+        level: None,
+        error_bars: all.len() > 1,
     }
 }
 

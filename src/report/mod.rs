@@ -215,6 +215,52 @@ pub fn formats_of(spec: &Spec) -> Vec<Format> {
         .unwrap_or_else(|| Format::DEFAULT.to_vec())
 }
 
+/// The figures of a `figure` report: histograms per metric, or accuracies in one figure and
+/// each other metric in its own.
+fn metric_figures(
+    spec: &Spec,
+    records: &[TrialRecord],
+    summaries: &[Summary],
+    base: &BTreeMap<String, f64>,
+    titles: &BTreeMap<String, String>,
+    verdicts: &verdict::Verdicts,
+) -> Vec<(figure::Figure, String)> {
+    let mut figures = Vec::new();
+    if figure::kind_of(spec) == FigureKind::Histogram {
+        for (i, m) in spec.report.metrics.iter().enumerate() {
+            let stem = if i == 0 {
+                "figure".to_string()
+            } else {
+                format!("figure_{m}")
+            };
+            figures.push((figure::Figure::histogram(spec, m, records, titles), stem));
+        }
+    } else {
+        let (acc, other): (Vec<String>, Vec<String>) = spec
+            .report
+            .metrics
+            .iter()
+            .cloned()
+            .partition(|m| is_accuracy(m));
+        if !acc.is_empty() {
+            let fig = figure::Figure::build(spec, &acc, summaries, base, titles, Some(verdicts));
+            figures.push((fig, "figure".into()));
+        }
+        for m in other {
+            let fig = figure::Figure::build(
+                spec,
+                std::slice::from_ref(&m),
+                summaries,
+                base,
+                titles,
+                Some(verdicts),
+            );
+            figures.push((fig, format!("figure_{m}")));
+        }
+    }
+    figures
+}
+
 /// [`write()`] in the given formats; `spec_path` names the spec on the HTML page.
 pub fn write_formats(
     spec: &Spec,
@@ -284,45 +330,7 @@ pub fn write_formats(
             if formats.contains(&Format::Tex) {
                 put("table.tex", table::wide_latex(spec, &wide))?;
             }
-            if figure::kind_of(spec) == FigureKind::Histogram {
-                for (i, m) in spec.report.metrics.iter().enumerate() {
-                    let stem = if i == 0 {
-                        "figure".to_string()
-                    } else {
-                        format!("figure_{m}")
-                    };
-                    figures.push((figure::Figure::histogram(spec, m, &records, &titles), stem));
-                }
-            } else {
-                let (acc, other): (Vec<String>, Vec<String>) = spec
-                    .report
-                    .metrics
-                    .iter()
-                    .cloned()
-                    .partition(|m| is_accuracy(m));
-                if !acc.is_empty() {
-                    let fig = figure::Figure::build(
-                        spec,
-                        &acc,
-                        &summaries,
-                        &base,
-                        &titles,
-                        Some(&verdicts),
-                    );
-                    figures.push((fig, "figure".into()));
-                }
-                for m in other {
-                    let fig = figure::Figure::build(
-                        spec,
-                        std::slice::from_ref(&m),
-                        &summaries,
-                        &base,
-                        &titles,
-                        Some(&verdicts),
-                    );
-                    figures.push((fig, format!("figure_{m}")));
-                }
-            }
+            figures = metric_figures(spec, &records, &summaries, &base, &titles, &verdicts);
         }
     }
     for (fig, stem) in &figures {

@@ -298,13 +298,7 @@ fn pipeline_label(spec: &Spec, name: &str) -> String {
         .pipelines
         .iter()
         .find(|p| p.name == name)
-        .is_some_and(|p| {
-            p.probe.is_none()
-                && p.learner.as_deref().is_some_and(|l| {
-                    crate::learners::learner_info(l).is_some_and(|i| i.uses_epsilon)
-                })
-                && p.selection.as_deref() != Some("nonprivate")
-        });
+        .is_some_and(|p| p.end_to_end_private());
     if private {
         name.to_string()
     } else {

@@ -744,6 +744,72 @@ fn digits(values: impl Iterator<Item = f64>, decimals: usize) -> String {
     format!("{int}.{decimals}")
 }
 
+/// The tabular column spec of a wide table: siunitx columns sized to the widest value.
+fn column_spec(t: &Wide, modal: bool, dec: usize) -> String {
+    let mut spec_cols = String::from("l");
+    if t.x_head.is_some() {
+        spec_cols.push_str(" l");
+    }
+    for (i, _) in t.columns.iter().enumerate() {
+        let means = t.rows.iter().filter_map(|r| r.cells[i].map(|c| c.0));
+        let fmt = if modal {
+            let v: Vec<f64> = means.collect();
+            let dec = if v.iter().all(|x| x.fract() == 0.0) {
+                0
+            } else {
+                1
+            };
+            digits(v.into_iter(), dec)
+        } else {
+            digits(means, dec)
+        };
+        let _ = write!(spec_cols, " S[table-format={fmt}]");
+        if !modal {
+            let ses = t.rows.iter().filter_map(|r| r.cells[i].map(|c| c.1));
+            let _ = write!(
+                spec_cols,
+                "@{{\\,\\(\\pm\\)\\,}}S[table-format={}]",
+                digits(ses, dec)
+            );
+        }
+        if t.has_published[i] {
+            spec_cols.push_str(" l");
+        }
+    }
+    spec_cols
+}
+
+/// The LaTeX cells of one row: mean (± s.e.) and the published value, per column.
+fn row_cells(t: &Wide, r: &WideRow, modal: bool) -> Vec<String> {
+    let mut cells = Vec::new();
+    for (i, c) in r.cells.iter().enumerate() {
+        let bold = if r.best == Some(i) { "\\bfseries " } else { "" };
+        match c {
+            Some((m, se, p)) => {
+                cells.push(format!("{bold}{}", wide_value(&t.metric, *m)));
+                if !modal {
+                    cells.push(format!("{bold}{}", wide_value(&t.metric, *se)));
+                }
+                if t.has_published[i] {
+                    cells.push(p.map_or(String::new(), |p| {
+                        format!("{{\\footnotesize ({})}}", wide_value(&t.metric, p))
+                    }));
+                }
+            }
+            None => {
+                cells.push("{---}".into());
+                if !modal {
+                    cells.push("{}".into());
+                }
+                if t.has_published[i] {
+                    cells.push(String::new());
+                }
+            }
+        }
+    }
+    cells
+}
+
 /// The wide tables in LaTeX (`table.tex`): booktabs rules, siunitx columns aligned on the
 /// decimal point; needs `\usepackage{booktabs,siunitx}`.
 pub fn wide_latex(spec: &Spec, tables: &[Wide]) -> String {
@@ -762,36 +828,7 @@ pub fn wide_latex(spec: &Spec, tables: &[Wide]) -> String {
         } else {
             4
         };
-        let mut spec_cols = String::from("l");
-        if t.x_head.is_some() {
-            spec_cols.push_str(" l");
-        }
-        for (i, _) in t.columns.iter().enumerate() {
-            let means = t.rows.iter().filter_map(|r| r.cells[i].map(|c| c.0));
-            let fmt = if modal {
-                let v: Vec<f64> = means.collect();
-                let dec = if v.iter().all(|x| x.fract() == 0.0) {
-                    0
-                } else {
-                    1
-                };
-                digits(v.into_iter(), dec)
-            } else {
-                digits(means, dec)
-            };
-            let _ = write!(spec_cols, " S[table-format={fmt}]");
-            if !modal {
-                let ses = t.rows.iter().filter_map(|r| r.cells[i].map(|c| c.1));
-                let _ = write!(
-                    spec_cols,
-                    "@{{\\,\\(\\pm\\)\\,}}S[table-format={}]",
-                    digits(ses, dec)
-                );
-            }
-            if t.has_published[i] {
-                spec_cols.push_str(" l");
-            }
-        }
+        let spec_cols = column_spec(t, modal, dec);
         let width = |i: usize| 1 + usize::from(!modal) + usize::from(t.has_published[i]);
         let _ = writeln!(
             out,
@@ -840,32 +877,7 @@ pub fn wide_latex(spec: &Spec, tables: &[Wide]) -> String {
                 tex_escape(&r.dataset)
             };
             last = r.dataset.clone();
-            let mut cells = Vec::new();
-            for (i, c) in r.cells.iter().enumerate() {
-                let bold = if r.best == Some(i) { "\\bfseries " } else { "" };
-                match c {
-                    Some((m, se, p)) => {
-                        cells.push(format!("{bold}{}", wide_value(&t.metric, *m)));
-                        if !modal {
-                            cells.push(format!("{bold}{}", wide_value(&t.metric, *se)));
-                        }
-                        if t.has_published[i] {
-                            cells.push(p.map_or(String::new(), |p| {
-                                format!("{{\\footnotesize ({})}}", wide_value(&t.metric, p))
-                            }));
-                        }
-                    }
-                    None => {
-                        cells.push("{---}".into());
-                        if !modal {
-                            cells.push("{}".into());
-                        }
-                        if t.has_published[i] {
-                            cells.push(String::new());
-                        }
-                    }
-                }
-            }
+            let cells = row_cells(t, r, modal);
             let _ = writeln!(out, "{head} & {} \\\\", cells.join(" & "));
         }
         let _ = writeln!(out, "\\bottomrule\n\\end{{tabular}}}}\\par\\medskip\n");

@@ -8,16 +8,23 @@
 //! 1 (add/remove) or 2 (replace-one); for the smoothed MI score the proven bound
 //! [`mi_sensitivity`] (N, the training-set size, is treated as public, as in the thesis).
 
+pub mod gumbel;
+pub mod iterative;
+pub mod laplace_scores;
+pub mod mask;
+pub mod noisy_nb_mi;
+pub mod nonprivate;
 pub mod scores;
+pub mod sparse;
 
 use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
-use crate::learners::PrivateNbParams;
-use crate::privacy::exponential::{MaskSampler, gumbel_top_k};
-use crate::privacy::{Laplace, Ledger, Relation, check_positive};
+use crate::privacy::{Ledger, Relation, check_positive};
 use crate::rng::Streams;
-use linfa::ParamGuard;
 use std::collections::BTreeMap;
+
+pub use iterative::{iterative_sampling, keep_probabilities};
+pub use mask::mask_weights;
 
 pub use scores::{
     COUNT_SENSITIVITY, count_scores, count_sensitivity, mi_from_parameters, mi_sensitivity,
@@ -69,86 +76,28 @@ pub struct Selection {
     pub metrics: BTreeMap<String, f64>,
 }
 
-/// A feature selector. Private ones need `epsilon` (the selection budget eps_select).
+/// A feature selector. Private ones need `epsilon` (the selection budget eps_select). Each
+/// lives in its own file with its mechanism and proof sketch.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Selector {
-    /// Top T by the exact score. Not private (recorded as such).
+    /// Top T by the exact score. Not private (recorded as such). [`nonprivate`]
     NonPrivate { score: Score },
-    /// Algorithm 2: fit Algorithm 1 (Laplace, sensitivity D, default 65% threshold) with
-    /// eps_select on all features, compute MI from the noisy NB parameters, keep the top T.
-    ///
-    /// * Measure: eps-DP (Algorithm 1 is eps-DP; the ranking is post-processing).
+    /// Algorithm 2: MI of Algorithm 1's noisy NB, top T (eps-DP). [`noisy_nb_mi`]
     NoisyNbMi,
-    /// Algorithm 3: q~_d = q_d + Lap(D Delta_q / eps), keep the top T.
-    ///
-    /// * Sensitivity: the score vector changes by at most Delta_q per coordinate, so its L1
-    ///   sensitivity is D Delta_q. Laplace mechanism → eps-DP; top-T is post-processing.
+    /// Algorithm 3: score + Lap(D Delta_q / eps), top T (eps-DP). [`laplace_scores`]
     LaplaceScores { score: Score },
-    /// Algorithm 4 (iterative sampling): eps0 = eps/T; sorted scores shifted by the (T+1)-th;
-    /// walk the features in that order, wrapping over the unselected ones, keeping feature t
-    /// with probability sigmoid(eps0 s_t / (2 Delta_q)) until T are kept.
-    ///
-    /// * Each step is a binary exponential mechanism (keep with quality s_t, skip with quality
-    ///   0: P(keep) = sigmoid(eps0 s_t / (2 Delta_q))), eps0-DP; sequential composition over
-    ///   the *steps taken*. It is eps-DP only if it stops after T steps; the ledger records the
-    ///   real spend steps x eps0 (so a trial that walks further fails its budget check). The
-    ///   order and the shift by the (T+1)-th score come from the exact scores and are not
-    ///   accounted for by the thesis either: treat Algorithm 4 as not private.
+    /// Algorithm 4: iterative sampling, eps/T per step; NOT eps-DP. [`iterative`]
     IterativeSampling { score: Score },
-    /// Algorithm 5 (mask sampling): the exponential mechanism over all T-subsets with quality
-    /// sum_d m_d q_d, sampled exactly by [`MaskSampler`].
-    ///
-    /// * Domain: masks m in {0,1}^D with T ones. Sensitivity of the quality:
-    ///   Delta_m = T Delta_q (each of the T chosen scores moves by at most Delta_q).
-    /// * Measure: eps-DP by the exponential mechanism (P(m) ∝ exp(eps q(m) / (2 Delta_m))).
+    /// Algorithm 5: exponential mechanism over T-subsets (eps-DP). [`mask`]
     MaskSampling { score: Score },
-    /// Sparse vector (AboveThreshold with restarts, Dwork & Roth 2014, Alg. 2 "Sparse") with a
-    /// public threshold: eps' = eps/T; noisy threshold thr + Lap(2 Delta_q/eps'); feature d
-    /// (in index order) is "above" if q_d + Lap(4 Delta_q/eps') >= noisy threshold; after each
-    /// positive the threshold is redrawn; stops after T positives or at the end of the features.
-    ///
-    /// * Measure: each AboveThreshold round (until one positive) is eps'-DP for sensitivity-
-    ///   Delta_q queries; T rounds compose to eps. May return fewer than T features.
+    /// Sparse vector with a public threshold, eps/T per positive (eps-DP). [`sparse`]
     Sparse { score: Score, threshold: f64 },
-    /// One-shot Gumbel top-k: add Gumbel noise of scale 2 T Delta_q / eps to every score and
-    /// keep the T largest.
-    ///
-    /// * Equals T rounds of the peeling exponential mechanism at eps/T each (Durfee & Rogers
-    ///   2019): eps-DP by sequential composition.
+    /// One-shot Gumbel top-k, scale 2 T Delta_q / eps (eps-DP). [`gumbel`]
     GumbelTopK { score: Score },
 }
 
-/// Names and one-line descriptions of the selectors (for specs and reports).
-pub const SELECTORS: &[(&str, &str)] = &[
-    ("nonprivate", "top T by the exact score (NOT private)"),
-    (
-        "noisy_nb_mi",
-        "Algorithm 2: MI of the Algorithm 1 noisy NB, top T (eps-DP)",
-    ),
-    (
-        "laplace",
-        "Algorithm 3: score + Lap(D Delta_q / eps), top T (eps-DP)",
-    ),
-    (
-        "iterative",
-        "Algorithm 4: iterative sampling, eps/T per step (spends steps x eps/T: NOT eps-DP)",
-    ),
-    (
-        "mask",
-        "Algorithm 5: exponential mechanism over T-subsets (eps-DP)",
-    ),
-    (
-        "sparse",
-        "sparse vector with a public threshold, eps/T per positive (eps-DP)",
-    ),
-    (
-        "gumbel",
-        "one-shot Gumbel top-k, scale 2 T Delta_q / eps (eps-DP)",
-    ),
-];
-
 impl Selector {
-    /// Short name (see [`SELECTORS`]).
+    /// Short name (as a spec names it).
     pub fn name(&self) -> &'static str {
         match self {
             Selector::NonPrivate { .. } => "nonprivate",
@@ -200,126 +149,47 @@ impl Selector {
         } else {
             0.0
         };
-        let label = format!("{STEP}/{}", self.name());
-        let mut metrics = BTreeMap::new();
-        let features = match *self {
-            Selector::NonPrivate { score } => {
-                let q = score.compute(counts)?;
-                ledger.non_private(
-                    STEP,
-                    &format!("none (exact {} ranking)", score.name()),
-                    "non-private feature ranking: the exact scores choose the features",
-                );
-                top_k(&q, t)
-            }
-            Selector::NoisyNbMi => {
-                // Validate before spending.
-                scores::mutual_information(counts)?;
-                let params = PrivateNbParams::new(eps).check()?;
-                let mut rng = streams.stream(&label);
-                let fit = params.fit_counts(counts, None, &mut rng, &mut ledger.scratch())?;
-                let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
-                let q = mi_from_parameters(&fit.model.theta, &prior);
-                ledger.spend(
-                    STEP,
-                    "laplace (Algorithm 2: MI of the Algorithm 1 noisy NB)",
-                    eps,
-                    fit.sensitivity,
-                );
-                metrics.insert(
-                    "thresholded_features".into(),
-                    fit.thresholded_features as f64,
-                );
-                top_k(&q, t)
-            }
-            Selector::LaplaceScores { score } => {
-                let q = score.compute(counts)?;
-                let sens = d as f64 * score.sensitivity(counts, ledger.relation());
-                let noise = Laplace::new(sens, eps)?;
-                let mut rng = streams.stream(&label);
-                let noisy: Vec<f64> = q.iter().map(|&v| v + noise.sample(&mut rng)).collect();
-                ledger.spend(
-                    STEP,
-                    &format!("laplace (Algorithm 3, {} score)", score.name()),
-                    eps,
-                    sens,
-                );
-                top_k(&noisy, t)
-            }
-            Selector::IterativeSampling { score } => {
-                let q = score.compute(counts)?;
-                let sens = score.sensitivity(counts, ledger.relation());
-                let eps0 = eps / t as f64;
-                let mut rng = streams.stream(&label);
-                let (chosen, steps) = iterative_sampling(&q, t, eps0, sens, &mut rng)?;
-                ledger.spend(
-                    STEP,
-                    &format!("iterative sampling (Algorithm 4, {} score)", score.name()),
-                    steps as f64 * eps0,
-                    sens,
-                );
-                if let Some(e) = ledger.entries.last_mut() {
-                    e.note = Some(format!(
-                        "{steps} steps x eps0 = {eps0}: eps-DP only if it stops after T = {t} steps"
-                    ));
-                }
-                metrics.insert("steps".into(), steps as f64);
-                metrics.insert("epsilon_claimed".into(), eps);
-                chosen
-            }
-            Selector::MaskSampling { score } => {
-                let q = score.compute(counts)?;
-                let sens = t as f64 * score.sensitivity(counts, ledger.relation());
-                let w = mask_weights(&q, eps, sens);
-                let mut rng = streams.stream(&label);
-                let chosen = MaskSampler::new().sample(&w, t, &mut rng)?;
-                ledger.spend(
-                    STEP,
-                    &format!(
-                        "exponential over T-subsets (Algorithm 5, {} score)",
-                        score.name()
-                    ),
-                    eps,
-                    sens,
-                );
-                chosen
-            }
-            Selector::Sparse { score, threshold } => {
-                if !threshold.is_finite() {
-                    return Err(Error::param(
-                        "threshold",
-                        format!("sparse vector threshold must be finite, got {threshold}"),
-                    ));
-                }
-                let q = score.compute(counts)?;
-                let sens = score.sensitivity(counts, ledger.relation());
-                let mut rng = streams.stream(&label);
-                let chosen = sparse_vector(&q, t, threshold, eps, sens, &mut rng)?;
-                ledger.spend(
-                    STEP,
-                    &format!("sparse vector, public threshold ({} score)", score.name()),
-                    eps,
-                    sens,
-                );
-                metrics.insert("threshold".into(), threshold);
-                chosen
-            }
-            Selector::GumbelTopK { score } => {
-                let q = score.compute(counts)?;
-                let sens = score.sensitivity(counts, ledger.relation());
-                let mut rng = streams.stream(&label);
-                let chosen = gumbel_top_k(&q, t, 2.0 * t as f64 * sens / eps, &mut rng)?;
-                ledger.spend(
-                    STEP,
-                    &format!("gumbel top-k ({} score)", score.name()),
-                    eps,
-                    sens,
-                );
-                chosen
-            }
+        let mut cx = Context {
+            counts,
+            t,
+            epsilon: eps,
+            label: format!("{STEP}/{}", self.name()),
+            streams,
+            ledger,
+            metrics: BTreeMap::new(),
         };
+        let features = match *self {
+            Selector::NonPrivate { score } => nonprivate::select(score, &mut cx)?,
+            Selector::NoisyNbMi => noisy_nb_mi::select(&mut cx)?,
+            Selector::LaplaceScores { score } => laplace_scores::select(score, &mut cx)?,
+            Selector::IterativeSampling { score } => iterative::select(score, &mut cx)?,
+            Selector::MaskSampling { score } => mask::select(score, &mut cx)?,
+            Selector::Sparse { score, threshold } => sparse::select(score, threshold, &mut cx)?,
+            Selector::GumbelTopK { score } => gumbel::select(score, &mut cx)?,
+        };
+        let mut metrics = cx.metrics;
         metrics.insert("selected".into(), features.len() as f64);
         Ok(Selection { features, metrics })
+    }
+}
+
+/// What a selector reads and where it records: the training counts, T, its validated budget
+/// (0 for the non-private one), the trial's streams (its own is labelled
+/// `selection/<name>`), the ledger and the trial's metrics.
+struct Context<'a> {
+    counts: &'a ClassCounts,
+    t: usize,
+    epsilon: f64,
+    label: String,
+    streams: &'a mut Streams,
+    ledger: &'a mut Ledger,
+    metrics: BTreeMap<String, f64>,
+}
+
+impl Context<'_> {
+    /// The selector's random stream (one per call).
+    fn rng(&mut self) -> crate::rng::Rng {
+        self.streams.stream(&self.label)
     }
 }
 
@@ -332,123 +202,7 @@ pub fn top_k(q: &[f64], k: usize) -> Vec<usize> {
     idx
 }
 
-/// Algorithm 5 weights w_d = eps q_d / (2 Delta_m).
-pub fn mask_weights(q: &[f64], epsilon: f64, mask_sensitivity: f64) -> Vec<f64> {
-    let f = epsilon / (2.0 * mask_sensitivity);
-    q.iter().map(|&v| f * v).collect()
-}
-
-#[inline]
-fn sigmoid(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
-}
-
-/// Feature order of Algorithm 4 (scores descending, ties by index) and the shifted scores
-/// s = q - q_(T+1) in that order. With T = D the shift is the smallest score.
-fn shifted_order(q: &[f64], t: usize) -> (Vec<usize>, Vec<f64>) {
-    let mut order: Vec<usize> = (0..q.len()).collect();
-    order.sort_by(|&a, &b| q[b].total_cmp(&q[a]).then(a.cmp(&b)));
-    let pivot = q[order[t.min(q.len() - 1)]];
-    let s = order.iter().map(|&i| q[i] - pivot).collect();
-    (order, s)
-}
-
-/// Per-feature keep probability of one Algorithm 4 step, sigmoid(eps0 s_d / (2 Delta)) with s
-/// the scores shifted by the (T+1)-th largest, in the original feature order (Figs 3.11/3.12/
-/// 3.18 plot it against the score).
-pub fn keep_probabilities(
-    scores: &[f64],
-    t: usize,
-    eps0: f64,
-    sensitivity: f64,
-) -> Result<Vec<f64>> {
-    check_t_eps(scores.len(), t, eps0)?;
-    check_positive("sensitivity", sensitivity)?;
-    let (order, s) = shifted_order(scores, t);
-    let mut p = vec![0.0; scores.len()];
-    for (&i, &si) in order.iter().zip(&s) {
-        p[i] = sigmoid(eps0 * si / (2.0 * sensitivity));
-    }
-    Ok(p)
-}
-
-/// Cap on Algorithm 4 steps (the top T features have keep probability >= 1/2, so this is
-/// reached only with astronomically small probability).
-const MAX_ITERATIVE_STEPS: usize = 100_000_000;
-
-/// Algorithm 4; returns the kept features (ascending) and the number of steps taken.
-pub fn iterative_sampling<R: rand::Rng + ?Sized>(
-    scores: &[f64],
-    t: usize,
-    eps0: f64,
-    sensitivity: f64,
-    rng: &mut R,
-) -> Result<(Vec<usize>, usize)> {
-    let p_sorted = {
-        let p = keep_probabilities(scores, t, eps0, sensitivity)?;
-        let (order, _) = shifted_order(scores, t);
-        order.iter().map(|&i| (i, p[i])).collect::<Vec<_>>()
-    };
-    let mut remaining = p_sorted;
-    let mut kept = Vec::with_capacity(t);
-    let mut steps = 0usize;
-    let mut pos = 0usize;
-    while kept.len() < t {
-        if steps >= MAX_ITERATIVE_STEPS {
-            return Err(Error::param(
-                "epsilon",
-                format!("Algorithm 4 did not keep {t} features in {steps} steps"),
-            ));
-        }
-        if pos >= remaining.len() {
-            pos = 0;
-        }
-        steps += 1;
-        let (i, p) = remaining[pos];
-        if rng.r#gen::<f64>() < p {
-            kept.push(i);
-            remaining.remove(pos);
-        } else {
-            pos += 1;
-        }
-    }
-    kept.sort_unstable();
-    Ok((kept, steps))
-}
-
-/// Sparse (AboveThreshold with restarts) over the scores in index order; at most `t` positives.
-pub fn sparse_vector<R: rand::Rng + ?Sized>(
-    scores: &[f64],
-    t: usize,
-    threshold: f64,
-    epsilon: f64,
-    sensitivity: f64,
-    rng: &mut R,
-) -> Result<Vec<usize>> {
-    check_t_eps(scores.len(), t, epsilon)?;
-    let eps1 = epsilon / t as f64;
-    let thr_noise = Laplace::new(2.0 * sensitivity, eps1)?;
-    let q_noise = Laplace::new(4.0 * sensitivity, eps1)?;
-    let mut out = Vec::with_capacity(t);
-    let mut noisy_thr = threshold + thr_noise.sample(rng);
-    for (i, &q) in scores.iter().enumerate() {
-        if q + q_noise.sample(rng) >= noisy_thr {
-            out.push(i);
-            if out.len() == t {
-                break;
-            }
-            noisy_thr = threshold + thr_noise.sample(rng);
-        }
-    }
-    Ok(out)
-}
-
-fn check_t_eps(d: usize, t: usize, eps: f64) -> Result<()> {
+pub(crate) fn check_t_eps(d: usize, t: usize, eps: f64) -> Result<()> {
     if t == 0 || t > d {
         return Err(Error::param(
             "features",

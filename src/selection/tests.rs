@@ -3,9 +3,41 @@
 
 use super::*;
 use crate::privacy::exponential::{MaskSampler, exponential_probabilities, gumbel_top_k};
+use crate::privacy::{BinaryExponential, SparseVector};
 use crate::rng::rng_from;
 use ndarray::array;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
+
+/// The sparse vector mechanism, one release recorded in a ledger of its own.
+fn sparse_vector<R: rand::Rng + ?Sized>(
+    q: &[f64],
+    t: usize,
+    threshold: f64,
+    eps: f64,
+    sens: f64,
+    rng: &mut R,
+) -> Result<Vec<usize>> {
+    let m = SparseVector::new(t, sens, eps, Relation::AddRemove)?;
+    let mut ledger = Ledger::default();
+    let chosen = ledger
+        .charge(STEP, "sparse", m)?
+        .above_threshold(q, threshold, rng)?;
+    assert_eq!(ledger.total_epsilon(), eps);
+    Ok(chosen)
+}
+
+/// Algorithm 4 at eps0 per step; returns the kept features and the steps, checking that the
+/// ledger recorded steps x eps0.
+fn iterative(q: &[f64], t: usize, eps0: f64, sens: f64, seed: u32) -> (Vec<usize>, u64) {
+    let m = BinaryExponential::new(sens, eps0, Relation::AddRemove).unwrap();
+    let mut ledger = Ledger::default();
+    let mut charge = ledger.charge(STEP, "iterative", m).unwrap();
+    let kept =
+        iterative_sampling(q, t, &mut charge, &mut rng_from(&["it", &seed.to_string()])).unwrap();
+    let steps = charge.draws();
+    assert_eq!(ledger.total_epsilon(), steps as f64 * eps0);
+    (kept, steps)
+}
 
 /// All k-subsets of 0..d as ascending index vectors, with their bitmasks.
 fn subsets(d: usize, k: usize) -> Vec<(u32, Vec<usize>)> {
@@ -337,9 +369,14 @@ fn keep_probabilities_shift_by_the_t_plus_first_score() {
     // T = D: shift by the smallest score.
     let p = keep_probabilities(&q, 5, 0.5, 1.0).unwrap();
     assert!((p[2] - 0.5).abs() < 1e-15);
-    let mut rng = rng_from(&["test", "iterative"]);
-    let (kept, steps) = iterative_sampling(&q, 2, 1e9, 1.0, &mut rng).unwrap();
-    assert_eq!((kept, steps), (vec![1, 3], 2));
+    assert_eq!(iterative(&q, 2, 1e9, 1.0, 0), (vec![1, 3], 2));
+    // Small eps0: every keep probability is about 1/2, so T = 2 keeps take about 4 steps
+    // (negative binomial, sd 2; the mean of 400 runs is within 5 standard errors of 4), each
+    // charged eps0 in the ledger (checked by `iterative`).
+    let runs = 400;
+    let steps: u64 = (0..runs).map(|s| iterative(&q, 2, 0.01, 1.0, s).1).sum();
+    let mean = steps as f64 / runs as f64;
+    assert!((3.5..4.5).contains(&mean), "{mean}");
 }
 
 // ---- Power at 0.7x and 1.3x the noise scale (issue 5). Each test: chi-square goodness of fit

@@ -2,7 +2,43 @@
 #![allow(dead_code)]
 
 use epsilab::data::DataDir;
+use epsilab::runner::RunOptions;
+use epsilab::store::TrialRecord;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The built `epsilab` binary, with `EPSILAB_DATA` unset (as on a fresh clone).
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_epsilab"));
+    c.env_remove("EPSILAB_DATA");
+    c
+}
+
+/// Run options writing into `out` on `threads` threads: no data dir (synthetic data only), no
+/// force, no progress bar, no shard. Vary a field with `RunOptions { force: true, ..opts }`.
+pub fn run_options(out: &Path, threads: usize) -> RunOptions {
+    RunOptions {
+        threads,
+        data_dir: DataDir("unused".into()),
+        out_dir: out.into(),
+        smoke: false,
+        force: false,
+        progress: false,
+        shard: None,
+    }
+}
+
+/// Records by key with the wall-clock field zeroed (the only field allowed to differ).
+pub fn by_key(records: Vec<TrialRecord>) -> BTreeMap<String, TrialRecord> {
+    records
+        .into_iter()
+        .map(|mut r| {
+            r.fit_seconds = 0.0;
+            (r.key.clone(), r)
+        })
+        .collect()
+}
 
 /// The datasets shipped in the repository (`datasets/`, gzip-compressed): every real-data test
 /// runs on a fresh clone with no setting.

@@ -13,7 +13,7 @@ use super::design::Design;
 use super::linalg::{solve_spd, symmetric_eigen};
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
-use crate::privacy::{L2Mechanism, Laplace, Ledger, Relation};
+use crate::privacy::{L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap, Relation};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -67,17 +67,17 @@ pub fn output_perturbation(
 ) -> Result<(Vec<f64>, Convergence)> {
     check_unit_rows(design)?;
     crate::privacy::check_positive("lambda", lambda)?;
-    let sensitivity = output_sensitivity(lambda, ledger.relation());
-    let mech = L2Mechanism::new(sensitivity, epsilon)?;
+    let relation = ledger.relation();
+    let mech = L2Mechanism::new(output_sensitivity(lambda, relation), epsilon, relation)?;
     let (mut theta, conv) = Objective::regularised(design, y, lambda).minimise(settings);
-    let b = mech.sample(theta.len(), rng);
+    let b = ledger
+        .charge(
+            "train",
+            "l2 vector mechanism (output perturbation, Algorithm 6)",
+            mech,
+        )?
+        .sample(theta.len(), rng);
     theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
-    ledger.spend(
-        "train",
-        "l2 vector mechanism (output perturbation, Algorithm 6)",
-        epsilon,
-        sensitivity,
-    );
     Ok((theta, conv))
 }
 
@@ -199,19 +199,20 @@ pub fn objective_perturbation(
     let n = design.n_rows();
     let relation = ledger.relation();
     let branch = objective_branch(lambda, epsilon, n, relation);
-    let mech = L2Mechanism::with_scale(branch.noise_scale)?;
-    let b = mech.sample(design.dim(), rng);
+    // The noise enters the objective; the proof above gives eps for beta = Delta_b / eps'.
+    let mech = L2Mechanism::with_map(
+        L2Noise::with_scale(branch.noise_scale)?,
+        PrivacyMap::pure(objective_noise_sensitivity(relation), epsilon, relation)?,
+    );
+    let label = format!(
+        "l2 vector mechanism (objective perturbation, Algorithm 7; eps' = {:.6}, Delta = {:.3e})",
+        branch.eps_prime, branch.delta
+    );
+    let b = ledger
+        .charge("train", &label, mech)?
+        .sample(design.dim(), rng);
     let (theta, conv) =
         objective_perturbation_with_noise(design, y, lambda, &b, branch.delta, settings);
-    ledger.spend(
-        "train",
-        &format!(
-            "l2 vector mechanism (objective perturbation, Algorithm 7; eps' = {:.6}, Delta = {:.3e})",
-            branch.eps_prime, branch.delta
-        ),
-        epsilon,
-        objective_noise_sensitivity(relation),
-    );
     Ok((theta, conv, branch))
 }
 
@@ -336,7 +337,15 @@ pub fn functional_mechanism(
     check_unit_rows(design)?;
     let d = design.dim();
     let delta = sens.value(d);
-    let lap = Laplace::new(delta, epsilon)?;
+    let lap = Laplace::new(delta, epsilon, ledger.relation())?;
+    let label = format!(
+        "laplace (functional mechanism, {})",
+        match sens {
+            FmSensitivity::Sens1 => "FMsens1",
+            FmSensitivity::Sens2 => "FMsens2",
+        }
+    );
+    let mut lap = ledger.charge("train", &label, lap)?;
     let (mut a, mut m) = fm_coefficients(design, y);
     for v in a.iter_mut() {
         *v += lap.sample(rng);
@@ -352,18 +361,6 @@ pub fn functional_mechanism(
     }
     let rho = 4.0 * std::f64::consts::SQRT_2 * delta / epsilon;
     let (theta, rho_used, trimmed) = fm_minimise(&a, &m, d, rho);
-    ledger.spend(
-        "train",
-        &format!(
-            "laplace (functional mechanism, {})",
-            match sens {
-                FmSensitivity::Sens1 => "FMsens1",
-                FmSensitivity::Sens2 => "FMsens2",
-            }
-        ),
-        epsilon,
-        delta,
-    );
     Ok((
         theta,
         FmInfo {

@@ -30,14 +30,14 @@ pub use preprocess::{Preprocessing, RowScaling};
 pub use select::{LAMBDA_GRID, LambdaChoice};
 pub use solver::{Convergence, DEFAULT_TOL, Objective, Solver, SolverSettings};
 
+use super::Accounted;
 use super::Classifier;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::privacy::Ledger;
-use crate::rng::{Rng, rng_from};
-use linfa::ParamGuard;
-use linfa::dataset::{AsSingleTargets, DatasetBase};
-use linfa::traits::{Fit, PredictInplace};
+use crate::rng::Rng;
+use linfa::dataset::AsSingleTargets;
+use linfa::traits::PredictInplace;
 use ndarray::{Array1, ArrayBase, Data, Ix2};
 use serde::{Deserialize, Serialize};
 
@@ -160,21 +160,11 @@ impl LogisticParams {
     }
 }
 
-impl ParamGuard for LogisticParams {
-    type Checked = LogisticValidParams;
-    type Error = Error;
-
-    fn check_ref(&self) -> Result<&LogisticValidParams> {
-        check_lambda(self.0.lambda)?;
-        check_settings(&self.0.settings)?;
-        Ok(&self.0)
-    }
-
-    fn check(self) -> Result<LogisticValidParams> {
-        self.check_ref()?;
-        Ok(self.0)
-    }
-}
+param_guard!(LogisticParams => LogisticValidParams, |p| {
+    check_lambda(p.lambda)?;
+    check_settings(&p.settings)?;
+    Ok(())
+});
 
 impl LogisticValidParams {
     pub fn lambda(&self) -> f64 {
@@ -193,19 +183,11 @@ impl LogisticValidParams {
     }
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for LogisticValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = LogisticModel;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<LogisticModel> {
-        let y = targets_pm1(dataset.targets())?;
-        let design = Design::dense(dataset.records().view());
-        Ok(self.fit_design(&design, &y))
-    }
-}
+linfa_fit!(LogisticValidParams => LogisticModel, |p, ds| {
+    let y = targets_pm1(ds.targets())?;
+    let design = Design::dense(ds.records().view());
+    Ok(p.fit_design(&design, &y))
+});
 
 /// Which private learner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -243,38 +225,22 @@ impl PrivateLogisticParams {
             seed: 0,
         })
     }
+}
 
-    pub fn settings(mut self, settings: SolverSettings) -> Self {
-        self.0.settings = settings;
-        self
-    }
-
+setters!(PrivateLogisticParams {
+    settings: SolverSettings,
     /// Seed of the noise stream used by linfa's `Fit` (the harness passes its own streams).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.0.seed = seed;
-        self
-    }
-}
+    seed: u64,
+});
 
-impl ParamGuard for PrivateLogisticParams {
-    type Checked = PrivateLogisticValidParams;
-    type Error = Error;
-
-    fn check_ref(&self) -> Result<&PrivateLogisticValidParams> {
-        let p = &self.0;
-        crate::privacy::check_epsilon(p.epsilon)?;
-        if !matches!(p.method, PrivateLrMethod::Functional(_)) {
-            check_lambda(p.lambda)?;
-        }
-        check_settings(&p.settings)?;
-        Ok(p)
+param_guard!(PrivateLogisticParams => PrivateLogisticValidParams, |p| {
+    crate::privacy::check_epsilon(p.epsilon)?;
+    if !matches!(p.method, PrivateLrMethod::Functional(_)) {
+        check_lambda(p.lambda)?;
     }
-
-    fn check(self) -> Result<PrivateLogisticValidParams> {
-        self.check_ref()?;
-        Ok(self.0)
-    }
-}
+    check_settings(&p.settings)?;
+    Ok(())
+});
 
 /// A private fit and what the mechanism did.
 #[derive(Debug, Clone, PartialEq)]
@@ -347,19 +313,10 @@ impl PrivateLogisticValidParams {
     }
 }
 
-impl<D, T> Fit<ArrayBase<D, Ix2>, T, Error> for PrivateLogisticValidParams
-where
-    D: Data<Elem = f64>,
-    T: AsSingleTargets<Elem = usize>,
-{
-    type Object = LogisticModel;
-
-    fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<LogisticModel> {
-        let y = targets_pm1(dataset.targets())?;
-        let design = Design::dense(dataset.records().view());
-        let mut rng = rng_from(&["private_lr", &self.seed.to_string()]);
-        Ok(self
-            .fit_design(&design, &y, &mut rng, &mut Ledger::default())?
-            .model)
-    }
-}
+linfa_fit!(PrivateLogisticValidParams => Accounted<LogisticModel>, |p, ds| {
+    let y = targets_pm1(ds.targets())?;
+    let design = Design::dense(ds.records().view());
+    Accounted::fit("private_lr", p.seed, |rng, ledger| {
+        Ok(p.fit_design(&design, &y, rng, ledger)?.model)
+    })
+});

@@ -4,9 +4,8 @@ use super::LogisticModel;
 use super::design::Design;
 use super::solver::{Objective, SolverSettings};
 use crate::error::{Error, Result};
-use crate::privacy::Ledger;
+use crate::privacy::{Exponential, Ledger};
 use crate::rng::Rng;
-use rand::Rng as _;
 use rand::seq::SliceRandom;
 
 /// The thesis's grid {1e-3, 1e-2, ..., 1e5}.
@@ -147,25 +146,6 @@ where
     Ok(best_of(scores))
 }
 
-/// Samples index r with probability proportional to exp(eps q_r / (2 sensitivity)).
-pub fn exponential_mechanism(q: &[f64], epsilon: f64, sensitivity: f64, rng: &mut Rng) -> usize {
-    let logits: Vec<f64> = q
-        .iter()
-        .map(|v| epsilon * v / (2.0 * sensitivity))
-        .collect();
-    let m = logits.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
-    let w: Vec<f64> = logits.iter().map(|l| (l - m).exp()).collect();
-    let total: f64 = w.iter().sum();
-    let mut u = rng.r#gen::<f64>() * total;
-    for (i, wi) in w.iter().enumerate() {
-        if u < *wi {
-            return i;
-        }
-        u -= wi;
-    }
-    w.len() - 1
-}
-
 /// A private choice of lambda and the model it selects (Chaudhuri et al. 2011, section 6):
 /// split the rows at random into |grid| + 1 disjoint parts; train candidate r on part r with
 /// the private learner `fit` (each part is disjoint, so by parallel composition the candidates
@@ -226,13 +206,13 @@ where
         ledger.record(e)?;
     }
     let q: Vec<f64> = scores.iter().map(|s| s.1).collect();
-    let r = exponential_mechanism(&q, eps_select, 1.0, rng);
-    ledger.spend(
-        "lambda_selection",
-        "exponential mechanism (validation correct count)",
-        eps_select,
-        1.0,
-    );
+    let r = ledger
+        .charge(
+            "lambda_selection",
+            "exponential mechanism (validation correct count)",
+            Exponential::new(1.0, eps_select, ledger.relation())?,
+        )?
+        .choose(&q, rng);
     Ok((
         LambdaChoice {
             lambda: grid[r],

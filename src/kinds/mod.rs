@@ -1,0 +1,363 @@
+//! Pipeline kinds: what the `learner`, `selection` and `probe` names of a spec mean.
+//!
+//! Each kind is a parameter struct that owns its spec fields (deserialised from the pipeline's
+//! TOML table), their validation, the grid axes it reads, the budget shares it spends, its
+//! privacy statement and its display name. The registries ([`LEARNERS`], [`SELECTORS`] and
+//! the probes' `analysis::PROBES`) are the only places a kind is named: `spec`, `plan`,
+//! `pipeline`, `report` and `epsilab list` go through them and the traits below.
+//!
+//! Adding a kind is one file (the struct, [`Described`] and the family's trait) and one line in
+//! its registry. Releases and attacks of the surveys get their own trait and registry here the
+//! same way.
+
+pub mod logistic;
+pub mod majority;
+pub mod naive_bayes;
+pub mod select;
+
+use crate::error::{Error, Result};
+use crate::learners::{Learner, Threshold};
+use crate::selection::Selector;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::fmt::Debug;
+use std::sync::Arc;
+
+/// The learners a spec may name (`learner = "..."`).
+pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
+    learner::<majority::Majority>(),
+    learner::<naive_bayes::Nb>(),
+    learner::<naive_bayes::PrivateNb>(),
+    learner::<naive_bayes::PartitionedNb>(),
+    learner::<logistic::Lr>(),
+    learner::<logistic::LrOutput>(),
+    learner::<logistic::LrObjective>(),
+    learner::<logistic::LrFunctional>(),
+    learner::<naive_bayes::VaidyaNb>(),
+];
+
+/// The feature selectors a spec may name (`selection = "..."`).
+pub const SELECTORS: &[Registered<dyn SelectorKind>] = &[
+    selector::<select::NonPrivate>(),
+    selector::<select::NoisyNbMi>(),
+    selector::<select::Laplace>(),
+    selector::<select::Iterative>(),
+    selector::<select::Mask>(),
+    selector::<select::Sparse>(),
+    selector::<select::Gumbel>(),
+];
+
+/// A grid axis a pipeline may vary along, in the order the plan nests them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    Epsilon,
+    Threshold,
+    Features,
+    Lambda,
+    NTrain,
+}
+
+impl Axis {
+    pub const ALL: [Axis; 5] = [
+        Axis::Epsilon,
+        Axis::Threshold,
+        Axis::Features,
+        Axis::Lambda,
+        Axis::NTrain,
+    ];
+
+    /// The axis's name in `[grid]`, in cell keys and in `report.x`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Epsilon => "epsilon",
+            Axis::Threshold => "threshold",
+            Axis::Features => "features",
+            Axis::Lambda => "lambda",
+            Axis::NTrain => "n_train",
+        }
+    }
+}
+
+/// Why a kind refuses its parameters: the field (within the pipeline) and the reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub field: &'static str,
+    pub reason: String,
+}
+
+/// A [`Refusal`] of `field`.
+pub fn refuse(field: &'static str, reason: impl Into<String>) -> Refusal {
+    Refusal {
+        field,
+        reason: reason.into(),
+    }
+}
+
+/// The grid values of one cell, typed; `None` where the pipeline does not vary along an axis.
+/// `features` also holds a T fixed by the pipeline itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GridValues {
+    pub epsilon: Option<f64>,
+    pub threshold: Option<Threshold>,
+    pub features: Option<usize>,
+    pub lambda: Option<f64>,
+    pub n_train: Option<usize>,
+}
+
+/// How a pipeline's epsilon is split between its steps (fractions summing to 1).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Shares {
+    #[serde(default)]
+    pub selection: f64,
+    pub train: f64,
+    /// Share of private lambda selection (`lambda = "private"`).
+    #[serde(default)]
+    pub lambda: f64,
+}
+
+impl Default for Shares {
+    fn default() -> Self {
+        Shares {
+            selection: 0.0,
+            train: 1.0,
+            lambda: 0.0,
+        }
+    }
+}
+
+/// The epsilon of each step of one cell: the cell's epsilon times the pipeline's shares. The plan
+/// resolves it once per cell; every step spends only its own entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CellBudget {
+    /// The cell's total budget (the grid's epsilon); `None` for a non-private pipeline.
+    pub total: Option<f64>,
+    pub selection: Option<f64>,
+    pub train: Option<f64>,
+    /// Private lambda selection's budget; `None` when its share is 0.
+    pub lambda: Option<f64>,
+}
+
+impl CellBudget {
+    pub fn resolve(total: Option<f64>, shares: &Shares) -> CellBudget {
+        CellBudget {
+            total,
+            selection: total.map(|e| e * shares.selection),
+            train: total.map(|e| e * shares.train),
+            lambda: total.map(|e| e * shares.lambda).filter(|e| *e > 0.0),
+        }
+    }
+
+    /// The training budget of a private learner (validation gives its pipeline an epsilon axis).
+    pub fn train_of(&self, kind: &str) -> Result<f64> {
+        self.train
+            .ok_or_else(|| Error::param("epsilon", format!("learner `{kind}` needs an epsilon")))
+    }
+}
+
+/// A learner kind: its parameters as the spec gives them.
+pub trait LearnerKind: Debug + Send + Sync {
+    /// Whether it is parametrised by (and spends) the training share of epsilon.
+    fn private(&self) -> bool;
+    /// Grid axes it reads besides `epsilon` (when private) and `n_train`.
+    fn axes(&self) -> &'static [Axis] {
+        &[]
+    }
+    /// Checks the parameters; `grid` lists the axes the spec's `[grid]` defines.
+    fn validate(&self, _grid: &[Axis]) -> std::result::Result<(), Refusal> {
+        Ok(())
+    }
+    /// Whether it spends the `lambda` share of the budget (private lambda selection).
+    fn spends_lambda_share(&self) -> bool {
+        false
+    }
+    /// The learner of one cell, with its grid values and budget applied.
+    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner>;
+    /// Relative cost of one fit, for the shard partition (1 = one Naive Bayes fit).
+    fn cost(&self) -> u64 {
+        1
+    }
+    /// Whether it is the majority-class baseline every figure already draws.
+    fn is_baseline(&self) -> bool {
+        false
+    }
+}
+
+/// A feature-selection kind: the selector and its spec fields.
+pub trait SelectorKind: Debug + Send + Sync {
+    /// Whether it spends the `selection` share of the budget.
+    fn private(&self) -> bool;
+    fn validate(&self) -> std::result::Result<(), Refusal> {
+        Ok(())
+    }
+    fn selector(&self) -> Selector;
+}
+
+/// A kind's name, its one-line privacy statement and the spec fields its struct reads.
+pub trait Described {
+    const NAME: &'static str;
+    /// Shown by `epsilab list`: what it computes and its guarantee (or why it has none).
+    const ABOUT: &'static str;
+    const FIELDS: &'static [&'static str];
+}
+
+/// A registry entry: the kind's description and how its struct is read from a pipeline table.
+pub struct Registered<K: ?Sized + 'static> {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub fields: &'static [&'static str],
+    /// Deserialises the kind's fields (the table holds only names in `fields`).
+    pub parse: fn(toml::Table) -> std::result::Result<Arc<K>, String>,
+}
+
+/// The entry named `name` in a registry.
+pub fn find<K: ?Sized>(
+    registry: &'static [Registered<K>],
+    name: &str,
+) -> Option<&'static Registered<K>> {
+    registry.iter().find(|r| r.name == name)
+}
+
+/// The names of a registry, for "known: ..." messages.
+pub fn names<K: ?Sized>(registry: &[Registered<K>]) -> String {
+    let names: Vec<&str> = registry.iter().map(|r| r.name).collect();
+    names.join(", ")
+}
+
+/// Deserialises a kind's struct from its fields.
+pub fn parse_fields<T: DeserializeOwned>(t: toml::Table) -> std::result::Result<T, String> {
+    toml::Value::Table(t)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().trim().to_string())
+}
+
+const fn learner<T: LearnerKind + Described + DeserializeOwned + 'static>()
+-> Registered<dyn LearnerKind> {
+    Registered {
+        name: T::NAME,
+        about: T::ABOUT,
+        fields: T::FIELDS,
+        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
+    }
+}
+
+const fn selector<T: SelectorKind + Described + DeserializeOwned + 'static>()
+-> Registered<dyn SelectorKind> {
+    Registered {
+        name: T::NAME,
+        about: T::ABOUT,
+        fields: T::FIELDS,
+        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
+    }
+}
+
+/// A registered kind chosen by a pipeline: its name and its parameters.
+#[derive(Debug)]
+pub struct Chosen<K: ?Sized> {
+    pub name: &'static str,
+    pub params: Arc<K>,
+}
+
+impl<K: ?Sized> Clone for Chosen<K> {
+    fn clone(&self) -> Self {
+        Chosen {
+            name: self.name,
+            params: Arc::clone(&self.params),
+        }
+    }
+}
+
+/// Checks a fixed threshold parameter: valid, and not also a grid axis.
+pub fn check_fixed_threshold(
+    t: Option<&Threshold>,
+    grid: &[Axis],
+) -> std::result::Result<(), Refusal> {
+    let Some(t) = t else { return Ok(()) };
+    if let Some(problem) = t.problem() {
+        return Err(refuse("threshold", problem));
+    }
+    if grid.contains(&Axis::Threshold) {
+        return Err(refuse(
+            "threshold",
+            "is also a grid axis; set it in one place",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a smoothing pseudo-count.
+pub fn check_alpha(alpha: Option<f64>) -> std::result::Result<(), Refusal> {
+    match alpha {
+        Some(a) if !(a.is_finite() && a >= 0.0) => {
+            Err(refuse("alpha", format!("must be finite and >= 0, got {a}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Test helpers shared with the probes' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Registered;
+
+    /// Each listed field is one its struct reads, and nothing else is: a nested table is a
+    /// type error for a read field and an unknown field otherwise.
+    pub(crate) fn fields_match_structs<K: ?Sized>(registry: &'static [Registered<K>]) {
+        let wrong = || toml::Value::Table(toml::Table::from_iter([("x".into(), 1.into())]));
+        for entry in registry {
+            for field in entry.fields {
+                let t = toml::Table::from_iter([(field.to_string(), wrong())]);
+                let e = (entry.parse)(t).err().unwrap_or_default();
+                assert!(
+                    !e.is_empty() && !e.contains("unknown field"),
+                    "{}.{field}: {e}",
+                    entry.name
+                );
+            }
+            let t = toml::Table::from_iter([("no_such_field".to_string(), wrong())]);
+            let e = (entry.parse)(t).err().unwrap_or_default();
+            assert!(e.contains("unknown field"), "{}: {e}", entry.name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::fields_match_structs;
+    use super::*;
+
+    #[test]
+    fn registered_fields_are_the_structs_fields() {
+        fields_match_structs(LEARNERS);
+        fields_match_structs(SELECTORS);
+    }
+
+    #[test]
+    fn registry_names_are_unique() {
+        let mut all: Vec<&str> = LEARNERS.iter().map(|r| r.name).collect();
+        all.extend(SELECTORS.iter().map(|r| r.name));
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n);
+    }
+
+    #[test]
+    fn the_cell_budget_splits_the_cell_epsilon_by_the_shares() {
+        let shares = Shares {
+            selection: 0.25,
+            train: 0.5,
+            lambda: 0.25,
+        };
+        let b = CellBudget::resolve(Some(2.0), &shares);
+        assert_eq!(
+            (b.total, b.selection, b.train, b.lambda),
+            (Some(2.0), Some(0.5), Some(1.0), Some(0.5))
+        );
+        let b = CellBudget::resolve(Some(2.0), &Shares::default());
+        assert_eq!((b.train, b.lambda), (Some(2.0), None));
+        let none = CellBudget::resolve(None, &shares);
+        assert_eq!(none, CellBudget::default());
+        assert!(none.train_of("private_nb").is_err());
+    }
+}

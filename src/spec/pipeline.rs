@@ -1,0 +1,414 @@
+//! One `[[pipeline]]`: a learner (or a probe), an optional selection step, T and the budget
+//! split, read in two stages: the TOML table first, then each kind's own fields, so a field that
+//! belongs to another kind is refused by name ("does not apply to learner `nb`").
+
+use crate::analysis::{PROBES, ProbeKind};
+use crate::kinds::{
+    Axis, Chosen, LEARNERS, LearnerKind, Refusal, Registered, SELECTORS, SelectorKind, Shares,
+    find, names,
+};
+use serde::de::DeserializeOwned;
+
+/// A validated pipeline.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    /// Series name in tables and figures.
+    pub name: String,
+    pub step: Step,
+    /// Feature selection before training.
+    pub selection: Option<Chosen<dyn SelectorKind>>,
+    /// T fixed by the pipeline (else it comes from a `features` grid axis).
+    pub features: Option<usize>,
+    /// How the cell's epsilon is split between the steps.
+    pub shares: Shares,
+}
+
+/// What a pipeline runs after selection.
+#[derive(Debug, Clone)]
+pub enum Step {
+    Learner(Chosen<dyn LearnerKind>),
+    /// An analysis probe: records vectors instead of an accuracy.
+    Probe(Chosen<dyn ProbeKind>),
+}
+
+/// A refusal with its field spelt out (relative to the pipeline).
+type Refused = (String, String);
+
+impl Pipeline {
+    /// The learner's (or probe's) registered name.
+    pub fn kind(&self) -> &'static str {
+        match &self.step {
+            Step::Learner(l) => l.name,
+            Step::Probe(p) => p.name,
+        }
+    }
+
+    pub fn learner(&self) -> Option<&dyn LearnerKind> {
+        match &self.step {
+            Step::Learner(l) => Some(&*l.params),
+            Step::Probe(_) => None,
+        }
+    }
+
+    fn selection_private(&self) -> bool {
+        self.selection.as_ref().is_some_and(|s| s.params.private())
+    }
+
+    /// Whether some step spends budget (and so the pipeline varies along `epsilon`).
+    pub fn spends(&self) -> bool {
+        let step = match &self.step {
+            Step::Learner(l) => l.params.private(),
+            Step::Probe(p) => p.params.spends(),
+        };
+        step || self.selection_private()
+    }
+
+    /// Whether the pipeline varies along `axis` (when the grid has it).
+    pub fn reads(&self, axis: Axis) -> bool {
+        match axis {
+            Axis::Epsilon => self.spends(),
+            Axis::Features => self.selection.is_some() || matches!(self.step, Step::Probe(_)),
+            Axis::NTrain => true,
+            Axis::Threshold | Axis::Lambda => {
+                self.learner().is_some_and(|l| l.axes().contains(&axis))
+            }
+        }
+    }
+
+    /// Whether the release is private end to end: a private learner, after a private
+    /// selection step if it has one. Probes and non-private steps are labelled as such.
+    pub fn end_to_end_private(&self) -> bool {
+        self.learner().is_some_and(|l| l.private())
+            && self.selection.as_ref().is_none_or(|s| s.params.private())
+    }
+
+    /// Whether it is the majority-class baseline.
+    pub fn is_baseline(&self) -> bool {
+        self.learner().is_some_and(|l| l.is_baseline())
+    }
+
+    /// Relative cost of one cell per row × feature, for the shard partition: a rough, fixed
+    /// model (it only has to rank work, and it must not depend on the machine, or shards would
+    /// disagree).
+    pub fn cost(&self) -> u64 {
+        self.learner().map_or(1, |l| l.cost()) + u64::from(self.selection.is_some())
+    }
+
+    /// Reads and validates one pipeline table; `grid` lists the spec's grid axes.
+    pub(super) fn parse(mut t: toml::Table, grid: &[Axis]) -> Result<Pipeline, Refused> {
+        let name: String = take(&mut t, "name")?
+            .ok_or_else(|| refused("name", "missing: give the series a name"))?;
+        if name.trim().is_empty() {
+            return Err(refused("name", "must not be empty"));
+        }
+        if let Some(probe) = take::<String>(&mut t, "probe")? {
+            return Self::parse_probe(name, &probe, t);
+        }
+        let learner: String = take(&mut t, "learner")?
+            .ok_or_else(|| refused("learner", "give a `learner` (or a `probe`)"))?;
+        let Some(entry) = find(LEARNERS, &learner) else {
+            return Err(refused(
+                "learner",
+                format!("unknown learner `{learner}`; known: {}", names(LEARNERS)),
+            ));
+        };
+        let selection = Self::parse_selection(&mut t)?;
+        let features = take_features(&mut t, selection.is_some(), grid)?;
+        let shares: Shares = take(&mut t, "budget")?.unwrap_or_default();
+        for key in t.keys() {
+            if !entry.fields.contains(&key.as_str()) {
+                return Err(misplaced(key, &format!("learner `{learner}`")));
+            }
+        }
+        let params = parse_kind(entry, t)?;
+        params.validate(grid).map_err(owned)?;
+        let p = Pipeline {
+            name,
+            step: Step::Learner(Chosen {
+                name: entry.name,
+                params,
+            }),
+            selection,
+            features,
+            shares,
+        };
+        p.check_shares()?;
+        Ok(p)
+    }
+
+    /// A probe pipeline: no learner, selection or budget fields; T optional.
+    fn parse_probe(name: String, probe: &str, mut t: toml::Table) -> Result<Pipeline, Refused> {
+        let Some(entry) = find(PROBES, probe) else {
+            return Err(refused(
+                "probe",
+                format!("unknown probe `{probe}`; known: {}", names(PROBES)),
+            ));
+        };
+        let features = take(&mut t, "features")?;
+        if let Some(key) = t.keys().find(|k| !entry.fields.contains(&k.as_str())) {
+            return Err(misplaced(key, &format!("probe `{probe}`")));
+        }
+        Ok(Pipeline {
+            name,
+            step: Step::Probe(Chosen {
+                name: entry.name,
+                params: parse_kind(entry, t)?,
+            }),
+            selection: None,
+            features,
+            shares: Shares::default(),
+        })
+    }
+
+    /// The selection step and its fields, if the table names a selector.
+    fn parse_selection(t: &mut toml::Table) -> Result<Option<Chosen<dyn SelectorKind>>, Refused> {
+        let Some(sel) = take::<String>(t, "selection")? else {
+            return Ok(None);
+        };
+        let Some(entry) = find(SELECTORS, &sel) else {
+            return Err(refused(
+                "selection",
+                format!("unknown selector `{sel}`; known: {}", names(SELECTORS)),
+            ));
+        };
+        let mut own = toml::Table::new();
+        for key in all_fields(SELECTORS) {
+            if let Some(v) = t.remove(key) {
+                if !entry.fields.contains(&key) {
+                    let owners: Vec<String> = SELECTORS
+                        .iter()
+                        .filter(|s| s.fields.contains(&key))
+                        .map(|s| format!("`selection = \"{}\"`", s.name))
+                        .collect();
+                    return Err(refused(
+                        key,
+                        format!("applies only to {}", owners.join(", ")),
+                    ));
+                }
+                own.insert(key.to_string(), v);
+            }
+        }
+        let params = parse_kind(entry, own)?;
+        params.validate().map_err(owned)?;
+        Ok(Some(Chosen {
+            name: entry.name,
+            params,
+        }))
+    }
+
+    /// The budget rules: shares in [0, 1] summing to 1, a positive share exactly for each step
+    /// that spends.
+    fn check_shares(&self) -> Result<(), Refused> {
+        let s = self.shares;
+        let learner_private = self.learner().is_some_and(|l| l.private());
+        let lambda_share = self.learner().is_some_and(|l| l.spends_lambda_share());
+        if lambda_share != (s.lambda > 0.0) {
+            return Err(refused(
+                "budget.lambda",
+                "give a positive share exactly when lambda = \"private\"",
+            ));
+        }
+        for (field, v) in [
+            ("budget.selection", s.selection),
+            ("budget.train", s.train),
+            ("budget.lambda", s.lambda),
+        ] {
+            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                return Err(refused(
+                    field,
+                    format!("a share must be in [0, 1], got {v}"),
+                ));
+            }
+        }
+        let total = s.selection + s.train + s.lambda;
+        if (total - 1.0).abs() > 1e-9 {
+            return Err(refused(
+                "budget",
+                format!(
+                    "shares must sum to 1 (they split the grid's epsilon), got {} + {} + {} = {total}",
+                    s.selection, s.train, s.lambda
+                ),
+            ));
+        }
+        self.check_selection_share()?;
+        if learner_private && s.train == 0.0 {
+            return Err(refused(
+                "budget.train",
+                "a private learner needs a positive share",
+            ));
+        }
+        if !learner_private && s.train > 0.0 && self.selection_private() {
+            return Err(refused(
+                "budget.train",
+                format!(
+                    "learner `{}` spends no budget; give the selection the whole share",
+                    self.kind()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_selection_share(&self) -> Result<(), Refused> {
+        let positive = self.shares.selection > 0.0;
+        let reason = match (&self.selection, positive) {
+            (Some(s), false) if s.params.private() => {
+                "a private selection step needs a positive share"
+            }
+            (Some(s), true) if !s.params.private() => {
+                "the non-private selector spends no budget; give it share 0"
+            }
+            (None, true) => "this pipeline has no selection step to spend it",
+            _ => return Ok(()),
+        };
+        Err(refused("budget.selection", reason))
+    }
+}
+
+/// T of a learner pipeline: only with a selection step, set in one place, at least 1.
+fn take_features(
+    t: &mut toml::Table,
+    selects: bool,
+    grid: &[Axis],
+) -> Result<Option<usize>, Refused> {
+    let features: Option<usize> = take(t, "features")?;
+    if !selects {
+        let stray = all_fields(SELECTORS).find(|k| t.contains_key(*k));
+        return match stray.or(features.map(|_| "features")) {
+            Some(key) => Err(refused(key, "applies only with a `selection` step")),
+            None => Ok(None),
+        };
+    }
+    match (features, grid.contains(&Axis::Features)) {
+        (Some(_), true) => Err(refused(
+            "features",
+            "is also a grid axis; set it in one place",
+        )),
+        (None, false) => Err(refused(
+            "features",
+            "a selection step needs T: set `features` or a `features` grid axis",
+        )),
+        (Some(0), false) => Err(refused("features", "must be at least 1")),
+        _ => Ok(features),
+    }
+}
+
+fn refused(field: &str, reason: impl Into<String>) -> Refused {
+    (field.to_string(), reason.into())
+}
+
+fn owned(r: Refusal) -> Refused {
+    (r.field.to_string(), r.reason)
+}
+
+/// Removes `key` from the table and deserialises it.
+fn take<T: DeserializeOwned>(t: &mut toml::Table, key: &str) -> Result<Option<T>, Refused> {
+    t.remove(key)
+        .map(|v| {
+            v.try_into()
+                .map_err(|e: toml::de::Error| refused(key, e.message().trim()))
+        })
+        .transpose()
+}
+
+/// Deserialises a kind's own fields.
+fn parse_kind<K: ?Sized>(
+    entry: &Registered<K>,
+    t: toml::Table,
+) -> Result<std::sync::Arc<K>, Refused> {
+    let field = match t.len() {
+        1 => t.keys().next().cloned().unwrap_or_default(),
+        _ => entry.name.to_string(),
+    };
+    (entry.parse)(t).map_err(|reason| (field, reason))
+}
+
+/// Every field name any kind of a registry reads.
+fn all_fields<K: ?Sized>(registry: &'static [Registered<K>]) -> impl Iterator<Item = &'static str> {
+    let mut all: Vec<&'static str> = registry
+        .iter()
+        .flat_map(|r| r.fields.iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all.into_iter()
+}
+
+/// A field the chosen kind does not read: another kind's, or unknown.
+fn misplaced(key: &str, kind: &str) -> Refused {
+    let known = all_fields(LEARNERS)
+        .chain(all_fields(SELECTORS))
+        .chain(["selection", "features", "budget", "learner", "probe"])
+        .any(|k| k == key);
+    if known {
+        refused(key, format!("does not apply to {kind}"))
+    } else {
+        refused(key, format!("unknown field `{key}`"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, grid: &[Axis]) -> Result<Pipeline, Refused> {
+        Pipeline::parse(toml::from_str(text).unwrap(), grid)
+    }
+
+    fn refusal(text: &str, grid: &[Axis]) -> (String, String) {
+        parse(text, grid).unwrap_err()
+    }
+
+    #[test]
+    fn fields_are_refused_by_the_kind_they_do_not_belong_to() {
+        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nsolver = \"newton\"", &[]);
+        assert_eq!(
+            (f.as_str(), r.as_str()),
+            ("solver", "does not apply to learner `nb`")
+        );
+        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nalpah = 1", &[]);
+        assert_eq!((f.as_str(), r.as_str()), ("alpah", "unknown field `alpah`"));
+        let (f, r) = refusal(
+            "name = \"p\"\nlearner = \"nb\"\nselection = \"mask\"\nfeatures = 2\nsparse_threshold = 1",
+            &[],
+        );
+        assert_eq!(f, "sparse_threshold");
+        assert_eq!(r, "applies only to `selection = \"sparse\"`");
+        let (f, r) = refusal(
+            "name = \"p\"\nprobe = \"mi_sorted\"\nbudget = { train = 1 }",
+            &[],
+        );
+        assert_eq!(
+            (f.as_str(), r.as_str()),
+            ("budget", "does not apply to probe `mi_sorted`")
+        );
+        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nalpha = \"one\"", &[]);
+        assert_eq!(f, "alpha");
+        assert!(r.contains("invalid type"), "{r}");
+    }
+
+    #[test]
+    fn axes_budget_and_labels_come_from_the_kinds() {
+        let lr = parse(
+            "name = \"p\"\nlearner = \"lr_objective\"\nselection = \"nonprivate\"\nfeatures = 3",
+            &[Axis::Epsilon, Axis::Lambda],
+        )
+        .unwrap();
+        assert!(lr.spends() && lr.reads(Axis::Lambda) && lr.reads(Axis::Features));
+        assert!(!lr.reads(Axis::Threshold));
+        assert!(!lr.end_to_end_private(), "a non-private selection step");
+        assert_eq!((lr.kind(), lr.cost()), ("lr_objective", 21));
+        let nb = parse("name = \"p\"\nlearner = \"nb\"", &[Axis::Epsilon]).unwrap();
+        assert!(!nb.spends() && !nb.reads(Axis::Epsilon) && !nb.end_to_end_private());
+        let probe = parse("name = \"p\"\nprobe = \"perturbed_mi\"", &[Axis::Epsilon]).unwrap();
+        assert!(probe.spends() && probe.reads(Axis::Features) && !probe.end_to_end_private());
+        let private = parse(
+            "name = \"p\"\nlearner = \"private_nb\"\nselection = \"gumbel\"\nfeatures = 3\n\
+             budget = { selection = 0.5, train = 0.5 }",
+            &[Axis::Epsilon, Axis::Threshold],
+        )
+        .unwrap();
+        assert!(private.end_to_end_private() && private.reads(Axis::Threshold));
+        assert_eq!(private.shares.selection, 0.5);
+    }
+}
