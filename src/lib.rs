@@ -31,6 +31,7 @@ pub mod plan;
 pub mod privacy;
 pub mod profile;
 pub mod provenance;
+pub mod release;
 pub mod report;
 pub mod rng;
 pub mod runner;

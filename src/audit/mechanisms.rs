@@ -31,7 +31,7 @@ use rand::Rng as _;
 
 /// Every audit, in report order.
 pub fn all() -> Vec<Box<dyn Auditable>> {
-    vec![
+    let mut v: Vec<Box<dyn Auditable>> = vec![
         Box::new(LaplaceCount::correct(1.0)),
         Box::new(LaplaceCount::half_scale(1.0)),
         Box::new(DiscreteLaplaceCount),
@@ -56,7 +56,9 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(LrOutput::replace_one(1.0, 1.0)),
         Box::new(LrObjective::replace_one(1.0, 1.0)),
         Box::new(LrObjective::replace_one(1.0, 0.01)),
-    ]
+    ];
+    v.extend(super::release::all());
+    v
 }
 
 /// The audited Laplace noise: the mechanism, drawn through a ledger charge (one release per

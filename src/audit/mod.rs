@@ -27,6 +27,7 @@
 
 pub mod logistic;
 pub mod mechanisms;
+pub mod release;
 
 use crate::error::{Error, Result};
 use crate::privacy::Relation;

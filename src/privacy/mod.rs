@@ -22,12 +22,16 @@ macro_rules! mechanism_with_map {
 }
 
 pub mod exponential;
+pub mod exponential_median;
 pub mod gaussian;
 pub mod l2;
 pub mod laplace;
 pub mod ledger;
 pub mod mechanism;
+pub mod randomized_response;
+pub mod repeated_laplace;
 pub mod secure;
+pub mod smooth_sensitivity;
 pub mod sparse_vector;
 
 pub use exponential::{BinaryExponential, Exponential};

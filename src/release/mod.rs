@@ -1,0 +1,237 @@
+//! The release layer's kernels: a query answered on a column with public bounds through a
+//! mechanism, recorded in the trial's ledger (issue 12, first part; not yet wired into specs).
+//!
+//! * [`query`]: the queries (count, sum, mean, quantiles, histogram, row count), clamping to
+//!   public bounds and each query's sensitivity under both relations.
+//! * This module: releases through the mechanisms — Laplace on any scalar query, the
+//!   composed average (noisy sum / noisy count with a declared budget split), the
+//!   exponential-mechanism quantile, the smooth- and global-sensitivity medians, a Laplace
+//!   histogram. Each release draws every mechanism call from its own labelled stream and
+//!   records the step (and the clamping) in the ledger.
+//! * [`composition`]: basic vs advanced composition as an analytic series.
+//! * [`attacks`]: adversaries that consume releases and output a guess (differencing,
+//!   majority vote on repeated randomized response).
+
+pub mod attacks;
+pub mod composition;
+pub mod query;
+
+use crate::error::{Error, Result};
+use crate::privacy::exponential_median::ExponentialQuantile;
+use crate::privacy::repeated_laplace::RepeatedLaplace;
+use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, median_rank};
+use crate::privacy::{Laplace, Ledger, Mechanism};
+use crate::rng::Streams;
+pub use query::{Bounds, Clamped, Predicate, Query};
+
+/// One released value beside the exact answer it privatises.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Release {
+    pub value: f64,
+    pub truth: f64,
+}
+
+impl Release {
+    pub fn abs_error(&self) -> f64 {
+        (self.value - self.truth).abs()
+    }
+}
+
+/// Records the clamping of `data` as a public step (it uses only the public bounds per row).
+fn record_clamp(data: &Clamped, ledger: &mut Ledger) {
+    ledger.public(
+        "clamp",
+        "clamp to public bounds",
+        &format!(
+            "{} of {} values moved into [{}, {}]",
+            data.clamped,
+            data.len(),
+            data.bounds.lo,
+            data.bounds.hi
+        ),
+    );
+}
+
+/// A scalar query's exact answer and the Laplace mechanism calibrated for it (the data is read
+/// once; each release is one noise draw through a ledger charge).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaplaceRelease {
+    pub truth: f64,
+    pub mechanism: Laplace,
+}
+
+impl LaplaceRelease {
+    /// The query's answer on `data` and the Laplace mechanism for its sensitivity under the
+    /// ledger's relation at `epsilon`.
+    pub fn new(query: Query, data: &Clamped, epsilon: f64, ledger: &Ledger) -> Result<Self> {
+        let truth = query.answer(data)?;
+        let relation = ledger.relation();
+        let sensitivity = query.sensitivity(relation, data.bounds, data.len());
+        Ok(LaplaceRelease {
+            truth,
+            mechanism: Laplace::new(sensitivity, epsilon, relation)?,
+        })
+    }
+
+    pub fn sensitivity(&self) -> f64 {
+        self.mechanism.privacy_map().sensitivity
+    }
+
+    /// The same release asked repeatedly (charged eps per release): many trials' releases
+    /// of one query at once, as in the benchmark and the distribution tests.
+    pub fn repeated(&self) -> RepeatedLaplace {
+        let map = self.mechanism.privacy_map();
+        RepeatedLaplace::new(map.sensitivity, map.epsilon, map.relation)
+            .expect("calibrated from a valid mechanism")
+    }
+}
+
+/// Releases `query` on `data` with the Laplace mechanism at `epsilon`, recorded as `name`.
+pub fn laplace(
+    name: &str,
+    query: Query,
+    data: &Clamped,
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<Release> {
+    let r = LaplaceRelease::new(query, data, epsilon, ledger)?;
+    record_clamp(data, ledger);
+    let mut charge = ledger.charge(name, "laplace", r.mechanism)?;
+    let value = r.truth + charge.sample(&mut streams.stream(name));
+    Ok(Release {
+        value,
+        truth: r.truth,
+    })
+}
+
+/// The composed average (tutorial Fig. 4): a noisy sum at `sum_share` eps and a noisy row
+/// count at (1 - sum_share) eps, divided. Post-processing: the noisy count is floored at 1 and
+/// the ratio clamped to the bounds (both use only public constants). Under replace-one the row
+/// count has sensitivity 0 and is exact; its share of the budget is then unspent.
+pub fn composed_average(
+    data: &Clamped,
+    epsilon: f64,
+    sum_share: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<Release> {
+    if !(sum_share > 0.0 && sum_share < 1.0) {
+        return Err(Error::param(
+            "sum_share",
+            format!("the sum's share of the budget must be in (0, 1), got {sum_share}"),
+        ));
+    }
+    crate::privacy::check_epsilon(epsilon)?;
+    let truth = Query::Mean.answer(data)?;
+    let sum = laplace(
+        "sum",
+        Query::Sum,
+        data,
+        epsilon * sum_share,
+        streams,
+        ledger,
+    )?;
+    let count_eps = epsilon * (1.0 - sum_share);
+    let count = if Query::RowCount.sensitivity(ledger.relation(), data.bounds, data.len()) > 0.0 {
+        laplace("count", Query::RowCount, data, count_eps, streams, ledger)?.value
+    } else {
+        ledger.public(
+            "count",
+            "none (row count)",
+            "n is fixed under replace-one: sensitivity 0, released exactly",
+        );
+        data.len() as f64
+    };
+    let value = (sum.value / count.max(1.0)).clamp(data.bounds.lo, data.bounds.hi);
+    Ok(Release { value, truth })
+}
+
+/// The p-quantile by the exponential mechanism ([`ExponentialQuantile`]), recorded as `name`.
+pub fn exponential_quantile(
+    name: &str,
+    p: f64,
+    data: &Clamped,
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<Release> {
+    let m = ExponentialQuantile::new(
+        p,
+        epsilon,
+        data.bounds.lo,
+        data.bounds.hi,
+        ledger.relation(),
+    )?;
+    let sorted = data.sorted();
+    let truth = if sorted.is_empty() {
+        f64::NAN
+    } else {
+        query::quantile_sorted(&sorted, p)
+    };
+    record_clamp(data, ledger);
+    let value = ledger
+        .charge(name, "exponential (median/quantile)", m)?
+        .sample_sorted(&sorted, &mut streams.stream(name), &mut Vec::new());
+    Ok(Release { value, truth })
+}
+
+/// The smooth-sensitivity median (Cauchy noise, replace-one), recorded as `median` (the
+/// step's note states the data's smooth sensitivity S*).
+pub fn smooth_median(
+    data: &Clamped,
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<Release> {
+    let m =
+        SmoothSensitivityMedian::new(epsilon, data.bounds.lo, data.bounds.hi, ledger.relation())?;
+    let sorted = data.sorted();
+    let truth = Query::Quantile(0.5).answer(data)?;
+    record_clamp(data, ledger);
+    let value = ledger
+        .charge("median", "smooth sensitivity (Cauchy)", m)?
+        .release(&sorted, &mut streams.stream("median"))?;
+    Ok(Release { value, truth })
+}
+
+/// The global-sensitivity median, x_(m) + Lap((hi - lo) / eps), recorded as `median`
+/// (sensitivity hi - lo under both relations: one point can move the median across the range).
+pub fn global_median(
+    data: &Clamped,
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<Release> {
+    if data.is_empty() {
+        return Err(Error::param("data", "the median of no data is undefined"));
+    }
+    let sorted = data.sorted();
+    let truth = sorted[median_rank(sorted.len()) - 1];
+    let noise = Laplace::new(data.bounds.width(), epsilon, ledger.relation())?;
+    record_clamp(data, ledger);
+    let value = truth
+        + ledger
+            .charge("median", "laplace (global sensitivity)", noise)?
+            .sample(&mut streams.stream("median"));
+    Ok(Release { value, truth })
+}
+
+/// A histogram over public bin edges with Laplace noise on every count (L1 sensitivity 1, or
+/// 2 under replace-one). Returns (noisy, exact) counts.
+pub fn histogram(
+    data: &Clamped,
+    edges: &[f64],
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let exact = query::histogram(data, edges)?;
+    let relation = ledger.relation();
+    let noise = Laplace::new(query::histogram_sensitivity(relation), epsilon, relation)?;
+    record_clamp(data, ledger);
+    let mut rng = streams.stream("histogram");
+    let mut charge = ledger.charge("histogram", "laplace", noise)?;
+    let noisy = exact.iter().map(|c| c + charge.sample(&mut rng)).collect();
+    Ok((noisy, exact))
+}

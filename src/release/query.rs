@@ -1,0 +1,265 @@
+//! Queries on one column of reals with public bounds, and their sensitivities.
+//!
+//! Every query first clamps the column to the public bounds [lo, hi] (the count of clamped
+//! values is kept in [`Clamped`], so a ledger can record it as a public, data-independent step).
+//! Then each query states its sensitivity under both relations ([`Relation`]); n, the number of
+//! rows, is public as everywhere in epsilab.
+//!
+//! | query | add/remove | replace-one |
+//! |---|---|---|
+//! | count of a predicate | 1 | 1 |
+//! | bounded sum | max(\|lo\|, \|hi\|) | hi - lo |
+//! | mean (n public) | (hi - lo) / (n - 1) | (hi - lo) / n |
+//! | direct average (n private; tutorial Fig. 4) | hi - lo | hi - lo |
+//! | median / quantile (global) | hi - lo | hi - lo |
+//! | histogram over public bins (L1) | 1 | 2 |
+//! | row count (the denominator of the composed average) | 1 | 0 |
+//!
+//! Mean under add/remove: adding x to n points moves the mean by |x - mean(X)| / (n + 1) and
+//! removing x by |x - mean(X)| / (n - 1), so (hi - lo) / (n - 1) covers both neighbours. This
+//! treats n as public up to one (the project's convention); the averages that keep n private
+//! are the direct average and the composed average.
+
+use crate::error::{Error, Result};
+use crate::privacy::Relation;
+
+/// Public bounds of a column, lo < hi.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Bounds {
+    pub fn new(lo: f64, hi: f64) -> Result<Self> {
+        if lo.is_finite() && hi.is_finite() && lo < hi {
+            Ok(Bounds { lo, hi })
+        } else {
+            Err(Error::param(
+                "bounds",
+                format!("need finite lo < hi, got [{lo}, {hi}]"),
+            ))
+        }
+    }
+
+    pub fn width(&self) -> f64 {
+        self.hi - self.lo
+    }
+
+    /// The largest |x| in the bounds: the add/remove sensitivity of a sum.
+    pub fn max_abs(&self) -> f64 {
+        self.lo.abs().max(self.hi.abs())
+    }
+}
+
+/// A column clamped to public bounds, sorted on demand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clamped {
+    pub values: Vec<f64>,
+    pub bounds: Bounds,
+    /// How many values lay outside the bounds and were moved to them.
+    pub clamped: usize,
+}
+
+impl Clamped {
+    /// Clamps `values` to `bounds`; a NaN is an error naming its row.
+    pub fn new(values: &[f64], bounds: Bounds) -> Result<Self> {
+        let mut clamped = 0;
+        let mut out = Vec::with_capacity(values.len());
+        for (i, &v) in values.iter().enumerate() {
+            if v.is_nan() {
+                return Err(Error::param("value", format!("row {i} is NaN")));
+            }
+            let c = v.clamp(bounds.lo, bounds.hi);
+            clamped += usize::from(c != v);
+            out.push(c);
+        }
+        Ok(Clamped {
+            values: out,
+            bounds,
+            clamped,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// The values in ascending order.
+    pub fn sorted(&self) -> Vec<f64> {
+        let mut s = self.values.clone();
+        s.sort_by(f64::total_cmp);
+        s
+    }
+}
+
+/// A predicate on one value (count queries).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Predicate {
+    /// x >= t.
+    AtLeast(f64),
+    /// x < t.
+    Below(f64),
+    /// a <= x < b.
+    InRange(f64, f64),
+}
+
+impl Predicate {
+    #[inline]
+    pub fn holds(&self, x: f64) -> bool {
+        match *self {
+            Predicate::AtLeast(t) => x >= t,
+            Predicate::Below(t) => x < t,
+            Predicate::InRange(a, b) => a <= x && x < b,
+        }
+    }
+}
+
+/// A scalar query on a clamped column.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Query {
+    Count(Predicate),
+    Sum,
+    /// The mean with n public.
+    Mean,
+    /// The tutorial's direct average: Lap(C / eps) with C the bound width (n kept private).
+    DirectAverage,
+    /// The p-quantile with global sensitivity (p = 1/2: the median).
+    Quantile(f64),
+    /// The number of rows.
+    RowCount,
+}
+
+impl Query {
+    /// The exact answer on the clamped column (the `truth` of a release).
+    pub fn answer(&self, data: &Clamped) -> Result<f64> {
+        let xs = &data.values;
+        let empty = || Error::param("data", format!("{self:?} of no data is undefined"));
+        Ok(match *self {
+            Query::Count(p) => xs.iter().filter(|&&x| p.holds(x)).count() as f64,
+            Query::Sum => xs.iter().sum(),
+            Query::Mean | Query::DirectAverage => {
+                if xs.is_empty() {
+                    return Err(empty());
+                }
+                mean(xs)
+            }
+            Query::Quantile(p) => {
+                if xs.is_empty() {
+                    return Err(empty());
+                }
+                quantile_sorted(&data.sorted(), p)
+            }
+            Query::RowCount => xs.len() as f64,
+        })
+    }
+
+    /// The L1 sensitivity under `relation` on a column of n rows with these bounds.
+    pub fn sensitivity(&self, relation: Relation, bounds: Bounds, n: usize) -> f64 {
+        match (*self, relation) {
+            (Query::Count(_), _) => 1.0,
+            (Query::Sum, Relation::AddRemove) => bounds.max_abs(),
+            (Query::Sum, Relation::ReplaceOne) => bounds.width(),
+            (Query::Mean, Relation::AddRemove) => {
+                bounds.width() / n.saturating_sub(1).max(1) as f64
+            }
+            (Query::Mean, Relation::ReplaceOne) => bounds.width() / n.max(1) as f64,
+            (Query::DirectAverage, _) | (Query::Quantile(_), _) => bounds.width(),
+            (Query::RowCount, Relation::AddRemove) => 1.0,
+            (Query::RowCount, Relation::ReplaceOne) => 0.0,
+        }
+    }
+}
+
+/// Sum / n with a four-way split of the accumulator (no allocation; vectorises).
+#[inline]
+pub fn mean(xs: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let chunks = xs.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for j in 0..4 {
+            acc[j] += c[j];
+        }
+    }
+    let s = (acc[0] + acc[1]) + (acc[2] + acc[3]) + rest.iter().sum::<f64>();
+    s / xs.len() as f64
+}
+
+/// The order statistic x_(ceil(p n)) of ascending data (the lower median for p = 1/2), the
+/// quantity whose rank the exponential mechanism targets.
+pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
+    let n = sorted.len();
+    let rank = ((p * n as f64).ceil() as usize).clamp(1, n);
+    sorted[rank - 1]
+}
+
+/// Counts per public bin: `edges` ascending (k + 1 edges for k bins); a value below the first
+/// edge or at/above the last goes to the end bin (the column is clamped to the bounds first).
+pub fn histogram(data: &Clamped, edges: &[f64]) -> Result<Vec<f64>> {
+    if edges.len() < 2 || !edges.windows(2).all(|w| w[0] < w[1]) {
+        return Err(Error::param(
+            "bins",
+            format!("need at least two strictly ascending edges, got {edges:?}"),
+        ));
+    }
+    let k = edges.len() - 1;
+    let mut counts = vec![0.0; k];
+    for &x in &data.values {
+        let i = edges.partition_point(|&e| e <= x).clamp(1, k) - 1;
+        counts[i] += 1.0;
+    }
+    Ok(counts)
+}
+
+/// L1 sensitivity of a histogram: one row moves one count (add/remove) or two (replace-one).
+pub fn histogram_sensitivity(relation: Relation) -> f64 {
+    relation.doubled_for_replace(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clamping_is_counted_and_nan_refused() {
+        let b = Bounds::new(0.0, 1.0).unwrap();
+        let c = Clamped::new(&[-0.5, 0.2, 1.5, 1.0], b).unwrap();
+        assert_eq!(c.values, vec![0.0, 0.2, 1.0, 1.0]);
+        assert_eq!(c.clamped, 2);
+        let e = Clamped::new(&[0.1, f64::NAN], b).unwrap_err().to_string();
+        assert!(e.contains("row 1"), "{e}");
+        assert!(Bounds::new(1.0, 1.0).is_err());
+    }
+
+    #[test]
+    fn answers() {
+        let b = Bounds::new(0.0, 10.0).unwrap();
+        let c = Clamped::new(&[1.0, 2.0, 3.0, 4.0, 9.0], b).unwrap();
+        assert_eq!(
+            Query::Count(Predicate::AtLeast(3.0)).answer(&c).unwrap(),
+            3.0
+        );
+        assert_eq!(
+            Query::Count(Predicate::InRange(2.0, 4.0))
+                .answer(&c)
+                .unwrap(),
+            2.0
+        );
+        assert_eq!(Query::Sum.answer(&c).unwrap(), 19.0);
+        assert!((Query::Mean.answer(&c).unwrap() - 3.8).abs() < 1e-12);
+        assert_eq!(Query::Quantile(0.5).answer(&c).unwrap(), 3.0);
+        assert_eq!(Query::RowCount.answer(&c).unwrap(), 5.0);
+        let empty = Clamped::new(&[], b).unwrap();
+        assert!(Query::Mean.answer(&empty).is_err());
+        assert_eq!(
+            histogram(&c, &[0.0, 2.0, 5.0, 10.0]).unwrap(),
+            vec![1.0, 3.0, 1.0]
+        );
+        assert!(histogram(&c, &[0.0, 0.0]).is_err());
+    }
+}
