@@ -7,7 +7,10 @@
 //!   tolerance 1e-8 and the default, per solver; output and objective perturbation.
 //! * `lr_xwindows`: one Table 4.2 non-private trial on XWindowsDoc's train file (thesis
 //!   scaling, 5-fold CV over 9 lambdas with warm starts + the final fit = 46 fits).
-//! * `lr_dense`: Gaussian rows, N = 2^17 x D = 100 (`EPSILAB_BENCH_DENSE_N` overrides N).
+//! * `lr_dense`: Gaussian rows, N = 2^17 x D = 100 (`EPSILAB_BENCH_DENSE_N` overrides N;
+//!   `scripts/lr-speed.sh` uses the 2^20).
+//!
+//! Iteration counts go to `target/lr-peer/epsilab-iterations.txt` for the ratio table.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use epsilab::data::{DataDir, Dataset, catalog::Catalog, synthetic::logistic_binary};
@@ -41,6 +44,20 @@ fn dataset(name: &str, n: usize, d: usize, k: usize) -> (Dataset, Vec<u32>) {
     }
 }
 
+/// Appends `name iterations` for `scripts/lr-speed.sh`'s table.
+fn note_iterations(name: &str, conv: &Convergence) {
+    use std::io::Write as _;
+    let dir = std::path::Path::new("target/lr-peer");
+    let line = format!("{name} {}\n", conv.iterations);
+    let _ = std::fs::create_dir_all(dir).and_then(|()| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("epsilab-iterations.txt"))?
+            .write_all(line.as_bytes())
+    });
+}
+
 fn settings(solver: Solver, tol: f64) -> SolverSettings {
     SolverSettings {
         solver,
@@ -63,6 +80,7 @@ fn adult(c: &mut Criterion) {
             let lr = LogisticParams::new(lambda).settings(s).check().unwrap();
             let conv = lr.fit_design(&design, &y).convergence.unwrap();
             eprintln!("adult {} tol {tol:e}: {conv:?}", solver.name());
+            note_iterations(&format!("adult_{}_{tol:e}", solver.name()), &conv);
             g.bench_function(format!("{}_tol_{tol:e}", solver.name()), |b| {
                 b.iter(|| black_box(lr.fit_design(&design, &y)))
             });
@@ -154,6 +172,7 @@ fn dense(c: &mut Criterion) {
             .unwrap();
         let conv = lr.fit_design(&design, &y).convergence.unwrap();
         eprintln!("dense {n} x {d} {}: {conv:?}", solver.name());
+        note_iterations(&format!("dense_{n}_{}", solver.name()), &conv);
         g.bench_function(format!("n_{n}_{}_tol_1e-8", solver.name()), |b| {
             b.iter(|| black_box(lr.fit_design(&design, &y)))
         });

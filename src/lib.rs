@@ -12,7 +12,8 @@
 //! Around it: [`audit`] (empirical epsilon lower bounds, planted mutants), [`check`] (the CI
 //! regression gate), [`provenance`] (what produced a results folder), [`stats`] (shared
 //! statistics), [`rng`] (stable seed derivation), [`shard`] and [`slurm`] (a plan split over
-//! the tasks of a job array), [`profile`] (where a run's time went), [`cli`] (the command line).
+//! the tasks of a job array), [`profile`] (where a run's time went), [`memo`] (noise-free results
+//! computed once per key and shared across trials and threads), [`cli`] (the command line).
 
 pub mod accounting;
 pub mod analysis;
@@ -25,6 +26,7 @@ pub mod error;
 pub mod evaluate;
 pub mod kinds;
 pub mod learners;
+pub mod memo;
 pub mod pipeline;
 pub mod plan;
 pub mod privacy;

@@ -101,6 +101,7 @@ fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> 
         selected_features: out.selected,
         vectors: out.vectors,
         feature_names: out.feature_names,
+        shared: log.shared,
     })
 }
 

@@ -61,6 +61,10 @@ pub struct TrialRecord {
     /// Names of the features a probe lists, in its order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feature_names: Option<Vec<String>>,
+    /// Memo keys of the noise-free results (scaled design, exact fit) this trial shared with
+    /// other trials: what each result depends on, hashed (`epsilab::memo`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shared: BTreeMap<String, String>,
 }
 
 impl TrialRecord {

@@ -752,3 +752,82 @@ fn warm_cross_validation_matches_the_cold_loop() {
     cross_validate_lambda(&des, &y, &LAMBDA_GRID, 5, &s, &mut r0).unwrap();
     assert_eq!(r0.r#gen::<u64>(), r1.r#gen::<u64>());
 }
+
+/// The memo (issue 14, no work done twice): a design and an exact fit taken from it are bit
+/// for bit what the cell computes alone; the keys depend on the rows' content (not the
+/// dataset's name or shape) and on lambda; output perturbation's noise-free minimiser shares
+/// the non-private fit's key; objective perturbation (noise inside the objective) shares none.
+#[test]
+fn shared_designs_and_fits_are_bit_identical_and_keyed_by_content() {
+    use epsilab::learners::TrialLog;
+    let data = binary_dataset(1200, 40, 6, "memo");
+    let train: Vec<u32> = (0..800).collect();
+    let config = |kind, lambda| LrConfig {
+        kind,
+        lambda: LambdaRule::Fixed(lambda),
+        scaling: Scaling::Thesis,
+        epsilon: Some(0.5),
+        lambda_epsilon: None,
+        settings: SolverSettings::default(),
+    };
+    let fit = |data: &Dataset, kind, lambda| {
+        let mut log = TrialLog::new(7);
+        let model = config(kind, lambda)
+            .fit(data, &train, None, &mut log)
+            .unwrap();
+        (model, log.shared)
+    };
+    let (first, keys) = fit(&data, LrKind::NonPrivate, 10.0);
+    let (again, keys_again) = fit(&data, LrKind::NonPrivate, 10.0);
+    assert_eq!(first, again);
+    assert_eq!(keys, keys_again);
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    // The same fit without the memo: bit for bit.
+    let (design, _) = thesis_binary(&data, &train, None, true).unwrap();
+    let y = labels_pm1(&data, &train).unwrap();
+    assert!(design.key().is_none());
+    let (theta, conv) =
+        Objective::regularised(&design, &y, 10.0).minimise(&SolverSettings::default());
+    let direct: Vec<u64> = theta.iter().map(|t| t.to_bits()).collect();
+    let shared: Vec<u64> = first.theta.iter().map(|t| t.to_bits()).collect();
+    assert_eq!(direct, shared);
+    assert_eq!(Some(conv), first.convergence);
+    // Another lambda: same design, another fit.
+    let (_, other_lambda) = fit(&data, LrKind::NonPrivate, 100.0);
+    assert_eq!(other_lambda["design"], keys["design"]);
+    assert_ne!(other_lambda["fit"], keys["fit"]);
+    // Same name and shape, other content: other keys.
+    let mut twin = binary_dataset(1200, 40, 6, "memo-twin");
+    twin.name = data.name.clone();
+    let (_, twin_keys) = fit(&twin, LrKind::NonPrivate, 10.0);
+    assert_ne!(twin_keys["design"], keys["design"]);
+    assert_ne!(twin_keys["fit"], keys["fit"]);
+    // Output perturbation shares the exact minimiser; objective perturbation shares only the
+    // design.
+    let (_, out) = fit(&data, LrKind::Private(PrivateLrMethod::Output), 10.0);
+    assert_eq!(out, keys);
+    let (_, obj) = fit(&data, LrKind::Private(PrivateLrMethod::Objective), 10.0);
+    assert_eq!(obj.get("design"), keys.get("design"));
+    assert!(!obj.contains_key("fit"));
+}
+
+/// L-BFGS with the O(N) line search: the same minimiser as Newton, and few iterations on an
+/// Adult-shaped problem (14 measured; the bound leaves 2x room), each two passes over the data.
+#[test]
+fn lbfgs_converges_in_few_iterations() {
+    let data = binary_dataset(6000, 120, 14, "lbfgs-iterations");
+    let rows: Vec<u32> = (0..6000).collect();
+    let y = labels_pm1(&data, &rows).unwrap();
+    let mut design = Design::new(&data, &rows, None, Encoding::Indicator).unwrap();
+    scale_rows(&mut design, RowScaling::PublicBound(14.0));
+    let obj = Objective::regularised(&design, &y, 1.0);
+    let (tl, cl) = obj.lbfgs(&with(Solver::Lbfgs, 1e-8));
+    let (tn, cn) = obj.newton(&with(Solver::Newton, 1e-10));
+    assert!(cl.converged, "{cl:?}");
+    assert!(cl.iterations <= 28, "{cl:?}");
+    assert!(
+        dist(&tl, &tn) <= 1e-6 * tn.iter().map(|v| v * v).sum::<f64>().sqrt(),
+        "{cl:?} {cn:?}"
+    );
+    assert!(cl.objective - cn.objective <= 1e-12, "{cl:?} {cn:?}");
+}

@@ -2,16 +2,21 @@
 """scikit-learn peer of benches/logistic.rs: the same fits, timed the same way (median of
 repeated runs), one BLAS thread. Prints one line per workload: median seconds and the
 objective J = mean log-loss + lambda/(2N) ||w||^2 it reached (compare with the Rust bench's
-stderr). Needs scikit-learn (pip install scikit-learn) and the datasets under $EPSILAB_DATA
-(else ./datasets).
+stderr), and appends it as JSON to target/lr-peer/sklearn.jsonl. Needs scikit-learn
+(pip install scikit-learn) and the datasets under $EPSILAB_DATA (else ./datasets; plain or .gz).
+`scripts/lr-speed.sh` runs it beside the criterion benches and prints the ratios
+(`table` mode below).
 
     python3 benches/peer/sklearn_lr.py [adult|xwindows|dense ...]
+    python3 benches/peer/sklearn_lr.py table
 """
 import os
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
+import glob
+import json
 import sys
 import time
 import warnings
@@ -24,6 +29,19 @@ from sklearn.linear_model import LogisticRegression
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
 DATA = os.environ.get("EPSILAB_DATA", "datasets")
+OUT = os.path.join("target", "lr-peer")
+
+
+def data_file(rel):
+    """A dataset file, plain or gzip-compressed (sklearn reads .gz itself)."""
+    path = os.path.join(DATA, rel)
+    return path if os.path.exists(path) else path + ".gz"
+
+
+def record(workload, seconds, **extra):
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, "sklearn.jsonl"), "a") as f:
+        f.write(json.dumps({"workload": workload, "seconds": seconds, **extra}) + "\n")
 
 
 def median_time(f, reps):
@@ -47,7 +65,7 @@ def fit(x, y, lam, tol):
 
 
 def adult():
-    x, y = load_svmlight_file(os.path.join(DATA, "a9a/a9a"), n_features=123)
+    x, y = load_svmlight_file(data_file("a9a/a9a"), n_features=123)
     x = sparse.csr_matrix(x)
     sq = np.asarray(x.multiply(x).sum(axis=1)).ravel()
     x = sparse.diags(1.0 / np.sqrt(np.maximum(14.0, sq))) @ x
@@ -57,12 +75,14 @@ def adult():
         w = m.coef_.ravel()
         print(f"adult lbfgs tol {tol:g}: {t * 1e3:.2f} ms, iterations {m.n_iter_[0]}, "
               f"J = {objective(x, y, w, 1.0):.15f}")
+        record(f"adult_tol_{tol:g}", t, iterations=int(m.n_iter_[0]),
+               objective=objective(x, y, w, 1.0))
 
 
 def xwindows():
     xs, ys = [], []
     for f in ("xwindows_train.libsvm", "xwindows_test.libsvm"):
-        x, y = load_svmlight_file(os.path.join(DATA, "xwindows", f), n_features=600)
+        x, y = load_svmlight_file(data_file(os.path.join("xwindows", f)), n_features=600)
         xs.append(x)
         ys.append(y)
     x = sparse.vstack(xs).toarray()[:900]
@@ -91,6 +111,7 @@ def xwindows():
     for tol in (1e-4, 1e-8):
         t, _ = median_time(lambda: trial(tol), 5)
         print(f"xwindows T4.2 trial ({x.shape[0]} x {x.shape[1]}, 46 fits) tol {tol:g}: {t:.3f} s")
+        record(f"xwindows_tol_{tol:g}", t)
 
 
 def dense():
@@ -102,9 +123,71 @@ def dense():
     y = np.where(rng.random(n) < 1 / (1 + np.exp(-(x @ w))), 1.0, -1.0)
     t, m = median_time(lambda: fit(x, y, 1.0, 1e-8), 5)
     print(f"dense {n} x {d} lbfgs tol 1e-8: {t * 1e3:.1f} ms, iterations {m.n_iter_[0]}")
+    record(f"dense_{n}_tol_1e-08", t, iterations=int(m.n_iter_[0]))
+
+
+def criterion(group, bench):
+    """Median seconds of a criterion bench (target/criterion/<group>/<bench>/new)."""
+    path = os.path.join("target", "criterion", group, bench, "new", "estimates.json")
+    try:
+        with open(path) as f:
+            return json.load(f)["median"]["point_estimate"] * 1e-9
+    except OSError:
+        return None
+
+
+def table():
+    """The README's timing table from the last run: epsilab (criterion medians) beside
+    scikit-learn (this script's medians), with ratios sklearn / epsilab."""
+    peer = {}
+    path = os.path.join(OUT, "sklearn.jsonl")
+    if os.path.exists(path):
+        for line in open(path):
+            r = json.loads(line)
+            peer[r["workload"]] = r
+    ours = {}
+    its = os.path.join(OUT, "epsilab-iterations.txt")
+    if os.path.exists(its):
+        for line in open(its):
+            name, n = line.split()
+            ours[name] = n
+
+    def fmt(t):
+        return "—" if t is None else (f"{t * 1e3:.1f} ms" if t < 1 else f"{t:.2f} s")
+
+    def ratio(p, e):
+        return "—" if p is None or e is None else f"{p / e:.1f}×"
+
+    rows = []
+    sk = {k: v["seconds"] for k, v in peer.items()}
+    for solver in ("newton", "newton_cg", "lbfgs"):
+        e = criterion("lr_adult", f"{solver}_tol_1e-8")
+        it = ours.get(f"adult_{solver}_1e-8", "?")
+        rows.append((f"Adult λ = 1, tol 1e-8, {solver} ({it} it.)", e,
+                     sk.get("adult_tol_1e-08"), sk.get("adult_tol_0.0001")))
+    for mech in ("output_perturbation", "objective_perturbation"):
+        rows.append((f"Adult {mech.replace('_', ' ')}, tol 1e-8",
+                     criterion("lr_adult", f"{mech}_tol_1e-8"),
+                     sk.get("adult_tol_1e-08"), sk.get("adult_tol_0.0001")))
+    rows.append(("XWindowsDoc T4.2 trial (46 fits), auto, tol 1e-10",
+                 criterion("lr_xwindows", "t4_2_trial_auto_tol_1e-10"),
+                 sk.get("xwindows_tol_1e-08"), sk.get("xwindows_tol_0.0001")))
+    dense = sorted(glob.glob(os.path.join("target", "criterion", "lr_dense", "n_*_auto_tol_1e-8")))
+    for path in dense:
+        n = os.path.basename(path).split("_")[1]
+        for solver in ("auto", "lbfgs"):
+            rows.append((f"Dense {n} x 100, tol 1e-8, {solver}",
+                         criterion("lr_dense", f"n_{n}_{solver}_tol_1e-8"),
+                         sk.get(f"dense_{n}_tol_1e-08"), None))
+    print("| workload | epsilab | sklearn lbfgs, equal tol | ratio | sklearn tol 1e-4 | ratio |")
+    print("|---|---|---|---|---|---|")
+    for name, e, p8, p4 in rows:
+        print(f"| {name} | {fmt(e)} | {fmt(p8)} | {ratio(p8, e)} | {fmt(p4)} | {ratio(p4, e)} |")
+    nb = criterion("algorithm1_adult", "fit_and_predict")
+    print(f"| Private NB (Algorithm 1) fit + predict, Adult | {fmt(nb)} | | | | |")
 
 
 if __name__ == "__main__":
     todo = sys.argv[1:] or ["adult", "xwindows", "dense"]
     for name in todo:
-        {"adult": adult, "xwindows": xwindows, "dense": dense}[name]()
+        {"adult": adult, "xwindows": xwindows, "dense": dense, "table": table}[name]()

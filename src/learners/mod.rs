@@ -147,6 +147,8 @@ pub struct TrialLog {
     pub streams: Streams,
     pub ledger: Ledger,
     pub metrics: BTreeMap<String, f64>,
+    /// Memo keys of the noise-free results this trial shares with others (step -> key).
+    pub shared: BTreeMap<String, String>,
 }
 
 impl TrialLog {
@@ -161,6 +163,7 @@ impl TrialLog {
             streams: Streams::new(seed),
             ledger: Ledger::new(relation),
             metrics: BTreeMap::new(),
+            shared: BTreeMap::new(),
         }
     }
 }

@@ -472,6 +472,7 @@ margin = 0.1
             selected_features: None,
             vectors: BTreeMap::new(),
             feature_names: None,
+            shared: BTreeMap::new(),
         }
     }
 

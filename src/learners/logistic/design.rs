@@ -7,6 +7,7 @@
 
 use crate::data::{BinaryMatrix, Dataset, Features};
 use crate::error::{Error, Result};
+use crate::memo::{Footprint, Key};
 use ndarray::{Array2, ArrayView2};
 
 const UNUSED: u32 = u32::MAX;
@@ -41,6 +42,24 @@ pub struct Design<'a> {
     ascending: bool,
     /// Whether `cols` is 0..n_cols (then no column lookup is needed).
     identity: bool,
+    /// Memo key of this exact design (rows, columns, encoding, scales and the rows' content),
+    /// when it came from the memo; derived designs (subsets, other rows) have none.
+    key: Option<Key>,
+}
+
+/// The owned part of a binary design (everything but the borrowed matrix), as the memo holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesignParts {
+    rows: Vec<u32>,
+    scale: Vec<f64>,
+    cols: Vec<usize>,
+    encoding: Encoding,
+}
+
+impl Footprint for DesignParts {
+    fn bytes(&self) -> usize {
+        self.rows.len() * 4 + self.scale.len() * 8 + self.cols.len() * 8
+    }
 }
 
 impl<'a> Design<'a> {
@@ -109,7 +128,41 @@ impl<'a> Design<'a> {
             col_map,
             ascending,
             identity,
+            key: None,
         })
+    }
+
+    /// The owned parts of a binary design (`None` for dense sources).
+    pub fn parts(&self) -> Option<DesignParts> {
+        let Source::Binary(_, encoding) = self.source else {
+            return None;
+        };
+        Some(DesignParts {
+            rows: self.rows.clone(),
+            scale: self.scale.clone(),
+            cols: self.cols.clone(),
+            encoding,
+        })
+    }
+
+    /// The design `parts` describe over `data`'s binary matrix, with memo key `key`: the same
+    /// rows, columns, encoding and scales, so every operation gives the same bits.
+    pub fn from_parts(data: &'a Dataset, parts: &DesignParts, key: Key) -> Result<Self> {
+        let Features::Binary(m) = &data.features else {
+            return Err(Error::param(
+                "features",
+                "a memoised design needs binary features",
+            ));
+        };
+        let mut design = Self::binary(m, &parts.rows, Some(&parts.cols), parts.encoding)?;
+        design.set_scales(parts.scale.clone());
+        design.key = Some(key);
+        Ok(design)
+    }
+
+    /// The memo key of this exact design, if it came from the memo.
+    pub fn key(&self) -> Option<&Key> {
+        self.key.as_ref()
     }
 
     /// The same columns, encoding and source on other rows (scales reset to 1).
@@ -122,6 +175,7 @@ impl<'a> Design<'a> {
             col_map: self.col_map.clone(),
             ascending: self.ascending,
             identity: self.identity,
+            key: None,
         }
     }
 
@@ -135,6 +189,7 @@ impl<'a> Design<'a> {
             col_map: self.col_map.clone(),
             ascending: self.ascending,
             identity: self.identity,
+            key: None,
         }
     }
 
@@ -172,11 +227,13 @@ impl<'a> Design<'a> {
     pub fn set_scales(&mut self, scale: Vec<f64>) {
         assert_eq!(scale.len(), self.rows.len(), "one scale per row");
         self.scale = scale;
+        self.key = None;
     }
 
     /// Multiplies every row scale by `c`.
     pub fn scale_all(&mut self, c: f64) {
         self.scale.iter_mut().for_each(|s| *s *= c);
+        self.key = None;
     }
 
     /// ||T(row i)||_2^2 before the row scale.

@@ -1,15 +1,16 @@
 //! The harness path of a logistic-regression pipeline: scale the rows into the unit ball,
 //! choose lambda, fit (privately or not), and record every step in the trial's ledger.
 
-use super::design::{Design, Encoding, labels_pm1};
+use super::design::{Design, DesignParts, Encoding, labels_pm1};
 use super::mechanisms::objective_branch;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
 use super::select::{LAMBDA_GRID, cross_validate_warm, cross_validate_with, private_select_lambda};
-use super::solver::SolverSettings;
+use super::solver::{Objective, SolverSettings};
 use super::{LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLrMethod};
 use crate::data::{Dataset, Features, PublicBounds};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
+use crate::memo::{Footprint, KeyBuilder, Memo};
 use crate::privacy::Ledger;
 use crate::rng::Rng;
 use linfa::ParamGuard;
@@ -95,6 +96,33 @@ pub struct LrConfig {
     pub settings: SolverSettings,
 }
 
+/// Scaled binary designs shared across cells (32 MiB at most; see [`crate::memo`]).
+static DESIGNS: Memo<Option<SharedDesign>> = Memo::new(32 << 20);
+
+struct SharedDesign {
+    parts: DesignParts,
+    pre: Preprocessing,
+}
+
+impl Footprint for Option<SharedDesign> {
+    fn bytes(&self) -> usize {
+        self.as_ref()
+            .map_or(0, |s| s.parts.bytes() + s.pre.description.len())
+    }
+}
+
+impl Scaling {
+    /// The spec spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scaling::Thesis => "thesis",
+            Scaling::Public => "public",
+            Scaling::OwnNorm => "own_norm",
+            Scaling::ColumnMax => "column_max",
+        }
+    }
+}
+
 /// Folds of the thesis's cross-validation.
 pub const CV_FOLDS: usize = 5;
 
@@ -138,7 +166,7 @@ impl LrConfig {
                     let _ = scale_rows(&mut design, RowScaling::ClipToUnit);
                     (design, t.preprocessing())
                 }
-                None => self.design(data, train, features)?,
+                None => self.shared_design(data, train, features, log)?,
             })
         })?;
         pre.record("scaling", &mut log.ledger);
@@ -220,6 +248,14 @@ impl LrConfig {
             }
         };
         let mut rng = log.streams.stream("train/logistic");
+        if matches!(
+            self.kind,
+            LrKind::NonPrivate | LrKind::Private(PrivateLrMethod::Output)
+        ) && let Some(key) = Objective::regularised(design, &y, lambda).memo_key(&self.settings)
+        {
+            // The exact minimiser is noise-free: shared with every cell of the same key.
+            log.shared.insert("fit".into(), key.to_string());
+        }
         let model = self.fit_once(design, &y, lambda, &mut rng, &mut log.ledger)?;
         if let LrKind::Private(PrivateLrMethod::Objective) = self.kind {
             let b = objective_branch(
@@ -235,6 +271,45 @@ impl LrConfig {
         }
         record_model(log, lambda, &model);
         Ok(model)
+    }
+
+    /// [`Self::design`] through the memo: a binary design depends only on the training rows'
+    /// content, the features and the scaling, so cells of one split (every trial, on a
+    /// dataset with a fixed split) share it. The trial records its key as `shared.design`.
+    fn shared_design<'a>(
+        &self,
+        data: &'a Dataset,
+        train: &[u32],
+        features: Option<&[usize]>,
+        log: &mut TrialLog,
+    ) -> Result<(Design<'a>, Preprocessing)> {
+        let Features::Binary(m) = &data.features else {
+            return self.design(data, train, features);
+        };
+        let key = KeyBuilder::new("lr-design")
+            .str(self.scaling.name())
+            .u64(data.n_features() as u64)
+            .u64(m.n_cols() as u64)
+            .u64(u64::from(features.is_some()))
+            .usizes(features.unwrap_or(&[]))
+            .u32s(train)
+            .u32_rows(train.iter().map(|&r| m.row(r as usize)))
+            .finish();
+        let shared = DESIGNS.get_or_compute(key, || {
+            let (design, pre) = self.design(data, train, features).ok()?;
+            Some(SharedDesign {
+                parts: design.parts()?,
+                pre,
+            })
+        });
+        match &*shared {
+            Some(s) => {
+                log.shared.insert("design".into(), key.to_string());
+                Ok((Design::from_parts(data, &s.parts, key)?, s.pre.clone()))
+            }
+            // Not shareable (an error, reported by computing it here).
+            None => self.design(data, train, features),
+        }
     }
 
     fn design<'a>(
