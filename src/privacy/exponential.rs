@@ -26,12 +26,13 @@
 //! floating-point attacks of Mironov (2012).
 
 use super::Relation;
-use super::mechanism::{Charge, Mechanism, PrivacyMap};
+use super::mechanism::{Charge, PrivacyMap};
 use crate::error::{Error, Result};
 use rand::Rng;
 use rand_distr::{Distribution, Gumbel};
 
 mechanism_with_map!(Exponential);
+mechanism_with_map!(per_draw: BinaryExponential);
 
 /// The exponential mechanism for a quality of sensitivity Delta_q under a relation: pure
 /// eps-DP per choice. Draws through a [`Charge`].
@@ -125,16 +126,6 @@ impl BinaryExponential {
     /// P(keep) for quality s: sigmoid(eps s / (2 Delta_q)).
     pub fn keep_probability(&self, s: f64) -> f64 {
         keep_probability(s, self.map.epsilon, self.map.sensitivity)
-    }
-}
-
-impl Mechanism for BinaryExponential {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
-    }
-
-    fn charged_per_draw(&self) -> bool {
-        true
     }
 }
 

@@ -29,24 +29,15 @@ use rand_distr::{Distribution, Gamma, StandardNormal};
 
 mechanism_with_map!(L2Mechanism, PNormMechanism);
 
-/// The L2 / vector mechanism: noise density proportional to exp(-||b||_2 / beta), drawn
-/// through a [`Charge`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct L2Mechanism {
-    noise: L2Noise,
-    map: PrivacyMap,
+pure_noise_mechanism! {
+    /// The L2 / vector mechanism: noise density proportional to exp(-||b||_2 / beta), drawn
+    /// through a [`Charge`].
+    pub struct L2Mechanism(L2Noise);
+    /// beta = L2 sensitivity / epsilon for a sensitivity derived under `relation`: pure eps-DP.
+    fn new;
 }
 
 impl L2Mechanism {
-    /// beta = L2 sensitivity / epsilon for a sensitivity derived under `relation`: pure eps-DP.
-    pub fn new(sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
-        let map = PrivacyMap::pure(sensitivity, epsilon, relation)?;
-        Ok(L2Mechanism {
-            noise: L2Noise::with_scale(sensitivity / epsilon)?,
-            map,
-        })
-    }
-
     /// Noise of a given beta whose release is private by an argument other than the plain L2
     /// map, stated by `map` (objective perturbation: the noise enters the objective, and
     /// Algorithm 7's proof gives eps for a beta of Delta_b / eps'). The caller's proof sketch

@@ -11,32 +11,23 @@
 //! Sampling uses floating point (see docs/threat-model.md): fine for measuring
 //! accuracy, not hardened against the floating-point attacks of Mironov (2012).
 
-use super::mechanism::{Charge, PrivacyMap};
-use super::{Relation, check_positive};
+use super::check_positive;
+use super::mechanism::Charge;
 use crate::error::Result;
 use rand::Rng;
 use rand_distr::Exp1;
 
 mechanism_with_map!(Laplace);
 
-/// The Laplace mechanism: Lap(b) noise with b = Delta_1 / eps, drawn through a [`Charge`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Laplace {
-    noise: LaplaceNoise,
-    map: PrivacyMap,
+pure_noise_mechanism! {
+    /// The Laplace mechanism: Lap(b) noise with b = Delta_1 / eps, drawn through a [`Charge`].
+    pub struct Laplace(LaplaceNoise);
+    /// The mechanism for an L1 sensitivity under `relation` and an epsilon (both finite and
+    /// positive): pure eps-DP.
+    fn new;
 }
 
 impl Laplace {
-    /// The mechanism for an L1 sensitivity under `relation` and an epsilon (both finite and
-    /// positive): pure eps-DP.
-    pub fn new(sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
-        let map = PrivacyMap::pure(sensitivity, epsilon, relation)?;
-        Ok(Laplace {
-            noise: LaplaceNoise::with_scale(sensitivity / epsilon)?,
-            map,
-        })
-    }
-
     /// b.
     pub fn scale(&self) -> f64 {
         self.noise.scale
@@ -108,6 +99,7 @@ pub fn laplace_cdf(scale: f64, x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::privacy::Relation;
     use crate::rng::rng_from;
     use crate::stats::ks_statistic;
 

@@ -39,6 +39,18 @@ pub struct PrivacyMap {
 }
 
 impl PrivacyMap {
+    /// [`Self::pure`] with the additive noise of scale Delta / eps it calibrates, built by
+    /// `with_scale` (Laplace, repeated Laplace, L2).
+    pub fn pure_noise<N>(
+        sensitivity: f64,
+        epsilon: f64,
+        relation: Relation,
+        with_scale: impl FnOnce(f64) -> Result<N>,
+    ) -> Result<(N, Self)> {
+        let map = PrivacyMap::pure(sensitivity, epsilon, relation)?;
+        Ok((with_scale(sensitivity / epsilon)?, map))
+    }
+
     /// Pure epsilon-DP for a sensitivity under `relation`; both must be finite and positive.
     pub fn pure(sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
         check_positive("epsilon", epsilon)?;

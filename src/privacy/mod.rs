@@ -10,14 +10,55 @@
 //! mechanism's sensitivity under both relations.
 
 /// `impl Mechanism` for mechanism structs that keep their [`PrivacyMap`] in a field `map`
-/// (one charge per release).
+/// (one charge per release; with `per_draw:` first, charged per draw instead).
 macro_rules! mechanism_with_map {
+    (per_draw: $($t:ty),+) => {
+        $(impl $crate::privacy::mechanism::Mechanism for $t {
+            fn privacy_map(&self) -> &$crate::privacy::mechanism::PrivacyMap {
+                &self.map
+            }
+
+            fn charged_per_draw(&self) -> bool {
+                true
+            }
+        })+
+    };
     ($($t:ty),+) => {
         $(impl $crate::privacy::mechanism::Mechanism for $t {
             fn privacy_map(&self) -> &$crate::privacy::mechanism::PrivacyMap {
                 &self.map
             }
         })+
+    };
+}
+
+/// An additive-noise mechanism struct (its noise and [`PrivacyMap`]) with `new(sensitivity,
+/// epsilon, relation)`: pure eps-DP, noise scale Delta / eps (see [`PrivacyMap::pure_noise`]).
+macro_rules! pure_noise_mechanism {
+    ($(#[$sa:meta])* pub struct $t:ident($n:ty); $(#[$na:meta])* fn new;) => {
+        $(#[$sa])*
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub struct $t {
+            noise: $n,
+            map: $crate::privacy::mechanism::PrivacyMap,
+        }
+
+        impl $t {
+            $(#[$na])*
+            pub fn new(
+                sensitivity: f64,
+                epsilon: f64,
+                relation: $crate::privacy::Relation,
+            ) -> $crate::error::Result<Self> {
+                let (noise, map) = $crate::privacy::mechanism::PrivacyMap::pure_noise(
+                    sensitivity,
+                    epsilon,
+                    relation,
+                    <$n>::with_scale,
+                )?;
+                Ok($t { noise, map })
+            }
+        }
     };
 }
 

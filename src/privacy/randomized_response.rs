@@ -13,9 +13,11 @@
 //!   coin version), which the majority-vote attack exploits (`release::attacks`).
 
 use super::Relation;
-use super::mechanism::{Charge, Mechanism, PrivacyMap};
+use super::mechanism::{Charge, PrivacyMap};
 use crate::error::Result;
 use rand::Rng;
+
+mechanism_with_map!(per_draw: RandomizedResponse);
 
 /// Binary randomized response at a given epsilon (replace-one: the respondent's bit).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,16 +26,6 @@ pub struct RandomizedResponse {
     p_truth: f64,
     /// The classic two-coin procedure (eps = ln 3) instead of one biased draw.
     coins: bool,
-}
-
-impl Mechanism for RandomizedResponse {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
-    }
-
-    fn charged_per_draw(&self) -> bool {
-        true
-    }
 }
 
 impl Charge<'_, RandomizedResponse> {

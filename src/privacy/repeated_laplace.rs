@@ -9,39 +9,22 @@
 //! * Why a separate value: drawing many releases through one charge keeps the hot loop free of
 //!   ledger allocations (`benches/release.rs`), while the recorded spend stays exact.
 
-use super::mechanism::{Charge, Mechanism, PrivacyMap};
-use super::{LaplaceNoise, Relation};
-use crate::error::Result;
+use super::LaplaceNoise;
+use super::mechanism::Charge;
 use rand::Rng;
 
-/// Laplace noise of scale Delta_1 / eps, charged eps per draw.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RepeatedLaplace {
-    noise: LaplaceNoise,
-    map: PrivacyMap,
+mechanism_with_map!(per_draw: RepeatedLaplace);
+
+pure_noise_mechanism! {
+    /// Laplace noise of scale Delta_1 / eps, charged eps per draw.
+    pub struct RepeatedLaplace(LaplaceNoise);
+    /// The mechanism for an L1 sensitivity under `relation` and a per-release epsilon.
+    fn new;
 }
 
 impl RepeatedLaplace {
-    pub fn new(sensitivity: f64, epsilon: f64, relation: Relation) -> Result<Self> {
-        let map = PrivacyMap::pure(sensitivity, epsilon, relation)?;
-        Ok(RepeatedLaplace {
-            noise: LaplaceNoise::with_scale(sensitivity / epsilon)?,
-            map,
-        })
-    }
-
     pub fn scale(&self) -> f64 {
         self.noise.scale()
-    }
-}
-
-impl Mechanism for RepeatedLaplace {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
-    }
-
-    fn charged_per_draw(&self) -> bool {
-        true
     }
 }
 
@@ -65,6 +48,7 @@ impl Charge<'_, RepeatedLaplace> {
 mod tests {
     use super::*;
     use crate::privacy::Ledger;
+    use crate::privacy::Relation;
     use crate::rng::rng_from;
 
     #[test]

@@ -336,10 +336,8 @@ impl<'d, 'a> Objective<'d, 'a> {
             self.design.margins(&x.theta, &mut x.z);
         }
         x.f = self.value_storing_e(&x.theta, &x.z, &mut x.e);
-        self.derivatives_from_e(&x.z, &x.e, &mut c, &mut w);
-        self.finish_gradient(&x.theta, &c, &mut g);
         let target = settings.tol * g0.max(1e-300);
-        let mut gn = norm(&g);
+        let mut gn = self.refresh(&x, &mut c, &mut w, &mut g);
         let mut it = 0;
         let max_cg = d.max(10) * 2;
         while gn > target && it < settings.max_iter {
@@ -391,19 +389,9 @@ impl<'d, 'a> Objective<'d, 'a> {
             if !self.backtrack(&mut x, &p, &u, gp, &mut scratch) {
                 break;
             }
-            self.derivatives_from_e(&x.z, &x.e, &mut c, &mut w);
-            self.finish_gradient(&x.theta, &c, &mut g);
-            gn = norm(&g);
+            gn = self.refresh(&x, &mut c, &mut w, &mut g);
         }
-        let conv = Convergence {
-            solver: Solver::NewtonCg,
-            iterations: it,
-            grad_norm: gn,
-            initial_grad_norm: g0,
-            objective: x.f,
-            converged: gn <= target,
-        };
-        (x.theta, conv)
+        x.finish(Solver::NewtonCg, it, gn, g0, target)
     }
 
     /// The Newton methods' line search: halves t from 1 until F(theta + t p) satisfies
@@ -451,19 +439,7 @@ impl<'d, 'a> Objective<'d, 'a> {
         let mut w = vec![0.0; n];
         let mut g = vec![0.0; d];
         let mut p = vec![0.0; d];
-        let g0 = match start {
-            Some(_) => {
-                let g0 = self.initial_grad_norm(&mut c, &mut g);
-                self.design.margins(&x.theta, &mut x.z);
-                Some(g0)
-            }
-            None => None,
-        };
-        x.f = self.value_storing_e(&x.theta, &x.z, &mut x.e);
-        self.derivatives_from_e(&x.z, &x.e, &mut c, &mut w);
-        self.finish_gradient(&x.theta, &c, &mut g);
-        let mut gn = norm(&g);
-        let g0 = g0.unwrap_or(gn);
+        let (mut gn, g0) = self.start_at(start, &mut x, &mut c, &mut w, &mut g);
         let target = settings.tol * g0.max(1e-300);
         let mut it = 0;
         // Cholesky factor of the last Hessian; reused once the gradient is small (the
@@ -500,19 +476,39 @@ impl<'d, 'a> Objective<'d, 'a> {
                 }
                 break;
             }
-            self.derivatives_from_e(&x.z, &x.e, &mut c, &mut w);
-            self.finish_gradient(&x.theta, &c, &mut g);
-            gn = norm(&g);
+            gn = self.refresh(&x, &mut c, &mut w, &mut g);
         }
-        let conv = Convergence {
-            solver: Solver::Newton,
-            iterations: it,
-            grad_norm: gn,
-            initial_grad_norm: g0,
-            objective: x.f,
-            converged: gn <= target,
+        x.finish(Solver::Newton, it, gn, g0, target)
+    }
+
+    /// Derivatives and gradient g at `x` from its stored e; returns ||g||.
+    fn refresh(&self, x: &Iterate, c: &mut [f64], w: &mut [f64], g: &mut [f64]) -> f64 {
+        self.derivatives_from_e(&x.z, &x.e, c, w);
+        self.finish_gradient(&x.theta, c, g);
+        norm(g)
+    }
+
+    /// Sets up `x` (from `start` or 0): F, e and the gradient; returns (||g||, g0), g0 being
+    /// the gradient norm at 0 the tolerance is relative to.
+    fn start_at(
+        &self,
+        start: Option<&[f64]>,
+        x: &mut Iterate,
+        c: &mut [f64],
+        w: &mut [f64],
+        g: &mut [f64],
+    ) -> (f64, f64) {
+        let g0 = match start {
+            Some(_) => {
+                let g0 = self.initial_grad_norm(c, g);
+                self.design.margins(&x.theta, &mut x.z);
+                Some(g0)
+            }
+            None => None,
         };
-        (x.theta, conv)
+        x.f = self.value_storing_e(&x.theta, &x.z, &mut x.e);
+        let gn = self.refresh(x, c, w, g);
+        (gn, g0.unwrap_or(gn))
     }
 
     /// g = X^T c + reg theta + lin.
@@ -572,19 +568,7 @@ impl<'d, 'a> Objective<'d, 'a> {
         let (mut s_hist, mut y_hist) = (vec![0.0; M * d], vec![0.0; M * d]);
         let (mut rho, mut alpha) = ([0.0f64; M], [0.0f64; M]);
         let (mut first, mut len) = (0usize, 0usize);
-        let g0 = match start {
-            Some(_) => {
-                let g0 = self.initial_grad_norm(&mut c, &mut g);
-                self.design.margins(&x.theta, &mut x.z);
-                Some(g0)
-            }
-            None => None,
-        };
-        x.f = self.value_storing_e(&x.theta, &x.z, &mut x.e);
-        self.derivatives_from_e(&x.z, &x.e, &mut c, &mut w);
-        self.finish_gradient(&x.theta, &c, &mut g);
-        let mut gn = norm(&g);
-        let g0 = g0.unwrap_or(gn);
+        let (mut gn, g0) = self.start_at(start, &mut x, &mut c, &mut w, &mut g);
         let target = settings.tol * g0.max(1e-300);
         let lin_of = |v: &[f64]| -> f64 { self.lin.iter().zip(v).map(|(b, t)| b * t).sum() };
         let mut it = 0;
@@ -698,15 +682,7 @@ impl<'d, 'a> Objective<'d, 'a> {
             std::mem::swap(&mut g, &mut gt);
             gn = norm(&g);
         }
-        let conv = Convergence {
-            solver: Solver::Lbfgs,
-            iterations: it,
-            grad_norm: gn,
-            initial_grad_norm: g0,
-            objective: x.f,
-            converged: gn <= target,
-        };
-        (x.theta, conv)
+        x.finish(Solver::Lbfgs, it, gn, g0, target)
     }
 }
 
@@ -728,6 +704,26 @@ struct Iterate {
 }
 
 impl Iterate {
+    /// The minimiser and how the run from gradient norm `g0` to `gn` ended.
+    fn finish(
+        self,
+        solver: Solver,
+        iterations: usize,
+        gn: f64,
+        g0: f64,
+        target: f64,
+    ) -> (Vec<f64>, Convergence) {
+        let conv = Convergence {
+            solver,
+            iterations,
+            grad_norm: gn,
+            initial_grad_norm: g0,
+            objective: self.f,
+            converged: gn <= target,
+        };
+        (self.theta, conv)
+    }
+
     fn new(start: Option<&[f64]>, n: usize, d: usize) -> Self {
         Iterate {
             theta: start.map_or_else(|| vec![0.0; d], <[f64]>::to_vec),
