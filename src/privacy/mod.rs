@@ -21,6 +21,7 @@ macro_rules! mechanism_with_map {
     };
 }
 
+pub mod accountant;
 pub mod exponential;
 pub mod exponential_median;
 pub mod gaussian;
