@@ -7,11 +7,11 @@
 //! here the same way (`EPSILAB_BENCH_NO_PEER=1` skips the peer).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use epsilab::accounting::{SubsampledGaussian, default_delta};
 use epsilab::data::{DataDir, catalog::Catalog, synthetic::logistic_binary};
 use epsilab::learners::logistic::dp_sgd::{DpSgdParams, DpSgdRun, Length, Sampling};
 use epsilab::learners::logistic::preprocess::scale_rows;
 use epsilab::learners::logistic::*;
+use epsilab::privacy::accountant::{SubsampledGaussian, default_delta};
 use epsilab::privacy::{AccountedGaussian, Ledger, Relation};
 use epsilab::rng::rng_from;
 use linfa::ParamGuard;

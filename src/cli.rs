@@ -2,6 +2,7 @@
 
 use crate::data::{DataDir, DatasetDef};
 use crate::error::Result;
+use crate::privacy::accountant::default_delta;
 use crate::runner::{CONFIRM_CELLS, Prepared, RunOptions, prepare, results_dir};
 use crate::shard::Shard;
 use crate::spec::Spec;
@@ -394,14 +395,8 @@ pub fn execute(cli: Cli) -> Result<()> {
             profile,
             shard,
         } => {
-            let spec = Spec::load(&spec)?;
-            let shard = match shard.as_deref() {
-                None => None,
-                Some("env") => Some(Shard::from_env()?),
-                Some(s) => Some(s.parse::<Shard>()?),
-            };
             let opts = RunOptions {
-                shard,
+                shard: shard.as_deref().map(parse_shard).transpose()?,
                 threads: jobs,
                 data_dir: DataDir::resolve(data_dir),
                 out_dir: out,
@@ -409,7 +404,7 @@ pub fn execute(cli: Cli) -> Result<()> {
                 force,
                 progress: std::io::stderr().is_terminal(),
             };
-            run(&spec, &opts, yes, profile, no_report)
+            run(&Spec::load(&spec)?, &opts, yes, profile, no_report)
         }
         Command::Report {
             spec,
@@ -464,21 +459,13 @@ pub fn execute(cli: Cli) -> Result<()> {
                 time,
                 cpus_per_task,
                 out,
-                // Resolved here, so every task reads the data the submitter sees.
-                data_dir: Some(DataDir::resolve(data_dir).0),
+                data_dir: Some(DataDir::resolve(data_dir).0), // the submitter's, for every task
                 script_dir,
                 sbatch_args,
             };
             slurm(&spec, &opts, submit)
         }
-        Command::Data {
-            command:
-                DataCommand::Fetch {
-                    source,
-                    sha256,
-                    cache,
-                },
-        } => data_fetch(&source, sha256.as_deref(), cache),
+        Command::Data { command } => data(command),
         Command::List {
             data_dir,
             experiments,
@@ -492,7 +479,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             json,
         } => {
             let (trials, seed) = audit_size(trials, seed, unseeded);
-            audit(mechanism.as_deref(), all, trials, seed, json)
+            audit(mechanism.as_deref(), all, (trials, seed), json)
         }
         Command::Accountant {
             noise_multiplier,
@@ -502,9 +489,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             delta,
             dataset_size,
         } => {
-            let delta = delta.unwrap_or_else(|| {
-                crate::accounting::default_delta(dataset_size.unwrap_or(2) as usize)
-            });
+            let delta = delta.unwrap_or_else(|| default_delta(dataset_size.unwrap_or(2) as usize));
             emit(&accountant(
                 noise_multiplier,
                 epsilon,
@@ -657,7 +642,9 @@ fn fresh_seed() -> u64 {
     rand::thread_rng().r#gen::<u64>() ^ nanos
 }
 
-fn audit(mechanism: Option<&str>, all: bool, trials: usize, seed: u64, json: bool) -> Result<()> {
+/// `size` is (trials per side, seed), from [`audit_size`].
+fn audit(mechanism: Option<&str>, all: bool, size: (usize, u64), json: bool) -> Result<()> {
+    let (trials, seed) = size;
     let results = match mechanism {
         Some(name) => vec![crate::audit::audit_named(name, trials, seed)?],
         None if all => crate::audit::audit_all(trials, seed)?,
@@ -809,6 +796,16 @@ fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()>
     Ok(())
 }
 
+fn data(command: DataCommand) -> Result<()> {
+    match command {
+        DataCommand::Fetch {
+            source,
+            sha256,
+            cache,
+        } => data_fetch(&source, sha256.as_deref(), cache),
+    }
+}
+
 fn data_fetch(source: &str, sha256: Option<&str>, cache: Option<PathBuf>) -> Result<()> {
     let cache = cache
         .or_else(crate::data::fetch::default_cache)
@@ -932,6 +929,14 @@ fn parse_delta(s: &str) -> std::result::Result<f64, String> {
 }
 
 /// `epsilab accountant`: ε of a plan, or the noise multiplier for a target ε.
+/// `--shard I/N`, or `env` for the array job's environment (Slurm, Kubernetes, ...).
+fn parse_shard(arg: &str) -> Result<Shard> {
+    match arg {
+        "env" => Shard::from_env(),
+        s => s.parse::<Shard>(),
+    }
+}
+
 fn accountant(
     noise_multiplier: Option<f64>,
     target: Option<f64>,
@@ -939,7 +944,7 @@ fn accountant(
     steps: u64,
     delta: f64,
 ) -> Result<String> {
-    use crate::accounting::{SubsampledGaussian, noise_multiplier_for};
+    use crate::privacy::accountant::{SubsampledGaussian, noise_multiplier_for};
     let mut o = String::new();
     let (sigma, g) = match (noise_multiplier, target) {
         (Some(sigma), _) => (

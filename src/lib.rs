@@ -4,7 +4,7 @@
 //! [`spec`] (TOML experiment, each pipeline read by its [`kinds`]) → [`plan`] (cells with seeds
 //! and per-step budgets) → [`data`] (shared datasets,
 //! splits) → [`counts`] (sufficient statistics) → [`selection`] → [`learners`] (with
-//! [`privacy`] mechanisms and the ledger; [`accounting`] for DP-SGD's Rényi-DP accountant) → [`evaluate`] → [`store`] (trials.jsonl) →
+//! [`privacy`] mechanisms and the ledger; [`privacy::accountant`] for DP-SGD's Rényi-DP accountant) → [`evaluate`] → [`store`] (trials.jsonl) →
 //! [`report`] (tables, figures, verdicts against the thesis, REPORT.md). [`runner`] drives the
 //! plan in parallel; [`pipeline`] runs one cell; [`analysis`] holds the probe kinds that record
 //! non-accuracy quantities in place of a learner.
@@ -15,7 +15,6 @@
 //! the tasks of a job array), [`profile`] (where a run's time went), [`memo`] (noise-free results
 //! computed once per key and shared across trials and threads), [`cli`] (the command line).
 
-pub mod accounting;
 pub mod analysis;
 pub mod audit;
 pub mod check;

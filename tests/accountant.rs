@@ -4,7 +4,7 @@
 //! `RdpAccountant` with its default orders and add/remove neighbours; the values were generated
 //! by `tests/fixtures/rdp_dp_accounting.py` into `tests/fixtures/rdp_dp_accounting.json`.
 
-use epsilab::accounting::{
+use epsilab::privacy::accountant::{
     Conversion, SubsampledGaussian, noise_multiplier_for,
     rdp::{compute_rdp, default_orders},
 };

@@ -191,3 +191,43 @@ fn a_large_plan_asks_on_a_terminal_and_stops_unless_confirmed() {
     );
     assert!(!out.join("synthetic").join(TRIALS_FILE).exists());
 }
+
+/// The audit's flags: --all/--mechanism exclusive, --seed refused with --unseeded, and a bare
+/// `audit` is an error that lists the mechanisms.
+#[test]
+fn audit_flags_parse_and_a_bare_audit_lists_the_mechanisms() {
+    use clap::Parser;
+    use epsilab::cli;
+    let cli = cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--json"]).unwrap();
+    assert!(matches!(
+        cli.command,
+        cli::Command::Audit {
+            all: true,
+            json: true,
+            trials: None,
+            seed: 1,
+            unseeded: false,
+            ..
+        }
+    ));
+    let cli = cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--unseeded"]).unwrap();
+    assert!(matches!(
+        cli.command,
+        cli::Command::Audit {
+            unseeded: true,
+            trials: None,
+            ..
+        }
+    ));
+    assert!(
+        cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--unseeded", "--seed", "3"])
+            .is_err()
+    );
+    assert!(
+        cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--mechanism", "laplace"]).is_err()
+    );
+    // Neither --all nor --mechanism: an error listing the mechanisms.
+    let cli = cli::Cli::try_parse_from(["epsilab", "audit"]).unwrap();
+    let e = cli::execute(cli).unwrap_err().to_string();
+    assert!(e.contains("--all") && e.contains("vaidya_nb"), "{e}");
+}

@@ -133,40 +133,6 @@ fn json_has_the_documented_fields_and_the_cli_parses() {
     ] {
         assert!(v[0].get(key).is_some(), "missing {key}");
     }
-    use clap::Parser;
-    let cli = crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--json"]).unwrap();
-    assert!(matches!(
-        cli.command,
-        crate::cli::Command::Audit {
-            all: true,
-            json: true,
-            trials: None,
-            seed: 1,
-            unseeded: false,
-            ..
-        }
-    ));
-    let cli = crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--unseeded"]).unwrap();
-    assert!(matches!(
-        cli.command,
-        crate::cli::Command::Audit {
-            unseeded: true,
-            trials: None,
-            ..
-        }
-    ));
-    assert!(
-        crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--unseeded", "--seed", "3"])
-            .is_err()
-    );
-    assert!(
-        crate::cli::Cli::try_parse_from(["epsilab", "audit", "--all", "--mechanism", "laplace"])
-            .is_err()
-    );
-    // Neither --all nor --mechanism: an error listing the mechanisms.
-    let cli = crate::cli::Cli::try_parse_from(["epsilab", "audit"]).unwrap();
-    let e = crate::cli::execute(cli).unwrap_err().to_string();
-    assert!(e.contains("--all") && e.contains("vaidya_nb"), "{e}");
 }
 
 /// Logistic regression (`LR_TEST_TRIALS` runs per side): output perturbation, both branches of

@@ -19,8 +19,8 @@
 
 use super::mechanism::{Charge, PrivacyMap};
 use super::{Relation, check_positive};
-use crate::accounting::{Guarantee, SubsampledGaussian};
 use crate::error::{Error, Result};
+use crate::privacy::accountant::{Guarantee, SubsampledGaussian};
 use rand::Rng;
 use rand_distr::StandardNormal;
 use statrs::distribution::{ContinuousCDF, Normal};
@@ -111,7 +111,7 @@ impl Charge<'_, Gaussian> {
 /// * Mechanism: each sum + N(0, sigma^2 C^2 I), sigma the plan's noise multiplier.
 /// * Measure: (epsilon, delta)-DP, with epsilon the RDP accountant's for the whole plan
 ///   ([`SubsampledGaussian::epsilon`] under the relation), computed here, never supplied.
-/// * Proof sketch: `accounting` (subsampled-Gaussian RDP, adaptive composition, conversion).
+/// * Proof sketch: `privacy::accountant` (subsampled-Gaussian RDP, adaptive composition, conversion).
 ///
 /// One charge covers the whole plan: every coordinate of every step is drawn through it.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -62,6 +62,7 @@ macro_rules! pure_noise_mechanism {
     };
 }
 
+pub mod accountant;
 pub mod exponential;
 pub mod exponential_median;
 pub mod gaussian;

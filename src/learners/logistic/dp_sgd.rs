@@ -19,7 +19,7 @@
 //!   Replace-one is supported for q = 1 only: sensitivity 2C (remove then add), accounted as
 //!   noise multiplier σ/2.
 //! * Measure: (ε, δ)-DP, from Rényi DP of the K-fold adaptive composition of the
-//!   Poisson-subsampled Gaussian (`accounting`), δ = 1/N² unless given. A target ε is met by
+//!   Poisson-subsampled Gaussian (`privacy::accountant`), δ = 1/N² unless given. A target ε is met by
 //!   the smallest σ the accountant's bisection finds.
 //! * Proof sketch: step t is the subsampled Gaussian mechanism applied to the clipped sum at
 //!   θ_{t−1}, a function of earlier outputs only; the accountant bounds the composition; the
@@ -31,8 +31,10 @@
 
 use super::LogisticModel;
 use super::design::Design;
-use crate::accounting::{Guarantee, SubsampledGaussian, default_delta, noise_multiplier_for};
 use crate::error::{Error, Result};
+use crate::privacy::accountant::{
+    Guarantee, SubsampledGaussian, default_delta, noise_multiplier_for,
+};
 use crate::privacy::{AccountedGaussian, Charge, Ledger, LedgerEntry, Relation};
 use crate::rng::{Rng, rng_from};
 use linfa::ParamGuard;
@@ -248,7 +250,7 @@ impl ParamGuard for DpSgdParams {
             NoiseLevel::Epsilon(e) => positive("epsilon", e)?,
         }
         if let Some(d) = p.delta {
-            crate::accounting::rdp::check_delta(d)?;
+            crate::privacy::accountant::rdp::check_delta(d)?;
         }
         positive("clip", p.clip)?;
         positive("learning_rate", p.learning_rate)?;

@@ -608,46 +608,9 @@ impl<'d, 'a> Objective<'d, 'a> {
                 sq: (dot(&x.theta, &x.theta), dot(&x.theta, &p), dot(&p, &p)),
                 lin: (lin_of(&x.theta), lin_of(&p)),
             };
-            // Safeguarded 1-D Newton on the convex phi, from the Newton step at t = 0.
-            let h0: f64 =
-                u.iter().zip(&w).map(|(ui, wi)| wi * ui * ui).sum::<f64>() + self.reg * line.sq.2;
-            let mut t = -gp / h0;
-            if !t.is_finite() || t <= 0.0 {
-                t = 1.0;
-            }
-            let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
-            let tiny = gp.abs() <= 1e-13 * (1.0 + x.f.abs());
-            let mut accepted = None;
-            for _ in 0..40 {
-                let (ft, dt, ht) = self.along(t, &line, &mut scratch.z, &mut scratch.e);
-                let armijo = ft <= x.f + 1e-4 * t * gp;
-                if tiny || (armijo && dt.abs() <= 0.1 * gp.abs()) {
-                    accepted = Some((t, ft));
-                    break;
-                }
-                if !ft.is_finite() || dt > 0.0 || !armijo {
-                    hi = hi.min(t);
-                } else {
-                    lo = t;
-                }
-                let next = t - dt / ht;
-                t = if next > lo && next < hi && next.is_finite() {
-                    next
-                } else if hi.is_finite() {
-                    0.5 * (lo + hi)
-                } else {
-                    2.0 * t
-                };
-                if hi - lo <= 1e-15 * hi {
-                    break;
-                }
-            }
-            if accepted.is_none() && lo > 0.0 {
-                // Rounding stalled the curvature condition: take the best sufficient decrease.
-                let (ft, _, _) = self.along(lo, &line, &mut scratch.z, &mut scratch.e);
-                accepted = Some((lo, ft));
-            }
-            let Some((t, ft)) = accepted else { break };
+            let Some((t, ft)) = self.strong_wolfe(&line, &w, x.f, gp, &mut scratch) else {
+                break;
+            };
             for ((a, &b), &v) in scratch.theta.iter_mut().zip(&x.theta).zip(&p) {
                 *a = b + t * v;
             }
@@ -683,6 +646,65 @@ impl<'d, 'a> Objective<'d, 'a> {
             gn = norm(&g);
         }
         x.finish(Solver::Lbfgs, it, gn, g0, target)
+    }
+
+    /// L-BFGS's line search along `line` from F = `f` with slope `gp` < 0: a safeguarded 1-D
+    /// Newton search on the convex phi(t) = F(theta + t p) to the strong Wolfe conditions
+    /// (c1 = 1e-4, c2 = 0.1), each trial O(N) on the margins. Returns (t, F(theta + t p)) and
+    /// leaves that point's margins in `scratch`; `None` when no step decreases F.
+    fn strong_wolfe(
+        &self,
+        line: &Line,
+        w: &[f64],
+        f: f64,
+        gp: f64,
+        scratch: &mut Iterate,
+    ) -> Option<(f64, f64)> {
+        // Safeguarded 1-D Newton on the convex phi, from the Newton step at t = 0.
+        let h0: f64 = line
+            .u
+            .iter()
+            .zip(w)
+            .map(|(ui, wi)| wi * ui * ui)
+            .sum::<f64>()
+            + self.reg * line.sq.2;
+        let mut t = -gp / h0;
+        if !t.is_finite() || t <= 0.0 {
+            t = 1.0;
+        }
+        let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
+        let tiny = gp.abs() <= 1e-13 * (1.0 + f.abs());
+        let mut accepted = None;
+        for _ in 0..40 {
+            let (ft, dt, ht) = self.along(t, line, &mut scratch.z, &mut scratch.e);
+            let armijo = ft <= f + 1e-4 * t * gp;
+            if tiny || (armijo && dt.abs() <= 0.1 * gp.abs()) {
+                accepted = Some((t, ft));
+                break;
+            }
+            if !ft.is_finite() || dt > 0.0 || !armijo {
+                hi = hi.min(t);
+            } else {
+                lo = t;
+            }
+            let next = t - dt / ht;
+            t = if next > lo && next < hi && next.is_finite() {
+                next
+            } else if hi.is_finite() {
+                0.5 * (lo + hi)
+            } else {
+                2.0 * t
+            };
+            if hi - lo <= 1e-15 * hi {
+                break;
+            }
+        }
+        if accepted.is_none() && lo > 0.0 {
+            // Rounding stalled the curvature condition: take the best sufficient decrease.
+            let (ft, _, _) = self.along(lo, line, &mut scratch.z, &mut scratch.e);
+            accepted = Some((lo, ft));
+        }
+        accepted
     }
 }
 

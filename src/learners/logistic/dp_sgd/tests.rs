@@ -1,7 +1,7 @@
 use super::*;
-use crate::accounting::SubsampledGaussian;
 use crate::learners::logistic::LogisticParams;
 use crate::privacy::Measure;
+use crate::privacy::accountant::SubsampledGaussian;
 use crate::stats::ks_statistic;
 use ndarray::Array2;
 use rand_distr::StandardNormal;
