@@ -41,7 +41,7 @@ impl<const M: u8> Described for Logistic<M> {
     const NAME: &'static str = ["lr", "lr_output", "lr_objective", "lr_functional"][M as usize];
     const ABOUT: &'static str = [
         "L2-regularised logistic regression, exact minimiser (non-private reference)",
-        "Algorithm 6: output perturbation, L2 noise beta = 2/(lambda eps) (eps-DP)",
+        "Algorithm 6: output perturbation, L2 noise beta = Delta/eps, Delta = 1/lambda (add/remove) or 2/lambda (replace-one) (eps-DP)",
         "Algorithm 7: objective perturbation (Chaudhuri et al. 2011), c = 1/4 (eps-DP)",
         "functional mechanism (Zhang et al. 2012), FMsens1 or FMsens2 (eps-DP)",
     ][M as usize];
