@@ -44,6 +44,8 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(Alg1Nb::replace_one(1.0, true)),
         Box::new(MaskWorstCase { epsilon: 1.0 }),
         Box::new(MaskCountSelector::new(1.0)),
+        Box::new(MaskPairs::new(2.0, false)),
+        Box::new(MaskPairs::new(2.0, true)),
         Box::new(GumbelWorstCase { epsilon: 1.0 }),
         Box::new(SparseWorstCase { epsilon: 1.0 }),
         Box::new(Vaidya::new(0.1)),
@@ -436,6 +438,66 @@ impl Auditable for MaskWorstCase {
             .expect("same relation");
         let chosen = charge.choose_subset(&mut MaskSampler::new(), q, 1, rng);
         chose_first(&chosen.expect("valid"))
+    }
+}
+
+/// Algorithm 5 with T = 2 of D = 4 features, faithful (Delta_m = T Delta_q = 2) or its ablation
+/// variant `delta_q` (Delta_m = Delta_q = 1), both through `selection::mask::mask_sensitivity`.
+/// Worst case a per-score sensitivity of 1 allows for T = 2: scores (0, 0, 2, 2) on X and
+/// (1, 1, 1, 1) on X', so the pair {0, 1} gains 2 = T Delta_q in quality while {2, 3} loses 2.
+/// Statistic: {0, 1} chosen. At claimed eps = 2 the variant's event ratio is
+/// (1/6) / (1/85.2), ln = 2.65 > 2 (its real epsilon is T eps = 4); the faithful one's is
+/// (1/6) / (1/19.3), ln = 1.17.
+pub struct MaskPairs {
+    epsilon: f64,
+    per_feature: bool,
+}
+
+impl MaskPairs {
+    pub fn new(epsilon: f64, per_feature: bool) -> Self {
+        MaskPairs {
+            epsilon,
+            per_feature,
+        }
+    }
+}
+
+impl Auditable for MaskPairs {
+    fn name(&self) -> &str {
+        if self.per_feature {
+            "mask_variant_delta_q"
+        } else {
+            "mask_sampler_t2"
+        }
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn mutant(&self) -> bool {
+        self.per_feature
+    }
+    fn stated_excess(&self) -> Option<f64> {
+        self.per_feature.then_some(2.0)
+    }
+    fn neighbours(&self) -> &str {
+        "scores (0, 0, 2, 2) vs (1, 1, 1, 1), Delta_q = 1, D = 4, T = 2; statistic: {0, 1} chosen"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let q: &[f64] = if side == Side::X {
+            &[0.0, 0.0, 2.0, 2.0]
+        } else {
+            &[1.0, 1.0, 1.0, 1.0]
+        };
+        let sens = crate::selection::mask::mask_sensitivity(1.0, 2, self.per_feature);
+        let mechanism = Exponential::new(sens, self.epsilon, Relation::AddRemove).expect("valid");
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let mut charge = ledger
+            .charge("audit", "mask", mechanism)
+            .expect("same relation");
+        let chosen = charge
+            .choose_subset(&mut MaskSampler::new(), q, 2, rng)
+            .expect("valid");
+        f64::from(u8::from(chosen == [0, 1]))
     }
 }
 

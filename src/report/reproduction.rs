@@ -294,13 +294,11 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
 
 /// The pipeline's name, with the non-private label when it is not end-to-end private.
 fn pipeline_label(spec: &Spec, name: &str) -> String {
-    let private = spec
-        .pipelines
-        .iter()
-        .find(|p| p.name == name)
-        .is_some_and(|p| p.end_to_end_private());
-    if private {
-        name.to_string()
+    let p = spec.pipelines.iter().find(|p| p.name == name);
+    let weak = p.map_or("", |p| p.weakening_label());
+    let name = super::weakened(name.to_string(), weak);
+    if p.is_some_and(|p| p.end_to_end_private()) && weak.is_empty() {
+        name
     } else {
         format!("{name} {}", super::NON_PRIVATE)
     }
