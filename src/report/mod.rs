@@ -3,6 +3,7 @@
 //! pgfplots `figure.tex` + `figure_data.csv`, the LaTeX `table.tex` and `index.html`.
 //! Every series states whether it is private: "(private)" or "(non-private)".
 
+pub mod ablation;
 pub mod figure;
 pub mod html;
 pub mod pgf;

@@ -144,7 +144,8 @@ fn params_match(r: &TrialRecord, params: &BTreeMap<String, Value>) -> bool {
         .all(|(k, v)| r.params.get(k).is_none_or(|rv| value_eq(rv, v)))
 }
 
-fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
+/// The verdict of one published number against the stored trials.
+pub fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
     if c.metric == "multiplier" {
         return multiplier_verdict(spec, records, c);
     }
@@ -218,13 +219,24 @@ fn series(
 }
 
 fn claim_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperClaim) -> ClaimVerdict {
+    claim_verdict_with(spec, records, c, [&c.params, &c.params])
+}
+
+/// A claim's verdict with the grid values of its `above` and `below` series given separately
+/// (an ablation hypothesis selects its own series only).
+pub fn claim_verdict_with(
+    spec: &Spec,
+    records: &[TrialRecord],
+    c: &PaperClaim,
+    [above, below]: [&BTreeMap<String, Value>; 2],
+) -> ClaimVerdict {
     let a = series(
         spec,
         records,
         &c.dataset,
         &c.above,
         &c.metric,
-        &c.params,
+        above,
         c.above_x.as_ref(),
     );
     let b = series(
@@ -233,7 +245,7 @@ fn claim_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperClaim) -> ClaimV
         &c.dataset,
         &c.below,
         &c.metric,
-        &c.params,
+        below,
         c.below_x.as_ref(),
     );
     let in_range = |x: f64| c.x_min.is_none_or(|m| x >= m) && c.x_max.is_none_or(|m| x <= m);
