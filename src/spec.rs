@@ -583,7 +583,7 @@ impl Spec {
             return Ok(());
         };
         let names: Vec<&str> = self.pipelines.iter().map(|p| p.name.as_str()).collect();
-        match a.problem(&names) {
+        match a.problem(&names, &self.experiment.datasets) {
             Some((field, reason)) => Err(self.err(field, reason)),
             None => Ok(()),
         }

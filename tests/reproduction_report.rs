@@ -86,3 +86,199 @@ fn report_all_writes_verdicts_and_booktabs() {
         assert!(tex.contains(k), "`{k}` missing:\n{tex}");
     }
 }
+
+const BASE: &str = r#"
+[experiment]
+name = "base"
+title = "Base"
+trials = 4
+seed = 5
+datasets = ["dense"]
+
+[dataset.dense]
+source = "nb_sampled"
+dimension = 20
+theta = [0.8, 0.5]
+train = 1000
+test = 1000
+seed = 1
+
+[grid]
+epsilon = [0.1]
+features = [2, 5]
+
+[[pipeline]]
+name = "all"
+learner = "private_nb"
+
+[[pipeline]]
+name = "mask"
+learner = "private_nb"
+selection = "mask"
+score = "count"
+budget = { selection = 0.5, train = 0.5 }
+
+[report]
+x = "features"
+
+[[paper.cell]]
+dataset = "dense"
+pipeline = "mask"
+x = 5
+value = 0.93
+tolerance = 0.05
+
+[[paper.claim]]
+text = "mask beats all by 60 points"
+dataset = "dense"
+above = "mask"
+below = "all"
+margin = 0.6
+"#;
+
+/// The ablation of `BASE`: the mask's `delta_q` variant and the non-private NB as hypotheses.
+const ABLATION: &str = r#"
+[experiment]
+name = "abl"
+title = "Ablation of Base"
+trials = 4
+seed = 5
+datasets = ["dense"]
+
+[dataset.dense]
+source = "nb_sampled"
+dimension = 20
+theta = [0.8, 0.5]
+train = 1000
+test = 1000
+seed = 1
+
+[grid]
+epsilon = [0.1]
+features = [2, 5]
+
+[[pipeline]]
+name = "all"
+learner = "private_nb"
+
+[[pipeline]]
+name = "mask"
+learner = "private_nb"
+selection = "mask"
+score = "count"
+budget = { selection = 0.5, train = 0.5 }
+
+[[pipeline]]
+name = "mask dq"
+learner = "private_nb"
+selection = "mask"
+score = "count"
+variant = "delta_q"
+budget = { selection = 0.5, train = 0.5 }
+
+[[pipeline]]
+name = "exact NB"
+learner = "nb"
+
+[report]
+x = "features"
+
+[[paper.cell]]
+dataset = "dense"
+pipeline = "mask"
+x = 5
+value = 0.93
+tolerance = 0.05
+
+[[paper.claim]]
+text = "mask beats all by 60 points"
+dataset = "dense"
+above = "mask"
+below = "all"
+margin = 0.6
+
+[ablation]
+of = "base"
+meaning = "Only a non-private model reaches it."
+
+[[ablation.hypothesis]]
+id = "H1"
+text = "Delta = Delta_q"
+pipeline = "mask dq"
+replaces = "mask"
+
+[[ablation.hypothesis]]
+id = "H2"
+text = "no noise at all"
+pipeline = "exact NB"
+replaces = "mask"
+"#;
+
+/// A weakening variant is labelled not ε-DP with its factor in the ledger, the tables, the
+/// figure legend and REPORT.md; the ablation spec's hypotheses are re-evaluated on the base
+/// experiment's differing verdicts, and the summary counts explained and unexplained ones.
+#[test]
+fn ablations_label_weakening_variants_and_explain_differing_verdicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("experiments");
+    let out = tmp.path().join("results");
+    std::fs::create_dir_all(&exp).unwrap();
+    for (name, text) in [("base.toml", BASE), ("abl.toml", ABLATION)] {
+        std::fs::write(exp.join(name), text).unwrap();
+        let spec = Spec::load(&exp.join(name)).unwrap();
+        let s = run(&spec, &common::run_options(&out, 1)).unwrap();
+        epsilab::report::write(&spec, &s.results_dir).unwrap();
+    }
+    let label = "NOT ε-DP: real ε = T × claimed";
+    // The ledger: the real spend T eps_select beside the claim.
+    let records = epsilab::store::read_dir_records(&out.join("abl")).unwrap();
+    let r = records
+        .iter()
+        .find(|r| r.pipeline == "mask dq" && r.params["features"] == 5)
+        .unwrap();
+    let e = r
+        .ledger
+        .entries
+        .iter()
+        .find(|e| e.claimed.is_some())
+        .unwrap();
+    assert!((e.claimed.unwrap() - 0.05).abs() < 1e-12);
+    assert!((e.epsilon.unwrap() - 0.25).abs() < 1e-12, "{e:?}");
+    assert!(!r.private, "the real spend exceeds the budget");
+    let faithful = records.iter().find(|r| r.pipeline == "mask").unwrap();
+    assert!(faithful.private && faithful.ledger.excess() == 1.0);
+    // Tables and the figure legend.
+    let table = std::fs::read_to_string(out.join("abl/table.md")).unwrap();
+    assert!(
+        table.contains(&format!("mask dq (ε = 0.1) [{label}] (non-private)")),
+        "{table}"
+    );
+    let svg = std::fs::read_to_string(out.join("abl/figure.svg")).unwrap();
+    assert!(svg.contains("NOT ε-DP"), "legend without the label");
+    // REPORT.md: the base experiment's Ablation sub-section and the summary counts.
+    epsilab::report::reproduction::write_all(&exp, &out).unwrap();
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(md.contains("differences explained / unexplained"), "{md}");
+    assert!(md.contains("### Ablation: Ablation of Base"), "{md}");
+    assert!(md.contains(&format!("**[{label}]**")), "{md}");
+    assert!(md.contains("**What it means:** Only a non-private model reaches it."));
+    assert!(
+        md.contains("| [Ablation of Base](#abl) | ablation of [Base](#base) | 2 hypotheses | — |")
+    );
+    let base = Spec::load(&exp.join("base.toml")).unwrap();
+    let abl = Spec::load(&exp.join("abl.toml")).unwrap();
+    let base_records = epsilab::store::read_dir_records(&out.join("base")).unwrap();
+    let v = epsilab::report::verdict::evaluate(&base, &base_records);
+    assert_eq!(v.tally().0, 0, "both base verdicts differ");
+    let a = epsilab::report::ablation::evaluate(&abl, &records).unwrap();
+    assert_eq!(a.rows.len(), 2);
+    // The non-private NB on all 20 features (92.9%) reproduces the 93% cell; nothing gains 60
+    // points.
+    assert_eq!(a.rows[0].explained_by(&a.def.hypothesis), ["H2"], "{md}");
+    assert!(a.rows[1].explained_by(&a.def.hypothesis).is_empty());
+    assert!(md.contains("none (ruled out: H1, H2)"), "{md}");
+    assert!(
+        md.contains("| [Base](#base) | 2 differ | 0 / 2 | 1 / 1 |"),
+        "{md}"
+    );
+}

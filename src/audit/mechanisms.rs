@@ -46,6 +46,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(MaskCountSelector::new(1.0)),
         Box::new(MaskPairs::new(2.0, false)),
         Box::new(MaskPairs::new(2.0, true)),
+        Box::new(ExactPrior::new(1.0)),
         Box::new(GumbelWorstCase { epsilon: 1.0 }),
         Box::new(SparseWorstCase { epsilon: 1.0 }),
         Box::new(Vaidya::new(0.1)),
@@ -400,6 +401,67 @@ impl Auditable for Alg1Nb {
                 (sign * (y - base)).clamp(0.0, 1.0)
             })
             .sum()
+    }
+}
+
+/// Algorithm 1 with its ablation variant `exact_prior` (the class prior from the exact class
+/// counts), D = 1: X has classes (5, 5), X' adds a class-1 example. Statistic: the released
+/// model's log prior ratio, a deterministic function of the exact class counts, so the two
+/// sides never overlap and the bound is limited by the trials alone (no finite eps).
+pub struct ExactPrior {
+    epsilon: f64,
+    params: PrivateNbValidParams,
+    x: ClassCounts,
+    x_prime: ClassCounts,
+}
+
+impl ExactPrior {
+    pub fn new(epsilon: f64) -> Self {
+        ExactPrior {
+            epsilon,
+            params: PrivateNbParams::new(epsilon)
+                .exact_prior(true)
+                .check()
+                .expect("valid"),
+            x: ClassCounts {
+                class: vec![5.0, 5.0],
+                on: array![[2.0], [3.0]],
+            },
+            x_prime: ClassCounts {
+                class: vec![5.0, 6.0],
+                on: array![[2.0], [4.0]],
+            },
+        }
+    }
+}
+
+impl Auditable for ExactPrior {
+    fn name(&self) -> &str {
+        "alg1_nb_exact_prior"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn mutant(&self) -> bool {
+        true
+    }
+    fn stated_excess(&self) -> Option<f64> {
+        Some(f64::INFINITY)
+    }
+    fn neighbours(&self) -> &str {
+        "D = 1; X: classes (5, 5), X' adds a class-1 example; statistic: the model's log prior ratio"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let counts = if side == Side::X {
+            &self.x
+        } else {
+            &self.x_prime
+        };
+        let fit = self
+            .params
+            .fit_counts(counts, None, rng, &mut Ledger::new(Relation::AddRemove))
+            .expect("valid counts");
+        fit.model.log_prior[1] - fit.model.log_prior[0]
     }
 }
 

@@ -314,9 +314,11 @@ pub fn table(results: &[AuditResult]) -> String {
         "stated (not eps-DP variants)"
     );
     for r in results {
-        let stated = r.stated_excess.map_or(String::new(), |k| {
-            format!("NOT eps-DP: real eps <= {k} x claimed = {}", k * r.claimed)
-        });
+        let stated = match r.stated_excess {
+            None => String::new(),
+            Some(k) if k.is_infinite() => "NOT eps-DP: no finite eps".into(),
+            Some(k) => format!("NOT eps-DP: real eps <= {k} x claimed = {}", k * r.claimed),
+        };
         s.push_str(&format!(
             "{:<44} {:<11} {:>8} {:>12.4} {:>8} {:>6} {:>6} {:>4} {stated}\n",
             r.mechanism,

@@ -16,6 +16,8 @@ pub enum Excess {
     Features,
     /// Real ε = N × claimed (noise N times too small, N the training-set size of the fit).
     TrainingSize,
+    /// No finite ε: a statistic of the data is used without noise.
+    Unbounded,
 }
 
 impl Excess {
@@ -30,6 +32,7 @@ impl Excess {
             Excess::None => "",
             Excess::Features => "NOT ε-DP: real ε = T × claimed",
             Excess::TrainingSize => "NOT ε-DP: real ε = N × claimed",
+            Excess::Unbounded => "NOT ε-DP: exact statistic, no finite ε",
         }
     }
 }
@@ -52,6 +55,7 @@ pub struct Variant {
 pub const VARIANTS: &[Variant] = &[
     super::select::MASK_DELTA_Q,
     super::logistic::OUTPUT_LAMBDA_TWICE,
+    super::naive_bayes::PRIVATE_NB_EXACT_PRIOR,
 ];
 
 /// The variant `name` of kind `kind`.

@@ -97,14 +97,33 @@ fn claim_outcome(
     }
 }
 
-/// The hypothesis's grid values over the verdict's own.
+/// The hypothesis's grid values over the verdict's own (its epsilon scaled if it says so).
 fn merged(
     base: &BTreeMap<String, serde_json::Value>,
     h: &Hypothesis,
 ) -> BTreeMap<String, serde_json::Value> {
     let mut p = base.clone();
     p.extend(h.params.clone());
+    if let Some(e) = p.get_mut("epsilon") {
+        *e = scaled(e, h.epsilon_scale);
+    }
     p
+}
+
+/// An epsilon value times the hypothesis's scale, rounded like a grid value written in a spec
+/// (0.1 × 0.5 = 0.05, not 0.05000000000000001).
+fn scaled(e: &serde_json::Value, scale: Option<f64>) -> serde_json::Value {
+    match (e.as_f64(), scale) {
+        (Some(v), Some(f)) => {
+            let s = format!("{:.12}", v * f).parse::<f64>().unwrap_or(v * f);
+            serde_json::json!(s)
+        }
+        _ => e.clone(),
+    }
+}
+
+fn x_is_epsilon(spec: &Spec) -> bool {
+    spec.report.x.as_deref() == Some("epsilon")
 }
 
 /// Evaluates an ablation spec's verdicts under every hypothesis (`None` for other specs).
@@ -119,7 +138,11 @@ pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Option<Ablation<
                 (c.pipeline == h.replaces).then(|| {
                     let mut sub = c.clone();
                     sub.pipeline = h.pipeline.clone();
+                    sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
                     sub.params = merged(&c.params, h);
+                    if x_is_epsilon(spec) {
+                        sub.x = sub.x.map(|x| scaled(&x, h.epsilon_scale));
+                    }
                     cell_outcome(spec, records, &sub)
                 })
             })
@@ -147,9 +170,16 @@ pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Option<Ablation<
             .iter()
             .map(|h| {
                 let (a, b) = (c.above == h.replaces, c.below == h.replaces);
-                (a || b).then(|| {
+                // A claim over the epsilon axis compares the series at each epsilon: a scaled
+                // epsilon has no counterpart there.
+                let applies = !(h.epsilon_scale.is_some() && x_is_epsilon(spec));
+                (applies && (a || b)).then(|| {
                     let mut sub = c.clone();
+                    sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
                     let mut ps = [c.params.clone(), c.params.clone()];
+                    if h.both {
+                        ps = [merged(&c.params, h), merged(&c.params, h)];
+                    }
                     if a {
                         sub.above = h.pipeline.clone();
                         ps[0] = merged(&c.params, h);
@@ -235,16 +265,26 @@ impl Ablation<'_> {
             } else {
                 format!(" **[{weak}]**")
             };
-            let params: Vec<String> = h
+            let mut params: Vec<String> = h
                 .params
                 .iter()
                 .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
                 .collect();
-            let at = if params.is_empty() {
+            if let Some(f) = h.epsilon_scale {
+                params.push(format!("{f} × the verdict's ε"));
+            }
+            if h.both {
+                params.push("for both series".into());
+            }
+
+            let mut at = if params.is_empty() {
                 String::new()
             } else {
                 format!(" at {}", params.join(", "))
             };
+            if let Some(d) = &h.dataset {
+                at.push_str(&format!(" on {}", super::dataset_title(self.spec, d)));
+            }
             let _ = writeln!(
                 out,
                 "- **{}**: {} (series “{}”{at} in place of “{}”){weak}",

@@ -390,6 +390,7 @@ pub fn tex_escape(s: &str) -> String {
             'ε' => out.push_str("$\\varepsilon$"),
             'Δ' => out.push_str("$\\Delta$"),
             'λ' => out.push_str("$\\lambda$"),
+            'Λ' => out.push_str("$\\Lambda$"),
             'θ' => out.push_str("$\\theta$"),
             'α' => out.push_str("$\\alpha$"),
             'β' => out.push_str("$\\beta$"),

@@ -150,11 +150,15 @@ pub fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> Cell
         return multiplier_verdict(spec, records, c);
     }
     let axis = spec.report.x.as_deref();
+    // A cell whose grid values name the x axis (`params = { epsilon = 1 }` in a spec drawn over
+    // epsilon) takes that value as its x.
+    let mut params = c.params.clone();
+    let x = c.x.clone().or_else(|| axis.and_then(|a| params.remove(a)));
     let vals: Vec<f64> = records
         .iter()
         .filter(|r| r.dataset == c.dataset && r.pipeline == c.pipeline)
-        .filter(|r| params_match(r, &c.params))
-        .filter(|r| match (axis.and_then(|a| r.params.get(a)), &c.x) {
+        .filter(|r| params_match(r, &params))
+        .filter(|r| match (axis.and_then(|a| r.params.get(a)), &x) {
             (None, _) => true,
             (Some(rv), Some(cv)) => value_eq(rv, cv),
             (Some(_), None) => false,

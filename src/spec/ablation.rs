@@ -30,14 +30,23 @@ pub struct Hypothesis {
     pub pipeline: String,
     /// The faithful series it stands in for in the verdicts.
     pub replaces: String,
-    /// Grid values selecting the series (e.g. `{ epsilon = 0.2 }`), over the verdict's own.
+    /// Grid values selecting the series (e.g. `{ features = 5 }`), over the verdict's own.
     #[serde(default)]
     pub params: BTreeMap<String, Value>,
+    /// The series at the verdict's epsilon times this factor (e.g. 0.5: the noise of the
+    /// replace-one calibration, or half the budget).
+    pub epsilon_scale: Option<f64>,
+    /// The whole verdict (both series of a claim) on this dataset of the spec instead.
+    pub dataset: Option<String>,
+    /// Apply `params` and `epsilon_scale` to both series of a claim (a setting of the whole
+    /// verdict, e.g. both models at another epsilon), not only to the replacing one.
+    #[serde(default)]
+    pub both: bool,
 }
 
 impl AblationDef {
     /// Why the table is invalid for a spec with these pipeline names, as (field, reason).
-    pub fn problem(&self, pipelines: &[&str]) -> Option<(String, String)> {
+    pub fn problem(&self, pipelines: &[&str], datasets: &[String]) -> Option<(String, String)> {
         if self.of.trim().is_empty() {
             return Some((
                 "ablation.of".into(),
@@ -58,6 +67,18 @@ impl AblationDef {
                         format!("no pipeline is named `{name}`"),
                     ));
                 }
+            }
+            if let Some(d) = h.dataset.as_ref().filter(|d| !datasets.contains(d)) {
+                return Some((
+                    format!("ablation.hypothesis[{i}].dataset"),
+                    format!("`{d}` is not in [experiment] datasets"),
+                ));
+            }
+            if let Some(f) = h.epsilon_scale.filter(|f| !(f.is_finite() && *f > 0.0)) {
+                return Some((
+                    format!("ablation.hypothesis[{i}].epsilon_scale"),
+                    format!("must be finite and > 0, got {f}"),
+                ));
             }
         }
         None
