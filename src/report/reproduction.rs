@@ -231,6 +231,18 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         with_ablations(&mut s, spec, &ablations, &loaded);
         sections.push(s);
     }
+    // Each ablation spec right after the experiment it explains.
+    let of = |i: usize| loaded[i].1.ablation.as_ref().map(|a| a.of.clone());
+    let mut order: Vec<usize> = Vec::new();
+    for i in (0..loaded.len()).filter(|&i| of(i).is_none()) {
+        order.push(i);
+        let name = &loaded[i].1.experiment.name;
+        order.extend((0..loaded.len()).filter(|&j| of(j).as_ref() == Some(name)));
+    }
+    let rest: Vec<usize> = (0..loaded.len()).filter(|j| !order.contains(j)).collect();
+    order.extend(rest);
+    let mut slots: Vec<Option<Section>> = sections.into_iter().map(Some).collect();
+    let sections: Vec<Section> = order.iter().filter_map(|&i| slots[i].take()).collect();
     let mut md = format!("# Reproduction report\n\n{INTRO}\n\n## Summary\n\n");
     md.push_str(SUMMARY_HEAD);
     for s in &sections {
