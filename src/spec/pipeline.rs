@@ -121,7 +121,7 @@ impl Pipeline {
             ));
         };
         let (variant, to_selector) = route_variant(&mut t, entry.name)?;
-        let selection = Self::parse_selection(&mut t, to_selector.then(|| variant).flatten())?;
+        let selection = Self::parse_selection(&mut t, to_selector.then_some(variant).flatten())?;
         let features = take_features(&mut t, selection.is_some(), grid)?;
         if let Some(v) = variant.filter(|_| !to_selector) {
             t.insert("variant".into(), v.name.into());
