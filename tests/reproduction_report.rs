@@ -50,12 +50,18 @@ above = "NB"
 below = "private NB"
 "#;
 
-#[test]
-fn report_all_writes_verdicts_and_booktabs() {
+/// A temporary folder with `experiments/` (created) and `results/` inside.
+fn folders() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let exp = tmp.path().join("experiments");
-    let out = tmp.path().join("results");
     std::fs::create_dir_all(&exp).unwrap();
+    let out = tmp.path().join("results");
+    (tmp, exp, out)
+}
+
+#[test]
+fn report_all_writes_verdicts_and_booktabs() {
+    let (tmp, exp, out) = folders();
     std::fs::write(exp.join("rep.toml"), SPEC).unwrap();
     let spec = Spec::load(&exp.join("rep.toml")).unwrap();
     let opts = RunOptions {
@@ -87,143 +93,54 @@ fn report_all_writes_verdicts_and_booktabs() {
     }
 }
 
-const BASE: &str = r#"
-[experiment]
-name = "base"
-title = "Base"
-trials = 4
-seed = 5
-datasets = ["dense"]
+/// The base experiment: `SPEC`'s dataset, a private NB on all features and a count mask, and
+/// two published values that both differ.
+fn base_spec() -> String {
+    let dataset = &SPEC[SPEC.find("[dataset.dense]").unwrap()..SPEC.find("[grid]").unwrap()];
+    format!(
+        "[experiment]\nname = \"base\"\ntitle = \"Base\"\ntrials = 4\nseed = 5\n\
+         datasets = [\"dense\"]\n\n{dataset}[grid]\nepsilon = [0.1]\nfeatures = [2, 5]\n\n\
+         [[pipeline]]\nname = \"all\"\nlearner = \"private_nb\"\n\n{}\n\
+         [report]\nx = \"features\"\n\n[[paper.cell]]\ndataset = \"dense\"\n\
+         pipeline = \"mask\"\nx = 5\nvalue = 0.93\ntolerance = 0.03\n\n[[paper.claim]]\n\
+         text = \"mask beats all by 60 points\"\ndataset = \"dense\"\nabove = \"mask\"\n\
+         below = \"all\"\nmargin = 0.6\n",
+        mask_pipeline("mask", "")
+    )
+}
 
-[dataset.dense]
-source = "nb_sampled"
-dimension = 20
-theta = [0.8, 0.5]
-train = 1000
-test = 1000
-seed = 1
+/// A count-mask pipeline table, with extra lines (`variant = ...`).
+fn mask_pipeline(name: &str, extra: &str) -> String {
+    format!(
+        "[[pipeline]]\nname = \"{name}\"\nlearner = \"private_nb\"\nselection = \"mask\"\n\
+         score = \"count\"\n{extra}budget = {{ selection = 0.5, train = 0.5 }}\n"
+    )
+}
 
-[grid]
-epsilon = [0.1]
-features = [2, 5]
-
-[[pipeline]]
-name = "all"
-learner = "private_nb"
-
-[[pipeline]]
-name = "mask"
-learner = "private_nb"
-selection = "mask"
-score = "count"
-budget = { selection = 0.5, train = 0.5 }
-
-[report]
-x = "features"
-
-[[paper.cell]]
-dataset = "dense"
-pipeline = "mask"
-x = 5
-value = 0.93
-tolerance = 0.05
-
-[[paper.claim]]
-text = "mask beats all by 60 points"
-dataset = "dense"
-above = "mask"
-below = "all"
-margin = 0.6
-"#;
-
-/// The ablation of `BASE`: the mask's `delta_q` variant and the non-private NB as hypotheses.
-const ABLATION: &str = r#"
-[experiment]
-name = "abl"
-title = "Ablation of Base"
-trials = 4
-seed = 5
-datasets = ["dense"]
-
-[dataset.dense]
-source = "nb_sampled"
-dimension = 20
-theta = [0.8, 0.5]
-train = 1000
-test = 1000
-seed = 1
-
-[grid]
-epsilon = [0.1]
-features = [2, 5]
-
-[[pipeline]]
-name = "all"
-learner = "private_nb"
-
-[[pipeline]]
-name = "mask"
-learner = "private_nb"
-selection = "mask"
-score = "count"
-budget = { selection = 0.5, train = 0.5 }
-
-[[pipeline]]
-name = "mask dq"
-learner = "private_nb"
-selection = "mask"
-score = "count"
-variant = "delta_q"
-budget = { selection = 0.5, train = 0.5 }
-
-[[pipeline]]
-name = "exact NB"
-learner = "nb"
-
-[report]
-x = "features"
-
-[[paper.cell]]
-dataset = "dense"
-pipeline = "mask"
-x = 5
-value = 0.93
-tolerance = 0.05
-
-[[paper.claim]]
-text = "mask beats all by 60 points"
-dataset = "dense"
-above = "mask"
-below = "all"
-margin = 0.6
-
-[ablation]
-of = "base"
-meaning = "Only a non-private model reaches it."
-
-[[ablation.hypothesis]]
-id = "H1"
-text = "Delta = Delta_q"
-pipeline = "mask dq"
-replaces = "mask"
-
-[[ablation.hypothesis]]
-id = "H2"
-text = "no noise at all"
-pipeline = "exact NB"
-replaces = "mask"
-"#;
+/// The ablation of `base_spec`: the same runs plus the mask's `delta_q` variant and the
+/// non-private NB as hypotheses.
+fn ablation_spec() -> String {
+    let base = base_spec().replace(
+        "name = \"base\"\ntitle = \"Base\"",
+        "name = \"abl\"\ntitle = \"Ablation of Base\"",
+    );
+    format!(
+        "{base}\n{}\n[[pipeline]]\nname = \"exact NB\"\nlearner = \"nb\"\n\n[ablation]\n\
+         of = \"base\"\nmeaning = \"Only a non-private model reaches it.\"\n\n\
+         [[ablation.hypothesis]]\nid = \"H1\"\ntext = \"Delta = Delta_q\"\n\
+         pipeline = \"mask dq\"\nreplaces = \"mask\"\n\n[[ablation.hypothesis]]\nid = \"H2\"\n\
+         text = \"no noise at all\"\npipeline = \"exact NB\"\nreplaces = \"mask\"\n",
+        mask_pipeline("mask dq", "variant = \"delta_q\"\n")
+    )
+}
 
 /// A weakening variant is labelled not ε-DP with its factor in the ledger, the tables, the
 /// figure legend and REPORT.md; the ablation spec's hypotheses are re-evaluated on the base
 /// experiment's differing verdicts, and the summary counts explained and unexplained ones.
 #[test]
 fn ablations_label_weakening_variants_and_explain_differing_verdicts() {
-    let tmp = tempfile::tempdir().unwrap();
-    let exp = tmp.path().join("experiments");
-    let out = tmp.path().join("results");
-    std::fs::create_dir_all(&exp).unwrap();
-    for (name, text) in [("base.toml", BASE), ("abl.toml", ABLATION)] {
+    let (_tmp, exp, out) = folders();
+    for (name, text) in [("base.toml", base_spec()), ("abl.toml", ablation_spec())] {
         std::fs::write(exp.join(name), text).unwrap();
         let spec = Spec::load(&exp.join(name)).unwrap();
         let s = run(&spec, &common::run_options(&out, 1)).unwrap();

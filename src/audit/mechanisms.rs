@@ -379,11 +379,7 @@ impl Auditable for Alg1Nb {
         self.relation
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = if side == Side::X {
-            &self.x
-        } else {
-            &self.x_prime
-        };
+        let counts = side.pick(&self.x, &self.x_prime);
         let mut ledger = Ledger::new(self.noise_relation);
         let noisy = self
             .params
@@ -452,11 +448,7 @@ impl Auditable for ExactPrior {
         "D = 1; X: classes (5, 5), X' adds a class-1 example; statistic: the model's log prior ratio"
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = if side == Side::X {
-            &self.x
-        } else {
-            &self.x_prime
-        };
+        let counts = side.pick(&self.x, &self.x_prime);
         let fit = self
             .params
             .fit_counts(counts, None, rng, &mut Ledger::new(Relation::AddRemove))
@@ -545,11 +537,7 @@ impl Auditable for MaskPairs {
         "scores (0, 0, 2, 2) vs (1, 1, 1, 1), Delta_q = 1, D = 4, T = 2; statistic: {0, 1} chosen"
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let q: &[f64] = if side == Side::X {
-            &[0.0, 0.0, 2.0, 2.0]
-        } else {
-            &[1.0, 1.0, 1.0, 1.0]
-        };
+        let q: &[f64] = side.pick(&[0.0, 0.0, 2.0, 2.0], &[1.0, 1.0, 1.0, 1.0]);
         let sens = crate::selection::mask::mask_sensitivity(1.0, 2, self.per_feature);
         let mechanism = Exponential::new(sens, self.epsilon, Relation::AddRemove).expect("valid");
         let mut ledger = Ledger::new(Relation::AddRemove);
@@ -602,11 +590,7 @@ impl Auditable for MaskCountSelector {
         "count scores (0, 6) vs (1, 6): X' adds a class-1 example x = (1, 0); T = 1"
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = if side == Side::X {
-            &self.x
-        } else {
-            &self.x_prime
-        };
+        let counts = side.pick(&self.x, &self.x_prime);
         let sel = Selector::MaskSampling {
             score: Score::Count,
         }
@@ -723,11 +707,7 @@ impl Auditable for Vaidya {
         "classes (100, 0) vs (100, 1), D = 1, added example x = 0; statistic: prior of class 1"
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = if side == Side::X {
-            &self.x
-        } else {
-            &self.x_prime
-        };
+        let counts = side.pick(&self.x, &self.x_prime);
         let m = self
             .params
             .fit_counts(counts, None, rng, &mut Ledger::new(Relation::AddRemove))
