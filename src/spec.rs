@@ -146,6 +146,13 @@ pub struct ReportDef {
     /// One y range for every panel.
     #[serde(default)]
     pub share_y: bool,
+    /// Also draw histogram panels of the per-trial values of these metrics (e.g. `release`),
+    /// over the trials at the grid values `histograms_at`.
+    #[serde(default)]
+    pub histograms: Vec<String>,
+    /// Grid values selecting the trials of the `histograms` (e.g. `{ epsilon = 0.1 }`).
+    #[serde(default)]
+    pub histograms_at: BTreeMap<String, serde_json::Value>,
 }
 
 /// How a figure draws its series.
@@ -236,6 +243,8 @@ impl Default for ReportDef {
             height_in: None,
             font_pt: None,
             share_y: false,
+            histograms: Vec::new(),
+            histograms_at: BTreeMap::new(),
         }
     }
 }
@@ -560,6 +569,7 @@ impl Spec {
             if p.spends() && self.grid.epsilon.is_none() {
                 let what = match &p.step {
                     Step::Probe(probe) => format!("probe `{}` runs a mechanism", probe.name),
+                    Step::Release(r) => format!("release `{}` runs a mechanism", r.name),
                     Step::Learner(_) => format!("pipeline `{}` is private", p.name),
                 };
                 return Err(self.err("grid.epsilon", format!("{what} and needs an epsilon axis")));
