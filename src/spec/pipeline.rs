@@ -112,7 +112,12 @@ impl Pipeline {
         if let Some(probe) = take::<String>(&mut t, "probe")? {
             return Self::parse_probe(name, &probe, t);
         }
+        // `release` is also a field of learner `private_nb` (which counts it releases).
+        let standalone = !t.contains_key("learner");
         for (key, registry) in [("release", RELEASES), ("attack", ATTACKS)] {
+            if !standalone {
+                break;
+            }
             if let Some(kind) = take::<String>(&mut t, key)? {
                 return Self::parse_release(name, key, registry, &kind, t, grid);
             }
