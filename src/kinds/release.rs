@@ -344,37 +344,25 @@ impl ReleaseKind for ExponentialMedian {
     }
 }
 
-impl ReleaseKind for SmoothMedian {
-    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
-        bounds_of(self.bounds).map(|_| ())
-    }
+/// The medians whose kernel reads (data, eps, streams, ledger) and nothing else.
+macro_rules! median_release {
+    ($($ty:ident => $kernel:path),*) => {$(
+        impl ReleaseKind for $ty {
+            fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+                bounds_of(self.bounds).map(|_| ())
+            }
 
-    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
-        let eps = need_eps(Self::NAME, input.epsilon)?;
-        let data = clamp(input, self.bounds, log)?;
-        record(
-            release::smooth_median(&data, eps, &mut log.streams, &mut log.ledger)?,
-            log,
-        );
-        Ok(ReleaseOutput::default())
-    }
+            fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
+                let eps = need_eps(Self::NAME, input.epsilon)?;
+                let data = clamp(input, self.bounds, log)?;
+                record($kernel(&data, eps, &mut log.streams, &mut log.ledger)?, log);
+                Ok(ReleaseOutput::default())
+            }
+        }
+    )*};
 }
 
-impl ReleaseKind for GlobalMedian {
-    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
-        bounds_of(self.bounds).map(|_| ())
-    }
-
-    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
-        let eps = need_eps(Self::NAME, input.epsilon)?;
-        let data = clamp(input, self.bounds, log)?;
-        record(
-            release::global_median(&data, eps, &mut log.streams, &mut log.ledger)?,
-            log,
-        );
-        Ok(ReleaseOutput::default())
-    }
-}
+median_release!(SmoothMedian => release::smooth_median, GlobalMedian => release::global_median);
 
 impl ReleaseKind for ComposedAverage {
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
