@@ -8,7 +8,7 @@
 
 use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
-use crate::kinds::{Described, Registered, parse_fields};
+use crate::kinds::{Described, Registered};
 use crate::learners::logistic::mechanisms::objective_branch;
 use crate::learners::{PrivateNbParams, TrialLog};
 use crate::privacy::Laplace;
@@ -19,10 +19,8 @@ use crate::selection::scores::{
 use crate::selection::{keep_probabilities, top_k};
 use linfa::ParamGuard;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::sync::Arc;
 
 /// Declares the probes (structs without fields), their descriptions and [`PROBES`]; each
 /// probe's `record` is written beside it below.
@@ -83,15 +81,7 @@ pub trait ProbeKind: Debug + Send + Sync {
     fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput>;
 }
 
-const fn probe<T: ProbeKind + Described + DeserializeOwned + 'static>() -> Registered<dyn ProbeKind>
-{
-    Registered {
-        name: T::NAME,
-        about: T::ABOUT,
-        fields: T::FIELDS,
-        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
-    }
-}
+crate::kinds::registrar!(probe: ProbeKind);
 
 /// What a probe may read.
 pub struct ProbeInput<'a> {

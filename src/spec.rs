@@ -132,6 +132,13 @@ pub struct ReportDef {
     /// lines), `line`, `dot`, `histogram` (per-trial values) or `loglog` (with fitted slopes).
     #[serde(default)]
     pub figure: FigureKind,
+    /// Also draw histogram panels of the per-trial values of these metrics (e.g. `release`),
+    /// over the trials at the grid values `histograms_at`.
+    #[serde(default)]
+    pub histograms: Vec<String>,
+    /// Grid values selecting the trials of the `histograms` (e.g. `{ epsilon = 0.1 }`).
+    #[serde(default)]
+    pub histograms_at: BTreeMap<String, serde_json::Value>,
     /// Extra outputs beside `table.md`/`table.csv`: `png`, `svg`, `pdf`, `pgf` (pgfplots
     /// `figure.tex` + CSV), `tex` (wide LaTeX table), `html` (self-contained page).
     pub formats: Option<Vec<Format>>,
@@ -146,13 +153,6 @@ pub struct ReportDef {
     /// One y range for every panel.
     #[serde(default)]
     pub share_y: bool,
-    /// Also draw histogram panels of the per-trial values of these metrics (e.g. `release`),
-    /// over the trials at the grid values `histograms_at`.
-    #[serde(default)]
-    pub histograms: Vec<String>,
-    /// Grid values selecting the trials of the `histograms` (e.g. `{ epsilon = 0.1 }`).
-    #[serde(default)]
-    pub histograms_at: BTreeMap<String, serde_json::Value>,
 }
 
 /// How a figure draws its series.

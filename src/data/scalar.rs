@@ -51,15 +51,17 @@ pub struct BetaDef {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ContaminatedDef {
-    pub title: Option<String>,
-    pub n: usize,
-    pub center: f64,
-    pub spread: f64,
     /// Fraction of outliers in [0, 1].
     pub outliers: f64,
+    /// Where every outlier sits; absent: each is U(0, 1).
     pub outlier_value: Option<f64>,
+    /// Centre and standard deviation of the inliers (spread 0: all at the centre).
+    pub center: f64,
+    pub spread: f64,
+    pub n: usize,
     #[serde(default)]
     pub seed: u64,
+    pub title: Option<String>,
 }
 
 /// The review's Table I results column (Tom 0, Diego 1, Jack 1, Henry 0, Alice 1).

@@ -38,10 +38,6 @@ impl Described for Differencing {
 }
 
 impl ReleaseKind for Differencing {
-    fn private(&self) -> bool {
-        self.noise
-    }
-
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let alice = secret(log);
         let mut table = input
@@ -85,6 +81,10 @@ impl ReleaseKind for Differencing {
         log.metrics.insert("bound_tight".into(), tight);
         Ok(ReleaseOutput::default())
     }
+
+    fn private(&self) -> bool {
+        self.noise
+    }
 }
 
 /// Majority vote over k repeated randomized-response answers of one respondent (classic coins,
@@ -102,15 +102,16 @@ impl Described for MajorityVote {
 }
 
 impl ReleaseKind for MajorityVote {
-    fn private(&self) -> bool {
-        false
-    }
-
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         if self.ks.is_empty() || self.ks.contains(&0) {
             return Err(refuse("ks", "give at least one k, each >= 1"));
         }
         Ok(())
+    }
+
+    /// Its spend is the answers' (k ln 3 each), not a grid epsilon.
+    fn private(&self) -> bool {
+        false
     }
 
     fn run(&self, _: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {

@@ -279,35 +279,24 @@ pub fn parse_fields<T: DeserializeOwned>(t: toml::Table) -> std::result::Result<
         .map_err(|e: toml::de::Error| e.message().trim().to_string())
 }
 
-const fn learner<T: LearnerKind + Described + DeserializeOwned + 'static>()
--> Registered<dyn LearnerKind> {
-    Registered {
-        name: T::NAME,
-        about: T::ABOUT,
-        fields: T::FIELDS,
-        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
-    }
+/// Declares `const fn $name<T>() -> Registered<dyn $trait>`: a registry entry from a kind's
+/// [`Described`] constants and its deserialisation (one per family).
+macro_rules! registrar {
+    ($($name:ident: $trait:path),*) => {$(
+        const fn $name<T: $trait + $crate::kinds::Described + serde::de::DeserializeOwned + 'static>()
+        -> $crate::kinds::Registered<dyn $trait> {
+            $crate::kinds::Registered {
+                name: T::NAME,
+                about: T::ABOUT,
+                fields: T::FIELDS,
+                parse: |t| Ok(std::sync::Arc::new($crate::kinds::parse_fields::<T>(t)?)),
+            }
+        }
+    )*};
 }
+pub(crate) use registrar;
 
-const fn selector<T: SelectorKind + Described + DeserializeOwned + 'static>()
--> Registered<dyn SelectorKind> {
-    Registered {
-        name: T::NAME,
-        about: T::ABOUT,
-        fields: T::FIELDS,
-        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
-    }
-}
-
-const fn release_kind<T: ReleaseKind + Described + DeserializeOwned + 'static>()
--> Registered<dyn ReleaseKind> {
-    Registered {
-        name: T::NAME,
-        about: T::ABOUT,
-        fields: T::FIELDS,
-        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
-    }
-}
+registrar!(learner: LearnerKind, selector: SelectorKind, release_kind: ReleaseKind);
 
 /// A registered kind chosen by a pipeline: its name and its parameters.
 #[derive(Debug)]

@@ -118,7 +118,8 @@ pub enum Calibration {
     Analytic,
 }
 
-const QUERY_FIELDS: [&str; 7] = [
+/// The Gaussian's fields; the Laplace release reads all but the last two.
+const ADDITIVE_FIELDS: [&str; 9] = [
     "query",
     "bounds",
     "at_least",
@@ -126,28 +127,20 @@ const QUERY_FIELDS: [&str; 7] = [
     "p",
     "tolerance",
     "within",
+    "delta",
+    "calibration",
 ];
 
 impl Described for Additive<false> {
     const NAME: &'static str = "laplace";
     const ABOUT: &'static str = "count / sum / mean / direct average / quantile of a bounded column + Lap(Delta/eps); Delta per relation (release::query); pure eps-DP";
-    const FIELDS: &'static [&'static str] = &QUERY_FIELDS;
+    const FIELDS: &'static [&'static str] = ADDITIVE_FIELDS.split_at(7).0;
 }
 
 impl Described for Additive<true> {
     const NAME: &'static str = "gaussian";
     const ABOUT: &'static str = "the same queries + N(0, sigma^2), sigma from (Delta, eps, delta), classic (eps < 1) or analytic (Balle & Wang 2018); (eps, delta)-DP";
-    const FIELDS: &'static [&'static str] = &[
-        "query",
-        "bounds",
-        "at_least",
-        "below",
-        "p",
-        "tolerance",
-        "within",
-        "delta",
-        "calibration",
-    ];
+    const FIELDS: &'static [&'static str] = &ADDITIVE_FIELDS;
 }
 
 impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
