@@ -381,15 +381,19 @@ mod tests {
         fields_match_structs(ATTACKS);
     }
 
+    /// Unique among the steps a pipeline names (a learner, release or attack) and among the
+    /// selectors: `selection = "laplace"` and `release = "laplace"` are different keys.
     #[test]
     fn registry_names_are_unique() {
-        let mut all: Vec<&str> = LEARNERS.iter().map(|r| r.name).collect();
-        all.extend(SELECTORS.iter().map(|r| r.name));
-        all.extend(RELEASES.iter().chain(ATTACKS).map(|r| r.name));
-        let n = all.len();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), n);
+        let unique = |names: Vec<&str>| {
+            let mut all = names.clone();
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(all.len(), names.len(), "{names:?}");
+        };
+        let steps = LEARNERS.iter().chain(RELEASES).chain(ATTACKS);
+        unique(steps.map(|r| r.name).collect());
+        unique(SELECTORS.iter().map(|r| r.name).collect());
     }
 
     #[test]
