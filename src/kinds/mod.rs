@@ -391,8 +391,8 @@ mod tests {
             all.dedup();
             assert_eq!(all.len(), names.len(), "{names:?}");
         };
-        let steps = LEARNERS.iter().chain(RELEASES).chain(ATTACKS);
-        unique(steps.map(|r| r.name).collect());
+        let releases = RELEASES.iter().chain(ATTACKS).map(|r| r.name);
+        unique(LEARNERS.iter().map(|r| r.name).chain(releases).collect());
         unique(SELECTORS.iter().map(|r| r.name).collect());
     }
 
