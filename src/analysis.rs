@@ -1,16 +1,17 @@
 //! Analysis probes: the quantities the thesis plots that are not accuracies (mutual
-//! information per feature, keep probabilities, perturbed scores, sensitivities, noise samples,
-//! top-feature tables). A probe runs in place of a learner and records named vectors.
+//! information per feature, keep probabilities, perturbed scores, sensitivities, top-feature
+//! tables). Figure 2.1's noise samples are a release (`kinds::release::PNormSamples`). A probe
+//! runs in place of a learner and records named vectors.
 //!
 //! Probes that show exact statistics of the data are labelled non-private in the ledger; probes
 //! that run a mechanism record its spend like any learner.
 
 use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
-use crate::kinds::{Described, Registered, parse_fields};
+use crate::kinds::{Described, Registered};
 use crate::learners::logistic::mechanisms::objective_branch;
 use crate::learners::{PrivateNbParams, TrialLog};
-use crate::privacy::{Laplace, PNormNoise};
+use crate::privacy::Laplace;
 use crate::selection::scores::{
     count_scores, count_sensitivity, mi_from_parameters, mi_sensitivity, mutual_information,
     thesis_mi_sensitivity,
@@ -18,13 +19,8 @@ use crate::selection::scores::{
 use crate::selection::{keep_probabilities, top_k};
 use linfa::ParamGuard;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
-use std::sync::Arc;
-
-/// Draws per mechanism in the noise-samples probe (Figure 2.1).
-const NOISE_SAMPLES: usize = 2000;
 
 /// Declares the probes (structs without fields), their descriptions and [`PROBES`]; each
 /// probe's `record` is written beside it below.
@@ -74,8 +70,6 @@ probes! {
         "normalised MI against the normalised count score per feature (F3.16; not private)";
     TopFeatures: "top_features", spends = false,
         "the top features by MI with their per-class on-counts (Tables A.2/A.3; not private)";
-    NoiseSamples: "noise_samples", spends = true,
-        "2000 draws of the L1, L2 and L10 mechanisms in D = 2, sensitivity 1, at eps (F2.1; no data)";
     ObjectiveBranch: "objective_branch", spends = true,
         "Algorithm 7's branch per lambda in {1e-3..1e5} at eps: eps', Delta = 0 or not (Table 4.1; analytic)";
 }
@@ -87,15 +81,7 @@ pub trait ProbeKind: Debug + Send + Sync {
     fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput>;
 }
 
-const fn probe<T: ProbeKind + Described + DeserializeOwned + 'static>() -> Registered<dyn ProbeKind>
-{
-    Registered {
-        name: T::NAME,
-        about: T::ABOUT,
-        fields: T::FIELDS,
-        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
-    }
-}
+crate::kinds::registrar!(probe: ProbeKind);
 
 /// What a probe may read.
 pub struct ProbeInput<'a> {
@@ -289,25 +275,6 @@ impl TopFeatures {
         }
         log.ledger
             .non_private("analysis", "exact MI and counts", NON_PRIVATE_WHY);
-        Ok(())
-    }
-}
-
-impl NoiseSamples {
-    fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
-        let eps = need_eps(Self::NAME, input.epsilon)?;
-        for p in [1.0, 2.0, 10.0] {
-            // Noise only (no data is read): the law at scale 1/eps, no privacy claim.
-            let mech = PNormNoise::with_scale(p, 1.0 / eps)?;
-            let mut rng = log.streams.stream(&format!("analysis/l{p}"));
-            let draws: Vec<Vec<f64>> = (0..NOISE_SAMPLES)
-                .map(|_| mech.sample(2, &mut rng))
-                .collect();
-            out.put(&format!("x_l{p}"), draws.iter().map(|v| v[0]).collect());
-            out.put(&format!("y_l{p}"), draws.iter().map(|v| v[1]).collect());
-        }
-        log.ledger
-            .non_private("analysis", "none (noise only)", "no data is read");
         Ok(())
     }
 }

@@ -849,6 +849,10 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     );
     out!(
         o,
+        "  scalar sources (release and attack pipelines): uniform, beta, contaminated, table_i, csv_column, none"
+    );
+    out!(
+        o,
         "
 Learners:"
     );
@@ -876,6 +880,17 @@ Learners:"
     );
     for p in crate::analysis::PROBES {
         out!(o, "  {:<17} {}", p.name, p.about);
+    }
+    out!(
+        o,
+        "\nReleases (pipeline `release`, on a scalar source; records release, truth, abs_error):"
+    );
+    for r in crate::kinds::RELEASES {
+        out!(o, "  {:<18} {}", r.name, r.about);
+    }
+    out!(o, "\nAttacks (pipeline `attack`; records success):");
+    for r in crate::kinds::ATTACKS {
+        out!(o, "  {:<18} {}", r.name, r.about);
     }
     out!(o, "\nSpecs in {}:", experiments.display());
     let mut specs: Vec<PathBuf> = std::fs::read_dir(experiments)

@@ -5,6 +5,7 @@ use crate::counts::ClassCounts;
 use crate::data::{Dataset, Split};
 use crate::error::Result;
 use crate::evaluate::accuracy;
+use crate::kinds::ReleaseInput;
 use crate::learners::{FitInput, TrialLog};
 use crate::plan::Cell;
 use crate::spec::{Pipeline, Spec, Step};
@@ -17,7 +18,8 @@ pub struct TrialData<'a> {
     pub data: &'a Dataset,
     pub split: &'a Split,
     pub counts: Option<&'a ClassCounts>,
-    pub baseline_accuracy: f64,
+    /// The majority baseline's accuracy; `None` for a scalar source (no classes).
+    pub baseline_accuracy: Option<f64>,
     /// The training rows in a seeded random order, shared by the group, when the spec has an
     /// `n_train` axis: a cell with n_train = n trains on the first n (nested subsets).
     pub shuffled_train: Option<&'a [u32]>,
@@ -74,6 +76,21 @@ fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> 
             Outcome {
                 vectors: out.vectors,
                 feature_names: out.feature_names,
+                ..Outcome::default()
+            }
+        }
+        Step::Release(release) => {
+            let column = td.data.column().ok_or_else(|| crate::error::Error::Data {
+                dataset: td.data.name.clone(),
+                reason: "release pipelines read a scalar source".into(),
+            })?;
+            let values: Vec<f64> = td.split.train.iter().map(|&i| column[i as usize]).collect();
+            let input = ReleaseInput {
+                values: &values,
+                epsilon: cell.budget.total,
+            };
+            Outcome {
+                vectors: release.params.run(&input, &mut log)?.vectors,
                 ..Outcome::default()
             }
         }

@@ -223,7 +223,7 @@ pub fn manifest(spec: &Spec, data_dir: &DataDir) -> Result<Manifest> {
 struct Group {
     split: Split,
     counts: Option<ClassCounts>,
-    baseline: f64,
+    baseline: Option<f64>,
     shuffled: Option<Vec<u32>>,
 }
 
@@ -236,7 +236,15 @@ impl Group {
                 .features
                 .as_binary()
                 .map(|x| ClassCounts::from_rows(x, &data.labels, &split.train, data.n_classes()));
-            let baseline = accuracy(&Majority::fit_rows(data, &split.train), data, &split.test)?;
+            let baseline = if data.is_scalar() {
+                None
+            } else {
+                Some(accuracy(
+                    &Majority::fit_rows(data, &split.train),
+                    data,
+                    &split.test,
+                )?)
+            };
             let shuffled = spec.grid.n_train.as_ref().map(|_| {
                 let mut rows = split.train.clone();
                 rows.shuffle(&mut plan.subsample_rng(d, trial));
@@ -415,6 +423,30 @@ fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>]) -> Result<()> 
                     data.n_features()
                 ),
             });
+        }
+        let releases = matches!(pipeline.step, crate::spec::Step::Release(_));
+        if releases != data.is_scalar() {
+            let reason = if releases {
+                format!(
+                    "{} `{}` reads a scalar source; dataset `{}` is a classification dataset",
+                    pipeline.kind(),
+                    pipeline.name,
+                    data.name
+                )
+            } else {
+                format!(
+                    "dataset `{}` is a scalar source (one column, no classes): only `release` and `attack` pipelines read it",
+                    data.name
+                )
+            };
+            return Err(Error::Spec {
+                file: spec.path.clone(),
+                field: format!("pipeline `{}`", pipeline.name),
+                reason,
+            });
+        }
+        if releases {
+            continue;
         }
         let learner = pipeline
             .learner()

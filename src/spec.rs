@@ -135,6 +135,13 @@ pub struct ReportDef {
     /// lines), `line`, `dot`, `histogram` (per-trial values) or `loglog` (with fitted slopes).
     #[serde(default)]
     pub figure: FigureKind,
+    /// Also draw histogram panels of the per-trial values of these metrics (e.g. `release`),
+    /// over the trials at the grid values `histograms_at`.
+    #[serde(default)]
+    pub histograms: Vec<String>,
+    /// Grid values selecting the trials of the `histograms` (e.g. `{ epsilon = 0.1 }`).
+    #[serde(default)]
+    pub histograms_at: BTreeMap<String, serde_json::Value>,
     /// Extra outputs beside `table.md`/`table.csv`: `png`, `svg`, `pdf`, `pgf` (pgfplots
     /// `figure.tex` + CSV), `tex` (wide LaTeX table), `html` (self-contained page).
     pub formats: Option<Vec<Format>>,
@@ -239,6 +246,8 @@ impl Default for ReportDef {
             height_in: None,
             font_pt: None,
             share_y: false,
+            histograms: Vec::new(),
+            histograms_at: BTreeMap::new(),
         }
     }
 }
@@ -569,6 +578,7 @@ impl Spec {
             if p.spends() && self.grid.epsilon.is_none() {
                 let what = match &p.step {
                     Step::Probe(probe) => format!("probe `{}` runs a mechanism", probe.name),
+                    Step::Release(r) => format!("release `{}` runs a mechanism", r.name),
                     Step::Learner(_) => format!("pipeline `{}` is private", p.name),
                 };
                 return Err(self.err("grid.epsilon", format!("{what} and needs an epsilon axis")));

@@ -40,8 +40,10 @@ pub struct TrialRecord {
     /// `null` for analysis probes, which fit no classifier.
     pub test_accuracy: Option<f64>,
     pub train_accuracy: Option<f64>,
-    /// Accuracy on the test rows of the training majority class.
-    pub baseline_accuracy: f64,
+    /// Accuracy on the test rows of the training majority class (absent for a scalar source,
+    /// which has no classes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_accuracy: Option<f64>,
     pub n_train: usize,
     pub n_test: usize,
     pub n_features: usize,
@@ -73,7 +75,7 @@ impl TrialRecord {
         match name {
             "test_accuracy" => self.test_accuracy,
             "train_accuracy" => self.train_accuracy,
-            "baseline_accuracy" => Some(self.baseline_accuracy),
+            "baseline_accuracy" => self.baseline_accuracy,
             "fit_seconds" => Some(self.fit_seconds),
             _ => self.metrics.get(name).copied(),
         }
@@ -86,7 +88,7 @@ impl TrialRecord {
             ("epsilon", self.epsilon),
             ("test_accuracy", self.test_accuracy),
             ("train_accuracy", self.train_accuracy),
-            ("baseline_accuracy", Some(self.baseline_accuracy)),
+            ("baseline_accuracy", self.baseline_accuracy),
             ("fit_seconds", Some(self.fit_seconds)),
         ];
         let ledger = self.ledger.entries.iter().flat_map(|e| {

@@ -405,3 +405,122 @@ fn a_replace_one_trial_doubles_the_nb_sensitivity_and_states_it() {
         assert_eq!(log.ledger.entries[0].relation, relation.describe());
     }
 }
+
+const RELEASE: &str = r#"
+[experiment]
+name = "ok"
+trials = 2
+seed = 1
+datasets = ["u"]
+[dataset.u]
+source = "uniform"
+n = 100
+[grid]
+epsilon = [0.1, 1]
+[[pipeline]]
+name = "mean"
+release = "laplace"
+query = "mean"
+bounds = [0, 1]
+[report]
+x = "epsilon"
+"#;
+
+#[test]
+fn release_and_attack_fields_are_validated() {
+    if let Err(e) = Spec::parse(RELEASE, Path::new("ok.toml")) {
+        panic!("{e}");
+    }
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            RELEASE.replace("\"laplace\"", "\"laplase\""),
+            "pipeline[0].release",
+            "unknown release `laplase`",
+        ),
+        (
+            RELEASE.replace("bounds = [0, 1]", "bounds = [1, 0]"),
+            "pipeline[0].bounds",
+            "lo < hi",
+        ),
+        (
+            RELEASE.replace("bounds = [0, 1]", "bounds = [0, 1]\ndelta = 1e-5"),
+            "pipeline[0].delta",
+            "does not apply to release `laplace`",
+        ),
+        (
+            RELEASE.replace("\"laplace\"", "\"gaussian\""),
+            "pipeline[0].delta",
+            "needs a delta",
+        ),
+        (
+            RELEASE.replace("query = \"mean\"", "query = \"mode\""),
+            "pipeline[0].query",
+            "unknown variant",
+        ),
+        (
+            RELEASE.replace("bounds = [0, 1]", "bounds = [0, 1]\np = 0.3"),
+            "pipeline[0].p",
+            "query = \"quantile\"",
+        ),
+        (
+            RELEASE.replace("bounds = [0, 1]", "bounds = [0, 1]\nat_least = 0.5"),
+            "pipeline[0].at_least",
+            "applies only to query = \"count\"",
+        ),
+        (
+            RELEASE.replace("bounds = [0, 1]", "bounds = [0, 1]\ntolerance = -1"),
+            "pipeline[0].tolerance",
+            "> 0",
+        ),
+        (
+            RELEASE.replace(
+                "release = \"laplace\"\nquery = \"mean\"",
+                "release = \"composed_average\"\nsum_share = 1",
+            ),
+            "pipeline[0].sum_share",
+            "(0, 1)",
+        ),
+        (
+            RELEASE.replace(
+                "release = \"laplace\"\nquery = \"mean\"\nbounds = [0, 1]",
+                "release = \"histogram\"\nbounds = [0, 1]\nbins = [0.5, 0.2]",
+            ),
+            "pipeline[0].bins",
+            "ascending",
+        ),
+        (
+            RELEASE.replace(
+                "release = \"laplace\"\nquery = \"mean\"\nbounds = [0, 1]",
+                "attack = \"majority_vote\"\nks = []",
+            ),
+            "pipeline[0].ks",
+            "at least one k",
+        ),
+        (
+            RELEASE.replace(
+                "release = \"laplace\"\nquery = \"mean\"\nbounds = [0, 1]",
+                "attack = \"differencing\"\nbounds = [0, 1]",
+            ),
+            "pipeline[0].bounds",
+            "does not apply to attack `differencing`",
+        ),
+        (
+            RELEASE.replace("n = 100", "n = 100\nalpha = 2"),
+            "line 7",
+            "unknown field `alpha`",
+        ),
+        (
+            RELEASE
+                .replace("[grid]\nepsilon = [0.1, 1]\n", "")
+                .replace("x = \"epsilon\"", ""),
+            "grid.epsilon",
+            "release `laplace` runs a mechanism",
+        ),
+    ];
+    for (text, field, reason) in cases {
+        let e = err(&text);
+        assert!(e.starts_with("specs/bad.toml"), "{e}");
+        assert!(e.contains(field), "`{e}` should name {field}");
+        assert!(e.contains(reason), "`{e}` should say {reason}");
+    }
+}

@@ -4,9 +4,11 @@
 //! generator), how labels map to classes, and how the split is drawn. Specs may add their own
 //! definitions inline with the same fields.
 
+pub use super::scalar::{BetaDef, ContaminatedDef, CsvColumnDef, NoDataDef, TableIDef, UniformDef};
 pub use super::synthetic::{NbProxyDef, NbSampledDef, ToyGaussianDef};
 use super::{
-    BinaryMatrix, Dataset, Features, PublicBounds, SplitRule, csv_source, files, libsvm, synthetic,
+    BinaryMatrix, Dataset, Features, PublicBounds, SplitRule, csv_source, files, libsvm, scalar,
+    synthetic,
 };
 use crate::error::{Error, Result};
 use crate::rng::rng_from;
@@ -59,6 +61,33 @@ pub enum DatasetDef {
     ToyGaussian(ToyGaussianDef),
     NbSampled(NbSampledDef),
     NbProxy(NbProxyDef),
+    Uniform(UniformDef),
+    Beta(BetaDef),
+    Contaminated(ContaminatedDef),
+    TableI(TableIDef),
+    CsvColumn(CsvColumnDef),
+    /// No rows (`source = "none"`).
+    #[serde(rename = "none")]
+    NoData(NoDataDef),
+}
+
+impl DatasetDef {
+    /// The display title the definition gives, if any.
+    pub fn title(&self) -> Option<&str> {
+        match self {
+            DatasetDef::Libsvm(d) => d.title.as_deref(),
+            DatasetDef::Csv(d) => d.title.as_deref(),
+            DatasetDef::ToyGaussian(d) => d.title.as_deref(),
+            DatasetDef::NbSampled(d) => d.title.as_deref(),
+            DatasetDef::NbProxy(d) => d.title.as_deref(),
+            DatasetDef::Uniform(d) => d.title.as_deref(),
+            DatasetDef::Beta(d) => d.title.as_deref(),
+            DatasetDef::Contaminated(d) => d.title.as_deref(),
+            DatasetDef::TableI(d) => d.title.as_deref(),
+            DatasetDef::CsvColumn(d) => d.title.as_deref(),
+            DatasetDef::NoData(d) => d.title.as_deref(),
+        }
+    }
 }
 
 /// Rows from LIBSVM files.
@@ -276,6 +305,12 @@ impl Catalog {
                 let source = self.load(&d.of, dir)?;
                 synthetic::nb_proxy(name, &title(&d.title), d, &source)
             }
+            DatasetDef::Uniform(d) => scalar::uniform(name, &title(&d.title), d),
+            DatasetDef::Beta(d) => scalar::beta(name, &title(&d.title), d),
+            DatasetDef::Contaminated(d) => scalar::contaminated(name, &title(&d.title), d),
+            DatasetDef::TableI(d) => Ok(scalar::table_i(name, &title(&d.title))),
+            DatasetDef::NoData(d) => Ok(scalar::no_data(name, &title(&d.title))),
+            DatasetDef::CsvColumn(d) => scalar::csv_column(name, &title(&d.title), d, base, dir),
         }
     }
 }
@@ -669,6 +704,7 @@ impl Catalog {
                 std::iter::once(&d.train).chain(&d.test).collect(),
                 &d.sha256,
             ),
+            DatasetDef::CsvColumn(d) => (vec![&d.file], &d.sha256),
             DatasetDef::NbProxy(d) if d.of != name => {
                 for (k, v) in self.input_hashes(&d.of, dir)? {
                     out.insert(format!("{}/{k}", d.of), v);

@@ -8,6 +8,7 @@ pub mod csv_source;
 pub mod fetch;
 pub mod files;
 pub mod libsvm;
+pub mod scalar;
 pub mod synthetic;
 
 use crate::rng::Rng;
@@ -174,7 +175,20 @@ pub struct Split {
 
 impl Dataset {
     pub fn n_rows(&self) -> usize {
-        self.labels.len()
+        self.features.n_rows()
+    }
+
+    /// Whether it is a scalar source (one column, no classes): only release pipelines read it.
+    pub fn is_scalar(&self) -> bool {
+        self.class_names.is_empty()
+    }
+
+    /// The column of a scalar source.
+    pub fn column(&self) -> Option<&[f64]> {
+        match &self.features {
+            Features::Dense(x) if self.is_scalar() => x.as_slice(),
+            _ => None,
+        }
     }
 
     pub fn n_features(&self) -> usize {

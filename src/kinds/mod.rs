@@ -7,17 +7,19 @@
 //! `pipeline`, `report` and `epsilab list` go through them and the traits below.
 //!
 //! Adding a kind is one file (the struct, [`Described`] and the family's trait) and one line in
-//! its registry. Releases and attacks of the surveys get their own trait and registry here the
-//! same way.
+//! its registry. Releases and attacks ([`RELEASES`], [`ATTACKS`]) share the [`ReleaseKind`]
+//! trait: they read a scalar column instead of a classification dataset.
 
+pub mod attack;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
+pub mod release;
 pub mod select;
 pub mod variant;
 
 use crate::error::{Error, Result};
-use crate::learners::{Learner, Threshold};
+use crate::learners::{Learner, Threshold, TrialLog};
 use crate::selection::Selector;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -46,6 +48,25 @@ pub const SELECTORS: &[Registered<dyn SelectorKind>] = &[
     selector::<select::Mask>(),
     selector::<select::Sparse>(),
     selector::<select::Gumbel>(),
+];
+
+/// The releases a spec may name (`release = "..."`).
+pub const RELEASES: &[Registered<dyn ReleaseKind>] = &[
+    release_kind::<release::Additive<false>>(),
+    release_kind::<release::Additive<true>>(),
+    release_kind::<release::ExponentialMedian>(),
+    release_kind::<release::SmoothMedian>(),
+    release_kind::<release::GlobalMedian>(),
+    release_kind::<release::ComposedAverage>(),
+    release_kind::<release::Histogram>(),
+    release_kind::<release::PNormSamples>(),
+    release_kind::<release::Composition>(),
+];
+
+/// The attacks a spec may name (`attack = "..."`).
+pub const ATTACKS: &[Registered<dyn ReleaseKind>] = &[
+    release_kind::<attack::Differencing>(),
+    release_kind::<attack::MajorityVote>(),
 ];
 
 /// A grid axis a pipeline may vary along, in the order the plan nests them.
@@ -194,6 +215,33 @@ pub trait SelectorKind: Debug + Send + Sync {
     fn selector(&self) -> Selector;
 }
 
+/// What a release reads: the rows of the cell (a scalar column, clamped by the release to its
+/// public bounds) and the cell's budget.
+pub struct ReleaseInput<'a> {
+    pub values: &'a [f64],
+    /// The grid's epsilon, when the release spends one.
+    pub epsilon: Option<f64>,
+}
+
+/// What a release records besides its metrics (which go to the trial log): named vectors.
+#[derive(Debug, Default)]
+pub struct ReleaseOutput {
+    pub vectors: std::collections::BTreeMap<String, Vec<f64>>,
+}
+
+/// A release or attack kind: a query and mechanism on a scalar column, or an adversary.
+pub trait ReleaseKind: Debug + Send + Sync {
+    /// Whether it takes (and spends) the grid's epsilon.
+    fn private(&self) -> bool {
+        true
+    }
+    fn validate(&self, _grid: &[Axis]) -> std::result::Result<(), Refusal> {
+        Ok(())
+    }
+    /// One trial: draws through `log`'s ledger and streams, records metrics in `log.metrics`.
+    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput>;
+}
+
 /// A kind's name, its one-line privacy statement and the spec fields its struct reads.
 pub trait Described {
     const NAME: &'static str;
@@ -232,25 +280,24 @@ pub fn parse_fields<T: DeserializeOwned>(t: toml::Table) -> std::result::Result<
         .map_err(|e: toml::de::Error| e.message().trim().to_string())
 }
 
-const fn learner<T: LearnerKind + Described + DeserializeOwned + 'static>()
--> Registered<dyn LearnerKind> {
-    Registered {
-        name: T::NAME,
-        about: T::ABOUT,
-        fields: T::FIELDS,
-        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
-    }
+/// Declares `const fn $name<T>() -> Registered<dyn $trait>`: a registry entry from a kind's
+/// [`Described`] constants and its deserialisation (one per family).
+macro_rules! registrar {
+    ($($name:ident: $trait:path),*) => {$(
+        const fn $name<T: $trait + $crate::kinds::Described + serde::de::DeserializeOwned + 'static>()
+        -> $crate::kinds::Registered<dyn $trait> {
+            $crate::kinds::Registered {
+                name: T::NAME,
+                about: T::ABOUT,
+                fields: T::FIELDS,
+                parse: |t| Ok(std::sync::Arc::new($crate::kinds::parse_fields::<T>(t)?)),
+            }
+        }
+    )*};
 }
+pub(crate) use registrar;
 
-const fn selector<T: SelectorKind + Described + DeserializeOwned + 'static>()
--> Registered<dyn SelectorKind> {
-    Registered {
-        name: T::NAME,
-        about: T::ABOUT,
-        fields: T::FIELDS,
-        parse: |t| Ok(Arc::new(parse_fields::<T>(t)?)),
-    }
-}
+registrar!(learner: LearnerKind, selector: SelectorKind, release_kind: ReleaseKind);
 
 /// A registered kind chosen by a pipeline: its name and its parameters.
 #[derive(Debug)]
@@ -331,16 +378,23 @@ mod tests {
     fn registered_fields_are_the_structs_fields() {
         fields_match_structs(LEARNERS);
         fields_match_structs(SELECTORS);
+        fields_match_structs(RELEASES);
+        fields_match_structs(ATTACKS);
     }
 
+    /// Unique among the steps a pipeline names (a learner, release or attack) and among the
+    /// selectors: `selection = "laplace"` and `release = "laplace"` are different keys.
     #[test]
     fn registry_names_are_unique() {
-        let mut all: Vec<&str> = LEARNERS.iter().map(|r| r.name).collect();
-        all.extend(SELECTORS.iter().map(|r| r.name));
-        let n = all.len();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), n);
+        let unique = |names: Vec<&str>| {
+            let mut all = names.clone();
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(all.len(), names.len(), "{names:?}");
+        };
+        let releases = RELEASES.iter().chain(ATTACKS).map(|r| r.name);
+        unique(LEARNERS.iter().map(|r| r.name).chain(releases).collect());
+        unique(SELECTORS.iter().map(|r| r.name).collect());
     }
 
     #[test]

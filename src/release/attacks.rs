@@ -61,24 +61,42 @@ pub fn differencing(
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<bool> {
-    let table = table_with_alice(alice);
-    let (mut c5, mut c4) = (prefix_count(&table, 5), prefix_count(&table, 4));
+    Ok(differencing_table(&table_with_alice(alice), epsilon, streams, ledger)? > 0.5)
+}
+
+/// The released difference count(n) - count(n - 1) on a 0/1 column of n rows (the target is
+/// the last row), each count through Laplace(1/eps) as in [`differencing`].
+pub fn differencing_table(
+    table: &[u8],
+    epsilon: Option<f64>,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<f64> {
+    let n = table.len();
+    if n == 0 {
+        return Err(crate::error::Error::param(
+            "data",
+            "the differencing attack needs at least one row (the target)",
+        ));
+    }
+    let (mut all, mut before) = (prefix_count(table, n), prefix_count(table, n - 1));
+    let (last, prior) = (format!("count({n})"), format!("count({})", n - 1));
     match epsilon {
         Some(eps) => {
             let noise = Laplace::new(1.0, eps, Relation::ReplaceOne)?;
-            c5 += ledger
-                .charge("count(5)", "laplace", noise)?
-                .sample(&mut streams.stream("count(5)"));
-            c4 += ledger
-                .charge("count(4)", "laplace", noise)?
-                .sample(&mut streams.stream("count(4)"));
+            all += ledger
+                .charge(&last, "laplace", noise)?
+                .sample(&mut streams.stream(&last));
+            before += ledger
+                .charge(&prior, "laplace", noise)?
+                .sample(&mut streams.stream(&prior));
         }
         None => {
-            ledger.non_private("count(5)", "none (exact count)", "answered without noise");
-            ledger.non_private("count(4)", "none (exact count)", "answered without noise");
+            ledger.non_private(&last, "none (exact count)", "answered without noise");
+            ledger.non_private(&prior, "none (exact count)", "answered without noise");
         }
     }
-    Ok(c5 - c4 > 0.5)
+    Ok(all - before)
 }
 
 /// The differencing adversary's exact success rate with Laplace(1/eps) on both counts:

@@ -1,5 +1,6 @@
 //! The release layer's kernels: a query answered on a column with public bounds through a
-//! mechanism, recorded in the trial's ledger (issue 12, first part; not yet wired into specs).
+//! mechanism, recorded in the trial's ledger. Specs reach them through the release and attack
+//! kinds (`kinds::release`, `kinds::attack`).
 //!
 //! * [`query`]: the queries (count, sum, mean, quantiles, histogram, row count), clamping to
 //!   public bounds and each query's sensitivity under both relations.
@@ -18,6 +19,7 @@ pub mod query;
 
 use crate::error::{Error, Result};
 use crate::privacy::exponential_median::ExponentialQuantile;
+use crate::privacy::gaussian::Gaussian;
 use crate::privacy::repeated_laplace::RepeatedLaplace;
 use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, median_rank};
 use crate::privacy::{Laplace, Ledger, Mechanism};
@@ -103,6 +105,25 @@ pub fn laplace(
         value,
         truth: r.truth,
     })
+}
+
+/// Releases `query` on `data` through a calibrated Gaussian mechanism, recorded as `name`
+/// (its sensitivity must be the query's under the ledger's relation: a scalar's L2 is its L1).
+pub fn gaussian(
+    name: &str,
+    query: Query,
+    data: &Clamped,
+    mechanism: Gaussian,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<Release> {
+    let truth = query.answer(data)?;
+    record_clamp(data, ledger);
+    let value = truth
+        + ledger
+            .charge(name, "gaussian", mechanism)?
+            .sample(&mut streams.stream(name));
+    Ok(Release { value, truth })
 }
 
 /// The composed average (tutorial Fig. 4): a noisy sum at `sum_share` eps and a noisy row

@@ -432,7 +432,8 @@ impl Figure {
                         let b = (((v - lo) / w) as usize).min(BINS - 1);
                         counts[b] += 1;
                     }
-                    let pipeline = name.split(" (").next().unwrap_or(&name);
+                    // By index: a pipeline's own name may contain " (".
+                    let pipeline = spec.pipelines.get(pi).map_or("", |p| p.name.as_str());
                     let tag = privacy_tag(private.get(pipeline).copied().unwrap_or(false));
                     let weak = spec
                         .pipelines

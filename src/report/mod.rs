@@ -207,9 +207,9 @@ pub fn x_text(v: &Value) -> String {
 pub fn baselines(records: &[TrialRecord]) -> BTreeMap<String, f64> {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for r in records {
-        by.entry(r.dataset.clone())
-            .or_default()
-            .push(r.baseline_accuracy);
+        if let Some(b) = r.baseline_accuracy {
+            by.entry(r.dataset.clone()).or_default().push(b);
+        }
     }
     by.into_iter().map(|(k, v)| (k, mean_se(&v).0)).collect()
 }
@@ -276,6 +276,22 @@ fn metric_figures(
             );
             figures.push((fig, format!("figure_{m}")));
         }
+    }
+    let at = &spec.report.histograms_at;
+    let chosen: Vec<TrialRecord> = records
+        .iter()
+        .filter(|r| {
+            at.iter().all(|(k, v)| {
+                r.params
+                    .get(k)
+                    .is_some_and(|p| p.as_f64().zip(v.as_f64()).map_or(p == v, |(a, b)| a == b))
+            })
+        })
+        .cloned()
+        .collect();
+    for m in &spec.report.histograms {
+        let fig = figure::Figure::histogram(spec, m, &chosen, titles);
+        figures.push((fig, format!("figure_histogram_{m}")));
     }
     figures
 }
@@ -374,16 +390,10 @@ pub fn write_formats(
 
 /// The display title of a dataset (catalog title, else its name).
 pub fn dataset_title(spec: &Spec, name: &str) -> String {
-    use crate::data::DatasetDef::*;
-    let t = match spec.catalog.get(name) {
-        Some(Libsvm(d)) => d.title.clone(),
-        Some(Csv(d)) => d.title.clone(),
-        Some(ToyGaussian(d)) => d.title.clone(),
-        Some(NbSampled(d)) => d.title.clone(),
-        Some(NbProxy(d)) => d.title.clone(),
-        None => None,
-    };
-    t.unwrap_or_else(|| name.to_string())
+    spec.catalog
+        .get(name)
+        .and_then(|d| d.title())
+        .map_or_else(|| name.to_string(), str::to_string)
 }
 
 /// Whether a metric is an accuracy (plotted in percent, with the majority baseline).

@@ -143,7 +143,7 @@ pub fn dataset_summary(
             .iter()
             .filter_map(|r| r.metrics.get("majority_fraction").copied())
             .collect();
-        let baseline: Vec<f64> = rs.iter().map(|r| r.baseline_accuracy).collect();
+        let baseline: Vec<f64> = rs.iter().filter_map(|r| r.baseline_accuracy).collect();
         let (maj, _) = mean_se(&majority);
         let (base, _) = mean_se(&baseline);
         let _ = writeln!(

@@ -477,7 +477,7 @@ margin = 0.1
             params,
             test_accuracy: Some(acc),
             train_accuracy: None,
-            baseline_accuracy: 0.5,
+            baseline_accuracy: Some(0.5),
             n_train: 10,
             n_test: 10,
             n_features: 5,

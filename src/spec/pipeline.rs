@@ -5,8 +5,8 @@
 use crate::analysis::{PROBES, ProbeKind};
 use crate::kinds::variant::{self, Variant};
 use crate::kinds::{
-    Axis, Chosen, LEARNERS, LearnerKind, Refusal, Registered, SELECTORS, SelectorKind, Shares,
-    find, names,
+    ATTACKS, Axis, Chosen, LEARNERS, LearnerKind, RELEASES, Refusal, Registered, ReleaseKind,
+    SELECTORS, SelectorKind, Shares, find, names,
 };
 use serde::de::DeserializeOwned;
 
@@ -32,6 +32,9 @@ pub enum Step {
     Learner(Chosen<dyn LearnerKind>),
     /// An analysis probe: records vectors instead of an accuracy.
     Probe(Chosen<dyn ProbeKind>),
+    /// A release or an attack on a scalar column: records `release`, `truth`, `abs_error`
+    /// (attacks: `success`).
+    Release(Chosen<dyn ReleaseKind>),
 }
 
 /// A refusal with its field spelt out (relative to the pipeline).
@@ -43,13 +46,14 @@ impl Pipeline {
         match &self.step {
             Step::Learner(l) => l.name,
             Step::Probe(p) => p.name,
+            Step::Release(r) => r.name,
         }
     }
 
     pub fn learner(&self) -> Option<&dyn LearnerKind> {
         match &self.step {
             Step::Learner(l) => Some(&*l.params),
-            Step::Probe(_) => None,
+            Step::Probe(_) | Step::Release(_) => None,
         }
     }
 
@@ -62,6 +66,7 @@ impl Pipeline {
         let step = match &self.step {
             Step::Learner(l) => l.params.private(),
             Step::Probe(p) => p.params.spends(),
+            Step::Release(r) => r.params.private(),
         };
         step || self.selection_private()
     }
@@ -81,6 +86,9 @@ impl Pipeline {
     /// Whether the release is private end to end: a private learner, after a private
     /// selection step if it has one. Probes and non-private steps are labelled as such.
     pub fn end_to_end_private(&self) -> bool {
+        if let Step::Release(r) = &self.step {
+            return r.params.private();
+        }
         self.learner().is_some_and(|l| l.private())
             && self.selection.as_ref().is_none_or(|s| s.params.private())
     }
@@ -112,8 +120,22 @@ impl Pipeline {
         if let Some(probe) = take::<String>(&mut t, "probe")? {
             return Self::parse_probe(name, &probe, t);
         }
-        let learner: String = take(&mut t, "learner")?
-            .ok_or_else(|| refused("learner", "give a `learner` (or a `probe`)"))?;
+        // `release` is also a field of learner `private_nb` (which counts it releases).
+        let standalone = !t.contains_key("learner");
+        for (key, registry) in [("release", RELEASES), ("attack", ATTACKS)] {
+            if !standalone {
+                break;
+            }
+            if let Some(kind) = take::<String>(&mut t, key)? {
+                return Self::parse_release(name, key, registry, &kind, t, grid);
+            }
+        }
+        let learner: String = take(&mut t, "learner")?.ok_or_else(|| {
+            refused(
+                "learner",
+                "give a `learner` (or a `probe`, a `release` or an `attack`)",
+            )
+        })?;
         let Some(entry) = find(LEARNERS, &learner) else {
             return Err(refused(
                 "learner",
@@ -169,6 +191,39 @@ impl Pipeline {
             }),
             selection: None,
             features,
+            shares: Shares::default(),
+            variant: None,
+        })
+    }
+
+    /// A release or attack pipeline: its kind's fields only (no selection, T or budget split).
+    fn parse_release(
+        name: String,
+        key: &str,
+        registry: &'static [Registered<dyn ReleaseKind>],
+        kind: &str,
+        t: toml::Table,
+        grid: &[Axis],
+    ) -> Result<Pipeline, Refused> {
+        let Some(entry) = find(registry, kind) else {
+            return Err(refused(
+                key,
+                format!("unknown {key} `{kind}`; known: {}", names(registry)),
+            ));
+        };
+        if let Some(k) = t.keys().find(|k| !entry.fields.contains(&k.as_str())) {
+            return Err(misplaced(k, &format!("{key} `{kind}`")));
+        }
+        let params = parse_kind(entry, t)?;
+        params.validate(grid).map_err(owned)?;
+        Ok(Pipeline {
+            name,
+            step: Step::Release(Chosen {
+                name: entry.name,
+                params,
+            }),
+            selection: None,
+            features: None,
             shares: Shares::default(),
             variant: None,
         })
@@ -360,16 +415,27 @@ fn take<T: DeserializeOwned>(t: &mut toml::Table, key: &str) -> Result<Option<T>
         .transpose()
 }
 
-/// Deserialises a kind's own fields.
+/// Deserialises a kind's own fields. The refusal names the field when it can tell: the only
+/// one, or the one whose text value the message quotes (an unknown variant), else the kind.
 fn parse_kind<K: ?Sized>(
     entry: &Registered<K>,
     t: toml::Table,
 ) -> Result<std::sync::Arc<K>, Refused> {
-    let field = match t.len() {
-        1 => t.keys().next().cloned().unwrap_or_default(),
-        _ => entry.name.to_string(),
-    };
-    (entry.parse)(t).map_err(|reason| (field, reason))
+    let keys: Vec<(String, Option<String>)> = t
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().map(|s| format!("`{s}`"))))
+        .collect();
+    (entry.parse)(t).map_err(|reason| {
+        let quoted = keys
+            .iter()
+            .find(|(_, v)| v.as_ref().is_some_and(|v| reason.contains(v.as_str())));
+        let field = match (keys.len(), quoted) {
+            (1, _) => keys[0].0.clone(),
+            (_, Some((k, _))) => k.clone(),
+            _ => entry.name.to_string(),
+        };
+        (field, reason)
+    })
 }
 
 /// Every field name any kind of a registry reads.
@@ -387,6 +453,8 @@ fn all_fields<K: ?Sized>(registry: &'static [Registered<K>]) -> impl Iterator<It
 fn misplaced(key: &str, kind: &str) -> Refused {
     let known = all_fields(LEARNERS)
         .chain(all_fields(SELECTORS))
+        .chain(all_fields(RELEASES))
+        .chain(all_fields(ATTACKS))
         .chain([
             "selection",
             "features",
@@ -394,6 +462,8 @@ fn misplaced(key: &str, kind: &str) -> Refused {
             "learner",
             "probe",
             "variant",
+            "release",
+            "attack",
         ])
         .any(|k| k == key);
     if known {

@@ -1,0 +1,547 @@
+//! Release kinds: a query on one scalar column with public bounds, answered through a
+//! mechanism (`release = "..."` in a pipeline). Each trial records the metrics `release` (the
+//! released value), `truth` (the exact answer on the clamped column), `abs_error` and
+//! `clamped` (values moved into the bounds; the ledger notes it too). Mechanisms, sensitivities
+//! and proofs: `privacy/` and `release::query` (docs/privacy.md).
+
+use super::{Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, refuse};
+use crate::error::{Error, Result};
+use crate::learners::TrialLog;
+use crate::privacy::PNormNoise;
+use crate::privacy::gaussian::Gaussian;
+use crate::release::query::{Bounds, Clamped, Predicate, Query};
+use crate::release::{self, Release, composition};
+use serde::Deserialize;
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// The query of an additive-noise release, as a spec names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryName {
+    /// Rows satisfying `at_least` <= x < `below` (either may be absent).
+    Count,
+    Sum,
+    /// The mean with n public: sensitivity (hi - lo) / n.
+    Mean,
+    /// The tutorial's direct average Lap(C / eps), C = hi - lo (n kept private).
+    DirectAverage,
+    Median,
+    /// The `p`-quantile.
+    Quantile,
+}
+
+/// `bounds` as [lo, hi], checked.
+fn bounds_of(b: [f64; 2]) -> std::result::Result<Bounds, Refusal> {
+    Bounds::new(b[0], b[1]).map_err(|_| {
+        refuse(
+            "bounds",
+            format!("need finite lo < hi, got [{}, {}]", b[0], b[1]),
+        )
+    })
+}
+
+fn check_p(p: Option<f64>) -> std::result::Result<(), Refusal> {
+    match p {
+        Some(p) if !(p > 0.0 && p < 1.0) => Err(refuse("p", format!("must be in (0, 1), got {p}"))),
+        _ => Ok(()),
+    }
+}
+
+fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
+    eps.filter(|e| e.is_finite() && *e > 0.0)
+        .ok_or_else(|| Error::param("epsilon", format!("release `{name}` needs an epsilon > 0")))
+}
+
+/// The column clamped to `bounds`, its clamping in the metrics.
+fn clamp(input: &ReleaseInput, bounds: [f64; 2], log: &mut TrialLog) -> Result<Clamped> {
+    let data = Clamped::new(input.values, Bounds::new(bounds[0], bounds[1])?)?;
+    log.metrics.insert("clamped".into(), data.clamped as f64);
+    Ok(data)
+}
+
+/// Records |release - the query's answer on the unclamped column| as `abs_error_unclamped`:
+/// the error a user sees when the public bounds clip the data (noise plus clipping bias).
+fn record_unclamped(query: Query, input: &ReleaseInput, r: Release, log: &mut TrialLog) {
+    let (lo, hi) = input
+        .values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let raw = Clamped {
+        values: input.values.to_vec(),
+        bounds: Bounds { lo, hi },
+        clamped: 0,
+    };
+    if let Ok(truth) = query.answer(&raw) {
+        log.metrics
+            .insert("abs_error_unclamped".into(), (r.value - truth).abs());
+    }
+}
+
+/// Records `release`, `truth`, `abs_error` and the signed `error`.
+fn record(r: Release, log: &mut TrialLog) {
+    log.metrics.insert("error".into(), r.value - r.truth);
+    log.metrics.insert("release".into(), r.value);
+    log.metrics.insert("truth".into(), r.truth);
+    log.metrics.insert("abs_error".into(), r.abs_error());
+}
+
+/// An additive-noise release of a scalar query: `laplace` (`GAUSSIAN = false`) or `gaussian`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Additive<const GAUSSIAN: bool> {
+    query: QueryName,
+    /// Public bounds [lo, hi] every value is clamped to.
+    bounds: [f64; 2],
+    /// Count: lower end of the predicate (inclusive).
+    at_least: Option<f64>,
+    /// Count: upper end of the predicate (exclusive).
+    below: Option<f64>,
+    /// Quantile: which one.
+    p: Option<f64>,
+    /// Also record `within` (1 when |release - truth| <= tolerance |truth|) and its analytic
+    /// probability `within_analytic`.
+    tolerance: Option<f64>,
+    /// As `tolerance`, absolute: |release - truth| <= within.
+    within: Option<f64>,
+    /// Gaussian: delta.
+    delta: Option<f64>,
+    /// Gaussian: `classic` (eps < 1) or `analytic` (Balle & Wang 2018).
+    calibration: Option<Calibration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Calibration {
+    Classic,
+    Analytic,
+}
+
+/// The Gaussian's fields; the Laplace release reads all but the last two.
+const ADDITIVE_FIELDS: [&str; 9] = [
+    "query",
+    "bounds",
+    "at_least",
+    "below",
+    "p",
+    "tolerance",
+    "within",
+    "delta",
+    "calibration",
+];
+
+impl Described for Additive<false> {
+    const NAME: &'static str = "laplace";
+    const ABOUT: &'static str = "count / sum / mean / direct average / quantile of a bounded column + Lap(Delta/eps); Delta per relation (release::query); pure eps-DP";
+    const FIELDS: &'static [&'static str] = ADDITIVE_FIELDS.split_at(7).0;
+}
+
+impl Described for Additive<true> {
+    const NAME: &'static str = "gaussian";
+    const ABOUT: &'static str = "the same queries + N(0, sigma^2), sigma from (Delta, eps, delta), classic (eps < 1) or analytic (Balle & Wang 2018); (eps, delta)-DP";
+    const FIELDS: &'static [&'static str] = &ADDITIVE_FIELDS;
+}
+
+impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
+    fn query(&self) -> Query {
+        match self.query {
+            QueryName::Count => Query::Count(match (self.at_least, self.below) {
+                (Some(a), Some(b)) => Predicate::InRange(a, b),
+                (Some(a), None) => Predicate::AtLeast(a),
+                (None, Some(b)) => Predicate::Below(b),
+                (None, None) => Predicate::AtLeast(f64::NEG_INFINITY),
+            }),
+            QueryName::Sum => Query::Sum,
+            QueryName::Mean => Query::Mean,
+            QueryName::DirectAverage => Query::DirectAverage,
+            QueryName::Median => Query::Quantile(0.5),
+            QueryName::Quantile => Query::Quantile(self.p.unwrap_or(0.5)),
+        }
+    }
+
+    /// P(|noise| <= t) of the mechanism.
+    fn within_probability(&self, t: f64, laplace_scale: f64, sigma: f64) -> f64 {
+        if GAUSSIAN {
+            let z = Normal::new(0.0, 1.0).expect("standard normal");
+            2.0 * z.cdf(t / sigma) - 1.0
+        } else {
+            1.0 - (-t / laplace_scale).exp()
+        }
+    }
+}
+
+impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
+    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+        bounds_of(self.bounds)?;
+        check_p(self.p)?;
+        if self.p.is_some() != (self.query == QueryName::Quantile) {
+            return Err(refuse("p", "give `p` exactly when query = \"quantile\""));
+        }
+        if self.query != QueryName::Count {
+            for (field, v) in [("at_least", self.at_least), ("below", self.below)] {
+                if v.is_some() {
+                    return Err(refuse(field, "applies only to query = \"count\""));
+                }
+            }
+        }
+        if let (Some(a), Some(b)) = (self.at_least, self.below)
+            && a >= b
+        {
+            return Err(refuse(
+                "below",
+                format!("must exceed `at_least` ({a}), got {b}"),
+            ));
+        }
+        for (field, v) in [("tolerance", self.tolerance), ("within", self.within)] {
+            if let Some(t) = v
+                && !(t.is_finite() && t > 0.0)
+            {
+                return Err(refuse(field, format!("must be > 0, got {t}")));
+            }
+        }
+        if self.tolerance.is_some() && self.within.is_some() {
+            return Err(refuse(
+                "within",
+                "give `tolerance` (relative) or `within` (absolute), not both",
+            ));
+        }
+        if GAUSSIAN {
+            match self.delta {
+                Some(d) if d > 0.0 && d < 1.0 => {}
+                Some(d) => return Err(refuse("delta", format!("must be in (0, 1), got {d}"))),
+                None => return Err(refuse("delta", "the Gaussian mechanism needs a delta")),
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
+        let name = if GAUSSIAN { "gaussian" } else { "laplace" };
+        let eps = need_eps(name, input.epsilon)?;
+        let data = clamp(input, self.bounds, log)?;
+        let query = self.query();
+        let relation = log.ledger.relation();
+        let sensitivity = query.sensitivity(relation, data.bounds, data.len());
+        let (r, scale, sigma) = if GAUSSIAN {
+            let delta = self.delta.unwrap_or(f64::NAN);
+            let g = match self.calibration.unwrap_or(Calibration::Analytic) {
+                Calibration::Classic => Gaussian::classic(sensitivity, eps, delta, relation)?,
+                Calibration::Analytic => Gaussian::analytic(sensitivity, eps, delta, relation)?,
+            };
+            let r = release::gaussian(
+                "release",
+                query,
+                &data,
+                g,
+                &mut log.streams,
+                &mut log.ledger,
+            )?;
+            (r, f64::NAN, g.sigma())
+        } else {
+            let r = release::laplace(
+                "release",
+                query,
+                &data,
+                eps,
+                &mut log.streams,
+                &mut log.ledger,
+            )?;
+            (r, sensitivity / eps, f64::NAN)
+        };
+        record(r, log);
+        record_unclamped(query, input, r, log);
+        let t = self
+            .tolerance
+            .map(|tol| tol * r.truth.abs())
+            .or(self.within);
+        if let Some(t) = t {
+            log.metrics
+                .insert("within".into(), f64::from(u8::from(r.abs_error() <= t)));
+            log.metrics.insert(
+                "within_analytic".into(),
+                self.within_probability(t, scale, sigma),
+            );
+        }
+        Ok(ReleaseOutput::default())
+    }
+}
+
+/// Bounds only: the medians and the composed average share it.
+macro_rules! bounded_release {
+    ($ty:ident { $($field:ident: $t:ty),* }, $name:literal, $about:literal, [$($f:literal),*]) => {
+        #[derive(Debug, Clone, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $ty {
+            /// Public bounds [lo, hi] every value is clamped to.
+            bounds: [f64; 2],
+            $($field: $t,)*
+        }
+
+        impl Described for $ty {
+            const NAME: &'static str = $name;
+            const ABOUT: &'static str = $about;
+            const FIELDS: &'static [&'static str] = &["bounds" $(, $f)*];
+        }
+    };
+}
+
+bounded_release!(
+    ExponentialMedian { p: Option<f64> },
+    "exponential_median",
+    "the p-quantile (default the median) by the exponential mechanism, quality -|k - p n| (sensitivity 1, i.e. |1/2 - F_n(y)| with 1/n), exact sampling over the intervals between sorted points; pure eps-DP",
+    ["p"]
+);
+
+bounded_release!(
+    SmoothMedian {},
+    "smooth_median",
+    "the median + (S*/alpha) Cauchy noise, S* the eps/6-smooth sensitivity (Nissim, Raskhodnikova & Smith 2007); pure eps-DP under replace-one",
+    []
+);
+
+bounded_release!(
+    GlobalMedian {},
+    "global_median",
+    "the median + Lap((hi - lo)/eps): global sensitivity hi - lo under both relations; pure eps-DP",
+    []
+);
+
+bounded_release!(
+    ComposedAverage { sum_share: f64 },
+    "composed_average",
+    "noisy sum (sum_share eps) / noisy row count (the rest), clamped to the bounds; sequential composition, pure eps-DP",
+    ["sum_share"]
+);
+
+impl ReleaseKind for ExponentialMedian {
+    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+        bounds_of(self.bounds)?;
+        check_p(self.p)
+    }
+
+    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let data = clamp(input, self.bounds, log)?;
+        let p = self.p.unwrap_or(0.5);
+        let r = release::exponential_quantile(
+            "release",
+            p,
+            &data,
+            eps,
+            &mut log.streams,
+            &mut log.ledger,
+        )?;
+        record(r, log);
+        Ok(ReleaseOutput::default())
+    }
+}
+
+/// The medians whose kernel reads (data, eps, streams, ledger) and nothing else.
+macro_rules! median_release {
+    ($($ty:ident => $kernel:path),*) => {$(
+        impl ReleaseKind for $ty {
+            fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+                bounds_of(self.bounds).map(|_| ())
+            }
+
+            fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
+                let eps = need_eps(Self::NAME, input.epsilon)?;
+                let data = clamp(input, self.bounds, log)?;
+                record($kernel(&data, eps, &mut log.streams, &mut log.ledger)?, log);
+                Ok(ReleaseOutput::default())
+            }
+        }
+    )*};
+}
+
+median_release!(SmoothMedian => release::smooth_median, GlobalMedian => release::global_median);
+
+impl ReleaseKind for ComposedAverage {
+    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+        bounds_of(self.bounds)?;
+        if !(self.sum_share > 0.0 && self.sum_share < 1.0) {
+            return Err(refuse(
+                "sum_share",
+                format!(
+                    "the sum's share of the budget must be in (0, 1), got {}",
+                    self.sum_share
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let data = clamp(input, self.bounds, log)?;
+        let r = release::composed_average(
+            &data,
+            eps,
+            self.sum_share,
+            &mut log.streams,
+            &mut log.ledger,
+        )?;
+        record(r, log);
+        record_unclamped(Query::Mean, input, r, log);
+        Ok(ReleaseOutput::default())
+    }
+}
+
+/// A histogram over public bins with Laplace noise on every count.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Histogram {
+    bounds: [f64; 2],
+    /// Public bin edges, ascending (k + 1 edges for k bins).
+    bins: Vec<f64>,
+}
+
+impl Described for Histogram {
+    const NAME: &'static str = "histogram";
+    const ABOUT: &'static str = "counts over public bins + Lap(Delta/eps) each, Delta = 1 (add/remove) or 2 (replace-one); pure eps-DP. Vectors per bin; release/truth are the totals, abs_error the mean per-bin error";
+    const FIELDS: &'static [&'static str] = &["bounds", "bins"];
+}
+
+impl ReleaseKind for Histogram {
+    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+        bounds_of(self.bounds)?;
+        if self.bins.len() < 2 || !self.bins.windows(2).all(|w| w[0] < w[1]) {
+            return Err(refuse("bins", "need at least two strictly ascending edges"));
+        }
+        Ok(())
+    }
+
+    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let data = clamp(input, self.bounds, log)?;
+        let (noisy, exact) =
+            release::histogram(&data, &self.bins, eps, &mut log.streams, &mut log.ledger)?;
+        let err = noisy
+            .iter()
+            .zip(&exact)
+            .map(|(a, b)| (a - b).abs())
+            .sum::<f64>();
+        log.metrics.insert("release".into(), noisy.iter().sum());
+        log.metrics.insert("truth".into(), exact.iter().sum());
+        log.metrics
+            .insert("abs_error".into(), err / exact.len() as f64);
+        let mut out = ReleaseOutput::default();
+        out.vectors
+            .insert("bin_lo".into(), self.bins[..self.bins.len() - 1].to_vec());
+        out.vectors.insert("release".into(), noisy);
+        out.vectors.insert("truth".into(), exact);
+        Ok(out)
+    }
+}
+
+/// Figure 2.1: draws of the p-norm mechanisms' noise in D dimensions at scale 1/eps (no data).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PNormSamples {
+    /// The norms p (vectors `x_l{p}`, `y_l{p}`, ... per norm).
+    norms: Vec<f64>,
+    samples: usize,
+    /// D (2 for the figure): the first two coordinates are recorded.
+    dimension: usize,
+}
+
+impl Described for PNormSamples {
+    const NAME: &'static str = "pnorm_noise";
+    const ABOUT: &'static str = "draws of density ∝ exp(-eps ||b||_p) in D dimensions, per norm p (F2.1; the noise alone: no data is read, nothing is spent)";
+    const FIELDS: &'static [&'static str] = &["norms", "samples", "dimension"];
+}
+
+impl ReleaseKind for PNormSamples {
+    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+        if let Some(p) = self.norms.iter().find(|p| !(p.is_finite() && **p >= 1.0)) {
+            return Err(refuse("norms", format!("each p must be >= 1, got {p}")));
+        }
+        if self.samples == 0 || self.dimension < 2 {
+            return Err(refuse("samples", "need samples >= 1 and dimension >= 2"));
+        }
+        Ok(())
+    }
+
+    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let mut out = ReleaseOutput::default();
+        for &p in &self.norms {
+            let mech = PNormNoise::with_scale(p, 1.0 / eps)?;
+            let mut rng = log.streams.stream(&format!("analysis/l{p}"));
+            let draws: Vec<Vec<f64>> = (0..self.samples)
+                .map(|_| mech.sample(self.dimension, &mut rng))
+                .collect();
+            out.vectors
+                .insert(format!("x_l{p}"), draws.iter().map(|v| v[0]).collect());
+            out.vectors
+                .insert(format!("y_l{p}"), draws.iter().map(|v| v[1]).collect());
+        }
+        log.ledger.public(
+            "noise",
+            "none (noise only)",
+            "no data is read: the draws do not depend on any dataset",
+        );
+        Ok(out)
+    }
+}
+
+/// Basic vs advanced composition of k eps-DP mechanisms (an analytic series).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Composition {
+    /// The numbers of mechanisms k.
+    ks: Vec<u64>,
+    /// Advanced composition's slack delta'.
+    delta: f64,
+}
+
+impl Described for Composition {
+    const NAME: &'static str = "composition";
+    const ABOUT: &'static str = "total eps of k eps-DP mechanisms: basic k eps vs advanced sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1) (Dwork, Rothblum & Vadhan 2010; analytic, nothing is released)";
+    const FIELDS: &'static [&'static str] = &["ks", "delta"];
+}
+
+impl ReleaseKind for Composition {
+    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+        if self.ks.is_empty() || self.ks.contains(&0) {
+            return Err(refuse("ks", "give at least one k, each >= 1"));
+        }
+        if !(self.delta > 0.0 && self.delta < 1.0) {
+            return Err(refuse(
+                "delta",
+                format!("delta' must be in (0, 1), got {}", self.delta),
+            ));
+        }
+        Ok(())
+    }
+
+    fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
+        let eps = need_eps(Self::NAME, input.epsilon)?;
+        let series = composition::series(eps, &self.ks, self.delta)?;
+        let mut out = ReleaseOutput::default();
+        if let Some(last) = series.last() {
+            log.metrics.insert("basic_max_k".into(), last.basic);
+            log.metrics.insert("advanced_max_k".into(), last.advanced);
+        }
+        out.vectors
+            .insert("k".into(), series.iter().map(|c| c.k as f64).collect());
+        out.vectors
+            .insert("basic".into(), series.iter().map(|c| c.basic).collect());
+        out.vectors.insert(
+            "advanced".into(),
+            series.iter().map(|c| c.advanced).collect(),
+        );
+        out.vectors
+            .insert("best".into(), series.iter().map(|c| c.best()).collect());
+        if let Some(k) = composition::crossover(eps, self.delta) {
+            log.metrics.insert("crossover_k".into(), k as f64);
+        }
+        log.ledger.non_private(
+            "composition",
+            "none (analytic)",
+            "a function of eps, k and delta' only",
+        );
+        Ok(out)
+    }
+}

@@ -1,0 +1,242 @@
+//! Release and attack pipelines from specs: metrics, ledgers that add up to the budget,
+//! determinism across thread counts, refusals of the wrong kind of dataset, and the release
+//! kinds' noise scale through the spec face.
+
+mod common;
+
+use common::{by_key, run_options, write_spec};
+use epsilab::kinds::{ATTACKS, RELEASES, ReleaseInput, find};
+use epsilab::learners::TrialLog;
+use epsilab::privacy::Relation;
+use epsilab::runner::run;
+use epsilab::spec::Spec;
+use epsilab::store::read_dir_records;
+
+const SPEC: &str = r#"
+[experiment]
+name = "releases"
+trials = 4
+seed = 3
+datasets = ["u"]
+
+[dataset.u]
+source = "uniform"
+n = 500
+seed = 2
+
+[grid]
+epsilon = [0.1, 1]
+n_train = [100, 500]
+
+[[pipeline]]
+name = "mean"
+release = "laplace"
+query = "mean"
+bounds = [0, 0.5]
+
+[[pipeline]]
+name = "gaussian count"
+release = "gaussian"
+query = "count"
+at_least = 0.5
+bounds = [0, 1]
+delta = 1e-5
+tolerance = 0.1
+
+[[pipeline]]
+name = "median"
+release = "exponential_median"
+bounds = [0, 1]
+
+[[pipeline]]
+name = "composed"
+release = "composed_average"
+bounds = [0, 1]
+sum_share = 0.25
+
+[[pipeline]]
+name = "histogram"
+release = "histogram"
+bounds = [0, 1]
+bins = [0, 0.25, 0.5, 1]
+
+[report]
+x = "epsilon"
+metrics = ["abs_error"]
+"#;
+
+#[test]
+fn release_trials_record_their_metrics_and_spend_exactly_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&write_spec(dir.path(), "r.toml", SPEC)).unwrap();
+    run(&spec, &run_options(&dir.path().join("one"), 1)).unwrap();
+    run(&spec, &run_options(&dir.path().join("two"), 2)).unwrap();
+    let one = read_dir_records(&dir.path().join("one/releases")).unwrap();
+    let two = read_dir_records(&dir.path().join("two/releases")).unwrap();
+    assert_eq!(one.len(), 5 * 2 * 2 * 4);
+    for r in &one {
+        for m in ["release", "truth", "abs_error", "clamped"] {
+            assert!(r.metrics.contains_key(m), "{}: {m}", r.key);
+        }
+        let eps = r.epsilon.unwrap();
+        assert!(
+            (r.ledger.total_epsilon() - eps).abs() < 1e-12,
+            "{}: the ledger spends {} of {eps}",
+            r.key,
+            r.ledger.total_epsilon()
+        );
+        assert!(r.private && r.baseline_accuracy.is_none());
+        assert!(r.ledger.entries.iter().any(|e| e.name == "clamp"));
+        assert_eq!(r.n_train, r.params["n_train"].as_u64().unwrap() as usize);
+        let err = (r.metrics["release"] - r.metrics["truth"]).abs();
+        if r.pipeline != "histogram" {
+            assert!((err - r.metrics["abs_error"]).abs() < 1e-12);
+        }
+    }
+    // Bounds [0, 0.5] clamp about half of U(0, 1).
+    let clamped = one.iter().find(|r| r.pipeline == "mean").unwrap().metrics["clamped"];
+    assert!(clamped > 20.0, "{clamped}");
+    assert!(
+        one.iter()
+            .any(|r| r.metrics.contains_key("within_analytic"))
+    );
+    assert_eq!(by_key(one), by_key(two), "1 and 2 threads must agree");
+}
+
+#[test]
+fn scalar_sources_and_classification_datasets_are_not_mixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let learner = SPEC.replace(
+        "release = \"laplace\"\nquery = \"mean\"\nbounds = [0, 0.5]",
+        "learner = \"nb\"",
+    );
+    let spec = Spec::load(&write_spec(dir.path(), "l.toml", &learner)).unwrap();
+    let e = run(&spec, &run_options(dir.path(), 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("scalar source") && e.contains("pipeline `mean`"),
+        "{e}"
+    );
+    let table = SPEC.replace(
+        "[dataset.u]\nsource = \"uniform\"\nn = 500\nseed = 2",
+        "[dataset.u]\nsource = \"nb_sampled\"\ndimension = 3\ntheta = [0.5, 0.5]\ntrain = 600\ntest = 10",
+    );
+    let spec = Spec::load(&write_spec(dir.path(), "t.toml", &table)).unwrap();
+    let e = run(&spec, &run_options(dir.path(), 1))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("reads a scalar source"), "{e}");
+    assert!(std::fs::read_dir(dir.path()).unwrap().all(|e| {
+        let p = e.unwrap().path();
+        p.extension().is_some_and(|x| x == "toml")
+    }));
+}
+
+/// Runs a registered release kind with `fields` on `values`, trial by trial.
+fn releases(kind: &str, fields: &str, values: &[f64], eps: f64, trials: u64) -> Vec<f64> {
+    let entry = find(RELEASES, kind).unwrap();
+    let params = (entry.parse)(toml::from_str(fields).unwrap()).unwrap();
+    (0..trials)
+        .map(|seed| {
+            let mut log = TrialLog::new(seed);
+            let input = ReleaseInput {
+                values,
+                epsilon: Some(eps),
+            };
+            params.run(&input, &mut log).unwrap();
+            log.metrics["release"] - log.metrics["truth"]
+        })
+        .collect()
+}
+
+/// The Laplace mean through the spec face: E|error| = b = (hi - lo) / ((n - 1) eps). With 4000
+/// draws of |Lap(b)| (sd b) the z statistic of the mean is N(0, 1); |z| < 4.42 holds with
+/// probability 1 - 1e-5, and a scale off by ±30% gives |z| near 19.
+#[test]
+fn the_laplace_release_has_the_stated_scale_and_rejects_a_wrong_one() {
+    let values: Vec<f64> = (0..101).map(|i| i as f64 / 100.0).collect();
+    let errors = releases(
+        "laplace",
+        "query = \"mean\"\nbounds = [0, 1]",
+        &values,
+        0.5,
+        4000,
+    );
+    let b = 1.0 / (100.0 * 0.5);
+    let mean_abs = errors.iter().map(|e| e.abs()).sum::<f64>() / errors.len() as f64;
+    let z = |scale: f64| (mean_abs - scale) / (scale / (errors.len() as f64).sqrt());
+    assert!(z(b).abs() < 4.42, "z = {}", z(b));
+    assert!(z(1.3 * b).abs() > 4.42 && z(0.7 * b).abs() > 4.42);
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    assert!(mean.abs() < 4.42 * b * 2f64.sqrt() / (errors.len() as f64).sqrt());
+}
+
+/// The Gaussian release's sd is the calibrated sigma: the sample variance of 4000 draws has
+/// relative sd sqrt(2/3999) = 2.2%; |z| < 4.42 (level 1e-5), ±30% in sigma gives |z| > 10.
+#[test]
+fn the_gaussian_release_has_the_calibrated_sigma() {
+    let values = vec![0.5; 200];
+    let fields = "query = \"count\"\nbounds = [0, 1]\ndelta = 1e-5\ncalibration = \"classic\"";
+    let errors = releases("gaussian", fields, &values, 0.5, 4000);
+    let sigma = (2.0 * (1.25f64 / 1e-5).ln()).sqrt() / 0.5;
+    let var = errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64;
+    let se = (2.0 / (errors.len() as f64 - 1.0)).sqrt();
+    let z = |s: f64| (var / (s * s) - 1.0) / se;
+    assert!(z(sigma).abs() < 4.42, "z = {}", z(sigma));
+    assert!(z(1.3 * sigma).abs() > 4.42 && z(0.7 * sigma).abs() > 4.42);
+}
+
+#[test]
+fn attacks_record_success_and_the_exact_attack_always_wins() {
+    let diff = find(ATTACKS, "differencing").unwrap();
+    let exact = (diff.parse)(toml::from_str("noise = false").unwrap()).unwrap();
+    assert!(!exact.private());
+    let table = [0.0, 1.0, 1.0, 0.0, 1.0];
+    for seed in 0..20 {
+        let mut log = TrialLog::with_relation(seed, Relation::ReplaceOne);
+        let input = ReleaseInput {
+            values: &table,
+            epsilon: None,
+        };
+        exact.run(&input, &mut log).unwrap();
+        assert_eq!(log.metrics["success"], 1.0);
+        assert!(!log.ledger.is_private_within(None));
+    }
+    let noisy = (diff.parse)(toml::Table::new()).unwrap();
+    let mut log = TrialLog::with_relation(1, Relation::ReplaceOne);
+    let input = ReleaseInput {
+        values: &table,
+        epsilon: Some(0.5),
+    };
+    noisy.run(&input, &mut log).unwrap();
+    assert!(
+        (log.ledger.total_epsilon() - 1.0).abs() < 1e-12,
+        "two counts at eps each"
+    );
+    assert!(log.metrics["success_analytic"] <= log.metrics["bound"]);
+    let mut add = TrialLog::new(1);
+    assert!(
+        noisy.run(&input, &mut add).is_err(),
+        "the attack's relation is replace-one"
+    );
+
+    let vote = find(ATTACKS, "majority_vote").unwrap();
+    let vote = (vote.parse)(toml::from_str("ks = [1, 3, 101]").unwrap()).unwrap();
+    let mut log = TrialLog::with_relation(2, Relation::ReplaceOne);
+    let out = vote
+        .run(
+            &ReleaseInput {
+                values: &[],
+                epsilon: None,
+            },
+            &mut log,
+        )
+        .unwrap();
+    assert_eq!(out.vectors["k"], vec![1.0, 3.0, 101.0]);
+    let spent = log.ledger.total_epsilon();
+    assert!(
+        (spent - 105.0 * 3f64.ln()).abs() < 1e-9,
+        "every answer is recorded: {spent}"
+    );
+}
