@@ -406,7 +406,7 @@ impl<'d, 'a> Objective<'d, 'a> {
             }
             gn = self.gradient_at(&x, &mut g);
         }
-        self.finish(x, Solver::NewtonCg, it, gn, g0, target)
+        x.finish(self, Solver::NewtonCg, it, gn, g0, target)
     }
 
     /// The Newton methods' line search: halves t from 1 until F(theta + t p) satisfies
@@ -481,20 +481,6 @@ impl<'d, 'a> Objective<'d, 'a> {
         slope
     }
 
-    /// The minimiser at `x` and how the run ended, with F evaluated if still pending.
-    fn finish(
-        &self,
-        mut x: Iterate,
-        solver: Solver,
-        iterations: usize,
-        gn: f64,
-        g0: f64,
-        target: f64,
-    ) -> (Vec<f64>, Convergence) {
-        self.value_of(&mut x);
-        x.finish(solver, iterations, gn, g0, target)
-    }
-
     /// Newton's method with an Armijo backtracking line search, from `start` or 0.
     pub fn newton_from(
         &self,
@@ -549,7 +535,7 @@ impl<'d, 'a> Objective<'d, 'a> {
             }
             gn = self.gradient_at(&x, &mut g);
         }
-        self.finish(x, Solver::Newton, it, gn, g0, target)
+        x.finish(self, Solver::Newton, it, gn, g0, target)
     }
 
     /// The gradient g at `x` from its stored c; returns ||g||.
@@ -710,7 +696,7 @@ impl<'d, 'a> Objective<'d, 'a> {
             std::mem::swap(&mut g, &mut gt);
             gn = norm(&g);
         }
-        x.finish(Solver::Lbfgs, it, gn, g0, target)
+        x.finish(self, Solver::Lbfgs, it, gn, g0, target)
     }
 
     /// L-BFGS's line search along `line` from F = `f` with slope `gp` < 0: a safeguarded 1-D
@@ -803,15 +789,18 @@ struct Iterate {
 }
 
 impl Iterate {
-    /// The minimiser and how the run from gradient norm `g0` to `gn` ended.
+    /// The minimiser and how the run from gradient norm `g0` to `gn` ended (F evaluated
+    /// from the stored e if a line search left it pending).
     fn finish(
-        self,
+        mut self,
+        obj: &Objective,
         solver: Solver,
         iterations: usize,
         gn: f64,
         g0: f64,
         target: f64,
     ) -> (Vec<f64>, Convergence) {
+        obj.value_of(&mut self);
         let conv = Convergence {
             solver,
             iterations,
