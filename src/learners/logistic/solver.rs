@@ -466,7 +466,7 @@ impl<'d, 'a> Objective<'d, 'a> {
     fn derivatives_at(&self, x: &mut Iterate, u: &[f64]) -> f64 {
         let inv_n = 1.0 / self.n();
         let mut slope = 0.0;
-        for i in 0..x.z.len() {
+        for (i, &ui) in u.iter().enumerate() {
             let yi = self.y[i];
             let m = yi * x.z[i];
             let ei = (-m.abs()).exp();
@@ -476,7 +476,7 @@ impl<'d, 'a> Objective<'d, 'a> {
             x.e[i] = ei;
             x.c[i] = ci;
             x.w[i] = ei * r * r * inv_n;
-            slope += ci * u[i];
+            slope += ci * ui;
         }
         slope
     }
