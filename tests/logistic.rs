@@ -764,6 +764,7 @@ fn shared_designs_and_fits_are_bit_identical_and_keyed_by_content() {
     let train: Vec<u32> = (0..800).collect();
     let config = |kind, lambda| LrConfig {
         kind,
+        loss: epsilab::learners::logistic::Loss::Logistic,
         lambda: LambdaRule::Fixed(lambda),
         scaling: Scaling::Thesis,
         epsilon: Some(0.5),

@@ -10,6 +10,7 @@
 //! its registry. Releases and attacks of the surveys get their own trait and registry here the
 //! same way.
 
+pub mod erm;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -34,6 +35,14 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<logistic::LrObjective>(),
     learner::<logistic::LrFunctional>(),
     learner::<naive_bayes::VaidyaNb>(),
+    learner::<logistic::Svm>(),
+    learner::<logistic::SvmOutput>(),
+    learner::<logistic::SvmObjective>(),
+    learner::<erm::NoisyGd>(),
+    learner::<erm::DpSgd>(),
+    learner::<erm::InputPerturbation>(),
+    learner::<erm::Averaged>(),
+    learner::<erm::SubsampleAggregate>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).

@@ -2,7 +2,11 @@
 //! choose lambda, fit (privately or not), and record every step in the trial's ledger.
 
 use super::design::{Design, DesignParts, Encoding, labels_pm1};
-use super::mechanisms::objective_branch;
+use super::dp_sgd::SgdPlan;
+use super::ensemble::{Ensemble, fit_ensemble};
+use super::input::input_perturbation;
+use super::loss::Loss;
+use super::mechanisms::objective_branch_for;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
 use super::select::{LAMBDA_GRID, cross_validate_warm, cross_validate_with, private_select_lambda};
 use super::solver::{Objective, SolverSettings};
@@ -80,12 +84,21 @@ impl<'de> Deserialize<'de> for LambdaRule {
 pub enum LrKind {
     NonPrivate,
     Private(PrivateLrMethod),
+    /// Noisy gradient descent or DP-SGD ((ε, δ)-DP by the RDP accountant).
+    Sgd(SgdPlan),
+    /// Input perturbation, `label_share` of ε on the labels (replace-one only).
+    Input { label_share: f64 },
+    /// Several fits combined: private fits of the method (averaging), or exact fits
+    /// (subsample-and-aggregate, which ignores the method).
+    Ensemble(PrivateLrMethod, Ensemble),
 }
 
 /// A configured logistic-regression learner for one trial.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LrConfig {
     pub kind: LrKind,
+    /// The per-example loss (logistic regression or the Huber SVM).
+    pub loss: Loss,
     pub lambda: LambdaRule,
     pub scaling: Scaling,
     /// Training budget (private kinds).
@@ -244,21 +257,25 @@ impl LrConfig {
                 })?;
                 let l = choice.lambda;
                 record_model(log, l, &model);
+                self.record_distance(design, &y, l, &model, log)?;
                 return Ok(model);
             }
         };
         let mut rng = log.streams.stream("train/logistic");
-        if matches!(
-            self.kind,
-            LrKind::NonPrivate | LrKind::Private(PrivateLrMethod::Output)
-        ) && let Some(key) = Objective::regularised(design, &y, lambda).memo_key(&self.settings)
+        if self.loss == Loss::Logistic
+            && matches!(
+                self.kind,
+                LrKind::NonPrivate | LrKind::Private(PrivateLrMethod::Output)
+            )
+            && let Some(key) = Objective::regularised(design, &y, lambda).memo_key(&self.settings)
         {
             // The exact minimiser is noise-free: shared with every cell of the same key.
             log.shared.insert("fit".into(), key.to_string());
         }
         let model = self.fit_once(design, &y, lambda, &mut rng, &mut log.ledger)?;
         if let LrKind::Private(PrivateLrMethod::Objective) = self.kind {
-            let b = objective_branch(
+            let b = objective_branch_for(
+                self.loss.curvature(),
                 lambda,
                 self.epsilon.unwrap_or(f64::NAN),
                 design.n_rows(),
@@ -270,7 +287,37 @@ impl LrConfig {
             );
         }
         record_model(log, lambda, &model);
+        self.record_distance(design, &y, lambda, &model, log)?;
         Ok(model)
+    }
+
+    /// `w_distance` = ||theta_priv - theta_np||, theta_np the exact minimiser at the same
+    /// lambda on the same scaled rows (private kinds only): the privacy error the surveys plot.
+    fn record_distance(
+        &self,
+        design: &Design,
+        y: &[f64],
+        lambda: f64,
+        model: &LogisticModel,
+        log: &mut TrialLog,
+    ) -> Result<()> {
+        if self.kind == LrKind::NonPrivate {
+            return Ok(());
+        }
+        let exact = LogisticParams::new(lambda)
+            .settings(self.settings)
+            .loss(self.loss)
+            .check()?
+            .fit_design(design, y);
+        let d = exact
+            .theta
+            .iter()
+            .zip(&model.theta)
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        log.metrics.insert("w_distance".into(), d);
+        Ok(())
     }
 
     /// [`Self::design`] through the memo: a binary design depends only on the training rows'
@@ -359,6 +406,7 @@ impl LrConfig {
             LrKind::NonPrivate => {
                 let model = LogisticParams::new(lambda)
                     .settings(self.settings)
+                    .loss(self.loss)
                     .check()?
                     .fit_design(design, y);
                 ledger.non_private(
@@ -368,16 +416,84 @@ impl LrConfig {
                 );
                 Ok(model)
             }
-            LrKind::Private(method) => {
-                let eps = self
-                    .epsilon
-                    .ok_or_else(|| Error::param("epsilon", "a private LR needs a budget"))?;
-                let p = PrivateLogisticParams::new(method, eps, lambda)
-                    .settings(self.settings)
-                    .check()?;
-                Ok(p.fit_design(design, y, rng, ledger)?.model)
+            LrKind::Private(method) => self.fit_private(method, design, y, lambda, rng, ledger),
+            LrKind::Sgd(plan) => {
+                let p = plan.params(self.train_epsilon()?, lambda, self.loss);
+                Ok(p.check()?.fit_design(design, y, rng, ledger)?.model)
+            }
+            LrKind::Input { label_share } => {
+                let (t, c) = input_perturbation(
+                    self.loss,
+                    design,
+                    y,
+                    lambda,
+                    self.train_epsilon()?,
+                    label_share,
+                    &self.settings,
+                    rng,
+                    ledger,
+                )?;
+                Ok(LogisticModel::new(t, Some(c), design))
+            }
+            LrKind::Ensemble(method, ensemble) => {
+                let theta = fit_ensemble(
+                    ensemble,
+                    design.n_rows(),
+                    self.train_epsilon()?,
+                    rng,
+                    ledger,
+                    |rows, eps, rng, ledger| {
+                        let sub = rows.map(|r| design.subset(r));
+                        let ys: Vec<f64> = match rows {
+                            Some(r) => r.iter().map(|&i| y[i]).collect(),
+                            None => y.to_vec(),
+                        };
+                        let d = sub.as_ref().unwrap_or(design);
+                        let model = match eps {
+                            Some(e) => LrConfig {
+                                epsilon: Some(e),
+                                ..*self
+                            }
+                            .fit_private(method, d, &ys, lambda, rng, ledger)?,
+                            None => LrConfig {
+                                kind: LrKind::NonPrivate,
+                                ..*self
+                            }
+                            .fit_once(d, &ys, lambda, rng, ledger)?,
+                        };
+                        Ok(model.theta.to_vec())
+                    },
+                )?;
+                ledger.public(
+                    "aggregate",
+                    &ensemble.describe(),
+                    "post-processing of the private releases",
+                );
+                Ok(LogisticModel::new(theta, None, design))
             }
         }
+    }
+
+    fn train_epsilon(&self) -> Result<f64> {
+        self.epsilon
+            .ok_or_else(|| Error::param("epsilon", "a private learner needs a budget"))
+    }
+
+    /// One output- or objective-perturbation (or functional-mechanism) fit at the training ε.
+    fn fit_private(
+        &self,
+        method: PrivateLrMethod,
+        design: &Design,
+        y: &[f64],
+        lambda: f64,
+        rng: &mut Rng,
+        ledger: &mut Ledger,
+    ) -> Result<LogisticModel> {
+        let p = PrivateLogisticParams::new(method, self.train_epsilon()?, lambda)
+            .settings(self.settings)
+            .loss(self.loss)
+            .check()?;
+        Ok(p.fit_design(design, y, rng, ledger)?.model)
     }
 }
 
@@ -496,6 +612,7 @@ mod tests {
     fn config(scaling: Scaling) -> LrConfig {
         LrConfig {
             kind: LrKind::NonPrivate,
+            loss: Loss::Logistic,
             lambda: LambdaRule::Fixed(1.0),
             scaling,
             epsilon: None,

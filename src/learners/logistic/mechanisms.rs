@@ -10,6 +10,8 @@
 //! l'' x x^T of rank one and norm <= c.
 
 use super::design::Design;
+use super::erm::minimise;
+use super::loss::Loss;
 use super::linalg::{solve_spd, symmetric_eigen};
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
@@ -65,17 +67,42 @@ pub fn output_perturbation(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence)> {
+    output_perturbation_for(
+        Loss::Logistic,
+        design,
+        y,
+        lambda,
+        epsilon,
+        settings,
+        rng,
+        ledger,
+    )
+}
+
+/// [`output_perturbation`] for any loss with |l'| <= 1 (the Huber SVM loss too): the proof
+/// uses only that bound and lambda-strong convexity, so the sensitivity is the same.
+#[allow(clippy::too_many_arguments)]
+pub fn output_perturbation_for(
+    loss: Loss,
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    epsilon: f64,
+    settings: &SolverSettings,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, Convergence)> {
     check_unit_rows(design)?;
     crate::privacy::check_positive("lambda", lambda)?;
     let relation = ledger.relation();
     let mech = L2Mechanism::new(output_sensitivity(lambda, relation), epsilon, relation)?;
-    let (mut theta, conv) = Objective::regularised(design, y, lambda).minimise(settings);
+    let (mut theta, conv) = minimise(loss, &Objective::regularised(design, y, lambda), settings);
+    let label = format!(
+        "l2 vector mechanism (output perturbation, Algorithm 6; {})",
+        loss.describe()
+    );
     let b = ledger
-        .charge(
-            "train",
-            "l2 vector mechanism (output perturbation, Algorithm 6)",
-            mech,
-        )?
+        .charge("train", &label, mech)?
         .sample(theta.len(), rng);
     theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
     Ok((theta, conv))
@@ -113,7 +140,17 @@ pub fn objective_branch(
     n: usize,
     relation: Relation,
 ) -> ObjectiveBranch {
-    let c = LOGISTIC_C;
+    objective_branch_for(LOGISTIC_C, lambda, epsilon, n, relation)
+}
+
+/// [`objective_branch`] for a loss with l'' <= c (c = 1/(2h) for the Huber SVM loss).
+pub fn objective_branch_for(
+    c: f64,
+    lambda: f64,
+    epsilon: f64,
+    n: usize,
+    relation: Relation,
+) -> ObjectiveBranch {
     // Number of rank-one Hessian terms that differ between neighbours.
     let k = relation.doubled_for_replace(1.0);
     let sens = objective_noise_sensitivity(relation);
@@ -193,31 +230,74 @@ pub fn objective_perturbation(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
+    objective_perturbation_for(
+        Loss::Logistic,
+        design,
+        y,
+        lambda,
+        epsilon,
+        settings,
+        rng,
+        ledger,
+    )
+}
+
+/// [`objective_perturbation`] for any loss with |l'| <= 1 and 0 <= l'' <= c = `loss.curvature()`
+/// (Chaudhuri et al. 2011, Theorem 9 with their c; the Huber SVM loss has c = 1/(2h), and its
+/// l'' is defined everywhere but at the two kinks, a null set of theta, which the density
+/// argument ignores). The proof above holds with 1/4 replaced by c.
+#[allow(clippy::too_many_arguments)]
+pub fn objective_perturbation_for(
+    loss: Loss,
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    epsilon: f64,
+    settings: &SolverSettings,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
     check_unit_rows(design)?;
     crate::privacy::check_positive("lambda", lambda)?;
     crate::privacy::check_epsilon(epsilon)?;
     let n = design.n_rows();
     let relation = ledger.relation();
-    let branch = objective_branch(lambda, epsilon, n, relation);
+    let branch = objective_branch_for(loss.curvature(), lambda, epsilon, n, relation);
     // The noise enters the objective; the proof above gives eps for beta = Delta_b / eps'.
     let mech = L2Mechanism::with_map(
         L2Noise::with_scale(branch.noise_scale)?,
         PrivacyMap::pure(objective_noise_sensitivity(relation), epsilon, relation)?,
     );
     let label = format!(
-        "l2 vector mechanism (objective perturbation, Algorithm 7; eps' = {:.6}, Delta = {:.3e})",
-        branch.eps_prime, branch.delta
+        "l2 vector mechanism (objective perturbation, Algorithm 7; {}, c = {}; eps' = {:.6}, Delta = {:.3e})",
+        loss.describe(),
+        loss.curvature(),
+        branch.eps_prime,
+        branch.delta
     );
     let b = ledger
         .charge("train", &label, mech)?
         .sample(design.dim(), rng);
     let (theta, conv) =
-        objective_perturbation_with_noise(design, y, lambda, &b, branch.delta, settings);
+        objective_perturbation_with_noise_for(loss, design, y, lambda, &b, branch.delta, settings);
     Ok((theta, conv, branch))
 }
 
 /// argmin J(theta) + b.theta/N + (Delta/2)||theta||^2 for a given noise vector b.
 pub fn objective_perturbation_with_noise(
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    b: &[f64],
+    delta: f64,
+    settings: &SolverSettings,
+) -> (Vec<f64>, Convergence) {
+    objective_perturbation_with_noise_for(Loss::Logistic, design, y, lambda, b, delta, settings)
+}
+
+/// [`objective_perturbation_with_noise`] for any loss.
+pub fn objective_perturbation_with_noise_for(
+    loss: Loss,
     design: &Design,
     y: &[f64],
     lambda: f64,
@@ -232,7 +312,7 @@ pub fn objective_perturbation_with_noise(
         reg: lambda / n + delta,
         lin: b.iter().map(|v| v / n).collect(),
     };
-    obj.minimise(settings)
+    minimise(loss, &obj, settings)
 }
 
 /// The two sensitivity bounds of the functional mechanism.
