@@ -10,7 +10,7 @@ const TEST_TRIALS: usize = 20_000;
 const LR_TEST_TRIALS: usize = 10_000;
 
 fn is_lr(m: &dyn Auditable) -> bool {
-    m.name().starts_with("lr_")
+    m.name().starts_with("lr_") || m.name().starts_with("svm_")
 }
 
 #[test]

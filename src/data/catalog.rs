@@ -4,7 +4,7 @@
 //! generator), how labels map to classes, and how the split is drawn. Specs may add their own
 //! definitions inline with the same fields.
 
-pub use super::synthetic::{NbProxyDef, NbSampledDef, ToyGaussianDef};
+pub use super::synthetic::{LogisticBallDef, NbProxyDef, NbSampledDef, ToyGaussianDef};
 use super::{
     BinaryMatrix, Dataset, Features, PublicBounds, SplitRule, csv_source, files, libsvm, synthetic,
 };
@@ -57,6 +57,7 @@ pub enum DatasetDef {
     Libsvm(LibsvmDef),
     Csv(CsvDef),
     ToyGaussian(ToyGaussianDef),
+    LogisticBall(LogisticBallDef),
     NbSampled(NbSampledDef),
     NbProxy(NbProxyDef),
 }
@@ -265,6 +266,9 @@ impl Catalog {
             DatasetDef::Libsvm(d) => load_libsvm(name, d, base, &dir.0),
             DatasetDef::Csv(d) => load_csv(name, d, base, &dir.0),
             DatasetDef::ToyGaussian(d) => Ok(synthetic::toy_gaussian(name, &title(&d.title), d)),
+            DatasetDef::LogisticBall(d) => {
+                Ok(synthetic::logistic_ball(name, &title(&d.title), d))
+            }
             DatasetDef::NbSampled(d) => Ok(synthetic::nb_sampled(name, &title(&d.title), d)),
             DatasetDef::NbProxy(d) => {
                 if d.of == name {

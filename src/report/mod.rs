@@ -360,6 +360,7 @@ pub fn dataset_title(spec: &Spec, name: &str) -> String {
         Some(Libsvm(d)) => d.title.clone(),
         Some(Csv(d)) => d.title.clone(),
         Some(ToyGaussian(d)) => d.title.clone(),
+        Some(LogisticBall(d)) => d.title.clone(),
         Some(NbSampled(d)) => d.title.clone(),
         Some(NbProxy(d)) => d.title.clone(),
         None => None,
