@@ -151,9 +151,14 @@ impl Auditable for SubsampleAggregate {
             bound: 1.0,
         };
         let mut ledger = Ledger::new(Relation::AddRemove);
-        fit_ensemble(ensemble, values.len(), 1.0, rng, &mut ledger, |rows, _, _, _| {
-            Ok(block_mean(&values, rows))
-        })
+        fit_ensemble(
+            ensemble,
+            values.len(),
+            1.0,
+            rng,
+            &mut ledger,
+            |rows, _, _, _| Ok(block_mean(&values, rows)),
+        )
         .expect("valid ensemble")[0]
     }
 }

@@ -238,7 +238,13 @@ impl LrObjective {
     /// The Huber SVM's objective perturbation (c = 1/(2h) = 1) on the same neighbours
     /// (`lambda = 1`: direct branch; `lambda = 0.01`: Delta branch), or the ignore-Delta mutant.
     pub fn huber(epsilon: f64, lambda: f64, ignore_delta: bool) -> Self {
-        let mut a = Self::build_for(Loss::HUBER_SVM, epsilon, lambda, ignore_delta, Relation::AddRemove);
+        let mut a = Self::build_for(
+            Loss::HUBER_SVM,
+            epsilon,
+            lambda,
+            ignore_delta,
+            Relation::AddRemove,
+        );
         a.name = match (ignore_delta, a.branch_direct()) {
             (true, _) => "svm_objective_ignore_delta",
             (false, true) => "svm_objective",

@@ -266,9 +266,7 @@ impl Catalog {
             DatasetDef::Libsvm(d) => load_libsvm(name, d, base, &dir.0),
             DatasetDef::Csv(d) => load_csv(name, d, base, &dir.0),
             DatasetDef::ToyGaussian(d) => Ok(synthetic::toy_gaussian(name, &title(&d.title), d)),
-            DatasetDef::LogisticBall(d) => {
-                Ok(synthetic::logistic_ball(name, &title(&d.title), d))
-            }
+            DatasetDef::LogisticBall(d) => Ok(synthetic::logistic_ball(name, &title(&d.title), d)),
             DatasetDef::NbSampled(d) => Ok(synthetic::nb_sampled(name, &title(&d.title), d)),
             DatasetDef::NbProxy(d) => {
                 if d.of == name {

@@ -59,11 +59,12 @@ pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset 
     let mut labels = Vec::with_capacity(n);
     let scale = 1.0 / (2.0 * (d as f64).sqrt());
     for mut row in x.rows_mut() {
-        row.iter_mut()
-            .for_each(|v| *v = {
+        row.iter_mut().for_each(|v| {
+            *v = {
                 let z: f64 = StandardNormal.sample(&mut rng);
                 scale * z
-            });
+            }
+        });
         let norm = row.dot(&row).sqrt();
         if norm > 1.0 {
             row.iter_mut().for_each(|v| *v /= norm);

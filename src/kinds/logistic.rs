@@ -83,7 +83,11 @@ impl<const M: u8> Logistic<M> {
     }
 
     fn loss(&self) -> Loss {
-        if M >= 4 { Loss::HUBER_SVM } else { Loss::Logistic }
+        if M >= 4 {
+            Loss::HUBER_SVM
+        } else {
+            Loss::Logistic
+        }
     }
 }
 

@@ -30,8 +30,8 @@
 //! allocates nothing.
 
 use super::LogisticModel;
-pub use super::loss::Loss;
 use super::design::Design;
+pub use super::loss::Loss;
 use crate::error::{Error, Result};
 use crate::privacy::accountant::{
     Guarantee, SubsampledGaussian, default_delta, noise_multiplier_for,

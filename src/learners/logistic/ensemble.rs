@@ -130,7 +130,9 @@ where
             let label = format!(
                 "l2 mechanism on the mean of {k} clipped block estimates (subsample-and-aggregate, box [-{bound}, {bound}])"
             );
-            let noise = ledger.charge("train", &label, mech)?.sample(theta.len(), rng);
+            let noise = ledger
+                .charge("train", &label, mech)?
+                .sample(theta.len(), rng);
             theta.iter_mut().zip(&noise).for_each(|(t, z)| *t += z);
             Ok(theta)
         }

@@ -9,7 +9,11 @@ use crate::learners::logistic::linalg::solve_spd;
 
 /// argmin of `objective`'s F with the per-example loss `loss` (the objective's design, labels,
 /// regulariser and linear term).
-pub fn minimise(loss: Loss, objective: &Objective, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
+pub fn minimise(
+    loss: Loss,
+    objective: &Objective,
+    settings: &SolverSettings,
+) -> (Vec<f64>, Convergence) {
     match loss {
         Loss::Logistic => objective.minimise(settings),
         Loss::Huber { .. } => newton(loss, objective, settings),
@@ -98,10 +102,19 @@ mod tests {
     /// logistic path is the solver's own.
     #[test]
     fn huber_minimiser_is_stationary_and_logistic_is_the_solvers() {
-        let x = Array2::from_shape_fn((60, 3), |(i, j)| (((i * 7 + j * 3) % 11) as f64 - 5.0) / 12.0);
-        let y: Vec<f64> = (0..60).map(|i| if (i * 5) % 7 < 3 { 1.0 } else { -1.0 }).collect();
+        let x = Array2::from_shape_fn((60, 3), |(i, j)| {
+            (((i * 7 + j * 3) % 11) as f64 - 5.0) / 12.0
+        });
+        let y: Vec<f64> = (0..60)
+            .map(|i| if (i * 5) % 7 < 3 { 1.0 } else { -1.0 })
+            .collect();
         let design = Design::dense(x.view());
-        let o = Objective { design: &design, y: &y, reg: 0.05, lin: vec![0.01, -0.02, 0.0] };
+        let o = Objective {
+            design: &design,
+            y: &y,
+            reg: 0.05,
+            lin: vec![0.01, -0.02, 0.0],
+        };
         let s = SolverSettings::default();
         let (theta, conv) = minimise(Loss::HUBER_SVM, &o, &s);
         assert!(conv.converged, "{conv:?}");

@@ -87,7 +87,9 @@ pub enum LrKind {
     /// Noisy gradient descent or DP-SGD ((ε, δ)-DP by the RDP accountant).
     Sgd(SgdPlan),
     /// Input perturbation, `label_share` of ε on the labels (replace-one only).
-    Input { label_share: f64 },
+    Input {
+        label_share: f64,
+    },
     /// Several fits combined: private fits of the method (averaging), or exact fits
     /// (subsample-and-aggregate, which ignores the method).
     Ensemble(PrivateLrMethod, Ensemble),

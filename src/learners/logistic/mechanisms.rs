@@ -11,8 +11,8 @@
 
 use super::design::Design;
 use super::erm::minimise;
-use super::loss::Loss;
 use super::linalg::{solve_spd, symmetric_eigen};
+use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
 use crate::privacy::{L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap, Relation};

@@ -21,8 +21,8 @@ pub mod design;
 pub mod dp_sgd;
 pub mod ensemble;
 pub mod erm;
-pub mod input;
 pub mod harness;
+pub mod input;
 pub mod linalg;
 pub mod loss;
 pub mod mechanisms;
@@ -31,8 +31,8 @@ pub mod select;
 pub mod solver;
 
 pub use design::{Design, Encoding, labels_pm1};
-pub use loss::Loss;
 pub use harness::{LambdaRule, LrConfig, LrKind, Scaling};
+pub use loss::Loss;
 pub use mechanisms::{FmInfo, FmSensitivity, ObjectiveBranch};
 pub use preprocess::{Preprocessing, RowScaling};
 pub use select::{LAMBDA_GRID, LambdaChoice};
@@ -329,10 +329,9 @@ impl PrivateLogisticValidParams {
                 }
             }
             PrivateLrMethod::Objective => {
-                let (t, c, b) =
-                    mechanisms::objective_perturbation_for(
-                        self.loss, design, y, l, e, s, rng, ledger,
-                    )?;
+                let (t, c, b) = mechanisms::objective_perturbation_for(
+                    self.loss, design, y, l, e, s, rng, ledger,
+                )?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: Some(b),
