@@ -156,6 +156,11 @@ fn logistic_regression_audits_pass_and_mutants_are_caught() {
             "lr_output_replace_one",
             "lr_objective_replace_one",
             "lr_objective_delta_branch_replace_one",
+            "svm_output",
+            "svm_output_lambda_as_big_lambda",
+            "svm_objective",
+            "svm_objective_delta_branch",
+            "svm_objective_ignore_delta",
         ],
         "{table}"
     );

@@ -540,6 +540,7 @@ impl FileSet<'_> {
             feature_names,
             split,
             bounds,
+            truth: None,
         })
     }
 }

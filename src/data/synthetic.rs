@@ -81,6 +81,7 @@ pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset 
         feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
+        truth: Some(w),
     }
 }
 
@@ -163,6 +164,7 @@ pub fn logistic_binary(
         split: SplitRule::Fixed { n_train: n },
         feature_names: None,
         bounds: None,
+        truth: None,
     }
 }
 
@@ -186,6 +188,7 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Dataset {
         feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
+        truth: None,
     }
 }
 
@@ -207,6 +210,7 @@ pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
         feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
+        truth: None,
     }
 }
 
@@ -244,6 +248,7 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         feature_names: source.feature_names.clone(),
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
+        truth: None,
     })
 }
 

@@ -166,7 +166,7 @@ pub fn check_lambda_rule(
     private: bool,
 ) -> std::result::Result<(), Refusal> {
     match lambda {
-        Some(LambdaRule::Fixed(l)) if !(l.is_finite() && l > 0.0) => {
+        Some(LambdaRule::Fixed(l) | LambdaRule::PerExample(l)) if !(l.is_finite() && l > 0.0) => {
             Err(refuse("lambda", format!("must be finite and > 0, got {l}")))
         }
         Some(_) if grid.contains(&Axis::Lambda) => {

@@ -7,6 +7,7 @@ pub mod figure;
 pub mod html;
 pub mod pgf;
 pub mod reproduction;
+pub mod slope;
 pub mod table;
 pub mod verdict;
 

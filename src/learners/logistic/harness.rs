@@ -43,6 +43,11 @@ pub enum Scaling {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LambdaRule {
     Fixed(f64),
+    /// Chaudhuri et al.'s per-example Lambda (spec `{ per_example = L }`): the thesis's lambda
+    /// is N Lambda, so the regulariser's weight per example stays fixed as N grows. N is the
+    /// number of training rows, public under replace-one and, like every N here, treated as
+    /// public under add/remove (as the thesis's own lambda = N Lambda is).
+    PerExample(f64),
     /// 5-fold cross-validation of the same learner over {1e-3, ..., 1e5}: NOT private.
     CrossValidation,
     /// Exponential mechanism over validation accuracies on held-out parts (Chaudhuri et al.
@@ -54,6 +59,12 @@ impl Serialize for LambdaRule {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         match self {
             LambdaRule::Fixed(l) => s.serialize_f64(*l),
+            LambdaRule::PerExample(l) => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("per_example", l)?;
+                m.end()
+            }
             LambdaRule::CrossValidation => s.serialize_str("cv"),
             LambdaRule::Private => s.serialize_str("private"),
         }
@@ -67,13 +78,15 @@ impl<'de> Deserialize<'de> for LambdaRule {
         enum Raw {
             Num(f64),
             Str(String),
+            PerExample { per_example: f64 },
         }
         match Raw::deserialize(d)? {
             Raw::Num(l) => Ok(LambdaRule::Fixed(l)),
+            Raw::PerExample { per_example } => Ok(LambdaRule::PerExample(per_example)),
             Raw::Str(s) if s == "cv" => Ok(LambdaRule::CrossValidation),
             Raw::Str(s) if s == "private" => Ok(LambdaRule::Private),
             Raw::Str(s) => Err(serde::de::Error::custom(format!(
-                "lambda must be a number, \"cv\" or \"private\", got \"{s}\""
+                "lambda must be a number, {{ per_example = Lambda }}, \"cv\" or \"private\", got \"{s}\""
             ))),
         }
     }
@@ -203,6 +216,7 @@ impl LrConfig {
         let y = labels_pm1(data, train)?;
         let lambda = match self.lambda {
             LambdaRule::Fixed(l) => l,
+            LambdaRule::PerExample(l) => l * design.n_rows() as f64,
             LambdaRule::CrossValidation => {
                 let mut rng = log.streams.stream("lambda/cv");
                 let choice = crate::profile::time("cv", || {
@@ -259,7 +273,7 @@ impl LrConfig {
                 })?;
                 let l = choice.lambda;
                 record_model(log, l, &model);
-                self.record_distance(design, &y, l, &model, log)?;
+                self.record_distance(design, &y, l, &model, data.truth.as_deref(), log)?;
                 return Ok(model);
             }
         };
@@ -289,36 +303,54 @@ impl LrConfig {
             );
         }
         record_model(log, lambda, &model);
-        self.record_distance(design, &y, lambda, &model, log)?;
+        self.record_distance(design, &y, lambda, &model, data.truth.as_deref(), log)?;
         Ok(model)
     }
 
     /// `w_distance` = ||theta_priv - theta_np||, theta_np the exact minimiser at the same
     /// lambda on the same scaled rows (private kinds only): the privacy error the surveys plot.
+    /// With a synthetic source's true weights w* (rows already in the unit ball, so theta is on
+    /// the source's scale) also `sampling_error` = ||theta_np - w*||.
     fn record_distance(
         &self,
         design: &Design,
         y: &[f64],
         lambda: f64,
         model: &LogisticModel,
+        truth: Option<&[f64]>,
         log: &mut TrialLog,
     ) -> Result<()> {
-        if self.kind == LrKind::NonPrivate {
+        let truth = truth.filter(|w| w.len() == design.dim());
+        if self.kind == LrKind::NonPrivate && truth.is_none() {
             return Ok(());
         }
-        let exact = LogisticParams::new(lambda)
-            .settings(self.settings)
-            .loss(self.loss)
-            .check()?
-            .fit_design(design, y);
-        let d = exact
-            .theta
-            .iter()
-            .zip(&model.theta)
-            .map(|(a, b)| (a - b).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        log.metrics.insert("w_distance".into(), d);
+        let distance = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        let exact = match self.kind {
+            LrKind::NonPrivate => model.theta.to_vec(),
+            _ => {
+                let exact = LogisticParams::new(lambda)
+                    .settings(self.settings)
+                    .loss(self.loss)
+                    .check()?
+                    .fit_design(design, y);
+                let d = distance(
+                    exact.theta.as_slice().expect("contiguous"),
+                    model.theta.as_slice().expect("contiguous"),
+                );
+                log.metrics.insert("w_distance".into(), d);
+                exact.theta.to_vec()
+            }
+        };
+        if let Some(w) = truth {
+            log.metrics
+                .insert("sampling_error".into(), distance(&exact, w));
+        }
         Ok(())
     }
 
