@@ -370,6 +370,7 @@ fn binary_dataset(n: usize, d: usize, k: usize, tag: &str) -> Dataset {
         class_names: vec!["0".into(), "1".into()],
         split: SplitRule::Fixed { n_train: n / 2 },
         bounds: None,
+        truth: None,
         feature_names: None,
     }
 }

@@ -295,7 +295,7 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
             out,
             "- {} — **{}**{}",
             c.text,
-            super::slope::describe_slope(c, sv, &axis),
+            super::slope::describe_slope(c, sv, axis),
             c.note
                 .as_deref()
                 .filter(|_| !matches!(sv, super::slope::SlopeVerdict::Holds { .. }))

@@ -54,9 +54,9 @@ pub fn fit_loglog(points: &[(f64, f64)]) -> Option<LogLogFit> {
     if n < 3 {
         return None;
     }
-    let (mx, my) = pts
-        .iter()
-        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n as f64, b + y / n as f64));
+    let (mx, my) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| {
+        (a + x / n as f64, b + y / n as f64)
+    });
     let sxx: f64 = pts.iter().map(|(x, _)| (x - mx).powi(2)).sum();
     if sxx <= 0.0 {
         return None;
@@ -82,7 +82,9 @@ fn points(spec: &Spec, records: &[TrialRecord], c: &PaperSlope, metric: &str) ->
     let in_range = |x: f64| c.x_min.is_none_or(|m| x >= m) && c.x_max.is_none_or(|m| x <= m);
     records
         .iter()
-        .filter(|r| r.dataset == c.dataset && r.pipeline == c.pipeline && params_match(r, &c.params))
+        .filter(|r| {
+            r.dataset == c.dataset && r.pipeline == c.pipeline && params_match(r, &c.params)
+        })
         .filter_map(|r| {
             let x = x_position(spec, r.params.get(axis)?);
             Some((x, metric_value(r, metric)?))
@@ -143,7 +145,10 @@ mod tests {
             .map(|&x: &f64| (x, 3.0 * x.powf(-0.5)))
             .collect();
         let f = fit_loglog(&exact).unwrap();
-        assert!((f.slope + 0.5).abs() < 1e-12 && f.half_width < 1e-9, "{f:?}");
+        assert!(
+            (f.slope + 0.5).abs() < 1e-12 && f.half_width < 1e-9,
+            "{f:?}"
+        );
         assert!((f.intercept - 3f64.log10()).abs() < 1e-12);
         let noisy: Vec<(f64, f64)> = exact
             .iter()
@@ -151,7 +156,10 @@ mod tests {
             .map(|(i, &(x, y))| (x, y * if i % 2 == 0 { 1.3 } else { 0.7 }))
             .collect();
         let g = fit_loglog(&noisy).unwrap();
-        assert!(g.half_width > 0.05 && (g.slope + 0.5).abs() < g.half_width, "{g:?}");
+        assert!(
+            g.half_width > 0.05 && (g.slope + 0.5).abs() < g.half_width,
+            "{g:?}"
+        );
         assert!(fit_loglog(&exact[..2]).is_none());
     }
 }

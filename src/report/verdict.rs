@@ -6,8 +6,8 @@
 //! x values where both series exist is >= `margin`; a series without the x axis (a reference
 //! line) counts at every x.
 
-use super::{is_accuracy, x_position, x_text};
 use super::slope::{SlopeVerdict, slope_verdict};
+use super::{is_accuracy, x_position, x_text};
 use crate::spec::{PaperCell, PaperClaim, PaperSlope, Spec};
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
