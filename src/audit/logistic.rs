@@ -30,7 +30,7 @@
 use super::{Auditable, Side};
 use crate::learners::logistic::Loss;
 use crate::learners::logistic::mechanisms::{
-    objective_branch_for, objective_perturbation_with_noise_for, output_perturbation_for,
+    objective_branch_for, objective_perturbation_with_noise_for, output_perturbation,
 };
 use crate::learners::logistic::{
     Design, FmSensitivity, PrivateLogisticParams, PrivateLrMethod, SolverSettings,
@@ -202,7 +202,7 @@ impl Auditable for LrOutput {
         let (x, y) = self.data.side(side);
         let design = Design::dense(x.view());
         let run_eps = self.epsilon * design.n_rows() as f64;
-        let (theta, _) = output_perturbation_for(
+        let (theta, _) = output_perturbation(
             self.loss,
             &design,
             y,

@@ -4,7 +4,7 @@
 //! `input_perturbation` (replace-one), `averaged` (m models, sequential or parallel) and
 //! `subsample_aggregate` (Smith 2011). One struct; each kind reads only its `FIELDS`.
 
-use super::logistic::check_lambda_rule;
+use super::logistic::{check_lambda_rule, lambda_at};
 use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
 use crate::error::Result;
 use crate::learners::Learner;
@@ -231,11 +231,7 @@ impl<const K: u8> LearnerKind for Erm<K> {
     }
 
     fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner> {
-        let lambda = match (at.lambda, self.lambda) {
-            (Some(l), _) => LambdaRule::Fixed(l),
-            (None, Some(rule)) => rule,
-            (None, None) => LambdaRule::Fixed(1.0),
-        };
+        let lambda = lambda_at(at, self.lambda);
         Ok(Learner::Logistic(LrConfig {
             kind: self.kind(),
             loss: match self.loss.unwrap_or_default() {

@@ -126,12 +126,7 @@ impl<const M: u8> LearnerKind for Logistic<M> {
     }
 
     fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner> {
-        let lambda = match (at.lambda, self.lambda) {
-            (Some(l), _) => LambdaRule::Fixed(l),
-            (None, Some(rule)) => rule,
-            // The functional mechanism has no lambda.
-            (None, None) => LambdaRule::Fixed(1.0),
-        };
+        let lambda = lambda_at(at, self.lambda);
         Ok(Learner::Logistic(LrConfig {
             kind: self.kind(),
             loss: self.loss(),
@@ -181,5 +176,15 @@ pub fn check_lambda_rule(
             "private lambda selection needs a private learner",
         )),
         _ => Ok(()),
+    }
+}
+
+/// The cell's lambda: its grid value, else the pipeline's rule, else 1 (the functional
+/// mechanism reads none).
+pub fn lambda_at(at: &GridValues, rule: Option<LambdaRule>) -> LambdaRule {
+    match (at.lambda, rule) {
+        (Some(l), _) => LambdaRule::Fixed(l),
+        (None, Some(rule)) => rule,
+        (None, None) => LambdaRule::Fixed(1.0),
     }
 }

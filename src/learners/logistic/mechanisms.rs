@@ -58,31 +58,10 @@ pub fn output_sensitivity(lambda: f64, relation: Relation) -> f64 {
 ///   eps-DP.
 /// * Proof sketch: L2 mechanism with that L2 sensitivity (privacy::l2); the solver must reach
 ///   the exact minimiser, which the recorded convergence documents.
-pub fn output_perturbation(
-    design: &Design,
-    y: &[f64],
-    lambda: f64,
-    epsilon: f64,
-    settings: &SolverSettings,
-    rng: &mut Rng,
-    ledger: &mut Ledger,
-) -> Result<(Vec<f64>, Convergence)> {
-    output_perturbation_for(
-        Loss::Logistic,
-        design,
-        y,
-        lambda,
-        epsilon,
-        settings,
-        rng,
-        ledger,
-    )
-}
-
-/// [`output_perturbation`] for any loss with |l'| <= 1 (the Huber SVM loss too): the proof
-/// uses only that bound and lambda-strong convexity, so the sensitivity is the same.
+///
+/// Any loss with |l'| <= 1 (the Huber SVM loss too): the proof uses only that bound and lambda-strong convexity, so the sensitivity is the same.
 #[allow(clippy::too_many_arguments)]
-pub fn output_perturbation_for(
+pub fn output_perturbation(
     loss: Loss,
     design: &Design,
     y: &[f64],
@@ -220,34 +199,13 @@ pub fn objective_branch_table(
 ///   on both branches (direct: eps' = eps - ln(1 + c/lambda); else eps' = eps/2 and
 ///   ln(1 + c/L) = eps/2). Under replace-one two rank-one terms and two gradients differ,
 ///   hence k = 2 and Delta_b = 2 (Chaudhuri et al.).
-#[allow(clippy::too_many_arguments)]
-pub fn objective_perturbation(
-    design: &Design,
-    y: &[f64],
-    lambda: f64,
-    epsilon: f64,
-    settings: &SolverSettings,
-    rng: &mut Rng,
-    ledger: &mut Ledger,
-) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
-    objective_perturbation_for(
-        Loss::Logistic,
-        design,
-        y,
-        lambda,
-        epsilon,
-        settings,
-        rng,
-        ledger,
-    )
-}
-
-/// [`objective_perturbation`] for any loss with |l'| <= 1 and 0 <= l'' <= c = `loss.curvature()`
+///
+/// Any loss with |l'| <= 1 and 0 <= l'' <= c = `loss.curvature()`
 /// (Chaudhuri et al. 2011, Theorem 9 with their c; the Huber SVM loss has c = 1/(2h), and its
 /// l'' is defined everywhere but at the two kinks, a null set of theta, which the density
 /// argument ignores). The proof above holds with 1/4 replaced by c.
 #[allow(clippy::too_many_arguments)]
-pub fn objective_perturbation_for(
+pub fn objective_perturbation(
     loss: Loss,
     design: &Design,
     y: &[f64],

@@ -319,9 +319,8 @@ impl PrivateLogisticValidParams {
         let (e, l, s) = (self.epsilon, self.lambda, &self.settings);
         Ok(match self.method {
             PrivateLrMethod::Output => {
-                let (t, c) = mechanisms::output_perturbation_for(
-                    self.loss, design, y, l, e, s, rng, ledger,
-                )?;
+                let (t, c) =
+                    mechanisms::output_perturbation(self.loss, design, y, l, e, s, rng, ledger)?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: None,
@@ -329,9 +328,8 @@ impl PrivateLogisticValidParams {
                 }
             }
             PrivateLrMethod::Objective => {
-                let (t, c, b) = mechanisms::objective_perturbation_for(
-                    self.loss, design, y, l, e, s, rng, ledger,
-                )?;
+                let (t, c, b) =
+                    mechanisms::objective_perturbation(self.loss, design, y, l, e, s, rng, ledger)?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: Some(b),
