@@ -281,7 +281,8 @@ impl LrConfig {
         if self.loss == Loss::Logistic
             && matches!(
                 self.kind,
-                LrKind::NonPrivate | LrKind::Private(PrivateLrMethod::Output)
+                LrKind::NonPrivate
+                    | LrKind::Private(PrivateLrMethod::Output | PrivateLrMethod::OutputLambdaTwice)
             )
             && let Some(key) = Objective::regularised(design, &y, lambda).memo_key(&self.settings)
         {

@@ -19,6 +19,14 @@ use crate::privacy::{L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap, Relation
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
+/// Nothing for the logistic loss (the thesis's labels), else "; <loss>, c = <c>".
+fn loss_note(loss: Loss) -> String {
+    match loss {
+        Loss::Logistic => String::new(),
+        _ => format!("; {}, c = {}", loss.describe(), loss.curvature()),
+    }
+}
+
 /// The constant c bounding |l''| for the logistic loss (Chaudhuri et al. 2011).
 pub const LOGISTIC_C: f64 = 0.25;
 
@@ -71,18 +79,53 @@ pub fn output_perturbation(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence)> {
+    output_perturbation_as(
+        loss, design, y, lambda, epsilon, settings, false, rng, ledger,
+    )
+}
+
+/// [`output_perturbation`], or with `lambda_twice` its ablation variant calibrated for the
+/// sensitivity divided by N (the lambda = N Lambda convention applied twice): N times less
+/// noise, so (N eps)-DP, not eps-DP; the ledger records N eps spent against the eps claimed.
+#[allow(clippy::too_many_arguments)]
+pub fn output_perturbation_as(
+    loss: Loss,
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    epsilon: f64,
+    settings: &SolverSettings,
+    lambda_twice: bool,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, Convergence)> {
     check_unit_rows(design)?;
     crate::privacy::check_positive("lambda", lambda)?;
     let relation = ledger.relation();
-    let mech = L2Mechanism::new(output_sensitivity(lambda, relation), epsilon, relation)?;
+    let n = design.n_rows().max(1) as f64;
+    let shrink = if lambda_twice { n } else { 1.0 };
+    let sens = output_sensitivity(lambda, relation) / shrink;
+    let mech = L2Mechanism::new(sens, epsilon, relation)?;
     let (mut theta, conv) = minimise(loss, &Objective::regularised(design, y, lambda), settings);
+    // The logistic loss keeps the thesis's label (committed ledgers carry it).
     let label = format!(
-        "l2 vector mechanism (output perturbation, Algorithm 6; {})",
-        loss.describe()
+        "l2 vector mechanism (output perturbation, Algorithm 6{}{})",
+        loss_note(loss),
+        if lambda_twice {
+            ", variant lambda_twice"
+        } else {
+            ""
+        }
     );
     let b = ledger
         .charge("train", &label, mech)?
         .sample(theta.len(), rng);
+    if lambda_twice && n > 1.0 {
+        ledger.understate_last(
+            n,
+            "variant lambda_twice: noise for sensitivity 1/(N lambda), the minimiser moves by 1/lambda",
+        );
+    }
     theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
     Ok((theta, conv))
 }
@@ -227,9 +270,8 @@ pub fn objective_perturbation(
         PrivacyMap::pure(objective_noise_sensitivity(relation), epsilon, relation)?,
     );
     let label = format!(
-        "l2 vector mechanism (objective perturbation, Algorithm 7; {}, c = {}; eps' = {:.6}, Delta = {:.3e})",
-        loss.describe(),
-        loss.curvature(),
+        "l2 vector mechanism (objective perturbation, Algorithm 7{}; eps' = {:.6}, Delta = {:.3e})",
+        loss_note(loss),
         branch.eps_prime,
         branch.delta
     );
