@@ -73,6 +73,7 @@ fn data_checksums(spec: &Spec, name: &str) -> Value {
         }
         Some(DatasetDef::NbSampled(_)) => json!("synthetic: nb_sampled (seeded)"),
         Some(DatasetDef::ToyGaussian(_)) => json!("synthetic: toy_gaussian (seeded)"),
+        Some(DatasetDef::LogisticBall(_)) => json!("synthetic: logistic_ball (seeded)"),
         Some(DatasetDef::CsvColumn(d)) => json!(d.sha256),
         Some(DatasetDef::TableI(_)) => json!("built in: the review's Table I"),
         Some(DatasetDef::NoData(_)) => json!("no data"),

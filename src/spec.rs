@@ -294,6 +294,30 @@ pub struct PaperDef {
     pub cell: Vec<PaperCell>,
     #[serde(default)]
     pub claim: Vec<PaperClaim>,
+    /// Scaling laws: fitted log-log slopes against the report's x axis.
+    #[serde(default)]
+    pub slope: Vec<PaperSlope>,
+}
+
+/// A scaling law: `metric` of `pipeline` on `dataset` falls like x^expected. The verdict fits
+/// log10(metric) on log10(x) over every trial in [x_min, x_max] and `holds` when the fitted
+/// slope is within `tolerance` of `expected`; the 95% interval is shown. With `crossover`
+/// (another metric of the same trials) the x where the two fitted lines cross is shown too.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperSlope {
+    pub text: String,
+    pub dataset: String,
+    pub pipeline: String,
+    pub metric: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub expected: f64,
+    pub tolerance: f64,
+    pub x_min: Option<f64>,
+    pub x_max: Option<f64>,
+    pub crossover: Option<String>,
+    pub note: Option<String>,
 }
 
 /// One published number: the mean of `metric` for (dataset, pipeline[, x]).

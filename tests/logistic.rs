@@ -176,8 +176,17 @@ fn output_perturbation_records_its_spend() {
     let des = Design::dense(x.view());
     let mut ledger = Ledger::default();
     let mut rng = rng_from(&["out"]);
-    let (t, c) =
-        output_perturbation(&des, &pm1(&y), 2.0, 0.5, &newton(), &mut rng, &mut ledger).unwrap();
+    let (t, c) = output_perturbation(
+        Loss::Logistic,
+        &des,
+        &pm1(&y),
+        2.0,
+        0.5,
+        &newton(),
+        &mut rng,
+        &mut ledger,
+    )
+    .unwrap();
     assert_eq!(t.len(), 4);
     assert!(c.converged);
     assert_eq!(ledger.entries[0].epsilon, Some(0.5));
@@ -185,14 +194,34 @@ fn output_perturbation_records_its_spend() {
     assert_eq!(ledger.entries[0].sensitivity, Some(0.5));
     assert_eq!(ledger.entries[0].relation, "add/remove one example");
     let mut replace = Ledger::new(Relation::ReplaceOne);
-    output_perturbation(&des, &pm1(&y), 2.0, 0.5, &newton(), &mut rng, &mut replace).unwrap();
+    output_perturbation(
+        Loss::Logistic,
+        &des,
+        &pm1(&y),
+        2.0,
+        0.5,
+        &newton(),
+        &mut rng,
+        &mut replace,
+    )
+    .unwrap();
     assert_eq!(replace.entries[0].sensitivity, Some(1.0));
     assert_eq!(replace.entries[0].relation, "replace one example");
     // Rows outside the unit ball are refused.
     let big = &x * 10.0;
     let des = Design::dense(big.view());
     assert!(
-        output_perturbation(&des, &pm1(&y), 1.0, 1.0, &newton(), &mut rng, &mut ledger).is_err()
+        output_perturbation(
+            Loss::Logistic,
+            &des,
+            &pm1(&y),
+            1.0,
+            1.0,
+            &newton(),
+            &mut rng,
+            &mut ledger
+        )
+        .is_err()
     );
 }
 
@@ -370,6 +399,7 @@ fn binary_dataset(n: usize, d: usize, k: usize, tag: &str) -> Dataset {
         class_names: vec!["0".into(), "1".into()],
         split: SplitRule::Fixed { n_train: n / 2 },
         bounds: None,
+        truth: None,
         feature_names: None,
     }
 }
@@ -576,9 +606,17 @@ fn output_perturbation_noise_has_the_add_remove_scale() {
     let norms: Vec<f64> = (0..3000)
         .map(|_| {
             let mut ledger = Ledger::default();
-            let (t, _) =
-                output_perturbation(&des, &yy, lambda, eps, &newton(), &mut rng, &mut ledger)
-                    .unwrap();
+            let (t, _) = output_perturbation(
+                Loss::Logistic,
+                &des,
+                &yy,
+                lambda,
+                eps,
+                &newton(),
+                &mut rng,
+                &mut ledger,
+            )
+            .unwrap();
             dist(&t, &exact)
         })
         .collect();
@@ -601,9 +639,17 @@ fn objective_perturbation_noise_has_the_add_remove_scale() {
     let norms: Vec<f64> = (0..3000)
         .map(|_| {
             let mut ledger = Ledger::default();
-            let (t, c, _) =
-                objective_perturbation(&des, &yy, lambda, eps, &newton(), &mut rng, &mut ledger)
-                    .unwrap();
+            let (t, c, _) = objective_perturbation(
+                Loss::Logistic,
+                &des,
+                &yy,
+                lambda,
+                eps,
+                &newton(),
+                &mut rng,
+                &mut ledger,
+            )
+            .unwrap();
             assert!(c.converged);
             let g = obj.gradient(&t);
             g.iter().map(|v| (60.0 * v).powi(2)).sum::<f64>().sqrt()
@@ -774,6 +820,7 @@ fn shared_designs_and_fits_are_bit_identical_and_keyed_by_content() {
     let train: Vec<u32> = (0..800).collect();
     let config = |kind, lambda| LrConfig {
         kind,
+        loss: epsilab::learners::logistic::Loss::Logistic,
         lambda: LambdaRule::Fixed(lambda),
         scaling: Scaling::Thesis,
         epsilon: Some(0.5),

@@ -52,9 +52,9 @@ fn invalid_specs_name_file_field_and_reason() {
             "finite",
         ),
         (
-            GOOD.replace("\"private_nb\"", "\"svm\""),
+            GOOD.replace("\"private_nb\"", "\"kernel_svm\""),
             "pipeline[0].learner",
-            "unknown learner `svm`",
+            "unknown learner `kernel_svm`",
         ),
         (
             GOOD.replace("\"xwindows\"", "\"xwindow\""),

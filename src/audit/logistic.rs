@@ -29,8 +29,10 @@
 //!   true epsilon is at most 0.625 / 3.25 = 0.19; statistic: the released theta. Correct only.
 
 use super::{Auditable, Side};
-use crate::learners::logistic::mechanisms::{objective_branch, objective_perturbation_with_noise};
-use crate::learners::logistic::solver::sigmoid;
+use crate::learners::logistic::Loss;
+use crate::learners::logistic::mechanisms::{
+    objective_branch_for, objective_perturbation_with_noise_for,
+};
 use crate::learners::logistic::{
     Design, FmSensitivity, PrivateLogisticParams, PrivateLrMethod, SolverSettings,
 };
@@ -112,9 +114,29 @@ pub struct LrOutput {
     params: PrivateLogisticValidParams,
     mutant: bool,
     relation: Relation,
+    loss: Loss,
 }
 
 impl LrOutput {
+    /// The Huber SVM's output perturbation on the same neighbours (same sensitivity 1/lambda:
+    /// |l'| <= 1), or its mutant (the `lambda_twice` variant).
+    pub fn huber(epsilon: f64, lambda: f64, lambda_as_big_lambda: bool) -> Self {
+        let base = Self::new(epsilon, lambda, lambda_as_big_lambda);
+        let method = if lambda_as_big_lambda {
+            PrivateLrMethod::OutputLambdaTwice
+        } else {
+            PrivateLrMethod::Output
+        };
+        LrOutput {
+            params: PrivateLogisticParams::new(method, epsilon, lambda)
+                .loss(Loss::HUBER_SVM)
+                .check()
+                .expect("valid"),
+            loss: Loss::HUBER_SVM,
+            ..base
+        }
+    }
+
     /// `lambda_as_big_lambda`: the ablation variant `lambda_twice` (sensitivity 1/(N lambda)).
     pub fn new(epsilon: f64, lambda: f64, lambda_as_big_lambda: bool) -> Self {
         let method = if lambda_as_big_lambda {
@@ -130,6 +152,7 @@ impl LrOutput {
                 .expect("valid"),
             mutant: lambda_as_big_lambda,
             relation: Relation::AddRemove,
+            loss: Loss::Logistic,
         }
     }
 
@@ -145,6 +168,13 @@ impl LrOutput {
 
 impl Auditable for LrOutput {
     fn name(&self) -> &str {
+        if self.loss != Loss::Logistic {
+            return if self.mutant {
+                "svm_output_lambda_as_big_lambda"
+            } else {
+                "svm_output"
+            };
+        }
         match (self.mutant, self.relation) {
             (true, _) => "lr_output_lambda_as_big_lambda",
             (false, Relation::AddRemove) => "lr_output",
@@ -196,9 +226,39 @@ pub struct LrObjective {
     beta: f64,
     neighbours: &'static str,
     relation: Relation,
+    loss: Loss,
 }
 
 impl LrObjective {
+    /// The Huber SVM's objective perturbation (c = 1/(2h) = 1) on the same neighbours
+    /// (`lambda = 1`: direct branch; `lambda = 0.01`: Delta branch), or the ignore-Delta mutant.
+    pub fn huber(epsilon: f64, lambda: f64, ignore_delta: bool) -> Self {
+        let mut a = Self::build_for(
+            Loss::HUBER_SVM,
+            epsilon,
+            lambda,
+            ignore_delta,
+            Relation::AddRemove,
+        );
+        a.name = match (ignore_delta, a.branch_direct()) {
+            (true, _) => "svm_objective_ignore_delta",
+            (false, true) => "svm_objective",
+            (false, false) => "svm_objective_delta_branch",
+        };
+        a
+    }
+
+    fn branch_direct(&self) -> bool {
+        objective_branch_for(
+            self.loss.curvature(),
+            self.lambda,
+            self.epsilon,
+            self.data.n(),
+            self.relation,
+        )
+        .direct
+    }
+
     /// Correct Algorithm 7 (`lambda = 1`: direct branch; `lambda = 0.01`: Delta branch), or
     /// with `ignore_delta` the mutant that takes eps' = eps/2 on the Delta branch but adds no
     /// Delta.
@@ -212,6 +272,16 @@ impl LrObjective {
     }
 
     fn build(epsilon: f64, lambda: f64, ignore_delta: bool, relation: Relation) -> Self {
+        Self::build_for(Loss::Logistic, epsilon, lambda, ignore_delta, relation)
+    }
+
+    fn build_for(
+        loss: Loss,
+        epsilon: f64,
+        lambda: f64,
+        ignore_delta: bool,
+        relation: Relation,
+    ) -> Self {
         let rows: Vec<(f64, f64)> = (0..10)
             .map(|i| (0.0, if i % 2 == 0 { 1.0 } else { -1.0 }))
             .collect();
@@ -219,7 +289,7 @@ impl LrObjective {
             Relation::AddRemove => Neighbours::new(&rows),
             Relation::ReplaceOne => Neighbours::replaced(&rows),
         };
-        let branch = objective_branch(lambda, epsilon, data.n(), relation);
+        let branch = objective_branch_for(loss.curvature(), lambda, epsilon, data.n(), relation);
         let reg = if ignore_delta {
             lambda
         } else {
@@ -253,6 +323,7 @@ impl LrObjective {
             lambda,
             data,
             params: PrivateLogisticParams::new(PrivateLrMethod::Objective, epsilon, lambda)
+                .loss(loss)
                 .check()
                 .expect("valid"),
             mutant: ignore_delta,
@@ -260,6 +331,7 @@ impl LrObjective {
             beta: branch.noise_scale,
             neighbours,
             relation,
+            loss,
         }
     }
 
@@ -270,9 +342,9 @@ impl LrObjective {
         let (mut b, mut h) = (-self.reg * theta, self.reg);
         for (xi, yi) in x.column(0).iter().zip(y) {
             let m = yi * xi * theta;
-            // d/dtheta log(1 + exp(-m)) = -y x s(-m); second derivative x^2 s(m) s(-m).
-            b += yi * xi * sigmoid(-m);
-            h += xi * xi * sigmoid(m) * sigmoid(-m);
+            // d/dtheta l(y x theta) = y x l'(m); second derivative x^2 l''(m).
+            b -= yi * xi * self.loss.derivative(m);
+            h += xi * xi * self.loss.second_derivative(m);
         }
         -b.abs() / self.beta + h.ln()
     }
@@ -301,7 +373,8 @@ impl Auditable for LrObjective {
             let b = L2Noise::with_scale(self.beta)
                 .expect("valid")
                 .sample(1, rng);
-            objective_perturbation_with_noise(
+            objective_perturbation_with_noise_for(
+                self.loss,
                 &design,
                 y,
                 self.lambda,

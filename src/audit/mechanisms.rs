@@ -59,6 +59,15 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(LrOutput::replace_one(1.0, 1.0)),
         Box::new(LrObjective::replace_one(1.0, 1.0)),
         Box::new(LrObjective::replace_one(1.0, 0.01)),
+        Box::new(LrOutput::huber(1.0, 1.0, false)),
+        Box::new(LrOutput::huber(1.0, 1.0, true)),
+        Box::new(LrObjective::huber(1.0, 1.0, false)),
+        Box::new(LrObjective::huber(1.0, 0.01, false)),
+        Box::new(LrObjective::huber(1.0, 0.01, true)),
+        Box::new(super::erm::InputPerturbation { mutant: false }),
+        Box::new(super::erm::InputPerturbation { mutant: true }),
+        Box::new(super::erm::SubsampleAggregate { mutant: false }),
+        Box::new(super::erm::SubsampleAggregate { mutant: true }),
     ];
     v.extend(super::release::all());
     v

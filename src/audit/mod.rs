@@ -25,6 +25,7 @@
 //! Extension point: implement [`Auditable`] for a new mechanism and add it to
 //! [`mechanisms::all`]; the logistic-regression audits live in [`logistic`].
 
+pub mod erm;
 pub mod logistic;
 pub mod mechanisms;
 pub mod release;

@@ -10,7 +10,7 @@ const TEST_TRIALS: usize = 20_000;
 const LR_TEST_TRIALS: usize = 10_000;
 
 fn is_lr(m: &dyn Auditable) -> bool {
-    m.name().starts_with("lr_")
+    m.name().starts_with("lr_") || m.name().starts_with("svm_")
 }
 
 #[test]
@@ -195,6 +195,11 @@ fn logistic_regression_audits_pass_and_mutants_are_caught() {
             "lr_output_replace_one",
             "lr_objective_replace_one",
             "lr_objective_delta_branch_replace_one",
+            "svm_output",
+            "svm_output_lambda_as_big_lambda",
+            "svm_objective",
+            "svm_objective_delta_branch",
+            "svm_objective_ignore_delta",
         ],
         "{table}"
     );

@@ -5,7 +5,7 @@
 //! definitions inline with the same fields.
 
 pub use super::scalar::{BetaDef, ContaminatedDef, CsvColumnDef, NoDataDef, TableIDef, UniformDef};
-pub use super::synthetic::{NbProxyDef, NbSampledDef, ToyGaussianDef};
+pub use super::synthetic::{LogisticBallDef, NbProxyDef, NbSampledDef, ToyGaussianDef};
 use super::{
     BinaryMatrix, Dataset, Features, PublicBounds, SplitRule, csv_source, files, libsvm, scalar,
     synthetic,
@@ -59,6 +59,7 @@ pub enum DatasetDef {
     Libsvm(LibsvmDef),
     Csv(CsvDef),
     ToyGaussian(ToyGaussianDef),
+    LogisticBall(LogisticBallDef),
     NbSampled(NbSampledDef),
     NbProxy(NbProxyDef),
     Uniform(UniformDef),
@@ -78,6 +79,7 @@ impl DatasetDef {
             DatasetDef::Libsvm(d) => d.title.as_deref(),
             DatasetDef::Csv(d) => d.title.as_deref(),
             DatasetDef::ToyGaussian(d) => d.title.as_deref(),
+            DatasetDef::LogisticBall(d) => d.title.as_deref(),
             DatasetDef::NbSampled(d) => d.title.as_deref(),
             DatasetDef::NbProxy(d) => d.title.as_deref(),
             DatasetDef::Uniform(d) => d.title.as_deref(),
@@ -294,6 +296,7 @@ impl Catalog {
             DatasetDef::Libsvm(d) => load_libsvm(name, d, base, &dir.0),
             DatasetDef::Csv(d) => load_csv(name, d, base, &dir.0),
             DatasetDef::ToyGaussian(d) => Ok(synthetic::toy_gaussian(name, &title(&d.title), d)),
+            DatasetDef::LogisticBall(d) => Ok(synthetic::logistic_ball(name, &title(&d.title), d)),
             DatasetDef::NbSampled(d) => Ok(synthetic::nb_sampled(name, &title(&d.title), d)),
             DatasetDef::NbProxy(d) => {
                 if d.of == name {
@@ -573,6 +576,7 @@ impl FileSet<'_> {
             feature_names,
             split,
             bounds,
+            truth: None,
         })
     }
 }

@@ -145,6 +145,9 @@ pub struct Dataset {
     pub feature_names: Option<Vec<String>>,
     /// Declared public bounds of real-valued features (values already clipped to them).
     pub bounds: Option<PublicBounds>,
+    /// The true weights w* of a synthetic source drawn from a linear model (the population
+    /// minimiser), for the sampling error ||w_np(n) - w*||.
+    pub truth: Option<Vec<f64>>,
 }
 
 /// Public per-feature bounds of a real-valued dataset and how many values each row had

@@ -118,6 +118,7 @@ pub fn column_dataset(name: &str, title: &str, values: Vec<f64>) -> Dataset {
         split: SplitRule::Fixed { n_train: n },
         feature_names: None,
         bounds: None,
+        truth: None,
     }
 }
 

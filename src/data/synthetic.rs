@@ -26,6 +26,65 @@ pub struct ToyGaussianDef {
     pub seed: u64,
 }
 
+/// The surveys' synthetic source for the ERM experiments: x = z / (2 sqrt D) with z ~ N(0, I_D),
+/// clipped to ||x|| <= 1 (so every row is in the unit ball the privacy proofs need, with public
+/// bound 1), and y = +1 with probability sigmoid(w*.x), w* = 2 s (1, ..., 1): a well-specified
+/// logistic model whose margin w*.x has standard deviation about s at every D.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogisticBallDef {
+    pub title: Option<String>,
+    pub dimension: usize,
+    pub train: usize,
+    pub test: usize,
+    /// s: the margin's standard deviation (default 3).
+    pub signal: Option<f64>,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+impl LogisticBallDef {
+    /// The true weights w* (the population minimiser of the unregularised logistic risk).
+    pub fn truth(&self) -> Vec<f64> {
+        vec![2.0 * self.signal.unwrap_or(3.0); self.dimension]
+    }
+}
+
+/// Rows of [`LogisticBallDef`], generated once (one stream, row by row).
+pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset {
+    let (d, n) = (def.dimension, def.train + def.test);
+    let w = def.truth();
+    let mut rng = data_rng(name, def.seed);
+    let mut x = Array2::zeros((n, d));
+    let mut labels = Vec::with_capacity(n);
+    let scale = 1.0 / (2.0 * (d as f64).sqrt());
+    for mut row in x.rows_mut() {
+        row.iter_mut().for_each(|v| {
+            *v = {
+                let z: f64 = StandardNormal.sample(&mut rng);
+                scale * z
+            }
+        });
+        let norm = row.dot(&row).sqrt();
+        if norm > 1.0 {
+            row.iter_mut().for_each(|v| *v /= norm);
+        }
+        let z: f64 = row.iter().zip(&w).map(|(a, b)| a * b).sum();
+        labels.push(u16::from(rng.r#gen::<f64>() < 1.0 / (1.0 + (-z).exp())));
+    }
+    Dataset {
+        name: name.into(),
+        title: title.into(),
+        features: Features::Dense(x),
+        labels,
+        class_names: vec!["-1".into(), "+1".into()],
+        feature_names: None,
+        split: SplitRule::Fixed { n_train: def.train },
+        bounds: None,
+        truth: Some(w),
+    }
+}
+
 /// Binary data sampled from a two-class Naive Bayes model (thesis section 3.4).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -105,6 +164,7 @@ pub fn logistic_binary(
         split: SplitRule::Fixed { n_train: n },
         feature_names: None,
         bounds: None,
+        truth: None,
     }
 }
 
@@ -128,6 +188,7 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Dataset {
         feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
+        truth: None,
     }
 }
 
@@ -149,6 +210,7 @@ pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
         feature_names: None,
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
+        truth: None,
     }
 }
 
@@ -186,6 +248,7 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         feature_names: source.feature_names.clone(),
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
+        truth: None,
     })
 }
 

@@ -1,6 +1,7 @@
 //! `learner = "lr" | "lr_output" | "lr_objective" | "lr_functional"`: L2-regularised logistic
-//! regression, exact or under one of three private mechanisms. One struct; each kind reads
-//! only its `FIELDS`.
+//! regression, exact or under one of three private mechanisms; `"svm" | "svm_output" |
+//! "svm_objective"`: the Huber SVM (h = 0.5, Chaudhuri et al. 2011) exact or under output or
+//! objective perturbation (c = 1/(2h)). One struct; each kind reads only its `FIELDS`.
 
 use super::variant::{Excess, Variant};
 use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
@@ -8,7 +9,8 @@ use crate::error::Result;
 use crate::learners::Learner;
 use crate::learners::logistic::solver::DEFAULT_TOL;
 use crate::learners::logistic::{
-    FmSensitivity, LambdaRule, LrConfig, LrKind, PrivateLrMethod, Scaling, Solver, SolverSettings,
+    FmSensitivity, LambdaRule, Loss, LrConfig, LrKind, PrivateLrMethod, Scaling, Solver,
+    SolverSettings,
 };
 use serde::Deserialize;
 
@@ -20,6 +22,12 @@ pub type LrOutput = Logistic<1>;
 pub type LrObjective = Logistic<2>;
 /// `lr_functional`: the functional mechanism (no lambda, no solver choice).
 pub type LrFunctional = Logistic<3>;
+/// `svm`: the exact Huber SVM minimiser.
+pub type Svm = Logistic<4>;
+/// `svm_output`: output perturbation of the Huber SVM.
+pub type SvmOutput = Logistic<5>;
+/// `svm_objective`: objective perturbation of the Huber SVM.
+pub type SvmObjective = Logistic<6>;
 
 /// Logistic regression; `M` picks the mechanism (0: none). Each kind reads only its `FIELDS`.
 #[derive(Debug, Clone, Deserialize)]
@@ -60,46 +68,65 @@ pub enum LrVariant {
 }
 
 impl<const M: u8> Described for Logistic<M> {
-    const NAME: &'static str = ["lr", "lr_output", "lr_objective", "lr_functional"][M as usize];
+    const NAME: &'static str = [
+        "lr",
+        "lr_output",
+        "lr_objective",
+        "lr_functional",
+        "svm",
+        "svm_output",
+        "svm_objective",
+    ][M as usize];
     const ABOUT: &'static str = [
         "L2-regularised logistic regression, exact minimiser (non-private reference)",
         "Algorithm 6: output perturbation, L2 noise beta = Delta/eps, Delta = 1/lambda (add/remove) or 2/lambda (replace-one) (eps-DP)",
         "Algorithm 7: objective perturbation (Chaudhuri et al. 2011), c = 1/4 (eps-DP)",
         "functional mechanism (Zhang et al. 2012), FMsens1 or FMsens2 (eps-DP)",
+        "Huber SVM (h = 0.5), exact minimiser (non-private reference)",
+        "Huber SVM output perturbation, L2 noise beta = Delta/eps, Delta = 1/lambda (add/remove) or 2/lambda (replace-one) (eps-DP)",
+        "Huber SVM objective perturbation (Chaudhuri et al. 2011), c = 1/(2h) = 1 (eps-DP)",
     ][M as usize];
     const FIELDS: &'static [&'static str] = match M {
         1 => &["lambda", "scaling", "solver", "tolerance", "variant"],
-        0..=2 => &["lambda", "scaling", "solver", "tolerance"],
-        _ => &["fm_sensitivity", "scaling"],
+        3 => &["fm_sensitivity", "scaling"],
+        _ => &["lambda", "scaling", "solver", "tolerance"],
     };
 }
 
 impl<const M: u8> Logistic<M> {
     fn kind(&self) -> LrKind {
         match M {
-            0 => LrKind::NonPrivate,
+            0 | 4 => LrKind::NonPrivate,
             1 if self.variant == Some(LrVariant::LambdaTwice) => {
                 LrKind::Private(PrivateLrMethod::OutputLambdaTwice)
             }
-            1 => LrKind::Private(PrivateLrMethod::Output),
-            2 => LrKind::Private(PrivateLrMethod::Objective),
+            1 | 5 => LrKind::Private(PrivateLrMethod::Output),
+            2 | 6 => LrKind::Private(PrivateLrMethod::Objective),
             _ => LrKind::Private(PrivateLrMethod::Functional(
                 self.fm_sensitivity.unwrap_or_default(),
             )),
+        }
+    }
+
+    fn loss(&self) -> Loss {
+        if M >= 4 {
+            Loss::HUBER_SVM
+        } else {
+            Loss::Logistic
         }
     }
 }
 
 impl<const M: u8> LearnerKind for Logistic<M> {
     fn private(&self) -> bool {
-        M != 0
+        M != 0 && M != 4
     }
 
     fn axes(&self) -> &'static [Axis] {
         match M {
-            0..=2 => &[Axis::Lambda],
             // The functional mechanism has no lambda.
-            _ => &[],
+            3 => &[],
+            _ => &[Axis::Lambda],
         }
     }
 
@@ -112,25 +139,12 @@ impl<const M: u8> LearnerKind for Logistic<M> {
                 format!("must be finite and in (0, 1), got {t}"),
             ));
         }
-        match self.lambda {
-            Some(LambdaRule::Fixed(l)) if !(l.is_finite() && l > 0.0) => {
-                Err(refuse("lambda", format!("must be finite and > 0, got {l}")))
-            }
-            Some(_) if grid.contains(&Axis::Lambda) => {
-                Err(refuse("lambda", "is also a grid axis; set it in one place"))
-            }
-            None if self.axes().contains(&Axis::Lambda) && !grid.contains(&Axis::Lambda) => {
-                Err(refuse(
-                    "lambda",
-                    "logistic regression needs lambda: a number, \"cv\", \"private\" or a grid axis",
-                ))
-            }
-            Some(LambdaRule::Private) if M == 0 => Err(refuse(
-                "lambda",
-                "private lambda selection needs a private learner",
-            )),
-            _ => Ok(()),
-        }
+        check_lambda_rule(
+            self.lambda,
+            grid,
+            self.axes().contains(&Axis::Lambda),
+            self.private(),
+        )
     }
 
     fn spends_lambda_share(&self) -> bool {
@@ -138,14 +152,10 @@ impl<const M: u8> LearnerKind for Logistic<M> {
     }
 
     fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner> {
-        let lambda = match (at.lambda, self.lambda) {
-            (Some(l), _) => LambdaRule::Fixed(l),
-            (None, Some(rule)) => rule,
-            // The functional mechanism has no lambda.
-            (None, None) => LambdaRule::Fixed(1.0),
-        };
+        let lambda = lambda_at(at, self.lambda);
         Ok(Learner::Logistic(LrConfig {
             kind: self.kind(),
+            loss: self.loss(),
             lambda,
             scaling: self.scaling.unwrap_or_default(),
             epsilon: budget.train,
@@ -165,5 +175,42 @@ impl<const M: u8> LearnerKind for Logistic<M> {
             Some(LambdaRule::Private) => 10,
             _ => 1,
         }
+    }
+}
+
+/// Checks a linear learner's `lambda`: a positive number, `"cv"`, `"private"` (private learners
+/// only) or a grid axis, set in one place; required when the learner reads lambda.
+pub fn check_lambda_rule(
+    lambda: Option<LambdaRule>,
+    grid: &[Axis],
+    reads_lambda: bool,
+    private: bool,
+) -> std::result::Result<(), Refusal> {
+    match lambda {
+        Some(LambdaRule::Fixed(l) | LambdaRule::PerExample(l)) if !(l.is_finite() && l > 0.0) => {
+            Err(refuse("lambda", format!("must be finite and > 0, got {l}")))
+        }
+        Some(_) if grid.contains(&Axis::Lambda) => {
+            Err(refuse("lambda", "is also a grid axis; set it in one place"))
+        }
+        None if reads_lambda && !grid.contains(&Axis::Lambda) => Err(refuse(
+            "lambda",
+            "logistic regression needs lambda: a number, \"cv\", \"private\" or a grid axis",
+        )),
+        Some(LambdaRule::Private) if !private => Err(refuse(
+            "lambda",
+            "private lambda selection needs a private learner",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The cell's lambda: its grid value, else the pipeline's rule, else 1 (the functional
+/// mechanism reads none).
+pub fn lambda_at(at: &GridValues, rule: Option<LambdaRule>) -> LambdaRule {
+    match (at.lambda, rule) {
+        (Some(l), _) => LambdaRule::Fixed(l),
+        (None, Some(rule)) => rule,
+        (None, None) => LambdaRule::Fixed(1.0),
     }
 }

@@ -11,6 +11,7 @@
 //! trait: they read a scalar column instead of a classification dataset.
 
 pub mod attack;
+pub mod erm;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -37,6 +38,14 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<logistic::LrObjective>(),
     learner::<logistic::LrFunctional>(),
     learner::<naive_bayes::VaidyaNb>(),
+    learner::<logistic::Svm>(),
+    learner::<logistic::SvmOutput>(),
+    learner::<logistic::SvmObjective>(),
+    learner::<erm::NoisyGd>(),
+    learner::<erm::DpSgd>(),
+    learner::<erm::InputPerturbation>(),
+    learner::<erm::Averaged>(),
+    learner::<erm::SubsampleAggregate>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).

@@ -8,6 +8,7 @@ pub mod figure;
 pub mod html;
 pub mod pgf;
 pub mod reproduction;
+pub mod slope;
 pub mod table;
 pub mod verdict;
 

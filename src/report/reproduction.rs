@@ -304,7 +304,7 @@ fn cell_where(c: &PaperCell, spec: &Spec) -> String {
 }
 
 fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
-    if v.cells.is_empty() && v.claims.is_empty() {
+    if v.cells.is_empty() && v.claims.is_empty() && v.slopes.is_empty() {
         let _ = writeln!(
             out,
             "**Verdict:** no published numbers to compare (the thesis shows this figure qualitatively).\n"
@@ -372,6 +372,19 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
             c.note
                 .as_deref()
                 .filter(|_| !matches!(cv, verdict::ClaimVerdict::Holds { .. }))
+                .map_or(String::new(), |n| format!(". Likely reason: {n}"))
+        );
+    }
+    let axis = super::axis_symbol(spec.report.x.as_deref().unwrap_or("x"));
+    for (c, sv) in &v.slopes {
+        let _ = writeln!(
+            out,
+            "- {} — **{}**{}",
+            c.text,
+            super::slope::describe_slope(c, sv, axis),
+            c.note
+                .as_deref()
+                .filter(|_| !matches!(sv, super::slope::SlopeVerdict::Holds { .. }))
                 .map_or(String::new(), |n| format!(". Likely reason: {n}"))
         );
     }

@@ -6,8 +6,9 @@
 //! x values where both series exist is >= `margin`; a series without the x axis (a reference
 //! line) counts at every x.
 
+use super::slope::{SlopeVerdict, slope_verdict};
 use super::{is_accuracy, x_position, x_text};
-use crate::spec::{PaperCell, PaperClaim, Spec};
+use crate::spec::{PaperCell, PaperClaim, PaperSlope, Spec};
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
 use serde_json::Value;
@@ -73,6 +74,7 @@ impl ClaimVerdict {
 pub struct Verdicts<'a> {
     pub cells: Vec<(&'a PaperCell, CellVerdict)>,
     pub claims: Vec<(&'a PaperClaim, ClaimVerdict)>,
+    pub slopes: Vec<(&'a PaperSlope, SlopeVerdict)>,
 }
 
 impl Verdicts<'_> {
@@ -87,8 +89,13 @@ impl Verdicts<'_> {
                 .claims
                 .iter()
                 .filter(|(_, v)| matches!(v, ClaimVerdict::Holds { .. }))
+                .count()
+            + self
+                .slopes
+                .iter()
+                .filter(|(_, v)| matches!(v, SlopeVerdict::Holds { .. }))
                 .count();
-        (ok, self.cells.len() + self.claims.len())
+        (ok, self.cells.len() + self.claims.len() + self.slopes.len())
     }
 }
 
@@ -106,6 +113,12 @@ pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Verdicts<'a> {
             .claim
             .iter()
             .map(|c| (c, claim_verdict(spec, records, c)))
+            .collect(),
+        slopes: spec
+            .paper
+            .slope
+            .iter()
+            .map(|c| (c, slope_verdict(spec, records, c)))
             .collect(),
     }
 }
@@ -138,7 +151,7 @@ pub fn value_eq(a: &Value, b: &Value) -> bool {
 
 /// Whether a record's grid values agree with `params` (a key the record lacks agrees: the
 /// pipeline does not vary along it).
-fn params_match(r: &TrialRecord, params: &BTreeMap<String, Value>) -> bool {
+pub(super) fn params_match(r: &TrialRecord, params: &BTreeMap<String, Value>) -> bool {
     params
         .iter()
         .all(|(k, v)| r.params.get(k).is_none_or(|rv| value_eq(rv, v)))

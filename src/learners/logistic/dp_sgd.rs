@@ -31,6 +31,7 @@
 
 use super::LogisticModel;
 use super::design::Design;
+pub use super::loss::Loss;
 use crate::error::{Error, Result};
 use crate::privacy::accountant::{
     Guarantee, SubsampledGaussian, default_delta, noise_multiplier_for,
@@ -42,74 +43,6 @@ use linfa::dataset::{AsSingleTargets, DatasetBase};
 use linfa::traits::{Fit, PredictInplace};
 use ndarray::{Array1, ArrayBase, Data, Ix2};
 use rand::Rng as _;
-
-/// The per-example loss ℓ(m) of the margin m = y θ·x.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Loss {
-    /// ln(1 + e^{−m}).
-    Logistic,
-    /// Huber hinge with width h (Chaudhuri et al. 2011): 0 for m > 1 + h,
-    /// (1 + h − m)²/(4h) for |1 − m| ≤ h, 1 − m for m < 1 − h.
-    Huber { h: f64 },
-}
-
-impl Loss {
-    /// The Huber SVM loss with the surveys' h = 0.5.
-    pub const HUBER_SVM: Loss = Loss::Huber { h: 0.5 };
-
-    /// ℓ(m).
-    pub fn value(self, m: f64) -> f64 {
-        match self {
-            Loss::Logistic => {
-                if m > 0.0 {
-                    (-m).exp().ln_1p()
-                } else {
-                    m.exp().ln_1p() - m
-                }
-            }
-            Loss::Huber { h } => {
-                if m > 1.0 + h {
-                    0.0
-                } else if m < 1.0 - h {
-                    1.0 - m
-                } else {
-                    (1.0 + h - m).powi(2) / (4.0 * h)
-                }
-            }
-        }
-    }
-
-    /// ℓ'(m), in [−1, 0] for both losses.
-    #[inline]
-    pub fn derivative(self, m: f64) -> f64 {
-        match self {
-            Loss::Logistic => {
-                if m >= 0.0 {
-                    let e = (-m).exp();
-                    -e / (1.0 + e)
-                } else {
-                    -1.0 / (1.0 + m.exp())
-                }
-            }
-            Loss::Huber { h } => {
-                if m > 1.0 + h {
-                    0.0
-                } else if m < 1.0 - h {
-                    -1.0
-                } else {
-                    -(1.0 + h - m) / (2.0 * h)
-                }
-            }
-        }
-    }
-
-    fn describe(self) -> String {
-        match self {
-            Loss::Logistic => "logistic loss".into(),
-            Loss::Huber { h } => format!("Huber SVM loss, h = {h}"),
-        }
-    }
-}
 
 /// How much noise: a multiplier σ, or a target ε for which the accountant finds σ.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -135,6 +68,35 @@ pub enum Length {
     Steps(u64),
     /// ⌈epochs / q⌉ steps.
     Epochs(f64),
+}
+
+/// What a spec fixes of a noisy-GD / DP-SGD run; ε (from the cell's budget), λ and the loss
+/// come from the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgdPlan {
+    pub sampling: Sampling,
+    pub length: Length,
+    pub clip: f64,
+    pub learning_rate: f64,
+    /// δ (default 1/N²).
+    pub delta: Option<f64>,
+}
+
+impl SgdPlan {
+    /// The parameters at target ε with thesis λ and `loss`.
+    pub fn params(&self, epsilon: f64, lambda: f64, loss: Loss) -> DpSgdParams {
+        let p = DpSgdParams::dp_sgd(epsilon)
+            .loss(loss)
+            .sampling(self.sampling)
+            .length(self.length)
+            .clip(self.clip)
+            .learning_rate(self.learning_rate)
+            .lambda(lambda);
+        match self.delta {
+            Some(d) => p.delta(d),
+            None => p,
+        }
+    }
 }
 
 /// Validated parameters of noisy GD / DP-SGD.

@@ -2,7 +2,11 @@
 //! choose lambda, fit (privately or not), and record every step in the trial's ledger.
 
 use super::design::{Design, DesignParts, Encoding, labels_pm1};
-use super::mechanisms::objective_branch;
+use super::dp_sgd::SgdPlan;
+use super::ensemble::{Ensemble, fit_ensemble};
+use super::input::input_perturbation;
+use super::loss::Loss;
+use super::mechanisms::objective_branch_for;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
 use super::select::{LAMBDA_GRID, cross_validate_warm, cross_validate_with, private_select_lambda};
 use super::solver::{Objective, SolverSettings};
@@ -39,6 +43,11 @@ pub enum Scaling {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LambdaRule {
     Fixed(f64),
+    /// Chaudhuri et al.'s per-example Lambda (spec `{ per_example = L }`): the thesis's lambda
+    /// is N Lambda, so the regulariser's weight per example stays fixed as N grows. N is the
+    /// number of training rows, public under replace-one and, like every N here, treated as
+    /// public under add/remove (as the thesis's own lambda = N Lambda is).
+    PerExample(f64),
     /// 5-fold cross-validation of the same learner over {1e-3, ..., 1e5}: NOT private.
     CrossValidation,
     /// Exponential mechanism over validation accuracies on held-out parts (Chaudhuri et al.
@@ -50,6 +59,12 @@ impl Serialize for LambdaRule {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         match self {
             LambdaRule::Fixed(l) => s.serialize_f64(*l),
+            LambdaRule::PerExample(l) => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("per_example", l)?;
+                m.end()
+            }
             LambdaRule::CrossValidation => s.serialize_str("cv"),
             LambdaRule::Private => s.serialize_str("private"),
         }
@@ -63,13 +78,15 @@ impl<'de> Deserialize<'de> for LambdaRule {
         enum Raw {
             Num(f64),
             Str(String),
+            PerExample { per_example: f64 },
         }
         match Raw::deserialize(d)? {
             Raw::Num(l) => Ok(LambdaRule::Fixed(l)),
+            Raw::PerExample { per_example } => Ok(LambdaRule::PerExample(per_example)),
             Raw::Str(s) if s == "cv" => Ok(LambdaRule::CrossValidation),
             Raw::Str(s) if s == "private" => Ok(LambdaRule::Private),
             Raw::Str(s) => Err(serde::de::Error::custom(format!(
-                "lambda must be a number, \"cv\" or \"private\", got \"{s}\""
+                "lambda must be a number, {{ per_example = Lambda }}, \"cv\" or \"private\", got \"{s}\""
             ))),
         }
     }
@@ -80,12 +97,23 @@ impl<'de> Deserialize<'de> for LambdaRule {
 pub enum LrKind {
     NonPrivate,
     Private(PrivateLrMethod),
+    /// Noisy gradient descent or DP-SGD ((ε, δ)-DP by the RDP accountant).
+    Sgd(SgdPlan),
+    /// Input perturbation, `label_share` of ε on the labels (replace-one only).
+    Input {
+        label_share: f64,
+    },
+    /// Several fits combined: private fits of the method (averaging), or exact fits
+    /// (subsample-and-aggregate, which ignores the method).
+    Ensemble(PrivateLrMethod, Ensemble),
 }
 
 /// A configured logistic-regression learner for one trial.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LrConfig {
     pub kind: LrKind,
+    /// The per-example loss (logistic regression or the Huber SVM).
+    pub loss: Loss,
     pub lambda: LambdaRule,
     pub scaling: Scaling,
     /// Training budget (private kinds).
@@ -188,6 +216,7 @@ impl LrConfig {
         let y = labels_pm1(data, train)?;
         let lambda = match self.lambda {
             LambdaRule::Fixed(l) => l,
+            LambdaRule::PerExample(l) => l * design.n_rows() as f64,
             LambdaRule::CrossValidation => {
                 let mut rng = log.streams.stream("lambda/cv");
                 let choice = crate::profile::time("cv", || {
@@ -244,22 +273,26 @@ impl LrConfig {
                 })?;
                 let l = choice.lambda;
                 record_model(log, l, &model);
+                self.record_distance(design, &y, l, &model, data.truth.as_deref(), log)?;
                 return Ok(model);
             }
         };
         let mut rng = log.streams.stream("train/logistic");
-        if matches!(
-            self.kind,
-            LrKind::NonPrivate
-                | LrKind::Private(PrivateLrMethod::Output | PrivateLrMethod::OutputLambdaTwice)
-        ) && let Some(key) = Objective::regularised(design, &y, lambda).memo_key(&self.settings)
+        if self.loss == Loss::Logistic
+            && matches!(
+                self.kind,
+                LrKind::NonPrivate
+                    | LrKind::Private(PrivateLrMethod::Output | PrivateLrMethod::OutputLambdaTwice)
+            )
+            && let Some(key) = Objective::regularised(design, &y, lambda).memo_key(&self.settings)
         {
             // The exact minimiser is noise-free: shared with every cell of the same key.
             log.shared.insert("fit".into(), key.to_string());
         }
         let model = self.fit_once(design, &y, lambda, &mut rng, &mut log.ledger)?;
         if let LrKind::Private(PrivateLrMethod::Objective) = self.kind {
-            let b = objective_branch(
+            let b = objective_branch_for(
+                self.loss.curvature(),
                 lambda,
                 self.epsilon.unwrap_or(f64::NAN),
                 design.n_rows(),
@@ -271,7 +304,55 @@ impl LrConfig {
             );
         }
         record_model(log, lambda, &model);
+        self.record_distance(design, &y, lambda, &model, data.truth.as_deref(), log)?;
         Ok(model)
+    }
+
+    /// `w_distance` = ||theta_priv - theta_np||, theta_np the exact minimiser at the same
+    /// lambda on the same scaled rows (private kinds only): the privacy error the surveys plot.
+    /// With a synthetic source's true weights w* (rows already in the unit ball, so theta is on
+    /// the source's scale) also `sampling_error` = ||theta_np - w*||.
+    fn record_distance(
+        &self,
+        design: &Design,
+        y: &[f64],
+        lambda: f64,
+        model: &LogisticModel,
+        truth: Option<&[f64]>,
+        log: &mut TrialLog,
+    ) -> Result<()> {
+        let truth = truth.filter(|w| w.len() == design.dim());
+        if self.kind == LrKind::NonPrivate && truth.is_none() {
+            return Ok(());
+        }
+        let distance = |a: &[f64], b: &[f64]| {
+            a.iter()
+                .zip(b)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        let exact = match self.kind {
+            LrKind::NonPrivate => model.theta.to_vec(),
+            _ => {
+                let exact = LogisticParams::new(lambda)
+                    .settings(self.settings)
+                    .loss(self.loss)
+                    .check()?
+                    .fit_design(design, y);
+                let d = distance(
+                    exact.theta.as_slice().expect("contiguous"),
+                    model.theta.as_slice().expect("contiguous"),
+                );
+                log.metrics.insert("w_distance".into(), d);
+                exact.theta.to_vec()
+            }
+        };
+        if let Some(w) = truth {
+            log.metrics
+                .insert("sampling_error".into(), distance(&exact, w));
+        }
+        Ok(())
     }
 
     /// [`Self::design`] through the memo: a binary design depends only on the training rows'
@@ -360,6 +441,7 @@ impl LrConfig {
             LrKind::NonPrivate => {
                 let model = LogisticParams::new(lambda)
                     .settings(self.settings)
+                    .loss(self.loss)
                     .check()?
                     .fit_design(design, y);
                 ledger.non_private(
@@ -369,16 +451,84 @@ impl LrConfig {
                 );
                 Ok(model)
             }
-            LrKind::Private(method) => {
-                let eps = self
-                    .epsilon
-                    .ok_or_else(|| Error::param("epsilon", "a private LR needs a budget"))?;
-                let p = PrivateLogisticParams::new(method, eps, lambda)
-                    .settings(self.settings)
-                    .check()?;
-                Ok(p.fit_design(design, y, rng, ledger)?.model)
+            LrKind::Private(method) => self.fit_private(method, design, y, lambda, rng, ledger),
+            LrKind::Sgd(plan) => {
+                let p = plan.params(self.train_epsilon()?, lambda, self.loss);
+                Ok(p.check()?.fit_design(design, y, rng, ledger)?.model)
+            }
+            LrKind::Input { label_share } => {
+                let (t, c) = input_perturbation(
+                    self.loss,
+                    design,
+                    y,
+                    lambda,
+                    self.train_epsilon()?,
+                    label_share,
+                    &self.settings,
+                    rng,
+                    ledger,
+                )?;
+                Ok(LogisticModel::new(t, Some(c), design))
+            }
+            LrKind::Ensemble(method, ensemble) => {
+                let theta = fit_ensemble(
+                    ensemble,
+                    design.n_rows(),
+                    self.train_epsilon()?,
+                    rng,
+                    ledger,
+                    |rows, eps, rng, ledger| {
+                        let sub = rows.map(|r| design.subset(r));
+                        let ys: Vec<f64> = match rows {
+                            Some(r) => r.iter().map(|&i| y[i]).collect(),
+                            None => y.to_vec(),
+                        };
+                        let d = sub.as_ref().unwrap_or(design);
+                        let model = match eps {
+                            Some(e) => LrConfig {
+                                epsilon: Some(e),
+                                ..*self
+                            }
+                            .fit_private(method, d, &ys, lambda, rng, ledger)?,
+                            None => LrConfig {
+                                kind: LrKind::NonPrivate,
+                                ..*self
+                            }
+                            .fit_once(d, &ys, lambda, rng, ledger)?,
+                        };
+                        Ok(model.theta.to_vec())
+                    },
+                )?;
+                ledger.public(
+                    "aggregate",
+                    &ensemble.describe(),
+                    "post-processing of the private releases",
+                );
+                Ok(LogisticModel::new(theta, None, design))
             }
         }
+    }
+
+    fn train_epsilon(&self) -> Result<f64> {
+        self.epsilon
+            .ok_or_else(|| Error::param("epsilon", "a private learner needs a budget"))
+    }
+
+    /// One output- or objective-perturbation (or functional-mechanism) fit at the training ε.
+    fn fit_private(
+        &self,
+        method: PrivateLrMethod,
+        design: &Design,
+        y: &[f64],
+        lambda: f64,
+        rng: &mut Rng,
+        ledger: &mut Ledger,
+    ) -> Result<LogisticModel> {
+        let p = PrivateLogisticParams::new(method, self.train_epsilon()?, lambda)
+            .settings(self.settings)
+            .loss(self.loss)
+            .check()?;
+        Ok(p.fit_design(design, y, rng, ledger)?.model)
     }
 }
 
@@ -497,6 +647,7 @@ mod tests {
     fn config(scaling: Scaling) -> LrConfig {
         LrConfig {
             kind: LrKind::NonPrivate,
+            loss: Loss::Logistic,
             lambda: LambdaRule::Fixed(1.0),
             scaling,
             epsilon: None,

@@ -10,12 +10,22 @@
 //! l'' x x^T of rank one and norm <= c.
 
 use super::design::Design;
+use super::erm::minimise;
 use super::linalg::{solve_spd, symmetric_eigen};
+use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
 use crate::privacy::{L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap, Relation};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
+
+/// Nothing for the logistic loss (the thesis's labels), else "; <loss>, c = <c>".
+fn loss_note(loss: Loss) -> String {
+    match loss {
+        Loss::Logistic => String::new(),
+        _ => format!("; {}, c = {}", loss.describe(), loss.curvature()),
+    }
+}
 
 /// The constant c bounding |l''| for the logistic loss (Chaudhuri et al. 2011).
 pub const LOGISTIC_C: f64 = 0.25;
@@ -56,7 +66,11 @@ pub fn output_sensitivity(lambda: f64, relation: Relation) -> f64 {
 ///   eps-DP.
 /// * Proof sketch: L2 mechanism with that L2 sensitivity (privacy::l2); the solver must reach
 ///   the exact minimiser, which the recorded convergence documents.
+///
+/// Any loss with |l'| <= 1 (the Huber SVM loss too): the proof uses only that bound and lambda-strong convexity, so the sensitivity is the same.
+#[allow(clippy::too_many_arguments)]
 pub fn output_perturbation(
+    loss: Loss,
     design: &Design,
     y: &[f64],
     lambda: f64,
@@ -65,7 +79,9 @@ pub fn output_perturbation(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence)> {
-    output_perturbation_as(design, y, lambda, epsilon, settings, false, rng, ledger)
+    output_perturbation_as(
+        loss, design, y, lambda, epsilon, settings, false, rng, ledger,
+    )
 }
 
 /// [`output_perturbation`], or with `lambda_twice` its ablation variant calibrated for the
@@ -73,6 +89,7 @@ pub fn output_perturbation(
 /// noise, so (N eps)-DP, not eps-DP; the ledger records N eps spent against the eps claimed.
 #[allow(clippy::too_many_arguments)]
 pub fn output_perturbation_as(
+    loss: Loss,
     design: &Design,
     y: &[f64],
     lambda: f64,
@@ -89,14 +106,19 @@ pub fn output_perturbation_as(
     let shrink = if lambda_twice { n } else { 1.0 };
     let sens = output_sensitivity(lambda, relation) / shrink;
     let mech = L2Mechanism::new(sens, epsilon, relation)?;
-    let (mut theta, conv) = Objective::regularised(design, y, lambda).minimise(settings);
-    let label = if lambda_twice {
-        "l2 vector mechanism (output perturbation, Algorithm 6, variant lambda_twice)"
-    } else {
-        "l2 vector mechanism (output perturbation, Algorithm 6)"
-    };
+    let (mut theta, conv) = minimise(loss, &Objective::regularised(design, y, lambda), settings);
+    // The logistic loss keeps the thesis's label (committed ledgers carry it).
+    let label = format!(
+        "l2 vector mechanism (output perturbation, Algorithm 6{}{})",
+        loss_note(loss),
+        if lambda_twice {
+            ", variant lambda_twice"
+        } else {
+            ""
+        }
+    );
     let b = ledger
-        .charge("train", label, mech)?
+        .charge("train", &label, mech)?
         .sample(theta.len(), rng);
     if lambda_twice && n > 1.0 {
         ledger.understate_last(
@@ -140,7 +162,17 @@ pub fn objective_branch(
     n: usize,
     relation: Relation,
 ) -> ObjectiveBranch {
-    let c = LOGISTIC_C;
+    objective_branch_for(LOGISTIC_C, lambda, epsilon, n, relation)
+}
+
+/// [`objective_branch`] for a loss with l'' <= c (c = 1/(2h) for the Huber SVM loss).
+pub fn objective_branch_for(
+    c: f64,
+    lambda: f64,
+    epsilon: f64,
+    n: usize,
+    relation: Relation,
+) -> ObjectiveBranch {
     // Number of rank-one Hessian terms that differ between neighbours.
     let k = relation.doubled_for_replace(1.0);
     let sens = objective_noise_sensitivity(relation);
@@ -210,8 +242,14 @@ pub fn objective_branch_table(
 ///   on both branches (direct: eps' = eps - ln(1 + c/lambda); else eps' = eps/2 and
 ///   ln(1 + c/L) = eps/2). Under replace-one two rank-one terms and two gradients differ,
 ///   hence k = 2 and Delta_b = 2 (Chaudhuri et al.).
+///
+/// Any loss with |l'| <= 1 and 0 <= l'' <= c = `loss.curvature()`
+/// (Chaudhuri et al. 2011, Theorem 9 with their c; the Huber SVM loss has c = 1/(2h), and its
+/// l'' is defined everywhere but at the two kinks, a null set of theta, which the density
+/// argument ignores). The proof above holds with 1/4 replaced by c.
 #[allow(clippy::too_many_arguments)]
 pub fn objective_perturbation(
+    loss: Loss,
     design: &Design,
     y: &[f64],
     lambda: f64,
@@ -225,26 +263,41 @@ pub fn objective_perturbation(
     crate::privacy::check_epsilon(epsilon)?;
     let n = design.n_rows();
     let relation = ledger.relation();
-    let branch = objective_branch(lambda, epsilon, n, relation);
+    let branch = objective_branch_for(loss.curvature(), lambda, epsilon, n, relation);
     // The noise enters the objective; the proof above gives eps for beta = Delta_b / eps'.
     let mech = L2Mechanism::with_map(
         L2Noise::with_scale(branch.noise_scale)?,
         PrivacyMap::pure(objective_noise_sensitivity(relation), epsilon, relation)?,
     );
     let label = format!(
-        "l2 vector mechanism (objective perturbation, Algorithm 7; eps' = {:.6}, Delta = {:.3e})",
-        branch.eps_prime, branch.delta
+        "l2 vector mechanism (objective perturbation, Algorithm 7{}; eps' = {:.6}, Delta = {:.3e})",
+        loss_note(loss),
+        branch.eps_prime,
+        branch.delta
     );
     let b = ledger
         .charge("train", &label, mech)?
         .sample(design.dim(), rng);
     let (theta, conv) =
-        objective_perturbation_with_noise(design, y, lambda, &b, branch.delta, settings);
+        objective_perturbation_with_noise_for(loss, design, y, lambda, &b, branch.delta, settings);
     Ok((theta, conv, branch))
 }
 
 /// argmin J(theta) + b.theta/N + (Delta/2)||theta||^2 for a given noise vector b.
 pub fn objective_perturbation_with_noise(
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    b: &[f64],
+    delta: f64,
+    settings: &SolverSettings,
+) -> (Vec<f64>, Convergence) {
+    objective_perturbation_with_noise_for(Loss::Logistic, design, y, lambda, b, delta, settings)
+}
+
+/// [`objective_perturbation_with_noise`] for any loss.
+pub fn objective_perturbation_with_noise_for(
+    loss: Loss,
     design: &Design,
     y: &[f64],
     lambda: f64,
@@ -259,7 +312,7 @@ pub fn objective_perturbation_with_noise(
         reg: lambda / n + delta,
         lin: b.iter().map(|v| v / n).collect(),
     };
-    obj.minimise(settings)
+    minimise(loss, &obj, settings)
 }
 
 /// The two sensitivity bounds of the functional mechanism.

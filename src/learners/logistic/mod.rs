@@ -19,8 +19,12 @@
 
 pub mod design;
 pub mod dp_sgd;
+pub mod ensemble;
+pub mod erm;
 pub mod harness;
+pub mod input;
 pub mod linalg;
+pub mod loss;
 pub mod mechanisms;
 pub mod preprocess;
 pub mod select;
@@ -28,6 +32,7 @@ pub mod solver;
 
 pub use design::{Design, Encoding, labels_pm1};
 pub use harness::{LambdaRule, LrConfig, LrKind, Scaling};
+pub use loss::Loss;
 pub use mechanisms::{FmInfo, FmSensitivity, ObjectiveBranch};
 pub use preprocess::{Preprocessing, RowScaling};
 pub use select::{LAMBDA_GRID, LambdaChoice};
@@ -108,6 +113,13 @@ fn check_lambda(lambda: f64) -> Result<()> {
     crate::privacy::check_positive("lambda", lambda)
 }
 
+fn check_loss(loss: Loss) -> Result<()> {
+    match loss {
+        Loss::Huber { h } => crate::privacy::check_positive("h", h),
+        Loss::Logistic => Ok(()),
+    }
+}
+
 fn check_settings(s: &SolverSettings) -> Result<()> {
     if !(s.tol.is_finite() && s.tol > 0.0) || s.max_iter == 0 {
         return Err(Error::param(
@@ -138,6 +150,7 @@ fn targets_pm1<T: AsSingleTargets<Elem = usize>>(t: &T) -> Result<Vec<f64>> {
 pub struct LogisticValidParams {
     lambda: f64,
     settings: SolverSettings,
+    loss: Loss,
 }
 
 /// Non-private L2-regularised LR (the thesis's lambda; default solver settings).
@@ -149,6 +162,7 @@ impl LogisticParams {
         LogisticParams(LogisticValidParams {
             lambda,
             settings: SolverSettings::default(),
+            loss: Loss::Logistic,
         })
     }
 
@@ -161,10 +175,17 @@ impl LogisticParams {
         self.0.settings = settings;
         self
     }
+
+    /// The per-example loss (logistic by default; [`Loss::HUBER_SVM`] for the Huber SVM).
+    pub fn loss(mut self, loss: Loss) -> Self {
+        self.0.loss = loss;
+        self
+    }
 }
 
 param_guard!(LogisticParams => LogisticValidParams, |p| {
     check_lambda(p.lambda)?;
+    check_loss(p.loss)?;
     check_settings(&p.settings)?;
     Ok(())
 });
@@ -181,7 +202,8 @@ impl LogisticValidParams {
     /// Fits on a design with labels in {-1, +1}. Not private: the caller records
     /// `Ledger::non_private`.
     pub fn fit_design(&self, design: &Design, y: &[f64]) -> LogisticModel {
-        let (theta, conv) = Objective::regularised(design, y, self.lambda).minimise(&self.settings);
+        let objective = Objective::regularised(design, y, self.lambda);
+        let (theta, conv) = erm::minimise(self.loss, &objective, &self.settings);
         LogisticModel::new(theta, Some(conv), design)
     }
 }
@@ -215,6 +237,7 @@ pub struct PrivateLogisticValidParams {
     lambda: f64,
     settings: SolverSettings,
     seed: u64,
+    loss: Loss,
 }
 
 /// A private LR: method, eps, thesis lambda (unused by the functional mechanism), solver.
@@ -229,6 +252,7 @@ impl PrivateLogisticParams {
             lambda,
             settings: SolverSettings::default(),
             seed: 0,
+            loss: Loss::Logistic,
         })
     }
 }
@@ -237,6 +261,9 @@ setters!(PrivateLogisticParams {
     settings: SolverSettings,
     /// Seed of the noise stream used by linfa's `Fit` (the harness passes its own streams).
     seed: u64,
+    /// The per-example loss: logistic (default) or the Huber SVM's (output and objective
+    /// perturbation only; the functional mechanism is for the logistic loss).
+    loss: Loss,
 });
 
 param_guard!(PrivateLogisticParams => PrivateLogisticValidParams, |p| {
@@ -245,6 +272,10 @@ param_guard!(PrivateLogisticParams => PrivateLogisticValidParams, |p| {
         check_lambda(p.lambda)?;
     }
     check_settings(&p.settings)?;
+    check_loss(p.loss)?;
+    if matches!(p.method, PrivateLrMethod::Functional(_)) && p.loss != Loss::Logistic {
+        return Err(Error::param("loss", "the functional mechanism approximates the logistic loss only"));
+    }
     Ok(())
 });
 
@@ -292,8 +323,9 @@ impl PrivateLogisticValidParams {
         Ok(match self.method {
             PrivateLrMethod::Output | PrivateLrMethod::OutputLambdaTwice => {
                 let twice = self.method == PrivateLrMethod::OutputLambdaTwice;
-                let (t, c) =
-                    mechanisms::output_perturbation_as(design, y, l, e, s, twice, rng, ledger)?;
+                let (t, c) = mechanisms::output_perturbation_as(
+                    self.loss, design, y, l, e, s, twice, rng, ledger,
+                )?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: None,
@@ -302,7 +334,7 @@ impl PrivateLogisticValidParams {
             }
             PrivateLrMethod::Objective => {
                 let (t, c, b) =
-                    mechanisms::objective_perturbation(design, y, l, e, s, rng, ledger)?;
+                    mechanisms::objective_perturbation(self.loss, design, y, l, e, s, rng, ledger)?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: Some(b),

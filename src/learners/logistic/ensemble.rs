@@ -1,0 +1,140 @@
+//! Models built from several fits: averaging m private models (sequential: each on all rows at
+//! ε/m; parallel: each on its own disjoint block at ε) and subsample-and-aggregate (Smith
+//! 2011: k disjoint blocks, exact fits, coefficients clipped to a public box, noisy mean).
+//!
+//! Blocks: every row gets an independent uniform block label from the trial's stream, so the
+//! partition does not depend on the data, and adding, removing or replacing one example
+//! changes the content of exactly one block (under both relations).
+//!
+//! Privacy statements:
+//! * Sequential averaging: m releases at ε/m each compose sequentially to ε (m ledger
+//!   entries); the average is post-processing.
+//! * Parallel averaging: each block's release is ε-DP and depends only on its block; one
+//!   example is in one block, so the m releases together are ε-DP (parallel composition; the
+//!   ledger records the first block's entries with that note).
+//! * Subsample-and-aggregate: domain and relation the ledger's; released: the mean of the k
+//!   clipped block estimates plus L2-mechanism noise. One example changes one block estimate,
+//!   whose clipped value moves within the box [−B, B]^D of L2 diameter 2B√D, so the mean moves
+//!   by at most 2B√D/k: L2 sensitivity 2B√D/k, noise β = 2B√D/(k ε), pure ε-DP (the L2
+//!   mechanism's proof). The block fits are exact and need no noise.
+
+use crate::error::{Error, Result};
+use crate::privacy::{L2Mechanism, Ledger};
+use crate::rng::Rng;
+use rand::Rng as _;
+
+/// How the models are combined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ensemble {
+    /// m models on all rows, each at ε/m.
+    Sequential(usize),
+    /// m models on m disjoint blocks, each at ε.
+    Parallel(usize),
+    /// k exact fits on k disjoint blocks, each coordinate clipped to [−bound, bound], mean plus
+    /// L2 noise.
+    SubsampleAggregate { blocks: usize, bound: f64 },
+}
+
+impl Ensemble {
+    pub fn describe(&self) -> String {
+        match self {
+            Ensemble::Sequential(m) => format!("average of {m} models at eps/{m} each"),
+            Ensemble::Parallel(m) => format!("average of {m} models on disjoint blocks"),
+            Ensemble::SubsampleAggregate { blocks, bound } => {
+                format!("subsample-and-aggregate, {blocks} blocks, box [-{bound}, {bound}]")
+            }
+        }
+    }
+}
+
+/// Positions 0..n split into `k` blocks by independent uniform labels.
+pub fn random_blocks(n: usize, k: usize, rng: &mut Rng) -> Vec<Vec<usize>> {
+    let mut blocks = vec![Vec::with_capacity(n / k.max(1) + 1); k];
+    for i in 0..n {
+        blocks[rng.gen_range(0..k)].push(i);
+    }
+    blocks
+}
+
+/// The coordinate-wise mean of equal-length vectors.
+fn mean(models: &[Vec<f64>]) -> Vec<f64> {
+    let m = models.len() as f64;
+    let mut out = vec![0.0; models.first().map_or(0, Vec::len)];
+    for t in models {
+        out.iter_mut().zip(t).for_each(|(o, v)| *o += v / m);
+    }
+    out
+}
+
+/// Runs the ensemble: `fit(rows, epsilon or None for an exact fit, rng, ledger)` returns θ on
+/// the given positions (all rows: `None`). Records every spend in `ledger`.
+pub fn fit_ensemble<F>(
+    ensemble: Ensemble,
+    n: usize,
+    epsilon: f64,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+    mut fit: F,
+) -> Result<Vec<f64>>
+where
+    F: FnMut(Option<&[usize]>, Option<f64>, &mut Rng, &mut Ledger) -> Result<Vec<f64>>,
+{
+    let too_few = |k: usize| {
+        Error::param(
+            "models",
+            format!("{k} blocks need at least {k} training rows, got {n}"),
+        )
+    };
+    match ensemble {
+        Ensemble::Sequential(m) => {
+            let models = (0..m)
+                .map(|_| fit(None, Some(epsilon / m as f64), rng, ledger))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(mean(&models))
+        }
+        Ensemble::Parallel(m) => {
+            if n < m {
+                return Err(too_few(m));
+            }
+            let blocks = random_blocks(n, m, rng);
+            let mut models = Vec::with_capacity(m);
+            let mut first = None;
+            for b in &blocks {
+                let mut scratch = ledger.scratch();
+                models.push(fit(Some(b), Some(epsilon), rng, &mut scratch)?);
+                first.get_or_insert(scratch.entries);
+            }
+            for mut e in first.unwrap_or_default() {
+                e.note = Some(format!(
+                    "parallel composition: {m} models, each on its own disjoint block"
+                ));
+                ledger.record(e)?;
+            }
+            Ok(mean(&models))
+        }
+        Ensemble::SubsampleAggregate { blocks: k, bound } => {
+            if n < k {
+                return Err(too_few(k));
+            }
+            let blocks = random_blocks(n, k, rng);
+            let mut models = Vec::with_capacity(k);
+            for b in &blocks {
+                let mut t = fit(Some(b), None, rng, &mut ledger.scratch())?;
+                t.iter_mut().for_each(|v| *v = v.clamp(-bound, bound));
+                models.push(t);
+            }
+            let mut theta = mean(&models);
+            let d = theta.len() as f64;
+            let sensitivity = 2.0 * bound * d.sqrt() / k as f64;
+            let mech = L2Mechanism::new(sensitivity, epsilon, ledger.relation())?;
+            let label = format!(
+                "l2 mechanism on the mean of {k} clipped block estimates (subsample-and-aggregate, box [-{bound}, {bound}])"
+            );
+            let noise = ledger
+                .charge("train", &label, mech)?
+                .sample(theta.len(), rng);
+            theta.iter_mut().zip(&noise).for_each(|(t, z)| *t += z);
+            Ok(theta)
+        }
+    }
+}

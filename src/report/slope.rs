@@ -1,0 +1,165 @@
+//! Scaling-law verdicts (`[[paper.slope]]`): a least-squares fit of log10(metric) on log10(x)
+//! over every stored trial, its 95% interval (Student t on n − 2 degrees of freedom) and,
+//! optionally, where it crosses the fitted line of another metric of the same trials.
+
+use super::verdict::{metric_value, params_match};
+use super::x_position;
+use crate::spec::{PaperSlope, Spec};
+use crate::store::TrialRecord;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// A fitted line log10 y = intercept + slope log10 x.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogLogFit {
+    pub slope: f64,
+    pub intercept: f64,
+    /// Half-width of the 95% interval of the slope.
+    pub half_width: f64,
+    pub n: usize,
+}
+
+/// The outcome of one scaling law.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SlopeVerdict {
+    Holds {
+        fit: LogLogFit,
+        crossover: Option<f64>,
+    },
+    Fails {
+        fit: LogLogFit,
+        crossover: Option<f64>,
+    },
+    /// Fewer than three positive points, or a single x value.
+    Missing,
+}
+
+impl SlopeVerdict {
+    pub fn word(&self) -> &'static str {
+        match self {
+            SlopeVerdict::Holds { .. } => "holds",
+            SlopeVerdict::Fails { .. } => "fails",
+            SlopeVerdict::Missing => "missing",
+        }
+    }
+}
+
+/// Least squares on (log10 x, log10 y) points; `None` below three points or without spread.
+pub fn fit_loglog(points: &[(f64, f64)]) -> Option<LogLogFit> {
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(x, y)| *x > 0.0 && *y > 0.0 && x.is_finite() && y.is_finite())
+        .map(|(x, y)| (x.log10(), y.log10()))
+        .collect();
+    let n = pts.len();
+    if n < 3 {
+        return None;
+    }
+    let (mx, my) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| {
+        (a + x / n as f64, b + y / n as f64)
+    });
+    let sxx: f64 = pts.iter().map(|(x, _)| (x - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = pts.iter().map(|(x, y)| (x - mx) * (y - my)).sum::<f64>() / sxx;
+    let intercept = my - slope * mx;
+    let ssr: f64 = pts
+        .iter()
+        .map(|(x, y)| (y - intercept - slope * x).powi(2))
+        .sum();
+    let se = (ssr / (n - 2) as f64 / sxx).sqrt();
+    let t = StudentsT::new(0.0, 1.0, (n - 2) as f64).map_or(1.96, |d| d.inverse_cdf(0.975));
+    Some(LogLogFit {
+        slope,
+        intercept,
+        half_width: t * se,
+        n,
+    })
+}
+
+fn points(spec: &Spec, records: &[TrialRecord], c: &PaperSlope, metric: &str) -> Vec<(f64, f64)> {
+    let axis = spec.report.x.as_deref().unwrap_or("x");
+    let in_range = |x: f64| c.x_min.is_none_or(|m| x >= m) && c.x_max.is_none_or(|m| x <= m);
+    records
+        .iter()
+        .filter(|r| {
+            r.dataset == c.dataset && r.pipeline == c.pipeline && params_match(r, &c.params)
+        })
+        .filter_map(|r| {
+            let x = x_position(spec, r.params.get(axis)?);
+            Some((x, metric_value(r, metric)?))
+        })
+        .filter(|(x, _)| in_range(*x))
+        .collect()
+}
+
+/// Fits the law and, with `crossover`, where it meets the other metric's line.
+pub fn slope_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperSlope) -> SlopeVerdict {
+    let Some(fit) = fit_loglog(&points(spec, records, c, &c.metric)) else {
+        return SlopeVerdict::Missing;
+    };
+    let crossover = c.crossover.as_deref().and_then(|m| {
+        let other = fit_loglog(&points(spec, records, c, m))?;
+        let dk = fit.slope - other.slope;
+        (dk != 0.0).then(|| 10f64.powf((other.intercept - fit.intercept) / dk))
+    });
+    if (fit.slope - c.expected).abs() <= c.tolerance {
+        SlopeVerdict::Holds { fit, crossover }
+    } else {
+        SlopeVerdict::Fails { fit, crossover }
+    }
+}
+
+/// One line describing a slope verdict.
+pub fn describe_slope(c: &PaperSlope, v: &SlopeVerdict, axis: &str) -> String {
+    match v {
+        SlopeVerdict::Holds { fit, crossover } | SlopeVerdict::Fails { fit, crossover } => {
+            let cross = match (crossover, &c.crossover) {
+                (Some(x), Some(m)) => format!("; crosses `{m}` at {axis} ≈ {x:.3e}"),
+                _ => String::new(),
+            };
+            format!(
+                "{} (fitted slope {:.3} ± {:.3} (95%, {} trials), expected {} ± {}{cross})",
+                v.word(),
+                fit.slope,
+                fit.half_width,
+                fit.n,
+                c.expected,
+                c.tolerance
+            )
+        }
+        SlopeVerdict::Missing => "missing (fewer than three positive points)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A noiseless power law gives its exponent with a zero-width interval; noise widens it,
+    /// and too few points are no fit.
+    #[test]
+    fn fits_power_laws() {
+        let exact: Vec<(f64, f64)> = [1.0, 10.0, 100.0, 1000.0]
+            .iter()
+            .map(|&x: &f64| (x, 3.0 * x.powf(-0.5)))
+            .collect();
+        let f = fit_loglog(&exact).unwrap();
+        assert!(
+            (f.slope + 0.5).abs() < 1e-12 && f.half_width < 1e-9,
+            "{f:?}"
+        );
+        assert!((f.intercept - 3f64.log10()).abs() < 1e-12);
+        let noisy: Vec<(f64, f64)> = exact
+            .iter()
+            .enumerate()
+            .map(|(i, &(x, y))| (x, y * if i % 2 == 0 { 1.3 } else { 0.7 }))
+            .collect();
+        let g = fit_loglog(&noisy).unwrap();
+        assert!(
+            g.half_width > 0.05 && (g.slope + 0.5).abs() < g.half_width,
+            "{g:?}"
+        );
+        assert!(fit_loglog(&exact[..2]).is_none());
+    }
+}
