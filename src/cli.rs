@@ -314,19 +314,10 @@ impl ReportStyle {
     /// Applies the flags to a spec's `[report]`; the formats to write.
     pub fn apply(&self, spec: &mut Spec) -> Result<Vec<crate::spec::Format>> {
         let r = &mut spec.report;
-        for (flag, v, lo, hi) in [
-            ("--width", self.width, 1.0, 20.0),
-            ("--height", self.height, 1.0, 20.0),
-            ("--font-size", self.font_size, 4.0, 30.0),
-        ] {
-            if let Some(v) = v
-                && !(lo..=hi).contains(&v)
-            {
-                return Err(crate::Error::param(
-                    flag,
-                    format!("{v} is outside {lo}..={hi}"),
-                ));
-            }
+        if let Some((i, why)) =
+            crate::spec::style_out_of_range([self.width, self.height, self.font_size])
+        {
+            return Err(crate::Error::param(crate::spec::STYLE_RANGES[i].1, why));
         }
         if self.size.is_some() {
             r.size = self.size;

@@ -644,18 +644,10 @@ impl Spec {
         if r.metrics.is_empty() {
             return Err(self.err("report.metrics", "name at least one metric"));
         }
-        for (field, v, lo, hi) in [
-            ("report.width_in", r.width_in, 1.0, 20.0),
-            ("report.height_in", r.height_in, 1.0, 20.0),
-            ("report.font_pt", r.font_pt, 4.0, 30.0),
-        ] {
-            if let Some(v) = v
-                && !(lo..=hi).contains(&v)
-            {
-                return Err(self.err(field, format!("{v} is outside {lo}..={hi}")));
-            }
+        match style_out_of_range([r.width_in, r.height_in, r.font_pt]) {
+            Some((i, why)) => Err(self.err(STYLE_RANGES[i].0, why)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The experiment's title, else its name.
@@ -665,6 +657,26 @@ impl Spec {
             .as_deref()
             .unwrap_or(&self.experiment.name)
     }
+}
+
+/// Accepted figure-style values: (`[report]` field, command-line flag, min, max), in the order
+/// width, height, font size. The spec and the flags share one table so they cannot disagree.
+pub const STYLE_RANGES: [(&str, &str, f64, f64); 3] = [
+    ("report.width_in", "--width", 1.0, 20.0),
+    ("report.height_in", "--height", 1.0, 20.0),
+    ("report.font_pt", "--font-size", 4.0, 30.0),
+];
+
+/// The first of (width, height, font size) outside [`STYLE_RANGES`]: its index and why.
+pub fn style_out_of_range(values: [Option<f64>; 3]) -> Option<(usize, String)> {
+    values
+        .iter()
+        .zip(STYLE_RANGES)
+        .enumerate()
+        .find_map(|(i, (v, (_, _, lo, hi)))| {
+            v.filter(|v| !(lo..=hi).contains(v))
+                .map(|v| (i, format!("{v} is outside {lo}..={hi}")))
+        })
 }
 
 /// SHA-256 of what determines the trials: the TOML document as written, minus `[report]` and

@@ -231,3 +231,24 @@ fn audit_flags_parse_and_a_bare_audit_lists_the_mechanisms() {
     let e = cli::execute(cli).unwrap_err().to_string();
     assert!(e.contains("--all") && e.contains("vaidya_nb"), "{e}");
 }
+
+#[test]
+fn report_style_flags_out_of_range_name_the_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let s = spec(d.path(), "1");
+    for (flag, value) in [("--font-size", "40"), ("--width", "0.5")] {
+        let o = common::bin()
+            .args(["report"])
+            .arg(&s)
+            .args([flag, value, "--out"])
+            .arg(d.path().join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{flag} {value} was accepted");
+        assert!(
+            err.contains(flag) && err.contains(&format!("{value} is outside")),
+            "{err}"
+        );
+    }
+}

@@ -130,6 +130,19 @@ fn invalid_specs_name_file_field_and_reason() {
             "line",
             "missing field",
         ),
+        (
+            GOOD.replace("x = \"epsilon\"", "x = \"epsilon\"\nfont_pt = 40"),
+            "report.font_pt",
+            "40 is outside 4..=30",
+        ),
+        (
+            GOOD.replace(
+                "x = \"epsilon\"",
+                "x = \"epsilon\"\nwidth_in = 3\nheight_in = 0.5",
+            ),
+            "report.height_in",
+            "0.5 is outside 1..=20",
+        ),
     ];
     for (text, field, reason) in cases {
         let e = err(&text);

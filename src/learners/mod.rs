@@ -166,6 +166,13 @@ impl TrialLog {
             shared: BTreeMap::new(),
         }
     }
+
+    /// The NB thresholding metrics (Algorithm 1's t and how many released counts it clipped).
+    fn record_threshold(&mut self, threshold: f64, thresholded_features: usize) {
+        self.metrics.insert("threshold_value".into(), threshold);
+        self.metrics
+            .insert("thresholded_features".into(), thresholded_features as f64);
+    }
 }
 
 /// A learner configured for one trial.
@@ -214,11 +221,7 @@ impl Learner {
                 let counts = binary_counts(input)?;
                 let mut rng = log.streams.stream("train/laplace");
                 let fit = p.fit_counts(counts, input.features, &mut rng, &mut log.ledger)?;
-                log.metrics.insert("threshold_value".into(), fit.threshold);
-                log.metrics.insert(
-                    "thresholded_features".into(),
-                    fit.thresholded_features as f64,
-                );
+                log.record_threshold(fit.threshold, fit.thresholded_features);
                 Ok(Box::new(fit.model))
             }
             Learner::PartitionedNb(p) => {
@@ -246,11 +249,7 @@ impl Learner {
                     &mut rng,
                     &mut log.ledger,
                 )?;
-                log.metrics.insert("threshold_value".into(), fit.threshold);
-                log.metrics.insert(
-                    "thresholded_features".into(),
-                    fit.thresholded_features as f64,
-                );
+                log.record_threshold(fit.threshold, fit.thresholded_features);
                 Ok(Box::new(fit.model))
             }
             Learner::Logistic(config) => {

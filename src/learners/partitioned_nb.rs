@@ -273,44 +273,23 @@ mod tests {
         let p = PartitionedNbParams::new(1.0).check().unwrap();
         let mut rng = rng_from(&["t"]);
         let train: Vec<u32> = (0..300).collect();
+        let mut refused = |n_classes: usize, rows: &[u32], fs: &[usize]| {
+            p.fit_rows(
+                &x,
+                &labels,
+                n_classes,
+                rows,
+                fs,
+                &mut rng,
+                &mut Ledger::default(),
+            )
+            .is_err()
+        };
         for fs in [vec![], vec![3], vec![0, 0]] {
-            assert!(
-                p.fit_rows(
-                    &x,
-                    &labels,
-                    2,
-                    &train,
-                    &fs,
-                    &mut rng,
-                    &mut Ledger::default()
-                )
-                .is_err()
-            );
+            assert!(refused(2, &train, &fs));
         }
-        assert!(
-            p.fit_rows(
-                &x,
-                &labels,
-                2,
-                &[0, 1],
-                &[0, 1, 2],
-                &mut rng,
-                &mut Ledger::default()
-            )
-            .is_err()
-        );
-        assert!(
-            p.fit_rows(
-                &x,
-                &labels,
-                1,
-                &train,
-                &[0],
-                &mut rng,
-                &mut Ledger::default()
-            )
-            .is_err()
-        );
+        assert!(refused(2, &[0, 1], &[0, 1, 2]));
+        assert!(refused(1, &train, &[0]));
     }
 
     /// One feature: the single part is the whole training set, so a huge eps gives the
