@@ -140,7 +140,8 @@ impl KeySet {
 }
 
 /// Indices of the values of an axis a pipeline varies along (smoke: the first and last);
-/// `[None]` when it does not. `grid.n_train_of` restricts a pipeline's `n_train` values.
+/// `[None]` when it does not. `grid.n_train_of` restricts a pipeline's `n_train` values (and a
+/// dataset's, in [`dataset_runs`]).
 fn choices(spec: &Spec, pipeline: usize, axis: Axis, smoke: bool) -> Vec<Option<usize>> {
     let p = &spec.pipelines[pipeline];
     let Some(n) = spec.grid.len(axis).filter(|_| p.reads(axis)) else {
@@ -156,6 +157,21 @@ fn choices(spec: &Spec, pipeline: usize, axis: Axis, smoke: bool) -> Vec<Option<
     match runs.as_slice() {
         [first, .., last] if smoke => vec![Some(*first), Some(*last)],
         _ => runs.into_iter().map(Some).collect(),
+    }
+}
+
+/// Whether dataset `d` runs the point's `n_train` (`grid.n_train_of` may name a dataset too).
+fn dataset_runs(spec: &Spec, d: usize, idx: &[Option<usize>; 5]) -> bool {
+    let (Some(all), Some(of)) = (&spec.grid.n_train, &spec.grid.n_train_of) else {
+        return true;
+    };
+    let slot = Axis::ALL.iter().position(|&a| a == Axis::NTrain);
+    match (
+        of.get(&spec.experiment.datasets[d]),
+        slot.and_then(|s| idx[s]),
+    ) {
+        (Some(ns), Some(i)) => ns.contains(&all[i]),
+        _ => true,
     }
 }
 
@@ -223,6 +239,7 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
         .flat_map(|(d, p)| {
             points(spec, p, smoke)
                 .into_iter()
+                .filter(move |idx| dataset_runs(spec, d, idx))
                 .map(move |idx| combo(spec, d, p, idx))
         })
         .collect();

@@ -48,10 +48,12 @@ pub struct GridDef {
     pub lambda: Option<Vec<f64>>,
     /// Training-set size: a seeded random subset of the trial's training rows.
     pub n_train: Option<Vec<usize>>,
-    /// Per pipeline (by name), the `n_train` values it runs, when not all of them: a
-    /// sample-complexity search stops doubling N for a pipeline already within tolerance, and
-    /// its reference needs only the sizes it is reached at plus the largest. Only removes cells
-    /// (like the rest of the grid, it does not enter the cells hash).
+    /// Per pipeline or dataset (by name), the `n_train` values it runs, when not all of them: a
+    /// sample-complexity search stops doubling N for a pipeline already within tolerance (its
+    /// reference needs only the sizes it is reached at plus the largest), or for a dataset too
+    /// costly at the largest sizes; a cell runs a value only if both its pipeline and its
+    /// dataset allow it. Only removes cells (like the rest of the grid, it does not enter the
+    /// cells hash).
     pub n_train_of: Option<BTreeMap<String, Vec<usize>>>,
 }
 
@@ -557,8 +559,9 @@ impl Spec {
         };
         for (name, ns) in of {
             let field = format!("grid.n_train_of.\"{name}\"");
-            if !self.pipelines.iter().any(|p| p.name == *name) {
-                return Err(self.err(field, format!("no pipeline is named `{name}`")));
+            let dataset = self.experiment.datasets.contains(name);
+            if !self.pipelines.iter().any(|p| p.name == *name) && !dataset {
+                return Err(self.err(field, format!("no pipeline or dataset is named `{name}`")));
             }
             if ns.is_empty() {
                 return Err(self.err(field, "give at least one value"));

@@ -105,6 +105,20 @@ fn growing_the_data_another_way_is_refused() {
 }
 
 #[test]
+fn n_train_of_may_stop_a_dataset_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = grown().replace(
+        "LR = [8, 16, 32, 64, 256]",
+        "LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64, 128]",
+    );
+    let spec = Spec::load(&common::write_spec(dir.path(), "cut.toml", &text)).unwrap();
+    // Per trial: LR at 8..64 x 2 lambdas (its 256 is cut by the dataset), FM at 8..128.
+    assert_eq!(epsilab::plan::plan(&spec, false).n_cells(), 3 * (8 + 5));
+    // Smoke keeps the first and last value each allows: LR 8 and 256 (cut), FM 8 and 256 (cut).
+    assert_eq!(epsilab::plan::plan(&spec, true).n_cells(), 2 * (2 + 1));
+}
+
+#[test]
 fn n_train_of_names_a_pipeline_and_values_of_the_grid() {
     let dir = tempfile::tempdir().unwrap();
     for (from, to, field) in [
