@@ -702,7 +702,8 @@ fn warm_starts_reach_the_cold_minimiser_faster() {
 
 /// The cost model keeps dense Newton for narrow sparse data (Adult-like: D = 123, 14 ones per
 /// row) and switches to Newton-CG when the D x D Hessian dominates (XWindowsDoc-like: 900 x
-/// 600 in the +-1 encoding); a named solver is never overridden.
+/// 600 in the +-1 encoding); dense data above D = 16 takes L-BFGS; a named solver is never
+/// overridden.
 #[test]
 fn the_cost_model_picks_newton_for_small_d_and_newton_cg_for_large_d() {
     let narrow = binary_dataset(5000, 123, 14, "narrow");
@@ -722,6 +723,15 @@ fn the_cost_model_picks_newton_for_small_d_and_newton_cg_for_large_d() {
         obj.minimise(&SolverSettings::default()).1.solver,
         Solver::NewtonCg
     );
+    // Dense data: L-BFGS above D = 16, Newton below (the D x D Hessian is cheap there).
+    for (d, want) in [(8, Solver::Newton), (20, Solver::Lbfgs)] {
+        let (x, yy) = synthetic(2000, d, "dense-cost");
+        let des = Design::dense(x.view());
+        let y = pm1(&yy);
+        let obj = Objective::regularised(&des, &y, 1.0);
+        assert_eq!(obj.choose(Solver::Auto), want, "D = {d}");
+        assert_eq!(obj.minimise(&SolverSettings::default()).1.solver, want);
+    }
 }
 
 /// Warm-started cross-validation draws the same folds and scores every grid point exactly as

@@ -175,7 +175,7 @@ def table():
     dense = sorted(glob.glob(os.path.join("target", "criterion", "lr_dense", "n_*_auto_tol_1e-8")))
     for path in dense:
         n = os.path.basename(path).split("_")[1]
-        for solver in ("auto", "lbfgs"):
+        for solver in ("auto", "newton_cg"):
             rows.append((f"Dense {n} x 100, tol 1e-8, {solver}",
                          criterion("lr_dense", f"n_{n}_{solver}_tol_1e-8"),
                          sk.get(f"dense_{n}_tol_1e-08"), None))

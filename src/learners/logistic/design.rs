@@ -38,8 +38,6 @@ pub struct Design<'a> {
     cols: Vec<usize>,
     /// Source column -> parameter index, or `UNUSED`.
     col_map: Vec<u32>,
-    /// Whether `cols` is ascending (then mapped on-indices of a row stay sorted).
-    ascending: bool,
     /// Whether `cols` is 0..n_cols (then no column lookup is needed).
     identity: bool,
     /// Memo key of this exact design (rows, columns, encoding, scales and the rows' content),
@@ -118,7 +116,6 @@ impl<'a> Design<'a> {
             }
             col_map[c] = k as u32;
         }
-        let ascending = cols.windows(2).all(|w| w[0] < w[1]);
         let identity = cols.len() == n_cols && cols.iter().enumerate().all(|(k, &c)| k == c);
         Ok(Design {
             source,
@@ -126,7 +123,6 @@ impl<'a> Design<'a> {
             scale: vec![1.0; rows.len()],
             cols,
             col_map,
-            ascending,
             identity,
             key: None,
         })
@@ -173,7 +169,6 @@ impl<'a> Design<'a> {
             scale: vec![1.0; rows.len()],
             cols: self.cols.clone(),
             col_map: self.col_map.clone(),
-            ascending: self.ascending,
             identity: self.identity,
             key: None,
         }
@@ -187,7 +182,6 @@ impl<'a> Design<'a> {
             scale: idx.iter().map(|&i| self.scale[i]).collect(),
             cols: self.cols.clone(),
             col_map: self.col_map.clone(),
-            ascending: self.ascending,
             identity: self.identity,
             key: None,
         }
@@ -493,46 +487,56 @@ impl<'a> Design<'a> {
 
     /// h = sum_i w_i x_i x_i^T (D x D, symmetric, row-major in a Vec).
     pub fn weighted_gram(&self, w: &[f64]) -> Vec<f64> {
+        let mut h = Vec::new();
+        self.weighted_gram_into(w, &mut h);
+        h
+    }
+
+    /// [`Self::weighted_gram`] into `h` (resized to D x D; no allocation once it has the size,
+    /// so Newton reuses one buffer). Binary rows scatter one add per pair of on-indices into
+    /// the upper triangle (105 per Adult row), read straight from the shared CSR rows.
+    pub fn weighted_gram_into(&self, w: &[f64], h: &mut Vec<f64>) {
         let d = self.dim();
-        let mut h = vec![0.0; d * d];
-        let mut idx: Vec<usize> = Vec::with_capacity(64);
+        h.clear();
+        h.resize(d * d, 0.0);
         match &self.source {
             Source::Binary(m, enc) => {
-                // Upper triangle of sum_i w_i s_i^2 b_i b_i^T, plus u = sum w s^2 b, W = sum w s^2.
-                let mut u = vec![0.0; d];
+                // Upper triangle of sum_i a_i b_i b_i^T with a_i = w_i s_i^2. Its diagonal is
+                // u = sum_i a_i b_i (b_k^2 = b_k), which the +-1 encoding needs.
                 let mut total = 0.0;
+                assert!(!self.identity || d == m.n_cols());
                 for (i, &wi) in w.iter().enumerate() {
                     let a = wi * self.scale[i] * self.scale[i];
                     if a == 0.0 {
                         continue;
                     }
                     total += a;
-                    idx.clear();
-                    for &j in m.row(self.rows[i] as usize) {
-                        let k = self.col_map[j as usize];
-                        if k != UNUSED {
-                            idx.push(k as usize);
+                    let row = m.row(self.rows[i] as usize);
+                    if self.identity {
+                        for (p, &k) in row.iter().enumerate() {
+                            let base = k as usize * d;
+                            for &l in &row[p..] {
+                                // SAFETY: on-indices are < n_cols = d (BinaryMatrix invariant),
+                                // so base + l < d * d = h.len().
+                                unsafe { *h.get_unchecked_mut(base + l as usize) += a };
+                            }
                         }
-                    }
-                    if !self.ascending {
-                        idx.sort_unstable();
-                    }
-                    for (p, &k) in idx.iter().enumerate() {
-                        u[k] += a;
-                        let hk = &mut h[k * d..(k + 1) * d];
-                        for &l in &idx[p..] {
-                            // SAFETY: every entry of idx is a parameter index < d = hk.len().
-                            debug_assert!(l < hk.len());
-                            unsafe { *hk.get_unchecked_mut(l) += a };
-                        }
+                    } else {
+                        self.scatter_pairs(row, a, h);
                     }
                 }
                 if *enc == Encoding::PlusMinus {
-                    // (2b - 1)(2b - 1)^T = 4 b b^T - 2 (b 1^T + 1 b^T) + 1 1^T.
+                    // (2b - 1)(2b - 1)^T = 4 b b^T - 2 (b 1^T + 1 b^T) + 1 1^T; off-diagonal
+                    // entries first, while the diagonal still holds u.
                     for k in 0..d {
-                        for l in k..d {
-                            h[k * d + l] = 4.0 * h[k * d + l] - 2.0 * (u[k] + u[l]) + total;
+                        for l in k + 1..d {
+                            let (uk, ul) = (h[k * d + k], h[l * d + l]);
+                            h[k * d + l] = 4.0 * h[k * d + l] - 2.0 * (uk + ul) + total;
                         }
+                    }
+                    for k in 0..d {
+                        let uk = h[k * d + k];
+                        h[k * d + k] = 4.0 * uk - 2.0 * (uk + uk) + total;
                     }
                 }
             }
@@ -570,7 +574,25 @@ impl<'a> Design<'a> {
                 h[k * d + l] = h[l * d + k];
             }
         }
-        h
+    }
+
+    /// Adds `a` at (min(k, l), max(k, l)) for every pair p <= q of the used on-indices of
+    /// `row` mapped to parameters k, l: the upper triangle, whatever the column order.
+    fn scatter_pairs(&self, row: &[u32], a: f64, h: &mut [f64]) {
+        let d = self.dim();
+        for (p, &j) in row.iter().enumerate() {
+            let k = self.col_map[j as usize];
+            if k == UNUSED {
+                continue;
+            }
+            for &jl in &row[p..] {
+                let l = self.col_map[jl as usize];
+                if l != UNUSED {
+                    let (lo, hi) = (k.min(l) as usize, k.max(l) as usize);
+                    h[lo * d + hi] += a;
+                }
+            }
+        }
     }
 
     /// A dense copy (tests and small problems only).
