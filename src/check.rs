@@ -232,8 +232,9 @@ pub fn reference_seconds() -> f64 {
 
 /// A fixed logistic-regression workload (seeded synthetic data, no files), best time of 3:
 /// an Adult-shaped fit (8000 x 123, 14 ones per row, Newton), a wide +-1-encoded fit
-/// (600 x 400, Newton-CG) and a warm-started 5-fold cross-validation over the thesis's grid on
-/// it, i.e. the solvers, design operations and CV loop the LR pipelines spend their time in.
+/// (600 x 400, Newton-CG), a warm-started 5-fold cross-validation over the thesis's grid on
+/// it and a dense Gaussian fit (4000 x 40, L-BFGS), i.e. every solver, design operation and
+/// the CV loop the LR pipelines spend their time in.
 pub fn lr_workload_seconds() -> f64 {
     use crate::data::synthetic::logistic_binary;
     use crate::learners::logistic::preprocess::thesis_binary;
@@ -245,6 +246,16 @@ pub fn lr_workload_seconds() -> f64 {
     };
     let narrow = make(8000, 123, 14, "narrow");
     let wide = make(600, 400, 30, "wide");
+    let dense = {
+        use rand::Rng as _;
+        let mut rng = crate::rng::rng_from(&["lr speed reference", "dense"]);
+        ndarray::Array2::from_shape_fn((4000, 40), |_| rng.r#gen::<f64>() - 0.5)
+    };
+    let dense_y: Vec<f64> = dense
+        .rows()
+        .into_iter()
+        .map(|r| if r[0] + r[1] > 0.0 { 1.0 } else { -1.0 })
+        .collect();
     let s = SolverSettings::default();
     (0..3)
         .map(|_| {
@@ -262,6 +273,8 @@ pub fn lr_workload_seconds() -> f64 {
             std::hint::black_box(
                 cross_validate_warm(&des, &y, &LAMBDA_GRID, 5, &s, &mut rng).expect("folds"),
             );
+            let des = Design::dense(dense.view());
+            std::hint::black_box(Objective::regularised(&des, &dense_y, 1.0).minimise(&s));
             t.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min)
