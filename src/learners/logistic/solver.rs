@@ -466,6 +466,8 @@ impl<'d, 'a> Objective<'d, 'a> {
     fn derivatives_at(&self, x: &mut Iterate, u: &[f64]) -> f64 {
         let inv_n = 1.0 / self.n();
         let mut slope = 0.0;
+        // One index over five parallel slices (y, z, e, c, w) and u: clearer than a zip of six.
+        #[allow(clippy::needless_range_loop)]
         for i in 0..x.z.len() {
             let yi = self.y[i];
             let m = yi * x.z[i];
