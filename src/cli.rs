@@ -861,6 +861,17 @@ Learners:"
     }
     out!(
         o,
+        "\nAblation variants (pipeline `variant`, one named deviation from SPEC each):"
+    );
+    for v in crate::kinds::variant::VARIANTS {
+        let label = match v.excess.label() {
+            "" => String::new(),
+            l => format!(" [{l}]"),
+        };
+        out!(o, "  {:<15} {:<13} {}{label}", v.kind, v.name, v.about);
+    }
+    out!(
+        o,
         "\nAnalysis probes (pipeline `probe`, for figures that are not accuracies):"
     );
     for p in crate::analysis::PROBES {

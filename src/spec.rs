@@ -12,7 +12,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod ablation;
 mod pipeline;
+
+pub use ablation::{AblationDef, Hypothesis};
 pub use pipeline::{Pipeline, Step};
 
 /// The `[experiment]` table.
@@ -354,6 +357,8 @@ struct RawSpec {
     report: ReportDef,
     #[serde(default)]
     paper: PaperDef,
+    /// Candidate explanations of another experiment's differing verdicts (ablation specs).
+    ablation: Option<AblationDef>,
     /// Inline dataset definitions (same fields as `datasets/catalog.toml`).
     #[serde(default, skip_serializing)]
     dataset: BTreeMap<String, DatasetDef>,
@@ -369,6 +374,8 @@ pub struct Spec {
     pub report: ReportDef,
     /// Published values to compare against.
     pub paper: PaperDef,
+    /// The hypotheses of an ablation spec (`[ablation]`).
+    pub ablation: Option<AblationDef>,
     /// The built-in catalog plus the spec's inline datasets.
     pub catalog: Catalog,
     /// SHA-256 of everything that determines the trials (not the report settings).
@@ -412,6 +419,7 @@ impl Spec {
             pipelines: Vec::new(),
             report: raw.report,
             paper: raw.paper,
+            ablation: raw.ablation,
             catalog,
             hash,
             cells_hash,
@@ -422,6 +430,7 @@ impl Spec {
         spec.pipelines = spec.parse_pipelines(raw.pipeline)?;
         spec.validate_n_train_of()?;
         spec.validate_report()?;
+        spec.validate_ablation()?;
         Ok(spec)
     }
 
@@ -604,6 +613,17 @@ impl Spec {
         Ok(out)
     }
 
+    fn validate_ablation(&self) -> Result<()> {
+        let Some(a) = &self.ablation else {
+            return Ok(());
+        };
+        let names: Vec<&str> = self.pipelines.iter().map(|p| p.name.as_str()).collect();
+        match a.problem(&names, &self.experiment.datasets) {
+            Some((field, reason)) => Err(self.err(field, reason)),
+            None => Ok(()),
+        }
+    }
+
     fn validate_report(&self) -> Result<()> {
         let r = &self.report;
         if let Some(x) = &r.x {
@@ -682,14 +702,16 @@ pub fn style_out_of_range(values: [Option<f64>; 3]) -> Option<(usize, String)> {
         })
 }
 
-/// SHA-256 of what determines the trials: the TOML document as written, minus `[report]` and
-/// `[paper]`, as canonical JSON (sorted keys). It depends on the user's text only, never on
+/// SHA-256 of what determines the trials: the TOML document as written, minus `[report]`,
+/// `[paper]` and `[ablation]`, as canonical JSON (sorted keys). It depends on the user's text
+/// only, never on
 /// the code's structs, so new optional spec fields do not invalidate stored results; comments
 /// and formatting do not count either.
 pub fn spec_hash(text: &str) -> String {
     let mut doc: toml::Table = toml::from_str(text).unwrap_or_default();
     doc.remove("report");
     doc.remove("paper");
+    doc.remove("ablation");
     let canon = serde_json::to_value(&doc).expect("TOML values serialise as JSON");
     crate::data::catalog::hex(&crate::rng::digest(&[&canon.to_string()]))
 }
@@ -697,7 +719,7 @@ pub fn spec_hash(text: &str) -> String {
 /// [`Spec::cells_hash`] and [`Spec::definitions`] of spec text.
 fn cells_hash(text: &str) -> (String, BTreeMap<String, String>) {
     let mut doc: toml::Table = toml::from_str(text).unwrap_or_default();
-    for key in ["report", "paper", "grid"] {
+    for key in ["report", "paper", "grid", "ablation"] {
         doc.remove(key);
     }
     if let Some(toml::Value::Table(e)) = doc.get_mut("experiment") {

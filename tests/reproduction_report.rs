@@ -50,12 +50,18 @@ above = "NB"
 below = "private NB"
 "#;
 
-#[test]
-fn report_all_writes_verdicts_and_booktabs() {
+/// A temporary folder with `experiments/` (created) and `results/` inside.
+fn folders() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let exp = tmp.path().join("experiments");
-    let out = tmp.path().join("results");
     std::fs::create_dir_all(&exp).unwrap();
+    let out = tmp.path().join("results");
+    (tmp, exp, out)
+}
+
+#[test]
+fn report_all_writes_verdicts_and_booktabs() {
+    let (tmp, exp, out) = folders();
     std::fs::write(exp.join("rep.toml"), SPEC).unwrap();
     let spec = Spec::load(&exp.join("rep.toml")).unwrap();
     let opts = RunOptions {
@@ -89,4 +95,111 @@ fn report_all_writes_verdicts_and_booktabs() {
     ] {
         assert!(tex.contains(k), "`{k}` missing:\n{tex}");
     }
+}
+
+/// The base experiment: `SPEC`'s dataset, a private NB on all features and a count mask, and
+/// two published values that both differ.
+fn base_spec() -> String {
+    let dataset = &SPEC[SPEC.find("[dataset.dense]").unwrap()..SPEC.find("[grid]").unwrap()];
+    format!(
+        "[experiment]\nname = \"base\"\ntitle = \"Base\"\ntrials = 4\nseed = 5\n\
+         datasets = [\"dense\"]\n\n{dataset}[grid]\nepsilon = [0.1]\nfeatures = [2, 5]\n\n\
+         [[pipeline]]\nname = \"all\"\nlearner = \"private_nb\"\n\n{}\n\
+         [report]\nx = \"features\"\n\n[[paper.cell]]\ndataset = \"dense\"\n\
+         pipeline = \"mask\"\nx = 5\nvalue = 0.93\ntolerance = 0.03\n\n[[paper.claim]]\n\
+         text = \"mask beats all by 60 points\"\ndataset = \"dense\"\nabove = \"mask\"\n\
+         below = \"all\"\nmargin = 0.6\n",
+        mask_pipeline("mask", "")
+    )
+}
+
+/// A count-mask pipeline table, with extra lines (`variant = ...`).
+fn mask_pipeline(name: &str, extra: &str) -> String {
+    format!(
+        "[[pipeline]]\nname = \"{name}\"\nlearner = \"private_nb\"\nselection = \"mask\"\n\
+         score = \"count\"\n{extra}budget = {{ selection = 0.5, train = 0.5 }}\n"
+    )
+}
+
+/// The ablation of `base_spec`: the same runs plus the mask's `delta_q` variant and the
+/// non-private NB as hypotheses.
+fn ablation_spec() -> String {
+    let base = base_spec().replace(
+        "name = \"base\"\ntitle = \"Base\"",
+        "name = \"abl\"\ntitle = \"Ablation of Base\"",
+    );
+    format!(
+        "{base}\n{}\n[[pipeline]]\nname = \"exact NB\"\nlearner = \"nb\"\n\n[ablation]\n\
+         of = \"base\"\nmeaning = \"Only a non-private model reaches it.\"\n\n\
+         [[ablation.hypothesis]]\nid = \"H1\"\ntext = \"Delta = Delta_q\"\n\
+         pipeline = \"mask dq\"\nreplaces = \"mask\"\n\n[[ablation.hypothesis]]\nid = \"H2\"\n\
+         text = \"no noise at all\"\npipeline = \"exact NB\"\nreplaces = \"mask\"\n",
+        mask_pipeline("mask dq", "variant = \"delta_q\"\n")
+    )
+}
+
+/// A weakening variant is labelled not ε-DP with its factor in the ledger, the tables, the
+/// figure legend and REPORT.md; the ablation spec's hypotheses are re-evaluated on the base
+/// experiment's differing verdicts, and the summary counts explained and unexplained ones.
+#[test]
+fn ablations_label_weakening_variants_and_explain_differing_verdicts() {
+    let (_tmp, exp, out) = folders();
+    for (name, text) in [("base.toml", base_spec()), ("abl.toml", ablation_spec())] {
+        std::fs::write(exp.join(name), text).unwrap();
+        let spec = Spec::load(&exp.join(name)).unwrap();
+        let s = run(&spec, &common::run_options(&out, 1)).unwrap();
+        epsilab::report::write(&spec, &s.results_dir).unwrap();
+    }
+    let label = "NOT ε-DP: real ε = T × claimed";
+    // The ledger: the real spend T eps_select beside the claim.
+    let records = epsilab::store::read_dir_records(&out.join("abl")).unwrap();
+    let r = records
+        .iter()
+        .find(|r| r.pipeline == "mask dq" && r.params["features"] == 5)
+        .unwrap();
+    let e = r
+        .ledger
+        .entries
+        .iter()
+        .find(|e| e.claimed.is_some())
+        .unwrap();
+    assert!((e.claimed.unwrap() - 0.05).abs() < 1e-12);
+    assert!((e.epsilon.unwrap() - 0.25).abs() < 1e-12, "{e:?}");
+    assert!(!r.private, "the real spend exceeds the budget");
+    let faithful = records.iter().find(|r| r.pipeline == "mask").unwrap();
+    assert!(faithful.private && faithful.ledger.excess() == 1.0);
+    // Tables and the figure legend.
+    let table = std::fs::read_to_string(out.join("abl/table.md")).unwrap();
+    assert!(
+        table.contains(&format!("mask dq (ε = 0.1) [{label}] (non-private)")),
+        "{table}"
+    );
+    let svg = std::fs::read_to_string(out.join("abl/figure.svg")).unwrap();
+    assert!(svg.contains("NOT ε-DP"), "legend without the label");
+    // REPORT.md: the base experiment's Ablation sub-section and the summary counts.
+    epsilab::report::reproduction::write_all(&exp, &out).unwrap();
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(md.contains("differences explained / unexplained"), "{md}");
+    assert!(md.contains("### Ablation: Ablation of Base"), "{md}");
+    assert!(md.contains(&format!("**[{label}]**")), "{md}");
+    assert!(md.contains("**What it means:** Only a non-private model reaches it."));
+    assert!(
+        md.contains("| [Ablation of Base](#abl) | ablation of [Base](#base) | 2 hypotheses | — |")
+    );
+    let base = Spec::load(&exp.join("base.toml")).unwrap();
+    let abl = Spec::load(&exp.join("abl.toml")).unwrap();
+    let base_records = epsilab::store::read_dir_records(&out.join("base")).unwrap();
+    let v = epsilab::report::verdict::evaluate(&base, &base_records);
+    assert_eq!(v.tally().0, 0, "both base verdicts differ");
+    let a = epsilab::report::ablation::evaluate(&abl, &records).unwrap();
+    assert_eq!(a.rows.len(), 2);
+    // The non-private NB on all 20 features (92.9%) reproduces the 93% cell; nothing gains 60
+    // points.
+    assert_eq!(a.rows[0].explained_by(&a.def.hypothesis), ["H2"], "{md}");
+    assert!(a.rows[1].explained_by(&a.def.hypothesis).is_empty());
+    assert!(md.contains("none (ruled out: H1, H2)"), "{md}");
+    assert!(
+        md.contains("| [Base](#base) | 2 differ | 0 / 2 | 1 / 1 |"),
+        "{md}"
+    );
 }

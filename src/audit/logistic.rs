@@ -12,8 +12,9 @@
 //!   best we found over N <= 49, x in [0.02, 0.5], lambda in [0.1, 10] was 0.72 at N = 49).
 //!   Under add/remove the sensitivity is 1/lambda, so the correct mechanism's true epsilon on
 //!   these neighbours is about 0.69; under replace-one (2/lambda, the thesis's value) about
-//!   0.35. The planted mutant: the sensitivity 1/(N lambda) one gets by reading the thesis's
-//!   lambda (= N Lambda) as Chaudhuri et al.'s Lambda, i.e. noise N = 40 times too small.
+//!   0.35. The planted mutant is the ablation variant `lambda_twice`: the sensitivity
+//!   1/(N lambda) one gets by reading the thesis's lambda (= N Lambda) as Chaudhuri et al.'s
+//!   Lambda, i.e. noise N = 40 (41 on X') times too small; it states real eps <= N x claimed.
 //!   Statistic: the released theta (1-D Laplace noise, so threshold events are optimal).
 //! * Objective perturbation: X is 10 rows with x = 0 (alternating labels): no curvature, the
 //!   worst case for the Jacobian term (1 + l''/H_X) of Chaudhuri et al.'s proof. Statistic: the
@@ -28,9 +29,7 @@
 //!   true epsilon is at most 0.625 / 3.25 = 0.19; statistic: the released theta. Correct only.
 
 use super::{Auditable, Side};
-use crate::learners::logistic::mechanisms::{
-    objective_branch, objective_perturbation_with_noise, output_perturbation,
-};
+use crate::learners::logistic::mechanisms::{objective_branch, objective_perturbation_with_noise};
 use crate::learners::logistic::solver::sigmoid;
 use crate::learners::logistic::{
     Design, FmSensitivity, PrivateLogisticParams, PrivateLrMethod, SolverSettings,
@@ -109,7 +108,6 @@ fn fit(
 /// Output perturbation (Algorithm 6), eps = 1, lambda = 1.
 pub struct LrOutput {
     epsilon: f64,
-    lambda: f64,
     data: Neighbours,
     params: PrivateLogisticValidParams,
     mutant: bool,
@@ -117,13 +115,17 @@ pub struct LrOutput {
 }
 
 impl LrOutput {
-    /// `lambda_as_big_lambda`: the mutant with sensitivity 1/(N lambda).
+    /// `lambda_as_big_lambda`: the ablation variant `lambda_twice` (sensitivity 1/(N lambda)).
     pub fn new(epsilon: f64, lambda: f64, lambda_as_big_lambda: bool) -> Self {
+        let method = if lambda_as_big_lambda {
+            PrivateLrMethod::OutputLambdaTwice
+        } else {
+            PrivateLrMethod::Output
+        };
         LrOutput {
             epsilon,
-            lambda,
             data: Neighbours::new(&[(0.1, -1.0); 40]),
-            params: PrivateLogisticParams::new(PrivateLrMethod::Output, epsilon, lambda)
+            params: PrivateLogisticParams::new(method, epsilon, lambda)
                 .check()
                 .expect("valid"),
             mutant: lambda_as_big_lambda,
@@ -171,25 +173,12 @@ impl Auditable for LrOutput {
             }
         }
     }
+    fn stated_excess(&self) -> Option<f64> {
+        // The variant's noise is for sensitivity 1/(N lambda), N the fitted side's size.
+        self.mutant.then(|| (self.data.n() + 1) as f64)
+    }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        if !self.mutant {
-            return fit(&self.params, &self.data, side, self.relation, rng);
-        }
-        // The bug: sensitivity 1/(N lambda) = 1/lambda at epsilon N, through the same code.
-        let (x, y) = self.data.side(side);
-        let design = Design::dense(x.view());
-        let run_eps = self.epsilon * design.n_rows() as f64;
-        let (theta, _) = output_perturbation(
-            &design,
-            y,
-            self.lambda,
-            run_eps,
-            &SolverSettings::default(),
-            rng,
-            &mut Ledger::new(Relation::AddRemove),
-        )
-        .expect("valid design");
-        theta[0]
+        fit(&self.params, &self.data, side, self.relation, rng)
     }
 }
 

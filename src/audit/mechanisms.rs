@@ -44,6 +44,9 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(Alg1Nb::replace_one(1.0, true)),
         Box::new(MaskWorstCase { epsilon: 1.0 }),
         Box::new(MaskCountSelector::new(1.0)),
+        Box::new(MaskPairs::new(2.0, false)),
+        Box::new(MaskPairs::new(2.0, true)),
+        Box::new(ExactPrior::new(1.0)),
         Box::new(GumbelWorstCase { epsilon: 1.0 }),
         Box::new(SparseWorstCase { epsilon: 1.0 }),
         Box::new(Vaidya::new(0.1)),
@@ -376,11 +379,7 @@ impl Auditable for Alg1Nb {
         self.relation
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = if side == Side::X {
-            &self.x
-        } else {
-            &self.x_prime
-        };
+        let counts = side.pick(&self.x, &self.x_prime);
         let mut ledger = Ledger::new(self.noise_relation);
         let noisy = self
             .params
@@ -398,6 +397,63 @@ impl Auditable for Alg1Nb {
                 (sign * (y - base)).clamp(0.0, 1.0)
             })
             .sum()
+    }
+}
+
+/// Algorithm 1 with its ablation variant `exact_prior` (the class prior from the exact class
+/// counts), D = 1: X has classes (5, 5), X' adds a class-1 example. Statistic: the released
+/// model's log prior ratio, a deterministic function of the exact class counts, so the two
+/// sides never overlap and the bound is limited by the trials alone (no finite eps).
+pub struct ExactPrior {
+    epsilon: f64,
+    params: PrivateNbValidParams,
+    x: ClassCounts,
+    x_prime: ClassCounts,
+}
+
+impl ExactPrior {
+    pub fn new(epsilon: f64) -> Self {
+        ExactPrior {
+            epsilon,
+            params: PrivateNbParams::new(epsilon)
+                .exact_prior(true)
+                .check()
+                .expect("valid"),
+            x: ClassCounts {
+                class: vec![5.0, 5.0],
+                on: array![[2.0], [3.0]],
+            },
+            x_prime: ClassCounts {
+                class: vec![5.0, 6.0],
+                on: array![[2.0], [4.0]],
+            },
+        }
+    }
+}
+
+impl Auditable for ExactPrior {
+    fn name(&self) -> &str {
+        "alg1_nb_exact_prior"
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn mutant(&self) -> bool {
+        true
+    }
+    fn stated_excess(&self) -> Option<f64> {
+        Some(f64::INFINITY)
+    }
+    fn neighbours(&self) -> &str {
+        "D = 1; X: classes (5, 5), X' adds a class-1 example; statistic: the model's log prior ratio"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let counts = side.pick(&self.x, &self.x_prime);
+        let fit = self
+            .params
+            .fit_counts(counts, None, rng, &mut Ledger::new(Relation::AddRemove))
+            .expect("valid counts");
+        fit.model.log_prior[1] - fit.model.log_prior[0]
     }
 }
 
@@ -436,6 +492,62 @@ impl Auditable for MaskWorstCase {
             .expect("same relation");
         let chosen = charge.choose_subset(&mut MaskSampler::new(), q, 1, rng);
         chose_first(&chosen.expect("valid"))
+    }
+}
+
+/// Algorithm 5 with T = 2 of D = 4 features, faithful (Delta_m = T Delta_q = 2) or its ablation
+/// variant `delta_q` (Delta_m = Delta_q = 1), both through `selection::mask::mask_sensitivity`.
+/// Worst case a per-score sensitivity of 1 allows for T = 2: scores (0, 0, 2, 2) on X and
+/// (1, 1, 1, 1) on X', so the pair {0, 1} gains 2 = T Delta_q in quality while {2, 3} loses 2.
+/// Statistic: {0, 1} chosen. At claimed eps = 2 the variant's event ratio is
+/// (1/6) / (1/85.2), ln = 2.65 > 2 (its real epsilon is T eps = 4); the faithful one's is
+/// (1/6) / (1/19.3), ln = 1.17.
+pub struct MaskPairs {
+    epsilon: f64,
+    per_feature: bool,
+}
+
+impl MaskPairs {
+    pub fn new(epsilon: f64, per_feature: bool) -> Self {
+        MaskPairs {
+            epsilon,
+            per_feature,
+        }
+    }
+}
+
+impl Auditable for MaskPairs {
+    fn name(&self) -> &str {
+        if self.per_feature {
+            "mask_variant_delta_q"
+        } else {
+            "mask_sampler_t2"
+        }
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        self.epsilon
+    }
+    fn mutant(&self) -> bool {
+        self.per_feature
+    }
+    fn stated_excess(&self) -> Option<f64> {
+        self.per_feature.then_some(2.0)
+    }
+    fn neighbours(&self) -> &str {
+        "scores (0, 0, 2, 2) vs (1, 1, 1, 1), Delta_q = 1, D = 4, T = 2; statistic: {0, 1} chosen"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let q: &[f64] = side.pick(&[0.0, 0.0, 2.0, 2.0], &[1.0, 1.0, 1.0, 1.0]);
+        let sens = crate::selection::mask::mask_sensitivity(1.0, 2, self.per_feature);
+        let mechanism = Exponential::new(sens, self.epsilon, Relation::AddRemove).expect("valid");
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let mut charge = ledger
+            .charge("audit", "mask", mechanism)
+            .expect("same relation");
+        let chosen = charge
+            .choose_subset(&mut MaskSampler::new(), q, 2, rng)
+            .expect("valid");
+        f64::from(u8::from(chosen == [0, 1]))
     }
 }
 
@@ -478,11 +590,7 @@ impl Auditable for MaskCountSelector {
         "count scores (0, 6) vs (1, 6): X' adds a class-1 example x = (1, 0); T = 1"
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = if side == Side::X {
-            &self.x
-        } else {
-            &self.x_prime
-        };
+        let counts = side.pick(&self.x, &self.x_prime);
         let sel = Selector::MaskSampling {
             score: Score::Count,
         }
@@ -599,11 +707,7 @@ impl Auditable for Vaidya {
         "classes (100, 0) vs (100, 1), D = 1, added example x = 0; statistic: prior of class 1"
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = if side == Side::X {
-            &self.x
-        } else {
-            &self.x_prime
-        };
+        let counts = side.pick(&self.x, &self.x_prime);
         let m = self
             .params
             .fit_counts(counts, None, rng, &mut Ledger::new(Relation::AddRemove))

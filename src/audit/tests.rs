@@ -110,6 +110,45 @@ fn correct_mechanisms_pass_and_mutants_are_caught() {
     }
 }
 
+/// Every ablation variant that weakens privacy has an audit row, stating its excess; the
+/// mask's `delta_q` row measures a lower bound above the claim and within T = 2 times it, where
+/// the faithful mask on the same neighbours stays below the claim.
+#[test]
+fn weakening_variants_are_audited_and_their_excess_measured() {
+    let ms = all();
+    for v in crate::kinds::variant::VARIANTS {
+        let m = ms.iter().find(|m| m.name() == v.audit);
+        assert_eq!(
+            m.and_then(|m| m.stated_excess()).is_some(),
+            v.excess.weakens(),
+            "{} / {}",
+            v.kind,
+            v.name
+        );
+    }
+    let pair: Vec<_> = ms
+        .into_iter()
+        .filter(|m| m.name().starts_with("mask_variant") || m.name() == "mask_sampler_t2")
+        .collect();
+    let results = audit_each(&pair, TEST_TRIALS, 1).unwrap();
+    let table = table(&results);
+    let variant = results.iter().find(|r| r.mutant).unwrap();
+    let faithful = results.iter().find(|r| !r.mutant).unwrap();
+    assert!(variant.ok && faithful.ok, "{table}");
+    assert_eq!(variant.stated_excess, Some(2.0));
+    assert!(
+        variant.lower_bound > variant.claimed && variant.lower_bound <= 2.0 * variant.claimed,
+        "{table}"
+    );
+    // Power: the bound sits near the event's true log-ratio 2.65.
+    assert!(variant.lower_bound > 2.2, "{table}");
+    assert!(faithful.lower_bound <= 1.17 + 0.05, "{table}");
+    assert!(
+        table.contains("NOT eps-DP: real eps <= 2 x claimed = 4"),
+        "{table}"
+    );
+}
+
 #[test]
 fn audits_are_reproducible() {
     let a = audit_named("laplace", 2_000, 7).unwrap();
@@ -189,6 +228,13 @@ fn logistic_regression_audits_pass_and_mutants_are_caught() {
         let r = results.iter().find(|r| r.mechanism == name).unwrap();
         assert!(r.mutant && r.caught, "{name}\n{table}");
     }
+    // The ablation variant `lambda_twice` states real eps <= N x claimed (N = 41 on X').
+    let r = results
+        .iter()
+        .find(|r| r.mechanism == "lr_output_lambda_as_big_lambda")
+        .unwrap();
+    assert_eq!(r.stated_excess, Some(41.0));
+    assert!(r.lower_bound > 5.0 && r.lower_bound <= 41.0, "{table}");
 }
 
 /// The output-perturbation neighbours move the exact minimiser by 0.69/lambda (less than the

@@ -2,6 +2,7 @@
 //! regression, exact or under one of three private mechanisms. One struct; each kind reads
 //! only its `FIELDS`.
 
+use super::variant::{Excess, Variant};
 use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
 use crate::error::Result;
 use crate::learners::Learner;
@@ -35,6 +36,27 @@ pub struct Logistic<const M: u8> {
     tolerance: Option<f64>,
     /// The functional mechanism's bound: `sens1` (D^2/4 + 3D) or `sens2` (D/4 + 3 sqrt D).
     fm_sensitivity: Option<FmSensitivity>,
+    /// An ablation variant ([`OUTPUT_LAMBDA_TWICE`], `lr_output` only); faithful when absent.
+    variant: Option<LrVariant>,
+}
+
+/// Output perturbation with the thesis's lambda = N Lambda convention applied twice: the
+/// sensitivity 1/lambda (2/lambda replace-one) read as Chaudhuri et al.'s 1/(N Lambda) with
+/// Lambda = lambda, i.e. divided by N once more.
+pub const OUTPUT_LAMBDA_TWICE: Variant = Variant {
+    kind: "lr_output",
+    name: "lambda_twice",
+    about: "sensitivity 1/(N lambda) instead of 1/lambda (lambda = N Lambda applied twice): N times less noise",
+    excess: Excess::TrainingSize,
+    audit: "lr_output_lambda_as_big_lambda",
+};
+
+/// Logistic regression's ablation variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LrVariant {
+    /// [`OUTPUT_LAMBDA_TWICE`].
+    LambdaTwice,
 }
 
 impl<const M: u8> Described for Logistic<M> {
@@ -46,6 +68,7 @@ impl<const M: u8> Described for Logistic<M> {
         "functional mechanism (Zhang et al. 2012), FMsens1 or FMsens2 (eps-DP)",
     ][M as usize];
     const FIELDS: &'static [&'static str] = match M {
+        1 => &["lambda", "scaling", "solver", "tolerance", "variant"],
         0..=2 => &["lambda", "scaling", "solver", "tolerance"],
         _ => &["fm_sensitivity", "scaling"],
     };
@@ -55,6 +78,9 @@ impl<const M: u8> Logistic<M> {
     fn kind(&self) -> LrKind {
         match M {
             0 => LrKind::NonPrivate,
+            1 if self.variant == Some(LrVariant::LambdaTwice) => {
+                LrKind::Private(PrivateLrMethod::OutputLambdaTwice)
+            }
             1 => LrKind::Private(PrivateLrMethod::Output),
             2 => LrKind::Private(PrivateLrMethod::Objective),
             _ => LrKind::Private(PrivateLrMethod::Functional(

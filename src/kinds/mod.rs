@@ -14,6 +14,7 @@ pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
 pub mod select;
+pub mod variant;
 
 use crate::error::{Error, Result};
 use crate::learners::{Learner, Threshold};

@@ -1,9 +1,10 @@
 //! `learner = "nb" | "private_nb" | "partitioned_nb" | "vaidya_nb"`: Bernoulli Naive Bayes,
 //! exact or under one of three noise schemes. One struct; each kind reads only its `FIELDS`.
 
+use super::variant::{Excess, Variant};
 use super::{
     Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, check_alpha,
-    check_fixed_threshold,
+    check_fixed_threshold, refuse,
 };
 use crate::error::Result;
 use crate::learners::{
@@ -35,6 +36,25 @@ pub struct NaiveBayes<const V: u8> {
     threshold: Option<Threshold>,
     /// Which counts Algorithm 1 releases; default `on_off`.
     release: Option<Release>,
+    /// An ablation variant ([`PRIVATE_NB_EXACT_PRIOR`], `private_nb` only).
+    variant: Option<NbVariant>,
+}
+
+/// Algorithm 1 with the class prior from the exact class counts: only the feature counts noisy.
+pub const PRIVATE_NB_EXACT_PRIOR: Variant = Variant {
+    kind: "private_nb",
+    name: "exact_prior",
+    about: "class prior from the exact class counts instead of the noisy ones' mean",
+    excess: Excess::Unbounded,
+    audit: "alg1_nb_exact_prior",
+};
+
+/// Naive Bayes's ablation variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NbVariant {
+    /// [`PRIVATE_NB_EXACT_PRIOR`].
+    ExactPrior,
 }
 
 impl<const V: u8> Described for NaiveBayes<V> {
@@ -46,7 +66,7 @@ impl<const V: u8> Described for NaiveBayes<V> {
         "Vaidya et al. 2013 NB, BROKEN: claims eps, really (D eps + C)-DP (known-bad comparison)",
     ][V as usize];
     const FIELDS: &'static [&'static str] = match V {
-        ALGORITHM_1 => &["alpha", "threshold", "release"],
+        ALGORITHM_1 => &["alpha", "threshold", "release", "variant"],
         PARTITIONED => &["alpha", "threshold"],
         _ => &["alpha"],
     };
@@ -66,6 +86,12 @@ impl<const V: u8> LearnerKind for NaiveBayes<V> {
 
     fn validate(&self, grid: &[Axis]) -> std::result::Result<(), Refusal> {
         check_alpha(self.alpha)?;
+        if self.variant.is_some() && self.release == Some(Release::OnOnly) {
+            return Err(refuse(
+                "variant",
+                "exact_prior applies to release = \"on_off\" (on_only derives M0 from the class counts)",
+            ));
+        }
         check_fixed_threshold(self.threshold.as_ref(), grid)
     }
 
@@ -77,7 +103,8 @@ impl<const V: u8> LearnerKind for NaiveBayes<V> {
             ALGORITHM_1 => {
                 let mut p = PrivateNbParams::new(budget.train_of(Self::NAME)?)
                     .alpha(alpha)
-                    .release(self.release.unwrap_or_default());
+                    .release(self.release.unwrap_or_default())
+                    .exact_prior(self.variant == Some(NbVariant::ExactPrior));
                 if let Some(t) = threshold {
                     p = p.threshold(t);
                 }

@@ -1,6 +1,7 @@
 //! `selection = "..."`: the feature selectors a pipeline may run before training. Their
 //! mechanisms and proofs live in [`crate::selection`]; here are their spec fields.
 
+use super::variant::{Excess, Variant};
 use super::{Described, Refusal, SelectorKind, refuse};
 use crate::selection::{Score, Selector};
 use serde::{Deserialize, Serialize};
@@ -75,13 +76,6 @@ scored!(
     "Algorithm 4: iterative sampling, eps/T per step (spends steps x eps/T: NOT eps-DP)",
     private = true,
     |score| Selector::IterativeSampling { score }
-);
-scored!(
-    Mask,
-    "mask",
-    "Algorithm 5: exponential mechanism over T-subsets (eps-DP)",
-    private = true,
-    |score| Selector::MaskSampling { score }
 );
 scored!(
     Gumbel,
@@ -166,6 +160,55 @@ impl SelectorKind for Sparse {
         Selector::Sparse {
             score: self.score.into(),
             threshold: self.sparse_threshold.unwrap_or(f64::NAN),
+        }
+    }
+}
+
+/// Algorithm 5 with Delta_m = Delta_q: the mask's quality sensitivity taken per feature, as if
+/// Algorithm 5's parameter Delta were the score's own sensitivity (eq. 3.30 says T Delta_q).
+pub const MASK_DELTA_Q: Variant = Variant {
+    kind: "mask",
+    name: "delta_q",
+    about: "quality sensitivity Delta_q instead of T Delta_q (eq. 3.30): T times less spread",
+    excess: Excess::Features,
+    audit: "mask_variant_delta_q",
+};
+
+/// `mask`'s ablation variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaskVariant {
+    /// [`MASK_DELTA_Q`].
+    DeltaQ,
+}
+
+/// Algorithm 5: the exponential mechanism over T-subsets.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mask {
+    /// `mi` (mutual information, default) or `count` (two classes).
+    #[serde(default)]
+    score: ScoreName,
+    /// An ablation variant ([`MASK_DELTA_Q`]); faithful when absent.
+    variant: Option<MaskVariant>,
+}
+
+impl Described for Mask {
+    const NAME: &'static str = "mask";
+    const ABOUT: &'static str = "Algorithm 5: exponential mechanism over T-subsets (eps-DP)";
+    const FIELDS: &'static [&'static str] = &["score", "variant"];
+}
+
+impl SelectorKind for Mask {
+    fn private(&self) -> bool {
+        true
+    }
+
+    fn selector(&self) -> Selector {
+        let score = self.score.into();
+        match self.variant {
+            None => Selector::MaskSampling { score },
+            Some(MaskVariant::DeltaQ) => Selector::MaskSamplingPerFeature { score },
         }
     }
 }

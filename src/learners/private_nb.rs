@@ -137,6 +137,8 @@ pub struct PrivateNbValidParams {
     threshold: Threshold,
     alpha: f64,
     release: Release,
+    /// Ablation variant `exact_prior`: the class prior from the exact class counts.
+    exact_prior: bool,
     seed: u64,
 }
 
@@ -151,6 +153,7 @@ impl PrivateNbParams {
             threshold: Threshold::default(),
             alpha: 1.0,
             release: Release::OnOff,
+            exact_prior: false,
             seed: 0,
         })
     }
@@ -160,6 +163,9 @@ setters!(PrivateNbParams {
     threshold: Threshold,
     alpha: f64,
     release: Release,
+    /// The ablation variant `exact_prior` (NOT private: the class counts are used without
+    /// noise; recorded as a non-private step).
+    exact_prior: bool,
     /// Seed of the noise stream used by linfa's `Fit` (the harness passes its own streams).
     seed: u64,
 });
@@ -180,6 +186,12 @@ pub(crate) fn check_smoothing(alpha: f64, threshold: Threshold) -> Result<()> {
 
 param_guard!(PrivateNbParams => PrivateNbValidParams, |p| {
     crate::privacy::check_epsilon(p.epsilon)?;
+    if p.exact_prior && p.release == Release::OnOnly {
+        return Err(Error::param(
+            "variant",
+            "exact_prior applies to release = \"on_off\" (on_only derives M0 from the class counts)",
+        ));
+    }
     check_smoothing(p.alpha, p.threshold)?;
     Ok(())
 });
@@ -288,7 +300,16 @@ impl PrivateNbValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<PrivateNbFit> {
-        let noisy = self.release_counts(counts, features, rng, ledger)?;
+        let mut noisy = self.release_counts(counts, features, rng, ledger)?;
+        if self.exact_prior && noisy.off.is_some() {
+            // With off-counts released the class counts only set the prior.
+            noisy.class = Some(counts.class.clone());
+            ledger.non_private(
+                "train",
+                "class prior from the exact class counts (variant exact_prior)",
+                "NOT eps-DP: the class counts are used without noise (no finite eps)",
+            );
+        }
         Ok(self.post_process(&noisy, counts.n_features()))
     }
 

@@ -37,6 +37,17 @@ pub struct LedgerEntry {
     pub sensitivity: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub note: Option<String>,
+    /// The epsilon the step claims when that understates its real spend `epsilon` (an
+    /// ablation variant that is not eps-DP at its claim); absent for faithful steps.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub claimed: Option<f64>,
+}
+
+impl LedgerEntry {
+    /// Real epsilon over claimed epsilon for a step that understates its spend.
+    pub fn excess(&self) -> Option<f64> {
+        Some(self.epsilon? / self.claimed?)
+    }
 }
 
 /// All steps of one trial.
@@ -92,6 +103,7 @@ impl Ledger {
             relation: self.relation.describe().into(),
             sensitivity: None,
             note: None,
+            claimed: None,
         }
     }
 
@@ -163,6 +175,28 @@ impl Ledger {
         self.entries.iter().all(|e| e.relation == r)
     }
 
+    /// Marks the last step as understating its spend by `factor` (an ablation variant whose
+    /// mechanism is calibrated for a sensitivity `factor` times too small): the entry keeps the
+    /// claim in `claimed` and records the real epsilon and sensitivity, and why.
+    pub fn understate_last(&mut self, factor: f64, why: &str) {
+        if let Some(e) = self.entries.last_mut() {
+            e.claimed = e.epsilon;
+            e.epsilon = e.epsilon.map(|v| v * factor);
+            e.sensitivity = e.sensitivity.map(|v| v * factor);
+            e.note = Some(format!(
+                "NOT eps-DP as claimed: real eps = {factor} x claimed ({why})"
+            ));
+        }
+    }
+
+    /// The largest factor by which a step's real epsilon exceeds its claim (1 when none does).
+    pub fn excess(&self) -> f64 {
+        self.entries
+            .iter()
+            .filter_map(LedgerEntry::excess)
+            .fold(1.0, f64::max)
+    }
+
     /// Records a step without a privacy guarantee, and why.
     pub fn non_private(&mut self, name: &str, mechanism: &str, why: &str) {
         self.entries.push(LedgerEntry {
@@ -230,6 +264,28 @@ mod tests {
         l.non_private("scaling", "min-max", "bounds from the data");
         assert!(!l.is_private_within(Some(1.0)));
         assert!(!Ledger::default().is_private_within(Some(1.0)));
+    }
+
+    #[test]
+    fn an_understated_step_records_its_real_spend_beside_the_claim() {
+        let mut l = Ledger::default();
+        spend(&mut l, "selection", 0.05, 1.0);
+        assert_eq!(l.excess(), 1.0);
+        l.understate_last(5.0, "test");
+        let e = &l.entries[0];
+        assert_eq!(
+            (e.claimed, e.epsilon, e.sensitivity),
+            (Some(0.05), Some(0.25), Some(5.0))
+        );
+        assert!((e.excess().unwrap() - 5.0).abs() < 1e-12);
+        assert!(e.note.as_deref().unwrap().contains("NOT eps-DP"));
+        assert!((l.excess() - 5.0).abs() < 1e-12);
+        assert!(
+            !l.is_private_within(Some(0.1)),
+            "the real spend exceeds the budget"
+        );
+        let json = serde_json::to_string(&l).unwrap();
+        assert!(json.contains(r#""claimed":0.05"#), "{json}");
     }
 
     #[test]

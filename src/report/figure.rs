@@ -434,8 +434,13 @@ impl Figure {
                     }
                     let pipeline = name.split(" (").next().unwrap_or(&name);
                     let tag = privacy_tag(private.get(pipeline).copied().unwrap_or(false));
+                    let weak = spec
+                        .pipelines
+                        .iter()
+                        .find(|p| p.name == pipeline)
+                        .map_or("", |p| p.weakening_label());
                     Series {
-                        label: format!("{name} {tag}"),
+                        label: format!("{} {tag}", super::weakened(name.clone(), weak)),
                         look: Look {
                             steps: true,
                             marker: None,

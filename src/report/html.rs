@@ -121,8 +121,7 @@ pub fn page(title: &str, intro: &str, sections: &[Section], all: bool) -> String
         count("none")
     );
     if all {
-        let mut md =
-            String::from("| experiment | verdicts | reproduced / holds |\n|---|---|---|\n");
+        let mut md = String::from(super::reproduction::SUMMARY_HEAD);
         for s in sections {
             md.push_str(&s.summary_row);
             md.push('\n');

@@ -3,6 +3,7 @@
 //! pgfplots `figure.tex` + `figure_data.csv`, the LaTeX `table.tex` and `index.html`.
 //! Every series states whether it is private: "(private)" or "(non-private)".
 
+pub mod ablation;
 pub mod figure;
 pub mod html;
 pub mod pgf;
@@ -42,18 +43,26 @@ pub struct Summary {
     pub n: usize,
     /// True when every trial in the cell was end-to-end private.
     pub private: bool,
+    /// The not-ε-DP label of a weakening ablation variant (empty otherwise).
+    pub weakening: &'static str,
 }
 
 impl Summary {
     /// Series label: the pipeline name (and other grid values), then "(private)" or
     /// "(non-private)".
     pub fn label(&self) -> String {
+        format!("{} {}", self.name(), figure::privacy_tag(self.private))
+    }
+
+    /// The label without the privacy tag: the pipeline, its other grid values and, for a
+    /// weakening ablation variant, its not-ε-DP label.
+    pub fn name(&self) -> String {
         let name = if self.variant.is_empty() {
             self.pipeline.clone()
         } else {
             format!("{} ({})", self.pipeline, self.variant)
         };
-        format!("{name} {}", figure::privacy_tag(self.private))
+        weakened(name, self.weakening)
     }
 }
 
@@ -125,9 +134,19 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
                 mode,
                 n: vals.len(),
                 private,
+                weakening: spec.pipelines[pi].weakening_label(),
             }
         })
         .collect()
+}
+
+/// `name` followed by a weakening variant's label in brackets (unchanged when empty).
+pub fn weakened(name: String, label: &str) -> String {
+    if label.is_empty() {
+        name
+    } else {
+        format!("{name} [{label}]")
+    }
 }
 
 /// Most frequent value (ties: the smallest); NaN for no values.

@@ -46,6 +46,8 @@ pub struct Section {
     pub rest: String,
     /// The results folder.
     pub dir: PathBuf,
+    /// Keys of the verdicts that differ or fail ([`super::ablation::cell_key`], `claim_key`).
+    pub differing: Vec<String>,
 }
 
 /// The section of one experiment; links are relative to `prefix` (`NAME/` from the results
@@ -62,6 +64,18 @@ pub fn section(
     let v = verdict::evaluate(spec, records);
     let (ok, total) = v.tally();
     let anchor = name.replace('.', "");
+    let differing = v
+        .cells
+        .iter()
+        .filter(|(_, cv)| matches!(cv, CellVerdict::Differs { .. }))
+        .map(|(c, _)| super::ablation::cell_key(c))
+        .chain(
+            v.claims
+                .iter()
+                .filter(|(_, cv)| matches!(cv, verdict::ClaimVerdict::Fails { .. }))
+                .map(|(c, _)| super::ablation::claim_key(c)),
+        )
+        .collect();
     let summary_row = format!(
         "| [{title}](#{anchor}) | {} | {ok} / {total} |",
         if total == 0 {
@@ -111,7 +125,9 @@ pub fn section(
         let body: String = strip_title(&t)
             .lines()
             .map(|l| match l.strip_prefix("## ") {
-                Some(h) => format!("**{h}**"),
+                // A sub-table (T4.1's "N = 900", a dataset, a metric) is a sub-heading of the
+                // experiment.
+                Some(h) => format!("### {h}"),
                 None => l.to_string(),
             })
             .collect::<Vec<_>>()
@@ -140,7 +156,56 @@ pub fn section(
         figures,
         rest,
         dir: dir.to_path_buf(),
+        differing,
     })
+}
+
+/// The header of the summary table (REPORT.md and index.html).
+pub const SUMMARY_HEAD: &str = "| experiment | verdicts | reproduced / holds | differences explained / unexplained |\n|---|---|---|---|\n";
+
+/// Completes a section with its ablations: each ablation spec that explains it adds its
+/// "Ablation" sub-section, and the summary row counts the differing verdicts that a hypothesis
+/// reproduces (explained) apart from the rest (unexplained). An ablation spec's own row says
+/// which experiment it explains.
+fn with_ablations(
+    s: &mut Section,
+    spec: &Spec,
+    ablations: &[super::ablation::Ablation],
+    loaded: &[(PathBuf, Spec, PathBuf, Vec<crate::store::TrialRecord>)],
+) {
+    if let Some(def) = &spec.ablation {
+        let of = loaded
+            .iter()
+            .find(|l| l.1.experiment.name == def.of)
+            .map_or(def.of.clone(), |l| {
+                format!("[{}](#{})", l.1.title(), def.of.replace('.', ""))
+            });
+        s.summary_row = format!(
+            "| [{}](#{}) | ablation of {of} | {} hypotheses | — |",
+            s.title,
+            s.name.replace('.', ""),
+            def.hypothesis.len()
+        );
+        return;
+    }
+    let mine: Vec<&super::ablation::Ablation> = ablations
+        .iter()
+        .filter(|a| a.def.of == spec.experiment.name)
+        .collect();
+    for a in &mine {
+        s.rest.push_str(&a.markdown(""));
+    }
+    let explained = s
+        .differing
+        .iter()
+        .filter(|k| mine.iter().any(|a| a.explains(k) == Some(true)))
+        .count();
+    let cell = if s.differing.is_empty() {
+        "—".to_string()
+    } else {
+        format!("{explained} / {}", s.differing.len() - explained)
+    };
+    s.summary_row.push_str(&format!(" {cell} |"));
 }
 
 /// Notes in the results folder that `write_all` copies into REPORT.md after the summary.
@@ -152,19 +217,40 @@ pub const NOTES_FILE: &str = "NOTES.md";
 /// Writes `out/REPORT.md` and `out/index.html` over every spec in `experiments` that has
 /// results in `out`. Returns the files written.
 pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
-    let mut sections = Vec::new();
+    let mut loaded = Vec::new();
     for path in spec_files(experiments)? {
         let spec = Spec::load(&path)?;
         let dir = out.join(&spec.experiment.name);
         let records = read_dir_records(&dir)?;
-        if records.is_empty() {
-            continue;
+        if !records.is_empty() {
+            loaded.push((path, spec, dir, records));
         }
-        let prefix = format!("{}/", spec.experiment.name);
-        sections.push(section(&spec, &path, &dir, &records, &prefix)?);
     }
+    let ablations: Vec<super::ablation::Ablation> = loaded
+        .iter()
+        .filter_map(|(_, spec, _, records)| super::ablation::evaluate(spec, records))
+        .collect();
+    let mut sections = Vec::new();
+    for (path, spec, dir, records) in &loaded {
+        let prefix = format!("{}/", spec.experiment.name);
+        let mut s = section(spec, path, dir, records, &prefix)?;
+        with_ablations(&mut s, spec, &ablations, &loaded);
+        sections.push(s);
+    }
+    // Each ablation spec right after the experiment it explains.
+    let of = |i: usize| loaded[i].1.ablation.as_ref().map(|a| a.of.clone());
+    let mut order: Vec<usize> = Vec::new();
+    for i in (0..loaded.len()).filter(|&i| of(i).is_none()) {
+        order.push(i);
+        let name = &loaded[i].1.experiment.name;
+        order.extend((0..loaded.len()).filter(|&j| of(j).as_ref() == Some(name)));
+    }
+    let rest: Vec<usize> = (0..loaded.len()).filter(|j| !order.contains(j)).collect();
+    order.extend(rest);
+    let mut slots: Vec<Option<Section>> = sections.into_iter().map(Some).collect();
+    let sections: Vec<Section> = order.iter().filter_map(|&i| slots[i].take()).collect();
     let mut md = format!("# Reproduction report\n\n{INTRO}\n\n## Summary\n\n");
-    md.push_str("| experiment | verdicts | reproduced / holds |\n|---|---|---|\n");
+    md.push_str(SUMMARY_HEAD);
     for s in &sections {
         md.push_str(&s.summary_row);
         md.push('\n');
@@ -300,13 +386,11 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
 
 /// The pipeline's name, with the non-private label when it is not end-to-end private.
 fn pipeline_label(spec: &Spec, name: &str) -> String {
-    let private = spec
-        .pipelines
-        .iter()
-        .find(|p| p.name == name)
-        .is_some_and(|p| p.end_to_end_private());
-    if private {
-        name.to_string()
+    let p = spec.pipelines.iter().find(|p| p.name == name);
+    let weak = p.map_or("", |p| p.weakening_label());
+    let name = super::weakened(name.to_string(), weak);
+    if p.is_some_and(|p| p.end_to_end_private()) && weak.is_empty() {
+        name
     } else {
         format!("{name} {}", super::NON_PRIVATE)
     }
@@ -324,6 +408,7 @@ pub fn tex_escape(s: &str) -> String {
             'ε' => out.push_str("$\\varepsilon$"),
             'Δ' => out.push_str("$\\Delta$"),
             'λ' => out.push_str("$\\lambda$"),
+            'Λ' => out.push_str("$\\Lambda$"),
             'θ' => out.push_str("$\\theta$"),
             'α' => out.push_str("$\\alpha$"),
             'β' => out.push_str("$\\beta$"),

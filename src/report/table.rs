@@ -565,13 +565,7 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
         let scale = if is_accuracy(m) { 100.0 } else { 1.0 };
         let ss: Vec<&Summary> = summaries.iter().filter(|s| s.metric == *m).collect();
         let mut columns: Vec<(String, bool)> = Vec::new();
-        let name = |s: &Summary| {
-            if s.variant.is_empty() {
-                s.pipeline.clone()
-            } else {
-                format!("{} ({})", s.pipeline, s.variant)
-            }
-        };
+        let name = |s: &Summary| s.name();
         let mut order: Vec<(usize, usize, String)> = ss
             .iter()
             .map(|s| (s.pipeline_index, s.variant_index, name(s)))

@@ -144,16 +144,21 @@ fn params_match(r: &TrialRecord, params: &BTreeMap<String, Value>) -> bool {
         .all(|(k, v)| r.params.get(k).is_none_or(|rv| value_eq(rv, v)))
 }
 
-fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
+/// The verdict of one published number against the stored trials.
+pub fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
     if c.metric == "multiplier" {
         return multiplier_verdict(spec, records, c);
     }
     let axis = spec.report.x.as_deref();
+    // A cell whose grid values name the x axis (`params = { epsilon = 1 }` in a spec drawn over
+    // epsilon) takes that value as its x.
+    let mut params = c.params.clone();
+    let x = c.x.clone().or_else(|| axis.and_then(|a| params.remove(a)));
     let vals: Vec<f64> = records
         .iter()
         .filter(|r| r.dataset == c.dataset && r.pipeline == c.pipeline)
-        .filter(|r| params_match(r, &c.params))
-        .filter(|r| match (axis.and_then(|a| r.params.get(a)), &c.x) {
+        .filter(|r| params_match(r, &params))
+        .filter(|r| match (axis.and_then(|a| r.params.get(a)), &x) {
             (None, _) => true,
             (Some(rv), Some(cv)) => value_eq(rv, cv),
             (Some(_), None) => false,
@@ -218,13 +223,24 @@ fn series(
 }
 
 fn claim_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperClaim) -> ClaimVerdict {
+    claim_verdict_with(spec, records, c, [&c.params, &c.params])
+}
+
+/// A claim's verdict with the grid values of its `above` and `below` series given separately
+/// (an ablation hypothesis selects its own series only).
+pub fn claim_verdict_with(
+    spec: &Spec,
+    records: &[TrialRecord],
+    c: &PaperClaim,
+    [above, below]: [&BTreeMap<String, Value>; 2],
+) -> ClaimVerdict {
     let a = series(
         spec,
         records,
         &c.dataset,
         &c.above,
         &c.metric,
-        &c.params,
+        above,
         c.above_x.as_ref(),
     );
     let b = series(
@@ -233,7 +249,7 @@ fn claim_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperClaim) -> ClaimV
         &c.dataset,
         &c.below,
         &c.metric,
-        &c.params,
+        below,
         c.below_x.as_ref(),
     );
     let in_range = |x: f64| c.x_min.is_none_or(|m| x >= m) && c.x_max.is_none_or(|m| x <= m);

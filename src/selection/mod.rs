@@ -90,6 +90,9 @@ pub enum Selector {
     IterativeSampling { score: Score },
     /// Algorithm 5: exponential mechanism over T-subsets (eps-DP). [`mask`]
     MaskSampling { score: Score },
+    /// Ablation variant of Algorithm 5 with Delta_m = Delta_q: NOT eps-DP, its real epsilon is
+    /// T times the claim (recorded so in the ledger). [`mask`]
+    MaskSamplingPerFeature { score: Score },
     /// Sparse vector with a public threshold, eps/T per positive (eps-DP). [`sparse`]
     Sparse { score: Score, threshold: f64 },
     /// One-shot Gumbel top-k, scale 2 T Delta_q / eps (eps-DP). [`gumbel`]
@@ -104,7 +107,7 @@ impl Selector {
             Selector::NoisyNbMi => "noisy_nb_mi",
             Selector::LaplaceScores { .. } => "laplace",
             Selector::IterativeSampling { .. } => "iterative",
-            Selector::MaskSampling { .. } => "mask",
+            Selector::MaskSampling { .. } | Selector::MaskSamplingPerFeature { .. } => "mask",
             Selector::Sparse { .. } => "sparse",
             Selector::GumbelTopK { .. } => "gumbel",
         }
@@ -163,7 +166,8 @@ impl Selector {
             Selector::NoisyNbMi => noisy_nb_mi::select(&mut cx)?,
             Selector::LaplaceScores { score } => laplace_scores::select(score, &mut cx)?,
             Selector::IterativeSampling { score } => iterative::select(score, &mut cx)?,
-            Selector::MaskSampling { score } => mask::select(score, &mut cx)?,
+            Selector::MaskSampling { score } => mask::select(score, false, &mut cx)?,
+            Selector::MaskSamplingPerFeature { score } => mask::select(score, true, &mut cx)?,
             Selector::Sparse { score, threshold } => sparse::select(score, threshold, &mut cx)?,
             Selector::GumbelTopK { score } => gumbel::select(score, &mut cx)?,
         };

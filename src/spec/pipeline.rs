@@ -3,6 +3,7 @@
 //! belongs to another kind is refused by name ("does not apply to learner `nb`").
 
 use crate::analysis::{PROBES, ProbeKind};
+use crate::kinds::variant::{self, Variant};
 use crate::kinds::{
     Axis, Chosen, LEARNERS, LearnerKind, Refusal, Registered, SELECTORS, SelectorKind, Shares,
     find, names,
@@ -21,6 +22,8 @@ pub struct Pipeline {
     pub features: Option<usize>,
     /// How the cell's epsilon is split between the steps.
     pub shares: Shares,
+    /// The ablation variant (`variant = "..."`) of the learner or selector that owns it.
+    pub variant: Option<&'static Variant>,
 }
 
 /// What a pipeline runs after selection.
@@ -82,6 +85,11 @@ impl Pipeline {
             && self.selection.as_ref().is_none_or(|s| s.params.private())
     }
 
+    /// The not-ε-DP label of a variant that weakens privacy (empty otherwise).
+    pub fn weakening_label(&self) -> &'static str {
+        self.variant.map_or("", |v| v.excess.label())
+    }
+
     /// Whether it is the majority-class baseline.
     pub fn is_baseline(&self) -> bool {
         self.learner().is_some_and(|l| l.is_baseline())
@@ -112,8 +120,12 @@ impl Pipeline {
                 format!("unknown learner `{learner}`; known: {}", names(LEARNERS)),
             ));
         };
-        let selection = Self::parse_selection(&mut t)?;
+        let (variant, to_selector) = route_variant(&mut t, entry.name)?;
+        let selection = Self::parse_selection(&mut t, to_selector.then_some(variant).flatten())?;
         let features = take_features(&mut t, selection.is_some(), grid)?;
+        if let Some(v) = variant.filter(|_| !to_selector) {
+            t.insert("variant".into(), v.name.into());
+        }
         let shares: Shares = take(&mut t, "budget")?.unwrap_or_default();
         for key in t.keys() {
             if !entry.fields.contains(&key.as_str()) {
@@ -131,6 +143,7 @@ impl Pipeline {
             selection,
             features,
             shares,
+            variant,
         };
         p.check_shares()?;
         Ok(p)
@@ -157,11 +170,15 @@ impl Pipeline {
             selection: None,
             features,
             shares: Shares::default(),
+            variant: None,
         })
     }
 
     /// The selection step and its fields, if the table names a selector.
-    fn parse_selection(t: &mut toml::Table) -> Result<Option<Chosen<dyn SelectorKind>>, Refused> {
+    fn parse_selection(
+        t: &mut toml::Table,
+        variant: Option<&Variant>,
+    ) -> Result<Option<Chosen<dyn SelectorKind>>, Refused> {
         let Some(sel) = take::<String>(t, "selection")? else {
             return Ok(None);
         };
@@ -172,7 +189,10 @@ impl Pipeline {
             ));
         };
         let mut own = toml::Table::new();
-        for key in all_fields(SELECTORS) {
+        if let Some(v) = variant {
+            own.insert("variant".into(), v.name.into());
+        }
+        for key in all_fields(SELECTORS).filter(|k| *k != "variant") {
             if let Some(v) = t.remove(key) {
                 if !entry.fields.contains(&key) {
                     let owners: Vec<String> = SELECTORS
@@ -265,6 +285,35 @@ impl Pipeline {
     }
 }
 
+/// Takes `variant` from the table and finds the kind that owns it: the selector (true) or the
+/// learner (false). A variant nobody in the pipeline owns is refused with the known ones.
+fn route_variant(
+    t: &mut toml::Table,
+    learner: &str,
+) -> Result<(Option<&'static Variant>, bool), Refused> {
+    let Some(name) = take::<String>(t, "variant")? else {
+        return Ok((None, false));
+    };
+    let selector = t.get("selection").and_then(|v| v.as_str()).unwrap_or("");
+    if let Some(v) = variant::find(selector, &name) {
+        return Ok((Some(v), true));
+    }
+    if let Some(v) = variant::find(learner, &name) {
+        return Ok((Some(v), false));
+    }
+    let mut known = format!("learner `{learner}`: {}", variant::names_of(learner));
+    if !selector.is_empty() {
+        known.push_str(&format!(
+            "; selection `{selector}`: {}",
+            variant::names_of(selector)
+        ));
+    }
+    Err(refused(
+        "variant",
+        format!("unknown variant `{name}` ({known}; `epsilab list` shows them)"),
+    ))
+}
+
 /// T of a learner pipeline: only with a selection step, set in one place, at least 1.
 fn take_features(
     t: &mut toml::Table,
@@ -338,7 +387,14 @@ fn all_fields<K: ?Sized>(registry: &'static [Registered<K>]) -> impl Iterator<It
 fn misplaced(key: &str, kind: &str) -> Refused {
     let known = all_fields(LEARNERS)
         .chain(all_fields(SELECTORS))
-        .chain(["selection", "features", "budget", "learner", "probe"])
+        .chain([
+            "selection",
+            "features",
+            "budget",
+            "learner",
+            "probe",
+            "variant",
+        ])
         .any(|k| k == key);
     if known {
         refused(key, format!("does not apply to {kind}"))
@@ -385,6 +441,49 @@ mod tests {
         let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nalpha = \"one\"", &[]);
         assert_eq!(f, "alpha");
         assert!(r.contains("invalid type"), "{r}");
+    }
+
+    #[test]
+    fn variants_are_routed_to_the_kind_that_owns_them() {
+        let mask = parse(
+            "name = \"p\"\nlearner = \"private_nb\"\nselection = \"mask\"\nscore = \"count\"\n\
+             variant = \"delta_q\"\nfeatures = 3\nbudget = { selection = 0.5, train = 0.5 }",
+            &[Axis::Epsilon],
+        )
+        .unwrap();
+        assert_eq!(mask.variant.map(|v| v.name), Some("delta_q"));
+        assert_eq!(
+            mask.selection.as_ref().unwrap().params.selector(),
+            crate::selection::Selector::MaskSamplingPerFeature {
+                score: crate::selection::Score::Count
+            }
+        );
+        assert!(mask.weakening_label().contains("T × claimed"));
+        let out = parse(
+            "name = \"p\"\nlearner = \"lr_output\"\nlambda = 1\nvariant = \"lambda_twice\"",
+            &[Axis::Epsilon],
+        )
+        .unwrap();
+        assert_eq!(out.variant.map(|v| v.kind), Some("lr_output"));
+        assert!(out.weakening_label().contains("N × claimed"));
+        let faithful = parse("name = \"p\"\nlearner = \"lr_output\"\nlambda = 1", &[]).unwrap();
+        assert_eq!((faithful.variant, faithful.weakening_label()), (None, ""));
+        let (f, r) = refusal(
+            "name = \"p\"\nlearner = \"lr_objective\"\nlambda = 1\nvariant = \"lambda_twice\"",
+            &[],
+        );
+        assert_eq!(f, "variant");
+        assert!(
+            r.contains("unknown variant `lambda_twice`") && r.contains("`lr_objective`: none"),
+            "{r}"
+        );
+        let (f, r) = refusal(
+            "name = \"p\"\nlearner = \"nb\"\nselection = \"gumbel\"\nfeatures = 2\n\
+             variant = \"delta_q\"\nbudget = { selection = 1, train = 0 }",
+            &[],
+        );
+        assert_eq!(f, "variant");
+        assert!(r.contains("selection `gumbel`: none"), "{r}");
     }
 
     #[test]

@@ -250,7 +250,8 @@ impl LrConfig {
         let mut rng = log.streams.stream("train/logistic");
         if matches!(
             self.kind,
-            LrKind::NonPrivate | LrKind::Private(PrivateLrMethod::Output)
+            LrKind::NonPrivate
+                | LrKind::Private(PrivateLrMethod::Output | PrivateLrMethod::OutputLambdaTwice)
         ) && let Some(key) = Objective::regularised(design, &y, lambda).memo_key(&self.settings)
         {
             // The exact minimiser is noise-free: shared with every cell of the same key.

@@ -65,18 +65,45 @@ pub fn output_perturbation(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence)> {
+    output_perturbation_as(design, y, lambda, epsilon, settings, false, rng, ledger)
+}
+
+/// [`output_perturbation`], or with `lambda_twice` its ablation variant calibrated for the
+/// sensitivity divided by N (the lambda = N Lambda convention applied twice): N times less
+/// noise, so (N eps)-DP, not eps-DP; the ledger records N eps spent against the eps claimed.
+#[allow(clippy::too_many_arguments)]
+pub fn output_perturbation_as(
+    design: &Design,
+    y: &[f64],
+    lambda: f64,
+    epsilon: f64,
+    settings: &SolverSettings,
+    lambda_twice: bool,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, Convergence)> {
     check_unit_rows(design)?;
     crate::privacy::check_positive("lambda", lambda)?;
     let relation = ledger.relation();
-    let mech = L2Mechanism::new(output_sensitivity(lambda, relation), epsilon, relation)?;
+    let n = design.n_rows().max(1) as f64;
+    let shrink = if lambda_twice { n } else { 1.0 };
+    let sens = output_sensitivity(lambda, relation) / shrink;
+    let mech = L2Mechanism::new(sens, epsilon, relation)?;
     let (mut theta, conv) = Objective::regularised(design, y, lambda).minimise(settings);
+    let label = if lambda_twice {
+        "l2 vector mechanism (output perturbation, Algorithm 6, variant lambda_twice)"
+    } else {
+        "l2 vector mechanism (output perturbation, Algorithm 6)"
+    };
     let b = ledger
-        .charge(
-            "train",
-            "l2 vector mechanism (output perturbation, Algorithm 6)",
-            mech,
-        )?
+        .charge("train", label, mech)?
         .sample(theta.len(), rng);
+    if lambda_twice && n > 1.0 {
+        ledger.understate_last(
+            n,
+            "variant lambda_twice: noise for sensitivity 1/(N lambda), the minimiser moves by 1/lambda",
+        );
+    }
     theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
     Ok((theta, conv))
 }

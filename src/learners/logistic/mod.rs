@@ -198,6 +198,9 @@ linfa_fit!(LogisticValidParams => LogisticModel, |p, ds| {
 pub enum PrivateLrMethod {
     /// Algorithm 6.
     Output,
+    /// Ablation variant of Algorithm 6 with sensitivity 1/(N lambda): NOT eps-DP, its real
+    /// epsilon is N times the claim (recorded so in the ledger).
+    OutputLambdaTwice,
     /// Algorithm 7.
     Objective,
     /// Functional mechanism (appendix B) with a sensitivity bound; ignores lambda.
@@ -287,8 +290,10 @@ impl PrivateLogisticValidParams {
     ) -> Result<PrivateLogisticFit> {
         let (e, l, s) = (self.epsilon, self.lambda, &self.settings);
         Ok(match self.method {
-            PrivateLrMethod::Output => {
-                let (t, c) = mechanisms::output_perturbation(design, y, l, e, s, rng, ledger)?;
+            PrivateLrMethod::Output | PrivateLrMethod::OutputLambdaTwice => {
+                let twice = self.method == PrivateLrMethod::OutputLambdaTwice;
+                let (t, c) =
+                    mechanisms::output_perturbation_as(design, y, l, e, s, twice, rng, ledger)?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: None,
