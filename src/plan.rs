@@ -111,6 +111,13 @@ impl Plan {
     pub fn subsample_rng(&self, d: usize, trial: u32) -> Rng {
         rng_from(&["n_train", &self.seed, &self.datasets[d], &trial.to_string()])
     }
+
+    /// The stream that orders the training rows a grown dataset adds after its first block
+    /// ([`crate::data::SplitRule::Grown`]); the first block keeps [`Plan::subsample_rng`].
+    pub fn grown_subsample_rng(&self, d: usize, trial: u32) -> Rng {
+        let t = trial.to_string();
+        rng_from(&["n_train", &self.seed, &self.datasets[d], &t, "grown"])
+    }
 }
 
 /// Which keys belong to a plan.
@@ -133,17 +140,38 @@ impl KeySet {
 }
 
 /// Indices of the values of an axis a pipeline varies along (smoke: the first and last);
-/// `[None]` when it does not.
+/// `[None]` when it does not. `grid.n_train_of` restricts a pipeline's `n_train` values (and a
+/// dataset's, in [`dataset_runs`]).
 fn choices(spec: &Spec, pipeline: usize, axis: Axis, smoke: bool) -> Vec<Option<usize>> {
-    match spec.grid.len(axis) {
-        Some(n) if spec.pipelines[pipeline].reads(axis) => {
-            if smoke && n > 2 {
-                vec![Some(0), Some(n - 1)]
-            } else {
-                (0..n).map(Some).collect()
-            }
-        }
-        _ => vec![None],
+    let p = &spec.pipelines[pipeline];
+    let Some(n) = spec.grid.len(axis).filter(|_| p.reads(axis)) else {
+        return vec![None];
+    };
+    let only = match (axis, &spec.grid.n_train, &spec.grid.n_train_of) {
+        (Axis::NTrain, Some(all), Some(of)) => of.get(&p.name).map(|ns| (all, ns)),
+        _ => None,
+    };
+    let runs: Vec<usize> = (0..n)
+        .filter(|&i| only.is_none_or(|(all, ns)| ns.contains(&all[i])))
+        .collect();
+    match runs.as_slice() {
+        [first, .., last] if smoke => vec![Some(*first), Some(*last)],
+        _ => runs.into_iter().map(Some).collect(),
+    }
+}
+
+/// Whether dataset `d` runs the point's `n_train` (`grid.n_train_of` may name a dataset too).
+fn dataset_runs(spec: &Spec, d: usize, idx: &[Option<usize>; 5]) -> bool {
+    let (Some(all), Some(of)) = (&spec.grid.n_train, &spec.grid.n_train_of) else {
+        return true;
+    };
+    let slot = Axis::ALL.iter().position(|&a| a == Axis::NTrain);
+    match (
+        of.get(&spec.experiment.datasets[d]),
+        slot.and_then(|s| idx[s]),
+    ) {
+        (Some(ns), Some(i)) => ns.contains(&all[i]),
+        _ => true,
     }
 }
 
@@ -211,6 +239,7 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
         .flat_map(|(d, p)| {
             points(spec, p, smoke)
                 .into_iter()
+                .filter(move |idx| dataset_runs(spec, d, idx))
                 .map(move |idx| combo(spec, d, p, idx))
         })
         .collect();

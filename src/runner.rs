@@ -18,7 +18,6 @@ use crate::shard::{Partition, Shard};
 use crate::spec::Spec;
 use crate::store::{DEFINITION, Manifest, Store, Stored, TRIALS_FILE};
 use indicatif::{ProgressBar, ProgressStyle};
-use rand::seq::SliceRandom;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -246,9 +245,11 @@ impl Group {
                 )?)
             };
             let shuffled = spec.grid.n_train.as_ref().map(|_| {
-                let mut rows = split.train.clone();
-                rows.shuffle(&mut plan.subsample_rng(d, trial));
-                rows
+                data.nested_order(
+                    &split.train,
+                    &mut plan.subsample_rng(d, trial),
+                    &mut plan.grown_subsample_rng(d, trial),
+                )
             });
             Ok(Group {
                 split,

@@ -51,6 +51,13 @@ pub struct GridDef {
     pub lambda: Option<Vec<f64>>,
     /// Training-set size: a seeded random subset of the trial's training rows.
     pub n_train: Option<Vec<usize>>,
+    /// Per pipeline or dataset (by name), the `n_train` values it runs, when not all of them: a
+    /// sample-complexity search stops doubling N for a pipeline already within tolerance (its
+    /// reference needs only the sizes it is reached at plus the largest), or for a dataset too
+    /// costly at the largest sizes; a cell runs a value only if both its pipeline and its
+    /// dataset allow it. Only removes cells (like the rest of the grid, it does not enter the
+    /// cells hash).
+    pub n_train_of: Option<BTreeMap<String, Vec<usize>>>,
 }
 
 impl GridDef {
@@ -454,6 +461,7 @@ impl Spec {
         spec.validate_experiment()?;
         spec.validate_grid()?;
         spec.pipelines = spec.parse_pipelines(raw.pipeline)?;
+        spec.validate_n_train_of()?;
         spec.validate_report()?;
         spec.validate_ablation()?;
         Ok(spec)
@@ -578,6 +586,33 @@ impl Spec {
                         format!("{v} repeats grid.{axis}[{j}]; each grid value is run once, give it once (raise experiment.trials for more repetitions)"),
                     ));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// `grid.n_train_of`: each key a pipeline, each value a non-empty subset of `grid.n_train`.
+    fn validate_n_train_of(&self) -> Result<()> {
+        let Some(of) = &self.grid.n_train_of else {
+            return Ok(());
+        };
+        let Some(all) = &self.grid.n_train else {
+            return Err(self.err("grid.n_train_of", "needs a grid.n_train axis to restrict"));
+        };
+        for (name, ns) in of {
+            let field = format!("grid.n_train_of.\"{name}\"");
+            let dataset = self.experiment.datasets.contains(name);
+            if !self.pipelines.iter().any(|p| p.name == *name) && !dataset {
+                return Err(self.err(field, format!("no pipeline or dataset is named `{name}`")));
+            }
+            if ns.is_empty() {
+                return Err(self.err(field, "give at least one value"));
+            }
+            if let Some((i, n)) = ns.iter().enumerate().find(|(_, n)| !all.contains(n)) {
+                return Err(self.err(
+                    format!("{field}[{i}]"),
+                    format!("{n} is not in grid.n_train"),
+                ));
             }
         }
         Ok(())
@@ -727,10 +762,26 @@ fn cells_hash(text: &str) -> (String, BTreeMap<String, String>) {
         }
     }
     let definitions = match doc.remove("dataset") {
-        Some(toml::Value::Table(t)) => t.iter().map(|(k, v)| (k.clone(), canon_hash(v))).collect(),
+        Some(toml::Value::Table(t)) => t
+            .iter()
+            .map(|(k, v)| (k.clone(), canon_hash(&ungrown(v))))
+            .collect(),
         _ => BTreeMap::new(),
     };
     (canon_hash(&doc), definitions)
+}
+
+/// A dataset definition as the smaller spec it grows spelt it: `first_train = F` keeps every
+/// row, label and nested subset that `train = F` drew (`synthetic::toy_gaussian`), so stored
+/// cells of that spec stay valid and only the new, larger `n_train` cells run.
+fn ungrown(def: &toml::Value) -> toml::Value {
+    let mut def = def.clone();
+    if let toml::Value::Table(t) = &mut def
+        && let Some(first) = t.remove("first_train")
+    {
+        t.insert("train".into(), first);
+    }
+    def
 }
 
 /// SHA-256 of the canonical JSON (sorted keys) of a TOML value.

@@ -73,8 +73,12 @@ fn report_all_writes_verdicts_and_booktabs() {
     let prov = std::fs::read_to_string(s.results_dir.join("provenance.json")).unwrap();
     assert!(prov.contains("\"spec_hash\"") && prov.contains("\"crate_versions\""));
 
+    let notes = "Why it differs: a hand-written note.";
+    std::fs::write(s.results_dir.join("NOTES.md"), notes).unwrap();
     epsilab::report::reproduction::write_all(&exp, &out).unwrap();
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    let verdicts = md.find("deliberately wrong").unwrap();
+    assert!(md.find(notes).is_some_and(|at| at > verdicts), "{md}");
     assert!(md.contains("## Report test"), "{md}");
     assert!(md.contains("rep/figure.png"));
     assert!(md.contains("NB (non-private)"));

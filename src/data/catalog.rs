@@ -295,7 +295,7 @@ impl Catalog {
         match def {
             DatasetDef::Libsvm(d) => load_libsvm(name, d, base, &dir.0),
             DatasetDef::Csv(d) => load_csv(name, d, base, &dir.0),
-            DatasetDef::ToyGaussian(d) => Ok(synthetic::toy_gaussian(name, &title(&d.title), d)),
+            DatasetDef::ToyGaussian(d) => synthetic::toy_gaussian(name, &title(&d.title), d),
             DatasetDef::LogisticBall(d) => Ok(synthetic::logistic_ball(name, &title(&d.title), d)),
             DatasetDef::NbSampled(d) => Ok(synthetic::nb_sampled(name, &title(&d.title), d)),
             DatasetDef::NbProxy(d) => {
@@ -511,7 +511,7 @@ impl FileSet<'_> {
         let n = keep.len();
         let train_file = &parts[0].1;
         match split {
-            SplitRule::Fixed { .. } => {
+            SplitRule::Fixed { .. } | SplitRule::Grown { .. } => {
                 let test_file = &parts[1].1;
                 if n_train == 0 {
                     return Err(self.err(format!(

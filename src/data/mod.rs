@@ -129,6 +129,10 @@ pub enum SplitRule {
     Fixed { n_train: usize },
     /// A fresh seeded random split per trial with this training fraction.
     Random { train_fraction: f64 },
+    /// A fixed split whose training set grew after its test set was drawn: rows
+    /// `0..first_train` train, the next `test` rows test, every later row trains. The `n_train`
+    /// order shuffles the two training blocks separately (see [`Dataset::nested_order`]).
+    Grown { first_train: usize, test: usize },
 }
 
 /// A loaded dataset, shared read-only by all trials.
@@ -217,7 +221,31 @@ impl Dataset {
                 let test = idx.split_off(n_train);
                 Split { train: idx, test }
             }
+            SplitRule::Grown { first_train, test } => {
+                let end = (first_train + test) as u32;
+                Split {
+                    train: (0..first_train as u32).chain(end..n as u32).collect(),
+                    test: (first_train as u32..end).collect(),
+                }
+            }
         }
+    }
+
+    /// The training rows in the seeded order whose prefixes are the nested `n_train` subsets.
+    /// A grown split shuffles its first block with `first` and the later rows with `later`
+    /// and puts them after it, so every prefix up to the first block's size is the one the
+    /// smaller spec drew; any other split shuffles all its training rows with `first`.
+    pub fn nested_order(&self, train: &[u32], first: &mut Rng, later: &mut Rng) -> Vec<u32> {
+        let mut rows = train.to_vec();
+        match self.split {
+            SplitRule::Grown { first_train, .. } => {
+                let (head, tail) = rows.split_at_mut(first_train.min(train.len()));
+                head.shuffle(first);
+                tail.shuffle(later);
+            }
+            _ => rows.shuffle(first),
+        }
+        rows
     }
 
     /// Size of each class among `rows`.

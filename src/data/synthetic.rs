@@ -24,6 +24,18 @@ pub struct ToyGaussianDef {
     pub test: usize,
     #[serde(default)]
     pub seed: u64,
+    /// Grows a smaller spec's training set without changing its rows: the first `first_train`
+    /// training rows are drawn before the test rows (exactly the rows of `train = first_train`),
+    /// the remaining `train - first_train` after them, so the test set, every `n_train` subset
+    /// up to `first_train` and so every stored cell of the smaller spec stay the same.
+    pub first_train: Option<usize>,
+}
+
+impl ToyGaussianDef {
+    /// Training rows drawn before the test rows.
+    pub fn first_train(&self) -> usize {
+        self.first_train.unwrap_or(self.train)
+    }
 }
 
 /// The surveys' synthetic source for the ERM experiments: x = z / (2 sqrt D) with z ~ N(0, I_D),
@@ -170,26 +182,48 @@ pub fn logistic_binary(
 
 /// Toy Gaussian (appendix A.7): class 1 ~ N(0, I_D), class 2 ~ N(a 1, I_D) with
 /// a = 2 Phi^-1(0.9) / sqrt(D), so the Bayes classifier is 90% accurate.
-pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Dataset {
-    let (d, n) = (def.dimension, def.train + def.test);
+///
+/// Rows are stored in the order they are drawn from the one stream: `first_train` training rows,
+/// the test rows, then the rest of the training rows (none unless the definition grows the
+/// training set). Labels alternate within each block, so every block is balanced.
+pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Result<Dataset> {
+    let (d, first) = (def.dimension, def.first_train());
+    if first == 0 || first > def.train {
+        return Err(Error::Data {
+            dataset: name.into(),
+            reason: format!("first_train = {first} must be in 1..=train ({})", def.train),
+        });
+    }
+    let n = def.train + def.test;
     let a = 2.0 * PROBIT_0_9 / (d as f64).sqrt();
     let mut rng = data_rng(name, def.seed);
-    let labels: Vec<u16> = (0..n).map(|i| (i % 2) as u16).collect();
+    let grown = first + def.test;
+    let labels: Vec<u16> = (0..n)
+        .map(|i| (if i < grown { i } else { i - grown } % 2) as u16)
+        .collect();
     let x = Array2::from_shape_fn((n, d), |(i, _)| {
         let z: f64 = StandardNormal.sample(&mut rng);
         z + if labels[i] == 1 { a } else { 0.0 }
     });
-    Dataset {
+    let split = if first == def.train {
+        SplitRule::Fixed { n_train: def.train }
+    } else {
+        SplitRule::Grown {
+            first_train: first,
+            test: def.test,
+        }
+    };
+    Ok(Dataset {
         name: name.into(),
         title: title.into(),
         features: Features::Dense(x),
         labels,
         class_names: two_classes(),
         feature_names: None,
-        split: SplitRule::Fixed { n_train: def.train },
+        split,
         bounds: None,
         truth: None,
-    }
+    })
 }
 
 /// Rows sampled from a two-class NB with theta_cd = theta_c (1 + U(-jitter, jitter)).
@@ -223,6 +257,10 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
     })?;
     let train: Vec<u32> = match source.split {
         SplitRule::Fixed { n_train } => (0..n_train as u32).collect(),
+        SplitRule::Grown { first_train, test } => (0..first_train)
+            .chain(first_train + test..source.n_rows())
+            .map(|i| i as u32)
+            .collect(),
         SplitRule::Random { .. } => (0..source.n_rows() as u32).collect(),
     };
     let (prior, theta) = smoothed_nb(x, &source.labels, &train, source.n_classes());
@@ -310,8 +348,9 @@ mod tests {
             train: 3000,
             test: 3000,
             seed: 1,
+            first_train: None,
         };
-        let ds = toy_gaussian("toy", "toy", &def);
+        let ds = toy_gaussian("toy", "toy", &def).unwrap();
         let Features::Dense(x) = &ds.features else {
             panic!("dense")
         };

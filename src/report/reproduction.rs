@@ -138,6 +138,9 @@ pub fn section(
         );
     }
     verdict_section(&mut rest, spec, &v);
+    if let Ok(t) = std::fs::read_to_string(dir.join(NOTES_FILE)) {
+        let _ = writeln!(rest, "{}\n", t.trim_end());
+    }
     Ok(Section {
         name: name.clone(),
         title,
@@ -207,6 +210,9 @@ fn with_ablations(
 
 /// Notes in the results folder that `write_all` copies into REPORT.md after the summary.
 pub const CHANGES_FILE: &str = "CHANGES.md";
+/// Hand-written discussion in an experiment's results folder (what still differs from the
+/// paper and why), copied after that experiment's verdicts so that a rebuild keeps it.
+pub const NOTES_FILE: &str = "NOTES.md";
 
 /// Writes `out/REPORT.md` and `out/index.html` over every spec in `experiments` that has
 /// results in `out`. Returns the files written.

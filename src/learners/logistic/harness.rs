@@ -667,8 +667,9 @@ mod tests {
             train: 20_000,
             test: 20_000,
             seed: 9,
+            first_train: None,
         };
-        let data = toy_gaussian("toy", "toy", &def);
+        let data = toy_gaussian("toy", "toy", &def).unwrap();
         let train: Vec<u32> = (0..20_000).collect();
         let test: Vec<u32> = (20_000..40_000).collect();
         let acc = |s: Scaling| {

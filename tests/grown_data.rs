@@ -1,0 +1,137 @@
+//! Growing a spec to larger N (appendix B at full size): a toy Gaussian with `first_train`
+//! keeps every row, the test set and the nested `n_train` subsets of the smaller spec, so its
+//! stored results are resumed, not refused, and equal a fresh run of the grown spec bit for bit;
+//! `grid.n_train_of` stops a pipeline's doubling without touching its other cells.
+
+mod common;
+
+use epsilab::runner::run;
+use epsilab::spec::Spec;
+use epsilab::store::{TRIALS_FILE, read_records};
+
+use common::{by_key, run_options as opts};
+
+const SMALL: &str = r#"
+[experiment]
+name = "grown"
+trials = 3
+seed = 5
+datasets = ["toy"]
+
+[dataset.toy]
+source = "toy_gaussian"
+dimension = 3
+train = 64
+test = 50
+seed = 2
+
+[grid]
+epsilon = [1]
+n_train = [8, 16, 32, 64]
+lambda = [1, 100]
+
+[[pipeline]]
+name = "LR"
+learner = "lr"
+scaling = "thesis"
+
+[[pipeline]]
+name = "FM"
+learner = "lr_functional"
+scaling = "thesis"
+fm_sensitivity = "sens2"
+
+[report]
+kind = "sample_complexity"
+reference = "LR"
+tolerance = 0.02
+"#;
+
+fn grown() -> String {
+    SMALL
+        .replace("train = 64\n", "train = 256\nfirst_train = 64\n")
+        .replace(
+            "n_train = [8, 16, 32, 64]",
+            "n_train = [8, 16, 32, 64, 128, 256]",
+        )
+        .replace(
+            "[[pipeline]]\nname = \"LR\"",
+            "[grid.n_train_of]\nLR = [8, 16, 32, 64, 256]\n\n[[pipeline]]\nname = \"LR\"",
+        )
+}
+
+#[test]
+fn a_grown_toy_dataset_resumes_the_smaller_specs_results_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = Spec::load(&common::write_spec(dir.path(), "small.toml", SMALL)).unwrap();
+    let big = Spec::load(&common::write_spec(dir.path(), "big.toml", &grown())).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // 3 trials x (LR: 4 sizes x 2 lambdas + FM: 4 sizes).
+    let first = run(&small, &opts(out.path(), 2)).unwrap();
+    assert_eq!(first.ran, 3 * (8 + 4));
+    let stored = by_key(read_records(&first.results_dir.join(TRIALS_FILE)).unwrap());
+    // The grown spec adds LR at 256 only (n_train_of) and FM at 128 and 256.
+    let resumed = run(&big, &opts(out.path(), 1)).unwrap();
+    assert_eq!((resumed.skipped, resumed.ran), (3 * 12, 3 * (2 + 2)));
+    let all = by_key(read_records(&resumed.results_dir.join(TRIALS_FILE)).unwrap());
+    assert!(stored.iter().all(|(k, r)| all[k] == *r));
+    assert!(
+        !all.keys()
+            .any(|k| k.contains("LR") && k.contains("\"n_train\":128"))
+    );
+    let fresh = tempfile::tempdir().unwrap();
+    let again = run(&big, &opts(fresh.path(), 2)).unwrap();
+    let fresh = by_key(read_records(&again.results_dir.join(TRIALS_FILE)).unwrap());
+    assert_eq!(
+        fresh, all,
+        "the grown spec recomputes the stored cells bit for bit"
+    );
+}
+
+#[test]
+fn growing_the_data_another_way_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = Spec::load(&common::write_spec(dir.path(), "small.toml", SMALL)).unwrap();
+    // Without first_train the test rows come after 256 training rows: other data.
+    let other = grown().replace("first_train = 64\n", "");
+    let other = Spec::load(&common::write_spec(dir.path(), "other.toml", &other)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run(&small, &opts(out.path(), 2)).unwrap();
+    let err = run(&other, &opts(out.path(), 2)).unwrap_err().to_string();
+    assert!(
+        err.contains("[dataset.toy]") && err.contains("--force"),
+        "{err}"
+    );
+}
+
+#[test]
+fn n_train_of_may_stop_a_dataset_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = grown().replace(
+        "LR = [8, 16, 32, 64, 256]",
+        "LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64, 128]",
+    );
+    let spec = Spec::load(&common::write_spec(dir.path(), "cut.toml", &text)).unwrap();
+    // Per trial: LR at 8..64 x 2 lambdas (its 256 is cut by the dataset), FM at 8..128.
+    assert_eq!(epsilab::plan::plan(&spec, false).n_cells(), 3 * (8 + 5));
+    // Smoke keeps the first and last value each allows: LR 8 and 256 (cut), FM 8 and 256 (cut).
+    assert_eq!(epsilab::plan::plan(&spec, true).n_cells(), 2 * (2 + 1));
+}
+
+#[test]
+fn n_train_of_names_a_pipeline_and_values_of_the_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to, field) in [
+        ("LR = [8,", "LRX = [8,", "grid.n_train_of.\"LRX\""),
+        ("LR = [8,", "LR = [9, 8,", "grid.n_train_of.\"LR\"[0]"),
+        ("first_train = 64\n", "first_train = 300\n", "first_train"),
+    ] {
+        let text = grown().replace(from, to);
+        let path = common::write_spec(dir.path(), "bad.toml", &text);
+        let err = Spec::load(&path)
+            .and_then(|s| run(&s, &opts(dir.path(), 1)).map(|_| ()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(field), "{field}: {err}");
+    }
+}
