@@ -633,8 +633,8 @@ fn dot4(a: &[f64], b: &[f64]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
-/// Labels y_i in {-1, +1} of the rows: class 1 -> +1, class 0 -> -1 (two classes only).
-pub fn labels_pm1(data: &Dataset, rows: &[u32]) -> Result<Vec<f64>> {
+/// Logistic regression (and every linear ERM learner) separates exactly two classes.
+pub fn check_two_classes(data: &Dataset) -> Result<()> {
     if data.n_classes() != 2 {
         return Err(Error::Data {
             dataset: data.name.clone(),
@@ -644,6 +644,12 @@ pub fn labels_pm1(data: &Dataset, rows: &[u32]) -> Result<Vec<f64>> {
             ),
         });
     }
+    Ok(())
+}
+
+/// Labels y_i in {-1, +1} of the rows: class 1 -> +1, class 0 -> -1 (two classes only).
+pub fn labels_pm1(data: &Dataset, rows: &[u32]) -> Result<Vec<f64>> {
+    check_two_classes(data)?;
     Ok(rows
         .iter()
         .map(|&i| {

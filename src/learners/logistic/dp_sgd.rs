@@ -141,11 +141,6 @@ impl DpSgdParams {
             .length(Length::Steps(100))
     }
 
-    pub fn loss(mut self, loss: Loss) -> Self {
-        self.0.loss = loss;
-        self
-    }
-
     /// A fixed noise multiplier σ instead of a target ε (the ε is then reported).
     pub fn noise_multiplier(mut self, sigma: f64) -> Self {
         self.0.noise = NoiseLevel::Multiplier(sigma);
@@ -162,40 +157,20 @@ impl DpSgdParams {
         self.0.delta = Some(delta);
         self
     }
-
-    /// Clipping norm C.
-    pub fn clip(mut self, clip: f64) -> Self {
-        self.0.clip = clip;
-        self
-    }
-
-    pub fn sampling(mut self, sampling: Sampling) -> Self {
-        self.0.sampling = sampling;
-        self
-    }
-
-    pub fn length(mut self, length: Length) -> Self {
-        self.0.length = length;
-        self
-    }
-
-    pub fn learning_rate(mut self, eta: f64) -> Self {
-        self.0.learning_rate = eta;
-        self
-    }
-
-    /// Thesis λ of the regulariser (λ/(2N)) ‖θ‖²; 0 for none.
-    pub fn lambda(mut self, lambda: f64) -> Self {
-        self.0.lambda = lambda;
-        self
-    }
-
-    /// Seed of the stream used by linfa's `Fit` (the harness passes its own streams).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.0.seed = seed;
-        self
-    }
 }
+
+setters!(DpSgdParams {
+    loss: Loss,
+    /// Clipping norm C.
+    clip: f64,
+    sampling: Sampling,
+    length: Length,
+    learning_rate: f64,
+    /// Thesis λ of the regulariser (λ/(2N)) ‖θ‖²; 0 for none.
+    lambda: f64,
+    /// Seed of the stream used by linfa's `Fit` (the harness passes its own streams).
+    seed: u64,
+});
 
 fn positive(name: &str, v: f64) -> Result<()> {
     crate::privacy::check_positive(name, v)

@@ -1,7 +1,7 @@
 //! The harness path of a logistic-regression pipeline: scale the rows into the unit ball,
 //! choose lambda, fit (privately or not), and record every step in the trial's ledger.
 
-use super::design::{Design, DesignParts, Encoding, labels_pm1};
+use super::design::{Design, DesignParts, Encoding, check_two_classes, labels_pm1};
 use super::dp_sgd::SgdPlan;
 use super::ensemble::{Ensemble, fit_ensemble};
 use super::input::input_perturbation;
@@ -163,15 +163,7 @@ impl LrConfig {
         features: Option<&[usize]>,
         log: &mut TrialLog,
     ) -> Result<LogisticModel> {
-        if data.n_classes() != 2 {
-            return Err(Error::Data {
-                dataset: data.name.clone(),
-                reason: format!(
-                    "logistic regression needs two classes, found {}",
-                    data.n_classes()
-                ),
-            });
-        }
+        check_two_classes(data)?;
         let transformed = crate::profile::time("preprocess", || {
             match (&data.features, self.scaling, &data.bounds) {
                 (Features::Dense(x), Scaling::Thesis | Scaling::ColumnMax, _) => Some(

@@ -170,18 +170,13 @@ impl LogisticParams {
         self.0.settings.solver = solver;
         self
     }
-
-    pub fn settings(mut self, settings: SolverSettings) -> Self {
-        self.0.settings = settings;
-        self
-    }
-
-    /// The per-example loss (logistic by default; [`Loss::HUBER_SVM`] for the Huber SVM).
-    pub fn loss(mut self, loss: Loss) -> Self {
-        self.0.loss = loss;
-        self
-    }
 }
+
+setters!(LogisticParams {
+    settings: SolverSettings,
+    /// The per-example loss (logistic by default; [`Loss::HUBER_SVM`] for the Huber SVM).
+    loss: Loss,
+});
 
 param_guard!(LogisticParams => LogisticValidParams, |p| {
     check_lambda(p.lambda)?;
