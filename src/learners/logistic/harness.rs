@@ -303,7 +303,8 @@ impl LrConfig {
     /// `w_distance` = ||theta_priv - theta_np||, theta_np the exact minimiser at the same
     /// lambda on the same scaled rows (private kinds only): the privacy error the surveys plot.
     /// With a synthetic source's true weights w* (rows already in the unit ball, so theta is on
-    /// the source's scale) also `sampling_error` = ||theta_np - w*||.
+    /// the source's scale) also `sampling_error` = ||theta_np - w*||. Only when the spec shows
+    /// them (`log.reference_fit`): for a private kind they cost a second, non-private fit.
     fn record_distance(
         &self,
         design: &Design,
@@ -314,7 +315,7 @@ impl LrConfig {
         log: &mut TrialLog,
     ) -> Result<()> {
         let truth = truth.filter(|w| w.len() == design.dim());
-        if self.kind == LrKind::NonPrivate && truth.is_none() {
+        if !log.reference_fit || (self.kind == LrKind::NonPrivate && truth.is_none()) {
             return Ok(());
         }
         let distance = |a: &[f64], b: &[f64]| {
@@ -645,6 +646,38 @@ mod tests {
             epsilon: None,
             lambda_epsilon: None,
             settings: SolverSettings::default(),
+        }
+    }
+
+    /// The reference fit behind `w_distance` is opt-in: a private trial records the distance
+    /// to the exact minimiser only when its spec shows it (`TrialLog::reference_fit`), and then
+    /// the distance is that of output perturbation's noise (positive, finite).
+    #[test]
+    fn w_distance_only_when_the_spec_shows_it() {
+        let def = ToyGaussianDef {
+            title: None,
+            dimension: 3,
+            train: 400,
+            test: 10,
+            seed: 4,
+            first_train: None,
+        };
+        let data = toy_gaussian("toy", "toy", &def).unwrap();
+        let train: Vec<u32> = (0..400).collect();
+        let cfg = LrConfig {
+            kind: LrKind::Private(PrivateLrMethod::Output),
+            epsilon: Some(1.0),
+            ..config(Scaling::Thesis)
+        };
+        for reference in [false, true] {
+            let mut log = TrialLog::new(3);
+            log.reference_fit = reference;
+            cfg.fit(&data, &train, None, &mut log).unwrap();
+            let d = log.metrics.get("w_distance");
+            assert_eq!(d.is_some(), reference, "{:?}", log.metrics);
+            if let Some(&d) = d {
+                assert!(d.is_finite() && d > 0.0, "{d}");
+            }
         }
     }
 

@@ -311,6 +311,7 @@ pub fn objective_perturbation_with_noise_for(
         y,
         reg: lambda / n + delta,
         lin: b.iter().map(|v| v / n).collect(),
+        weights: Default::default(),
     };
     minimise(loss, &obj, settings)
 }

@@ -58,16 +58,12 @@ pub fn cross_validate_warm(
     let mut hits = vec![0usize; grid.len()];
     let mut order: Vec<usize> = (0..grid.len()).collect();
     order.sort_by(|&a, &b| grid[b].total_cmp(&grid[a]));
-    for f in 0..folds {
-        let (tr, va) = fold(&perm, folds, f);
-        let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
-        let yva: Vec<f64> = va.iter().map(|&i| y[i]).collect();
-        let (dtr, dva) = (design.subset(&tr), design.subset(&va));
+    for f in fold_designs(design, y, &perm, folds) {
         let mut theta: Option<Vec<f64>> = None;
         for &g in &order {
-            let obj = Objective::regularised(&dtr, &ytr, grid[g]);
+            let obj = Objective::regularised(&f.train, &f.y_train, grid[g]);
             let (t, _) = obj.minimise_from(settings, theta.as_deref());
-            hits[g] += correct(&t, &dva, &yva);
+            hits[g] += correct(&t, &f.valid, &f.y_valid);
             theta = Some(t);
         }
     }
@@ -89,6 +85,38 @@ fn fold_permutation(n: usize, grid: &[f64], folds: usize, rng: &mut Rng) -> Resu
     let mut perm: Vec<usize> = (0..n).collect();
     perm.shuffle(rng);
     Ok(perm)
+}
+
+/// The training and validation rows of one fold, with their labels.
+struct FoldDesigns<'a> {
+    train: Design<'a>,
+    y_train: Vec<f64>,
+    valid: Design<'a>,
+    y_valid: Vec<f64>,
+}
+
+/// Every fold's designs, built once for the whole lambda grid; the training designs keep
+/// their last minimiser, so each fit along the grid starts from the previous one
+/// ([`Design::remember_fits`]).
+fn fold_designs<'a>(
+    design: &Design<'a>,
+    y: &[f64],
+    perm: &[usize],
+    folds: usize,
+) -> Vec<FoldDesigns<'a>> {
+    (0..folds)
+        .map(|f| {
+            let (tr, va) = fold(perm, folds, f);
+            let mut train = design.subset(&tr);
+            train.remember_fits();
+            FoldDesigns {
+                train,
+                y_train: tr.iter().map(|&i| y[i]).collect(),
+                valid: design.subset(&va),
+                y_valid: va.iter().map(|&i| y[i]).collect(),
+            }
+        })
+        .collect()
 }
 
 /// Training and validation positions of fold `f`.
@@ -131,15 +159,13 @@ where
 {
     let n = design.n_rows();
     let perm = fold_permutation(n, grid, folds, rng)?;
+    let fold_data = fold_designs(design, y, &perm, folds);
     let mut scores = Vec::with_capacity(grid.len());
     for &lambda in grid {
         let mut hits = 0usize;
-        for f in 0..folds {
-            let (tr, va) = fold(&perm, folds, f);
-            let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
-            let theta = fit(&design.subset(&tr), &ytr, lambda, rng)?;
-            let yva: Vec<f64> = va.iter().map(|&i| y[i]).collect();
-            hits += correct(&theta, &design.subset(&va), &yva);
+        for f in &fold_data {
+            let theta = fit(&f.train, &f.y_train, lambda, rng)?;
+            hits += correct(&theta, &f.valid, &f.y_valid);
         }
         scores.push((lambda, hits as f64 / n as f64));
     }
