@@ -649,20 +649,25 @@ mod tests {
         }
     }
 
+    /// The toy Gaussian source with `train` + `test` rows of dimension `dimension`.
+    fn toy(dimension: usize, train: usize, test: usize, seed: u64) -> Dataset {
+        let def = ToyGaussianDef {
+            title: None,
+            dimension,
+            train,
+            test,
+            seed,
+            first_train: None,
+        };
+        toy_gaussian("toy", "toy", &def).unwrap()
+    }
+
     /// The reference fit behind `w_distance` is opt-in: a private trial records the distance
     /// to the exact minimiser only when its spec shows it (`TrialLog::reference_fit`), and then
     /// the distance is that of output perturbation's noise (positive, finite).
     #[test]
     fn w_distance_only_when_the_spec_shows_it() {
-        let def = ToyGaussianDef {
-            title: None,
-            dimension: 3,
-            train: 400,
-            test: 10,
-            seed: 4,
-            first_train: None,
-        };
-        let data = toy_gaussian("toy", "toy", &def).unwrap();
+        let data = toy(3, 400, 10, 4);
         let train: Vec<u32> = (0..400).collect();
         let cfg = LrConfig {
             kind: LrKind::Private(PrivateLrMethod::Output),
@@ -686,15 +691,7 @@ mod tests {
     /// the Bayes accuracy of 90%; without centring it cannot.
     #[test]
     fn min_max_centring_reaches_the_bayes_accuracy_on_the_toy_gaussian() {
-        let def = ToyGaussianDef {
-            title: None,
-            dimension: 5,
-            train: 20_000,
-            test: 20_000,
-            seed: 9,
-            first_train: None,
-        };
-        let data = toy_gaussian("toy", "toy", &def).unwrap();
+        let data = toy(5, 20_000, 20_000, 9);
         let train: Vec<u32> = (0..20_000).collect();
         let test: Vec<u32> = (20_000..40_000).collect();
         let acc = |s: Scaling| {
