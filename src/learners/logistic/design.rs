@@ -9,7 +9,7 @@ use crate::data::{BinaryMatrix, Dataset, Features};
 use crate::error::{Error, Result};
 use crate::memo::{Footprint, Key};
 use ndarray::{Array2, ArrayView2};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 const UNUSED: u32 = u32::MAX;
 
@@ -47,9 +47,6 @@ pub struct Design<'a> {
     /// [`Self::grouped_cached`]'s result and the labels it is for: a cross-validation fold
     /// is solved at every lambda of the grid, and groups once.
     grouping: OnceLock<(Vec<f64>, Option<Arc<Grouped<'a>>>)>,
-    /// The last exact minimiser found on this design and its labels, when the design keeps it
-    /// ([`Self::remember_fits`]): the next cold fit on it starts there.
-    last_fit: Option<Arc<Mutex<Option<(Vec<f64>, Vec<f64>)>>>>,
 }
 
 /// A binary design whose identical examples would leave at most this fraction of its rows is
@@ -147,7 +144,6 @@ impl<'a> Design<'a> {
             identity,
             key: None,
             grouping: OnceLock::new(),
-            last_fit: None,
         })
     }
 
@@ -195,7 +191,6 @@ impl<'a> Design<'a> {
             identity: self.identity,
             key: None,
             grouping: OnceLock::new(),
-            last_fit: None,
         }
     }
 
@@ -210,7 +205,6 @@ impl<'a> Design<'a> {
             identity: self.identity,
             key: None,
             grouping: OnceLock::new(),
-            last_fit: None,
         }
     }
 
@@ -685,39 +679,6 @@ impl<'a> Design<'a> {
             y: reps.iter().map(|&i| y[i]).collect(),
             count,
         })
-    }
-
-    /// Keeps the minimiser of every converged fit on this design (and its clones) and starts
-    /// the next fit that has no start of its own there: a warm start along the lambda path of
-    /// a cross-validation fold. The relative tolerance refers to grad F(0), so a warm fit
-    /// stops at the same accuracy as a cold one; the minimisers agree to the tolerance. The
-    /// sequence of fits on a fold is fixed, so the results stay deterministic.
-    pub fn remember_fits(&mut self) {
-        self.last_fit = Some(Arc::new(Mutex::new(None)));
-    }
-
-    /// The remembered minimiser of the last fit with labels `y` (see [`Self::remember_fits`]).
-    pub fn remembered(&self, y: &[f64]) -> Option<Vec<f64>> {
-        let last = self
-            .last_fit
-            .as_ref()?
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        match &*last {
-            Some((labels, theta)) if labels.as_slice() == y => Some(theta.clone()),
-            _ => None,
-        }
-    }
-
-    /// Records `theta` as the last minimiser with labels `y`, if the design keeps them.
-    pub fn remember(&self, y: &[f64], theta: &[f64]) {
-        if let Some(last) = &self.last_fit {
-            let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-            match &mut *last {
-                Some((labels, t)) if labels.as_slice() == y => t.copy_from_slice(theta),
-                other => *other = Some((y.to_vec(), theta.to_vec())),
-            }
-        }
     }
 
     /// [`Self::grouped`] at [`GROUP_MAX_FRACTION`], computed once per design for the first

@@ -95,9 +95,8 @@ struct FoldDesigns<'a> {
     y_valid: Vec<f64>,
 }
 
-/// Every fold's designs, built once for the whole lambda grid; the training designs keep
-/// their last minimiser, so each fit along the grid starts from the previous one
-/// ([`Design::remember_fits`]).
+/// Every fold's designs, built once for the whole lambda grid (so a fold design groups its
+/// identical examples once, [`Design::grouped_cached`]).
 fn fold_designs<'a>(
     design: &Design<'a>,
     y: &[f64],
@@ -107,10 +106,8 @@ fn fold_designs<'a>(
     (0..folds)
         .map(|f| {
             let (tr, va) = fold(perm, folds, f);
-            let mut train = design.subset(&tr);
-            train.remember_fits();
             FoldDesigns {
-                train,
+                train: design.subset(&tr),
                 y_train: tr.iter().map(|&i| y[i]).collect(),
                 valid: design.subset(&va),
                 y_valid: va.iter().map(|&i| y[i]).collect(),

@@ -8,11 +8,10 @@
 //! Newton (small D), truncated Newton-CG on Hessian-vector products (large D; no D x D
 //! matrix) and L-BFGS (an independent cross-check); `Auto` picks by a cost model.
 //!
-//! Two savings apply to every method. A binary design with repeated examples is solved on its
+//! Every method gets one saving: a binary design with repeated examples is solved on its
 //! distinct rows, each weighted by its copies ([`Design::grouped`]; the same F, so the same
 //! minimiser to the tolerance: Adult keeps 80% of its rows, a 10-feature selection of it under
-//! 200). A cross-validation fold's design remembers its last minimiser
-//! ([`Design::remember_fits`]), so every fit along the lambda grid starts from the previous one.
+//! 200).
 
 use super::design::{Design, Grouped};
 use super::linalg::{cholesky, cholesky_solve};
@@ -316,22 +315,6 @@ impl<'d, 'a> Objective<'d, 'a> {
     /// Minimises on the grouped rows when identical examples make that pay (the same F: a
     /// row of weight k is k examples), else on the rows as they are.
     fn solve(&self, settings: &SolverSettings, start: Option<&[f64]>) -> (Vec<f64>, Convergence) {
-        let remembered = match start {
-            None => self.design.remembered(self.y),
-            Some(_) => None,
-        };
-        let fit = self.solve_grouped(settings, start.or(remembered.as_deref()));
-        if fit.1.converged && fit.0.iter().all(|t| t.is_finite()) {
-            self.design.remember(self.y, &fit.0);
-        }
-        fit
-    }
-
-    fn solve_grouped(
-        &self,
-        settings: &SolverSettings,
-        start: Option<&[f64]>,
-    ) -> (Vec<f64>, Convergence) {
         if self.weights.is_empty()
             && let Some(g) = self.design.grouped_cached(self.y)
         {
@@ -1045,41 +1028,6 @@ mod tests {
                 "{t_rows:?} {t_grouped:?}"
             );
         }
-    }
-
-    /// A design that remembers its fits starts the next cold fit at the last minimiser: fewer
-    /// iterations than a cold start, the same minimiser to 1e-9; a design that does not, or
-    /// other labels, start from 0.
-    #[test]
-    fn remembered_fits_warm_start_the_next_lambda() {
-        use crate::rng::rng_from;
-        use rand::Rng as _;
-        let (n, d) = (400, 6);
-        let mut rng = rng_from(&["remember-test"]);
-        let x = ndarray::Array2::from_shape_fn((n, d), |_| rng.r#gen::<f64>() - 0.5);
-        let y: Vec<f64> = (0..n)
-            .map(|i| {
-                if x[[i, 0]] - x[[i, 1]] + 0.2 * rng.r#gen::<f64>() > 0.0 {
-                    1.0
-                } else {
-                    -1.0
-                }
-            })
-            .collect();
-        let s = SolverSettings::default();
-        let cold = Design::dense(x.view());
-        let mut warm = Design::dense(x.view());
-        warm.remember_fits();
-        let (t1, _) = Objective::regularised(&warm, &y, 1.0).minimise(&s);
-        assert_eq!(warm.remembered(&y).as_deref(), Some(t1.as_slice()));
-        assert!(cold.remembered(&y).is_none());
-        let flipped: Vec<f64> = y.iter().map(|v| -v).collect();
-        assert!(warm.remembered(&flipped).is_none());
-        let (tc, cc) = Objective::regularised(&cold, &y, 2.0).minimise(&s);
-        let (tw, cw) = Objective::regularised(&warm, &y, 2.0).minimise(&s);
-        assert!(cw.iterations < cc.iterations, "{cw:?} {cc:?}");
-        assert!(cw.converged && dist(&tc, &tw) <= 1e-9, "{tc:?} {tw:?}");
-        assert_eq!(warm.remembered(&y).as_deref(), Some(tw.as_slice()));
     }
 
     fn dist(a: &[f64], b: &[f64]) -> f64 {
