@@ -622,7 +622,8 @@ impl<'a> Design<'a> {
     /// (used on-indices, row scale, label), the labels and how many examples each stands for.
     /// `None` for dense sources, or when more than `max_fraction` of the rows would remain (the
     /// merge would not pay). Rows are hashed, sorted by (hash, position) and compared within
-    /// equal hashes, so the grouping is exact and a pure function of the design and labels.
+    /// equal hashes, so the grouping is exact and a pure function of the design and labels;
+    /// each group is represented by its first row, in row order.
     pub fn grouped(&self, y: &[f64], max_fraction: f64) -> Option<Grouped<'a>> {
         let Source::Binary(m, _) = &self.source else {
             return None;
@@ -674,6 +675,10 @@ impl<'a> Design<'a> {
         if reps.len() as f64 > max_fraction * n as f64 {
             return None;
         }
+        // Back in row order, so every pass reads the shared CSR rows front to back.
+        let mut by_row: Vec<(usize, f64)> = reps.into_iter().zip(count).collect();
+        by_row.sort_unstable_by_key(|&(i, _)| i);
+        let (reps, count): (Vec<usize>, Vec<f64>) = by_row.into_iter().unzip();
         Some(Grouped {
             design: self.subset(&reps),
             y: reps.iter().map(|&i| y[i]).collect(),
