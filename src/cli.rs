@@ -642,7 +642,7 @@ fn audit(mechanism: Option<&str>, all: bool, size: (usize, u64), json: bool) -> 
         None => {
             let names: Vec<String> = crate::audit::all()
                 .iter()
-                .map(|m| m.name().to_string())
+                .map(|m| m.claim().name.to_string())
                 .collect();
             return Err(crate::Error::param(
                 "mechanism",
