@@ -12,6 +12,7 @@
 //! make it and a statistic that separates them (ideally the log-likelihood ratio of the two
 //! output laws, so that a threshold event is optimal), then push it in [`all`].
 
+use super::erm_sgd::{GradientAudit, SgdMutant};
 use super::logistic::{LrFunctional, LrObjective, LrOutput};
 use super::{Auditable, Side};
 use crate::counts::ClassCounts;
@@ -68,6 +69,14 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(super::erm::InputPerturbation { mutant: true }),
         Box::new(super::erm::SubsampleAggregate { mutant: false }),
         Box::new(super::erm::SubsampleAggregate { mutant: true }),
+        Box::new(GradientAudit::noisy_gd(None)),
+        Box::new(GradientAudit::noisy_gd(Some(SgdMutant::SigmaTenth))),
+        Box::new(GradientAudit::noisy_gd(Some(SgdMutant::NoClipping))),
+        Box::new(GradientAudit::dp_sgd(None)),
+        Box::new(GradientAudit::dp_sgd(Some(SgdMutant::SigmaTenth))),
+        Box::new(GradientAudit::dp_sgd(Some(SgdMutant::NoClipping))),
+        Box::new(super::erm_sgd::LambdaSelection { mutant: false }),
+        Box::new(super::erm_sgd::LambdaSelection { mutant: true }),
     ];
     v.extend(super::release::all());
     v
