@@ -44,7 +44,9 @@ fn unit_rows(n: usize, d: usize) -> (Array2<f64>, Vec<f64>) {
     let x = Array2::from_shape_fn((n, d), |(i, j)| {
         (((i * 7 + j * 3) % 11) as f64 - 5.0) / (5.0 * (d as f64).sqrt())
     });
-    let y = (0..n).map(|i| if i % 3 == 0 { -1.0 } else { 1.0 }).collect();
+    let y = (0..n)
+        .map(|i| if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
     (x, y)
 }
 
@@ -57,7 +59,11 @@ fn huber_output_perturbation_noise_norm_is_gamma() {
     let design = Design::dense(x.view());
     let settings = SolverSettings::default();
     let loss = Loss::HUBER_SVM;
-    let (exact, _) = minimise(loss, &Objective::regularised(&design, &y, lambda), &settings);
+    let (exact, _) = minimise(
+        loss,
+        &Objective::regularised(&design, &y, lambda),
+        &settings,
+    );
     let mut rng = rng_from(&["erm_noise", "huber output"]);
     let norms: Vec<f64> = (0..2000)
         .map(|_| {

@@ -721,4 +721,47 @@ mod tests {
         let (uncentred, _) = acc(Scaling::ColumnMax);
         assert!(uncentred < 0.85, "{uncentred}");
     }
+
+    /// A dense design is keyed by its rows' content: the non-private cell and an output-
+    /// perturbation cell on the same rows share one exact fit (same `shared` keys, and the
+    /// private cell's `w_distance` is measured from the non-private cell's model), while other
+    /// rows give another key.
+    #[test]
+    fn dense_cells_on_the_same_rows_share_the_exact_fit() {
+        let def = ToyGaussianDef {
+            title: None,
+            dimension: 3,
+            train: 2_000,
+            test: 10,
+            seed: 4,
+            first_train: None,
+        };
+        let data = toy_gaussian("toy", "toy", &def).unwrap();
+        let train: Vec<u32> = (0..2_000).collect();
+        let fit = |kind: LrKind, rows: &[u32]| {
+            let mut log = TrialLog::new(7);
+            let c = LrConfig {
+                kind,
+                epsilon: Some(1.0),
+                ..config(Scaling::Public)
+            };
+            let model = c.fit(&data, rows, None, &mut log).unwrap();
+            (model, log)
+        };
+        let (np, np_log) = fit(LrKind::NonPrivate, &train);
+        let (out, out_log) = fit(LrKind::Private(PrivateLrMethod::Output), &train);
+        assert_eq!(np_log.shared.get("design"), out_log.shared.get("design"));
+        assert!(np_log.shared.contains_key("fit"));
+        assert_eq!(np_log.shared.get("fit"), out_log.shared.get("fit"));
+        let d = np
+            .theta
+            .iter()
+            .zip(out.theta.iter())
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert_eq!(out_log.metrics["w_distance"], d);
+        let (_, other) = fit(LrKind::NonPrivate, &train[..1_000]);
+        assert_ne!(other.shared.get("design"), np_log.shared.get("design"));
+    }
 }
