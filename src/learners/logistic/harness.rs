@@ -686,17 +686,21 @@ mod tests {
     /// The toy Gaussian's Bayes boundary does not pass through the origin: LR without an
     /// intercept needs the thesis's min-max centring (folded back into an intercept) to reach
     /// the Bayes accuracy of 90%; without centring it cannot.
-    #[test]
-    fn min_max_centring_reaches_the_bayes_accuracy_on_the_toy_gaussian() {
+    fn toy(dimension: usize, train: usize, test: usize, seed: u64) -> Dataset {
         let def = ToyGaussianDef {
             title: None,
-            dimension: 5,
-            train: 20_000,
-            test: 20_000,
-            seed: 9,
+            dimension,
+            train,
+            test,
+            seed,
             first_train: None,
         };
-        let data = toy_gaussian("toy", "toy", &def).unwrap();
+        toy_gaussian("toy", "toy", &def).unwrap()
+    }
+
+    #[test]
+    fn min_max_centring_reaches_the_bayes_accuracy_on_the_toy_gaussian() {
+        let data = toy(5, 20_000, 20_000, 9);
         let train: Vec<u32> = (0..20_000).collect();
         let test: Vec<u32> = (20_000..40_000).collect();
         let acc = |s: Scaling| {
@@ -728,15 +732,7 @@ mod tests {
     /// rows give another key.
     #[test]
     fn dense_cells_on_the_same_rows_share_the_exact_fit() {
-        let def = ToyGaussianDef {
-            title: None,
-            dimension: 3,
-            train: 2_000,
-            test: 10,
-            seed: 4,
-            first_train: None,
-        };
-        let data = toy_gaussian("toy", "toy", &def).unwrap();
+        let data = toy(3, 2_000, 10, 4);
         let train: Vec<u32> = (0..2_000).collect();
         let fit = |kind: LrKind, rows: &[u32]| {
             let mut log = TrialLog::new(7);
