@@ -9,7 +9,7 @@ use epsilab::learners::logistic::ensemble::{Ensemble, fit_ensemble};
 use epsilab::learners::logistic::erm::minimise;
 use epsilab::learners::logistic::input::perturb_inputs;
 use epsilab::learners::logistic::loss::Loss;
-use epsilab::learners::logistic::mechanisms::output_perturbation;
+use epsilab::learners::logistic::mechanisms::{Problem, output_perturbation};
 use epsilab::learners::logistic::solver::{Objective, SolverSettings};
 use epsilab::privacy::randomized_response::truth_probability;
 use epsilab::privacy::{Ledger, Relation};
@@ -68,17 +68,14 @@ fn huber_output_perturbation_noise_norm_is_gamma() {
     let norms: Vec<f64> = (0..2000)
         .map(|_| {
             let mut ledger = Ledger::new(Relation::AddRemove);
-            let (theta, _) = output_perturbation(
+            let problem = Problem {
                 loss,
-                &design,
-                &y,
+                design: &design,
+                y: &y,
                 lambda,
-                eps,
-                &settings,
-                &mut rng,
-                &mut ledger,
-            )
-            .unwrap();
+                settings: &settings,
+            };
+            let (theta, _) = output_perturbation(problem, eps, &mut rng, &mut ledger).unwrap();
             norm(theta.iter().zip(&exact).map(|(a, b)| a - b))
         })
         .collect();

@@ -8,7 +8,7 @@
 //!   sum moves by 2C, the stated sensitivity, and the zero row adds nothing. Statistic: the
 //!   released theta_K (linear in the sum of the released gradients). The claim is the
 //!   accountant's (eps, delta) for the plan; the audit's bound subtracts delta
-//!   ([`super::Auditable::claimed_delta`]).
+//!   ([`super::Claim::delta`]).
 //! * DP-SGD (Poisson rate q = 0.05, 20 steps, add/remove, same canary): X is 100 zero rows,
 //!   X' adds the canary, which enters each batch with probability q and then moves the clipped
 //!   sum by C. (N enters theta only through the public normalisation 1/(qN), 1% apart.)
@@ -21,7 +21,7 @@
 //!   whether the first candidate was chosen. Mutant: the exponential mechanism at 2 eps (score
 //!   sensitivity taken as 1/2).
 
-use super::{Auditable, Side};
+use super::{Auditable, Claim, Side};
 use crate::learners::logistic::Design;
 use crate::learners::logistic::dp_sgd::{
     DpSgdParams, DpSgdRun, DpSgdValidParams, Length, Sampling,
@@ -32,6 +32,20 @@ use crate::privacy::{AccountedGaussian, Ledger, Relation};
 use crate::rng::Rng;
 use linfa::ParamGuard;
 use ndarray::Array2;
+
+/// The audits of this file, in registry order.
+pub fn all() -> Vec<Box<dyn Auditable>> {
+    vec![
+        Box::new(GradientAudit::noisy_gd(None)),
+        Box::new(GradientAudit::noisy_gd(Some(SgdMutant::SigmaTenth))),
+        Box::new(GradientAudit::noisy_gd(Some(SgdMutant::NoClipping))),
+        Box::new(GradientAudit::dp_sgd(None)),
+        Box::new(GradientAudit::dp_sgd(Some(SgdMutant::SigmaTenth))),
+        Box::new(GradientAudit::dp_sgd(Some(SgdMutant::NoClipping))),
+        Box::new(LambdaSelection { mutant: false }),
+        Box::new(LambdaSelection { mutant: true }),
+    ]
+}
 
 /// Audited delta of the gradient methods.
 const SGD_DELTA: f64 = 1e-5;
@@ -139,30 +153,19 @@ impl GradientAudit {
 }
 
 impl Auditable for GradientAudit {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.claimed
-    }
-    fn claimed_delta(&self) -> f64 {
-        SGD_DELTA
-    }
-    fn relation(&self) -> Relation {
-        self.relation
-    }
-    fn mutant(&self) -> bool {
-        self.mutant.is_some()
-    }
-    fn neighbours(&self) -> &str {
-        match self.relation {
+    fn claim(&self) -> Claim {
+        let neighbours = match self.relation {
             Relation::ReplaceOne => {
                 "D = 1, q = 1, 10 steps, C = 1; X: canary (40, +1) and a zero row, X' replaces the canary by (-40, +1) (clipped gradient -C vs +C); statistic: theta_K"
             }
             Relation::AddRemove => {
                 "D = 1, q = 0.05, 20 steps, C = 1; X: 100 zero rows, X' adds the canary (40, +1) (clipped gradient C when sampled); statistic: theta_K"
             }
-        }
+        };
+        Claim::new(self.name, self.claimed, neighbours)
+            .with_delta(SGD_DELTA)
+            .under(self.relation)
+            .mutant(self.mutant.is_some())
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let x = side.pick(&self.x, &self.x_prime);
@@ -189,24 +192,14 @@ pub struct LambdaSelection {
 const CANDIDATES: usize = 10;
 
 impl Auditable for LambdaSelection {
-    fn name(&self) -> &str {
-        if self.mutant {
-            "private_lambda_double_epsilon"
-        } else {
-            "private_lambda"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        1.0
-    }
-    fn mutant(&self) -> bool {
-        self.mutant
-    }
-    fn relation(&self) -> Relation {
-        Relation::ReplaceOne
-    }
-    fn neighbours(&self) -> &str {
-        "10 candidates (theta = +1, then nine of -1); validation row x = 1 with y = +1 (X) or -1 (X'); statistic: first candidate chosen"
+    fn claim(&self) -> Claim {
+        Claim::new(
+            "private_lambda",
+            1.0,
+            "10 candidates (theta = +1, then nine of -1); validation row x = 1 with y = +1 (X) or -1 (X'); statistic: first candidate chosen",
+        )
+        .under(Relation::ReplaceOne)
+        .or_mutant(self.mutant, "private_lambda_double_epsilon")
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let label = match side {

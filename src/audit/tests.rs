@@ -10,14 +10,14 @@ const TEST_TRIALS: usize = 20_000;
 const LR_TEST_TRIALS: usize = 10_000;
 
 fn is_lr(m: &dyn Auditable) -> bool {
-    m.name().starts_with("lr_") || m.name().starts_with("svm_")
+    m.claim().name.starts_with("lr_") || m.claim().name.starts_with("svm_")
 }
 
 /// The gradient methods and the private lambda (their own test, at `LR_TEST_TRIALS`).
 fn is_sgd(m: &dyn Auditable) -> bool {
     ["noisy_gd", "dp_sgd", "private_lambda"]
         .iter()
-        .any(|p| m.name().starts_with(p))
+        .any(|p| m.claim().name.starts_with(p))
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn too_few_trials_and_unknown_names_are_errors() {
 #[test]
 fn names_are_unique() {
     let ms = all();
-    let mut names: Vec<&str> = ms.iter().map(|m| m.name()).collect();
+    let mut names: Vec<&str> = ms.iter().map(|m| m.claim().name).collect();
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), ms.len());
@@ -127,9 +127,9 @@ fn correct_mechanisms_pass_and_mutants_are_caught() {
 fn weakening_variants_are_audited_and_their_excess_measured() {
     let ms = all();
     for v in crate::kinds::variant::VARIANTS {
-        let m = ms.iter().find(|m| m.name() == v.audit);
+        let m = ms.iter().find(|m| m.claim().name == v.audit);
         assert_eq!(
-            m.and_then(|m| m.stated_excess()).is_some(),
+            m.and_then(|m| m.claim().stated_excess).is_some(),
             v.excess.weakens(),
             "{} / {}",
             v.kind,
@@ -138,7 +138,10 @@ fn weakening_variants_are_audited_and_their_excess_measured() {
     }
     let pair: Vec<_> = ms
         .into_iter()
-        .filter(|m| m.name().starts_with("mask_variant") || m.name() == "mask_sampler_t2")
+        .filter(|m| {
+            let name = m.claim().name;
+            name.starts_with("mask_variant") || name == "mask_sampler_t2"
+        })
         .collect();
     let results = audit_each(&pair, TEST_TRIALS, 1).unwrap();
     let table = table(&results);
@@ -291,7 +294,7 @@ fn gradient_methods_and_private_lambda_pass_and_mutants_are_caught() {
         "private_lambda_double_epsilon",
     ];
     let ms: Vec<_> = all().into_iter().filter(|m| is_sgd(m.as_ref())).collect();
-    let got: Vec<&str> = ms.iter().map(|m| m.name()).collect();
+    let got: Vec<&str> = ms.iter().map(|m| m.claim().name).collect();
     assert_eq!(got, names);
     let results = audit_each(&ms, LR_TEST_TRIALS, 1).unwrap();
     let table = table(&results);
