@@ -175,6 +175,14 @@ impl<'a> Design<'a> {
         Ok(design)
     }
 
+    /// This design with memo key `key`, which the caller derived from everything the design
+    /// depends on (the rows' content, columns and scaling). A dense design borrows its rows, so
+    /// sharing it needs only the key: its exact fits are then memoised like a binary design's.
+    pub fn with_key(mut self, key: Key) -> Self {
+        self.key = Some(key);
+        self
+    }
+
     /// The memo key of this exact design, if it came from the memo.
     pub fn key(&self) -> Option<&Key> {
         self.key.as_ref()

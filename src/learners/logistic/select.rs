@@ -165,6 +165,25 @@ where
     Ok(best_of(scores))
 }
 
+/// Algorithm 3's selection step: candidate r with probability proportional to
+/// exp(eps_select q_r / 2), q_r its validation correct count (sensitivity 1 under both
+/// relations), charged to `ledger` as "lambda_selection". Audited on its own in
+/// `audit::erm::LambdaSelection`.
+pub fn choose_by_score(
+    correct_counts: &[f64],
+    eps_select: f64,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<usize> {
+    Ok(ledger
+        .charge(
+            "lambda_selection",
+            "exponential mechanism (validation correct count)",
+            Exponential::new(1.0, eps_select, ledger.relation())?,
+        )?
+        .choose(correct_counts, rng))
+}
+
 /// A private choice of lambda and the model it selects (Chaudhuri et al. 2011, section 6):
 /// split the rows at random into |grid| + 1 disjoint parts; train candidate r on part r with
 /// the private learner `fit` (each part is disjoint, so by parallel composition the candidates
@@ -225,13 +244,7 @@ where
         ledger.record(e)?;
     }
     let q: Vec<f64> = scores.iter().map(|s| s.1).collect();
-    let r = ledger
-        .charge(
-            "lambda_selection",
-            "exponential mechanism (validation correct count)",
-            Exponential::new(1.0, eps_select, ledger.relation())?,
-        )?
-        .choose(&q, rng);
+    let r = choose_by_score(&q, eps_select, rng, ledger)?;
     Ok((
         LambdaChoice {
             lambda: grid[r],
