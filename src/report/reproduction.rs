@@ -220,6 +220,22 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     let mut loaded = Vec::new();
     for path in spec_files(experiments)? {
         let spec = Spec::load(&path)?;
+        // Two specs of one name share a results folder: REPORT.md would print its section,
+        // NOTES.md included, twice.
+        if let Some((first, ..)) = loaded
+            .iter()
+            .find(|(_, s, ..): &&(PathBuf, Spec, PathBuf, _)| s.experiment.name == spec.experiment.name)
+        {
+            return Err(Error::Spec {
+                file: path.clone(),
+                field: "experiment.name".into(),
+                reason: format!(
+                    "`{}` is also the name of {}: each experiment needs its own results folder",
+                    spec.experiment.name,
+                    first.display()
+                ),
+            });
+        }
         let dir = out.join(&spec.experiment.name);
         let records = read_dir_records(&dir)?;
         if !records.is_empty() {
@@ -228,7 +244,15 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     }
     let ablations: Vec<super::ablation::Ablation> = loaded
         .iter()
-        .filter_map(|(_, spec, _, records)| super::ablation::evaluate(spec, records))
+        .filter_map(|(_, spec, _, records)| {
+            let of = spec.ablation.as_ref().and_then(|a| {
+                loaded
+                    .iter()
+                    .find(|l| l.1.experiment.name == a.of)
+                    .map(|l| (&l.1, &l.3[..]))
+            });
+            super::ablation::evaluate(spec, records, of)
+        })
         .collect();
     let mut sections = Vec::new();
     for (path, spec, dir, records) in &loaded {
