@@ -37,7 +37,7 @@ impl Outcome {
 #[derive(Debug, Clone)]
 pub struct Row {
     /// Identifies the verdict across specs ([`cell_key`], [`claim_key`]).
-    pub key: String,
+    pub key: VerdictKey,
     /// The published statement.
     pub verdict: String,
     pub published: String,
@@ -66,17 +66,42 @@ pub struct Ablation<'a> {
     pub trials: usize,
 }
 
-/// The key of a published number: dataset, series, metric, x and other grid values.
-pub fn cell_key(c: &PaperCell) -> String {
-    format!(
-        "cell|{}|{}|{}|{:?}|{:?}",
-        c.dataset, c.pipeline, c.metric, c.x, c.params
-    )
+/// Identifies a published verdict across specs: dataset, series, metric and x (or a claim's
+/// text), and the grid values that select it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictKey {
+    pub base: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+}
+
+impl VerdictKey {
+    /// Whether this (an ablation's) verdict stands for `of` (the explained experiment's): the
+    /// same cell, with the same grid values or more (`{ epsilon = 0.1 }` where the experiment
+    /// runs one epsilon and names none).
+    pub fn covers(&self, of: &VerdictKey) -> bool {
+        self.base == of.base
+            && of.params.iter().all(|(k, v)| {
+                self.params
+                    .get(k)
+                    .is_some_and(|w| verdict::value_eq(v, w))
+            })
+    }
+}
+
+/// The key of a published number.
+pub fn cell_key(c: &PaperCell) -> VerdictKey {
+    VerdictKey {
+        base: format!("cell|{}|{}|{}|{:?}", c.dataset, c.pipeline, c.metric, c.x),
+        params: c.params.clone(),
+    }
 }
 
 /// The key of a qualitative claim: its text.
-pub fn claim_key(c: &PaperClaim) -> String {
-    format!("claim|{}", c.text)
+pub fn claim_key(c: &PaperClaim) -> VerdictKey {
+    VerdictKey {
+        base: format!("claim|{}", c.text),
+        params: c.params.clone(),
+    }
 }
 
 fn cell_outcome(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> Outcome {
@@ -227,7 +252,11 @@ fn x_is_epsilon(spec: &Spec) -> bool {
 /// The spec and trials the verdicts are read from: the ablation's own, plus (with `reuse`)
 /// the explained experiment's pipelines, datasets and trials for every (dataset, series) it
 /// does not run itself.
-fn with_reused(spec: &Spec, records: &[TrialRecord], of: Option<(&Spec, &[TrialRecord])>) -> (Spec, Vec<TrialRecord>) {
+pub fn with_reused(
+    spec: &Spec,
+    records: &[TrialRecord],
+    of: Option<(&Spec, &[TrialRecord])>,
+) -> (Spec, Vec<TrialRecord>) {
     let mut spec = spec.clone();
     let mut all = records.to_vec();
     if let (Some((of_spec, of_records)), true) = (of, spec.ablation.as_ref().is_some_and(|a| a.reuse)) {
@@ -395,8 +424,8 @@ fn cell_where(spec: &Spec, c: &PaperCell) -> String {
 
 impl Ablation<'_> {
     /// Whether some hypothesis reproduces the verdict with this key (`None`: not tested here).
-    pub fn explains(&self, key: &str) -> Option<bool> {
-        let rows: Vec<&Row> = self.rows.iter().filter(|r| r.key == key).collect();
+    pub fn explains(&self, key: &VerdictKey) -> Option<bool> {
+        let rows: Vec<&Row> = self.rows.iter().filter(|r| r.key.covers(key)).collect();
         if rows.is_empty() {
             return None;
         }

@@ -21,6 +21,7 @@ seed = 1
 [grid]
 epsilon = [0.1]
 n_train = [16, 32, 64, 128, 256, 512, 1024]
+lambda = [1]
 
 [[pipeline]]
 name = "LR"
@@ -169,4 +170,22 @@ fn reuse_reads_the_explained_experiments_trials_for_series_it_does_not_run() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("ablation.hypothesis[1].target") && err.contains("`e`"), "{err}");
+}
+
+#[test]
+fn an_ablation_verdict_with_more_grid_values_stands_for_the_experiments() {
+    let spec = ablation(false);
+    let mut c = spec.paper.cell[0].clone();
+    let of = cell_key(&c);
+    c.params.insert("epsilon".into(), serde_json::json!(0.1));
+    let abl = cell_key(&c);
+    assert!(abl.covers(&of) && !of.covers(&abl));
+    let mut other = c.clone();
+    other.params.insert("epsilon".into(), serde_json::json!(1.0));
+    assert!(!cell_key(&other).covers(&abl));
+    other.dataset = "e".into();
+    assert!(!cell_key(&other).covers(&of));
+    let a = evaluate(&spec, &records(), None).unwrap();
+    assert_eq!(a.explains(&of), Some(true));
+    assert_eq!(a.explains(&cell_key(&other)), None);
 }
