@@ -80,11 +80,10 @@ impl VerdictKey {
     /// runs one epsilon and names none).
     pub fn covers(&self, of: &VerdictKey) -> bool {
         self.base == of.base
-            && of.params.iter().all(|(k, v)| {
-                self.params
-                    .get(k)
-                    .is_some_and(|w| verdict::value_eq(v, w))
-            })
+            && of
+                .params
+                .iter()
+                .all(|(k, v)| self.params.get(k).is_some_and(|w| verdict::value_eq(v, w)))
     }
 }
 
@@ -259,7 +258,9 @@ pub fn with_reused(
 ) -> (Spec, Vec<TrialRecord>) {
     let mut spec = spec.clone();
     let mut all = records.to_vec();
-    if let (Some((of_spec, of_records)), true) = (of, spec.ablation.as_ref().is_some_and(|a| a.reuse)) {
+    if let (Some((of_spec, of_records)), true) =
+        (of, spec.ablation.as_ref().is_some_and(|a| a.reuse))
+    {
         let own: Vec<String> = spec.pipelines.iter().map(|p| p.name.clone()).collect();
         for p in of_spec.pipelines.iter().filter(|p| !own.contains(&p.name)) {
             spec.pipelines.push(p.clone());

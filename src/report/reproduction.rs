@@ -222,9 +222,12 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         let spec = Spec::load(&path)?;
         // Two specs of one name share a results folder: REPORT.md would print its section,
         // NOTES.md included, twice.
-        if let Some((first, ..)) = loaded
-            .iter()
-            .find(|(_, s, ..): &&(PathBuf, Spec, PathBuf, _)| s.experiment.name == spec.experiment.name)
+        if let Some((first, ..)) =
+            loaded
+                .iter()
+                .find(|(_, s, ..): &&(PathBuf, Spec, PathBuf, _)| {
+                    s.experiment.name == spec.experiment.name
+                })
         {
             return Err(Error::Spec {
                 file: path.clone(),

@@ -313,7 +313,9 @@ pub fn multiplier_verdict(
     let chosen: Vec<TrialRecord> = records
         .iter()
         .filter(|r| r.dataset == c.dataset)
-        .filter(|r| Some(&r.pipeline) == spec.report.reference.as_ref() || params_match(r, &c.params))
+        .filter(|r| {
+            Some(&r.pipeline) == spec.report.reference.as_ref() || params_match(r, &c.params)
+        })
         .cloned()
         .collect();
     let rows = super::table::sample_complexity_rows_read(spec, &chosen, reading);
