@@ -249,8 +249,7 @@ fn x_is_epsilon(spec: &Spec) -> bool {
 }
 
 /// The spec and trials the verdicts are read from: the ablation's own, plus (with `reuse`)
-/// the explained experiment's pipelines, datasets and trials for every (dataset, series) it
-/// does not run itself.
+/// the explained experiment's pipelines, datasets and every trial it did not rerun.
 pub fn with_reused(
     spec: &Spec,
     records: &[TrialRecord],
@@ -274,14 +273,14 @@ pub fn with_reused(
                 }
             }
         }
-        let ran: std::collections::BTreeSet<(&str, &str)> = records
-            .iter()
-            .map(|r| (r.dataset.as_str(), r.pipeline.as_str()))
-            .collect();
+        // A trial's key names its dataset, series, grid point and trial: a rerun of the same
+        // trial (same seed) is the same record, kept once.
+        let ran: std::collections::BTreeSet<&str> =
+            records.iter().map(|r| r.key.as_str()).collect();
         all.extend(
             of_records
                 .iter()
-                .filter(|r| !ran.contains(&(r.dataset.as_str(), r.pipeline.as_str())))
+                .filter(|r| !ran.contains(r.key.as_str()))
                 .cloned(),
         );
     }

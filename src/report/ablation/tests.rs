@@ -45,6 +45,7 @@ hypothesis = [
 fn rec(pipeline: &str, n: u64, acc: f64) -> TrialRecord {
     let line = r#"{"key":"k","dataset":"d","pipeline":"","epsilon":null,"trial":0,"seed":0,"params":{},"test_accuracy":0.5,"train_accuracy":null,"baseline_accuracy":0.5,"n_train":16,"n_test":100,"n_features":1,"fit_seconds":0.0,"ledger":[],"private":false,"metrics":{}}"#;
     let mut r: TrialRecord = serde_json::from_str(line).unwrap();
+    r.key = format!("{pipeline}|{n}");
     r.pipeline = pipeline.into();
     r.params.insert("n_train".into(), serde_json::json!(n));
     if pipeline != "LR" {
