@@ -344,6 +344,10 @@ pub struct PaperCell {
     /// Allowed |ours - published| before the verdict is "differs".
     pub tolerance: f64,
     pub note: Option<String>,
+    /// A multiplier's own numbers in the paper: the N it printed and its accuracy there (read
+    /// by an ablation's `from_thesis` hypothesis).
+    pub n_train: Option<u64>,
+    pub accuracy: Option<f64>,
 }
 
 fn default_metric() -> String {

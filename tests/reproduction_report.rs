@@ -79,6 +79,20 @@ fn report_all_writes_verdicts_and_booktabs() {
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
     let verdicts = md.find("deliberately wrong").unwrap();
     assert!(md.find(notes).is_some_and(|at| at > verdicts), "{md}");
+    assert_eq!(md.matches(notes).count(), 1, "NOTES.md printed once: {md}");
+    // A second spec of the same name would share the results folder and print its section,
+    // NOTES.md included, twice: refused, naming both files.
+    std::fs::write(exp.join("rep_copy.toml"), SPEC).unwrap();
+    let err = epsilab::report::reproduction::write_all(&exp, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("rep_copy.toml")
+            && err.contains("experiment.name")
+            && err.contains("rep.toml"),
+        "{err}"
+    );
+    std::fs::remove_file(exp.join("rep_copy.toml")).unwrap();
     assert!(md.contains("## Report test"), "{md}");
     assert!(md.contains("rep/figure.png"));
     assert!(md.contains("NB (non-private)"));
@@ -191,7 +205,7 @@ fn ablations_label_weakening_variants_and_explain_differing_verdicts() {
     let base_records = epsilab::store::read_dir_records(&out.join("base")).unwrap();
     let v = epsilab::report::verdict::evaluate(&base, &base_records);
     assert_eq!(v.tally().0, 0, "both base verdicts differ");
-    let a = epsilab::report::ablation::evaluate(&abl, &records).unwrap();
+    let a = epsilab::report::ablation::evaluate(&abl, &records, None).unwrap();
     assert_eq!(a.rows.len(), 2);
     // The non-private NB on all 20 features (92.9%) reproduces the 93% cell; nothing gains 60
     // points.

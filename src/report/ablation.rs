@@ -7,6 +7,7 @@
 //! reproduces it (within the cell's tolerance, or the claim holds), *unexplained* otherwise:
 //! the report then says which hypotheses were ruled out.
 
+use super::table::Reading;
 use super::verdict::{self, CellVerdict, ClaimVerdict, show, show_diff};
 use crate::spec::{AblationDef, Hypothesis, PaperCell, PaperClaim, Spec};
 use crate::store::TrialRecord;
@@ -18,13 +19,25 @@ use std::fmt::Write;
 pub struct Outcome {
     pub text: String,
     pub ok: bool,
+    /// False where the series has no trials for the verdict (not run there): not ruled out.
+    pub tested: bool,
+}
+
+impl Outcome {
+    fn missing() -> Self {
+        Outcome {
+            text: "not run".into(),
+            ok: false,
+            tested: false,
+        }
+    }
 }
 
 /// One differing verdict re-evaluated under each hypothesis.
 #[derive(Debug, Clone)]
 pub struct Row {
     /// Identifies the verdict across specs ([`cell_key`], [`claim_key`]).
-    pub key: String,
+    pub key: VerdictKey,
     /// The published statement.
     pub verdict: String,
     pub published: String,
@@ -53,17 +66,41 @@ pub struct Ablation<'a> {
     pub trials: usize,
 }
 
-/// The key of a published number: dataset, series, metric, x and other grid values.
-pub fn cell_key(c: &PaperCell) -> String {
-    format!(
-        "cell|{}|{}|{}|{:?}|{:?}",
-        c.dataset, c.pipeline, c.metric, c.x, c.params
-    )
+/// Identifies a published verdict across specs: dataset, series, metric and x (or a claim's
+/// text), and the grid values that select it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerdictKey {
+    pub base: String,
+    pub params: BTreeMap<String, serde_json::Value>,
+}
+
+impl VerdictKey {
+    /// Whether this (an ablation's) verdict stands for `of` (the explained experiment's): the
+    /// same cell, with the same grid values or more (`{ epsilon = 0.1 }` where the experiment
+    /// runs one epsilon and names none).
+    pub fn covers(&self, of: &VerdictKey) -> bool {
+        self.base == of.base
+            && of
+                .params
+                .iter()
+                .all(|(k, v)| self.params.get(k).is_some_and(|w| verdict::value_eq(v, w)))
+    }
+}
+
+/// The key of a published number.
+pub fn cell_key(c: &PaperCell) -> VerdictKey {
+    VerdictKey {
+        base: format!("cell|{}|{}|{}|{:?}", c.dataset, c.pipeline, c.metric, c.x),
+        params: c.params.clone(),
+    }
 }
 
 /// The key of a qualitative claim: its text.
-pub fn claim_key(c: &PaperClaim) -> String {
-    format!("claim|{}", c.text)
+pub fn claim_key(c: &PaperClaim) -> VerdictKey {
+    VerdictKey {
+        base: format!("claim|{}", c.text),
+        params: c.params.clone(),
+    }
 }
 
 fn cell_outcome(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> Outcome {
@@ -71,12 +108,99 @@ fn cell_outcome(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> Outcome 
         v @ (CellVerdict::Reproduced { ours, .. } | CellVerdict::Differs { ours, .. }) => Outcome {
             text: format!("{} ({})", show(&c.metric, ours.mean), v.word()),
             ok: matches!(v, CellVerdict::Reproduced { .. }),
+            tested: true,
         },
-        CellVerdict::Missing => Outcome {
-            text: "missing".into(),
-            ok: false,
-        },
+        CellVerdict::Missing => Outcome::missing(),
     }
+}
+
+/// A multiplier recomputed from the trials with the search read as `h` says (the report's own
+/// reading for the faithful series), with the N, accuracy and target behind it.
+fn multiplier_outcome(
+    spec: &Spec,
+    records: &[TrialRecord],
+    c: &PaperCell,
+    h: Option<&Hypothesis>,
+) -> Outcome {
+    let reading = |d: &str| Reading {
+        largest_n: h.and_then(|h| h.largest_n.get(d)).map(|&n| n as usize),
+        target: h.and_then(|h| h.target.get(d)).copied(),
+    };
+    match verdict::multiplier_verdict(spec, records, c, reading) {
+        (CellVerdict::Missing, _) | (_, None) => Outcome::missing(),
+        (v, Some(row)) => {
+            let ours = match &v {
+                CellVerdict::Reproduced { ours, .. } | CellVerdict::Differs { ours, .. } => {
+                    ours.mean
+                }
+                CellVerdict::Missing => f64::NAN,
+            };
+            Outcome {
+                text: format!(
+                    "{} ({}; N = {}: {} vs target {})",
+                    show(&c.metric, ours),
+                    v.word(),
+                    row.n,
+                    show("accuracy", row.accuracy),
+                    show("accuracy", row.target)
+                ),
+                ok: matches!(v, CellVerdict::Reproduced { .. }),
+                tested: true,
+            }
+        }
+    }
+}
+
+/// The paper's own numbers behind a multiplier: does its accuracy at the N it printed come
+/// within the report's tolerance of the target (convergence), or not (the N marks where the
+/// search stopped)? Our accuracy at that N is shown beside it.
+fn thesis_outcome(spec: &Spec, records: &[TrialRecord], c: &PaperCell, h: &Hypothesis) -> Outcome {
+    let (Some(n), Some(acc), Some(&target)) = (c.n_train, c.accuracy, h.target.get(&c.dataset))
+    else {
+        return Outcome::missing();
+    };
+    let tol = spec.report.tolerance.unwrap_or(0.02);
+    let stopped = acc < target - tol;
+    let largest = match h.largest_n.get(&c.dataset) {
+        Some(&l) if l == n => " (its largest N)".to_string(),
+        Some(&l) => format!(" (its largest N {l})"),
+        None => String::new(),
+    };
+    let ours = ours_at(records, c, n).map_or(String::new(), |o| {
+        format!("; ours there {}", show("accuracy", o))
+    });
+    Outcome {
+        text: format!(
+            "{} at N = {n}{largest} vs target {}: {}{ours}",
+            show("accuracy", acc),
+            show("accuracy", target),
+            if stopped {
+                "not within tolerance, so a cap"
+            } else {
+                "within tolerance, so convergence"
+            }
+        ),
+        ok: stopped,
+        tested: true,
+    }
+}
+
+/// Our best mean accuracy (over the other grid values) of the cell's series at `n` trainees.
+fn ours_at(records: &[TrialRecord], c: &PaperCell, n: u64) -> Option<f64> {
+    let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in records.iter().filter(|r| {
+        r.dataset == c.dataset
+            && r.pipeline == c.pipeline
+            && verdict::params_match(r, &c.params)
+            && r.params.get("n_train").and_then(|v| v.as_u64()) == Some(n)
+    }) {
+        if let Some(a) = r.test_accuracy {
+            by.entry(format!("{:?}", r.params)).or_default().push(a);
+        }
+    }
+    by.values()
+        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+        .max_by(f64::total_cmp)
 }
 
 fn claim_outcome(
@@ -89,11 +213,9 @@ fn claim_outcome(
         v @ (ClaimVerdict::Holds { worst, .. } | ClaimVerdict::Fails { worst, .. }) => Outcome {
             text: format!("{} ({})", show_diff(&c.metric, worst), v.word()),
             ok: matches!(v, ClaimVerdict::Holds { .. }),
+            tested: true,
         },
-        ClaimVerdict::Missing => Outcome {
-            text: "missing".into(),
-            ok: false,
-        },
+        ClaimVerdict::Missing => Outcome::missing(),
     }
 }
 
@@ -126,24 +248,76 @@ fn x_is_epsilon(spec: &Spec) -> bool {
     spec.report.x.as_deref() == Some("epsilon")
 }
 
-/// Evaluates an ablation spec's verdicts under every hypothesis (`None` for other specs).
-pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Option<Ablation<'a>> {
+/// The spec and trials the verdicts are read from: the ablation's own, plus (with `reuse`)
+/// the explained experiment's pipelines, datasets and every trial it did not rerun.
+pub fn with_reused(
+    spec: &Spec,
+    records: &[TrialRecord],
+    of: Option<(&Spec, &[TrialRecord])>,
+) -> (Spec, Vec<TrialRecord>) {
+    let mut spec = spec.clone();
+    let mut all = records.to_vec();
+    if let (Some((of_spec, of_records)), true) =
+        (of, spec.ablation.as_ref().is_some_and(|a| a.reuse))
+    {
+        let own: Vec<String> = spec.pipelines.iter().map(|p| p.name.clone()).collect();
+        for p in of_spec.pipelines.iter().filter(|p| !own.contains(&p.name)) {
+            spec.pipelines.push(p.clone());
+        }
+        for d in &of_spec.experiment.datasets {
+            if !spec.experiment.datasets.contains(d) {
+                spec.experiment.datasets.push(d.clone());
+                if let (None, Some(def)) = (spec.catalog.get(d), of_spec.catalog.get(d)) {
+                    // Only its title is read here.
+                    spec.catalog.insert(d, def.clone(), None);
+                }
+            }
+        }
+        // A trial's key names its dataset, series, grid point and trial: a rerun of the same
+        // trial (same seed) is the same record, kept once.
+        let ran: std::collections::BTreeSet<&str> =
+            records.iter().map(|r| r.key.as_str()).collect();
+        all.extend(
+            of_records
+                .iter()
+                .filter(|r| !ran.contains(r.key.as_str()))
+                .cloned(),
+        );
+    }
+    (spec, all)
+}
+
+/// Evaluates an ablation spec's verdicts under every hypothesis (`None` for other specs);
+/// `of` is the explained experiment with its trials, read where the spec says `reuse`.
+pub fn evaluate<'a>(
+    spec: &'a Spec,
+    records: &[TrialRecord],
+    of: Option<(&Spec, &[TrialRecord])>,
+) -> Option<Ablation<'a>> {
     let def = spec.ablation.as_ref()?;
+    let (read, records) = with_reused(spec, records, of);
+    let (read, records) = (&read, &records[..]);
+    let outcome = |c: &PaperCell, h: Option<&Hypothesis>| match (c.metric.as_str(), h) {
+        (_, Some(h)) if h.from_thesis => thesis_outcome(read, records, c, h),
+        ("multiplier", _) => multiplier_outcome(read, records, c, h),
+        _ => cell_outcome(read, records, c),
+    };
     let mut rows = Vec::new();
     for c in &spec.paper.cell {
         let tested = def
             .hypothesis
             .iter()
             .map(|h| {
-                (c.pipeline == h.replaces).then(|| {
+                h.replaces(&c.pipeline).then(|| {
                     let mut sub = c.clone();
-                    sub.pipeline = h.pipeline.clone();
+                    sub.pipeline = h.series(&c.pipeline).to_string();
                     sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
+                    sub.metric = h.metric.clone().unwrap_or(sub.metric);
                     sub.params = merged(&c.params, h);
                     if x_is_epsilon(spec) {
                         sub.x = sub.x.map(|x| scaled(&x, h.epsilon_scale));
                     }
-                    cell_outcome(spec, records, &sub)
+                    outcome(&sub, Some(h))
                 })
             })
             .collect();
@@ -151,16 +325,20 @@ pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Option<Ablation<
             key: cell_key(c),
             verdict: format!(
                 "{}, {}{}",
-                super::dataset_title(spec, &c.dataset),
+                super::dataset_title(read, &c.dataset),
                 c.pipeline,
                 cell_where(spec, c)
             ),
-            published: format!(
-                "{} ± {}",
-                show(&c.metric, c.value),
-                show_diff(&c.metric, c.tolerance).trim_start_matches('+')
-            ),
-            faithful: cell_outcome(spec, records, c),
+            published: if c.metric == "multiplier" {
+                format!("{} (±{} doublings)", show(&c.metric, c.value), c.tolerance)
+            } else {
+                format!(
+                    "{} ± {}",
+                    show(&c.metric, c.value),
+                    show_diff(&c.metric, c.tolerance).trim_start_matches('+')
+                )
+            },
+            faithful: outcome(c, None),
             tested,
         });
     }
@@ -169,26 +347,42 @@ pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Option<Ablation<
             .hypothesis
             .iter()
             .map(|h| {
-                let (a, b) = (c.above == h.replaces, c.below == h.replaces);
+                let (a, b) = (h.replaces(&c.above), h.replaces(&c.below));
                 // A claim over the epsilon axis compares the series at each epsilon: a scaled
-                // epsilon has no counterpart there.
-                let applies = !(h.epsilon_scale.is_some() && x_is_epsilon(spec));
-                (applies && (a || b)).then(|| {
+                // epsilon has a counterpart only in a claim at one epsilon, where the replaced
+                // series is taken at the scaled one.
+                let scaled_x = match (h.epsilon_scale, c.x_min, c.x_max) {
+                    (Some(f), Some(lo), Some(hi)) if lo == hi && x_is_epsilon(spec) => {
+                        Some(Some(scaled(&serde_json::json!(lo), Some(f))))
+                    }
+                    (Some(_), ..) if x_is_epsilon(spec) => None,
+                    _ => Some(None),
+                };
+                scaled_x.filter(|_| a || b).map(|at| {
                     let mut sub = c.clone();
+                    if at.is_some() {
+                        if a {
+                            sub.above_x = at.clone();
+                        }
+                        if b {
+                            sub.below_x = at;
+                        }
+                    }
                     sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
+                    sub.metric = h.metric.clone().unwrap_or(sub.metric);
                     let mut ps = [c.params.clone(), c.params.clone()];
                     if h.both {
                         ps = [merged(&c.params, h), merged(&c.params, h)];
                     }
                     if a {
-                        sub.above = h.pipeline.clone();
+                        sub.above = h.series(&c.above).to_string();
                         ps[0] = merged(&c.params, h);
                     }
                     if b {
-                        sub.below = h.pipeline.clone();
+                        sub.below = h.series(&c.below).to_string();
                         ps[1] = merged(&c.params, h);
                     }
-                    claim_outcome(spec, records, &sub, [&ps[0], &ps[1]])
+                    claim_outcome(read, records, &sub, [&ps[0], &ps[1]])
                 })
             })
             .collect();
@@ -196,7 +390,7 @@ pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Option<Ablation<
             key: claim_key(c),
             verdict: c.text.clone(),
             published: format!("margin ≥ {}", show_diff(&c.metric, c.margin)),
-            faithful: claim_outcome(spec, records, c, [&c.params, &c.params]),
+            faithful: claim_outcome(read, records, c, [&c.params, &c.params]),
             tested,
         });
     }
@@ -230,8 +424,8 @@ fn cell_where(spec: &Spec, c: &PaperCell) -> String {
 
 impl Ablation<'_> {
     /// Whether some hypothesis reproduces the verdict with this key (`None`: not tested here).
-    pub fn explains(&self, key: &str) -> Option<bool> {
-        let rows: Vec<&Row> = self.rows.iter().filter(|r| r.key == key).collect();
+    pub fn explains(&self, key: &VerdictKey) -> Option<bool> {
+        let rows: Vec<&Row> = self.rows.iter().filter(|r| r.key.covers(key)).collect();
         if rows.is_empty() {
             return None;
         }
@@ -245,12 +439,18 @@ impl Ablation<'_> {
     pub fn markdown(&self, prefix: &str) -> String {
         let name = &self.spec.experiment.name;
         let mut out = format!(
-            "### Ablation: {}\n\nSpec: `{}`; results: [`{name}/`]({prefix}{name}/) ({} trials; \
-             [its section](#{})). Each hypothesis is one series run beside the faithful \
-             pipeline, with the same seeds and splits:\n\n",
+            "### Ablation: {}\n\nSpec: `{}`; results: [`{name}/`]({prefix}{name}/) ({} trials{}; \
+             [its section](#{})). Each hypothesis is a series run beside the faithful one \
+             (same seeds and splits) or another reading of the faithful trials or of the \
+             paper's own numbers:\n\n",
             self.spec.title(),
             self.spec.path.display(),
             self.trials,
+            if self.def.reuse {
+                format!(", with those of `{}` reused", self.def.of)
+            } else {
+                String::new()
+            },
             name.replace('.', "")
         );
         for h in &self.def.hypothesis {
@@ -258,7 +458,7 @@ impl Ablation<'_> {
                 .spec
                 .pipelines
                 .iter()
-                .find(|p| p.name == h.pipeline)
+                .find(|p| Some(&p.name) == h.pipeline.as_ref())
                 .map_or("", |p| p.weakening_label());
             let weak = if weak.is_empty() {
                 String::new()
@@ -285,11 +485,12 @@ impl Ablation<'_> {
             if let Some(d) = &h.dataset {
                 at.push_str(&format!(" on {}", super::dataset_title(self.spec, d)));
             }
-            let _ = writeln!(
-                out,
-                "- **{}**: {} (series “{}”{at} in place of “{}”){weak}",
-                h.id, h.text, h.pipeline, h.replaces
-            );
+            let replaced = h.replaces.join("”, “");
+            let how = match &h.pipeline {
+                Some(p) => format!("series “{p}”{at} in place of “{replaced}”"),
+                None => format!("“{replaced}” itself{at}, read this way"),
+            };
+            let _ = writeln!(out, "- **{}**: {} ({how}){weak}", h.id, h.text);
         }
         let ids: Vec<&str> = self.def.hypothesis.iter().map(|h| h.id.as_str()).collect();
         let _ = write!(
@@ -315,7 +516,7 @@ impl Ablation<'_> {
                     .hypothesis
                     .iter()
                     .zip(&r.tested)
-                    .filter(|(_, o)| o.is_some())
+                    .filter(|(_, o)| o.as_ref().is_some_and(|o| o.tested))
                     .map(|(h, _)| h.id.as_str())
                     .collect();
                 format!("none (ruled out: {})", tried.join(", "))
@@ -335,3 +536,6 @@ impl Ablation<'_> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests;

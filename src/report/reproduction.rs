@@ -47,7 +47,7 @@ pub struct Section {
     /// The results folder.
     pub dir: PathBuf,
     /// Keys of the verdicts that differ or fail ([`super::ablation::cell_key`], `claim_key`).
-    pub differing: Vec<String>,
+    pub differing: Vec<super::ablation::VerdictKey>,
 }
 
 /// The section of one experiment; links are relative to `prefix` (`NAME/` from the results
@@ -220,20 +220,55 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     let mut loaded = Vec::new();
     for path in spec_files(experiments)? {
         let spec = Spec::load(&path)?;
+        // Two specs of one name share a results folder: REPORT.md would print its section,
+        // NOTES.md included, twice.
+        if let Some((first, ..)) =
+            loaded
+                .iter()
+                .find(|(_, s, ..): &&(PathBuf, Spec, PathBuf, _)| {
+                    s.experiment.name == spec.experiment.name
+                })
+        {
+            return Err(Error::Spec {
+                file: path.clone(),
+                field: "experiment.name".into(),
+                reason: format!(
+                    "`{}` is also the name of {}: each experiment needs its own results folder",
+                    spec.experiment.name,
+                    first.display()
+                ),
+            });
+        }
         let dir = out.join(&spec.experiment.name);
         let records = read_dir_records(&dir)?;
         if !records.is_empty() {
             loaded.push((path, spec, dir, records));
         }
     }
+    // The experiment an ablation spec explains, with its trials.
+    let of = |spec: &Spec| {
+        spec.ablation.as_ref().and_then(|a| {
+            loaded
+                .iter()
+                .find(|l| l.1.experiment.name == a.of)
+                .map(|l| (&l.1, &l.3[..]))
+        })
+    };
     let ablations: Vec<super::ablation::Ablation> = loaded
         .iter()
-        .filter_map(|(_, spec, _, records)| super::ablation::evaluate(spec, records))
+        .filter_map(|(_, spec, _, records)| super::ablation::evaluate(spec, records, of(spec)))
         .collect();
     let mut sections = Vec::new();
     for (path, spec, dir, records) in &loaded {
         let prefix = format!("{}/", spec.experiment.name);
-        let mut s = section(spec, path, dir, records, &prefix)?;
+        // An ablation that reuses trials shows its verdicts on them too.
+        let reused = (spec.ablation.as_ref())
+            .is_some_and(|a| a.reuse)
+            .then(|| super::ablation::with_reused(spec, records, of(spec)));
+        let (read, all) = reused
+            .as_ref()
+            .map_or((spec, &records[..]), |(s, r)| (s, &r[..]));
+        let mut s = section(read, path, dir, all, &prefix)?;
         with_ablations(&mut s, spec, &ablations, &loaded);
         sections.push(s);
     }

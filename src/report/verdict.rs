@@ -7,6 +7,7 @@
 //! line) counts at every x.
 
 use super::slope::{SlopeVerdict, slope_verdict};
+use super::table::{Reading, SampleComplexityRow};
 use super::{is_accuracy, x_position, x_text};
 use crate::spec::{PaperCell, PaperClaim, PaperSlope, Spec};
 use crate::stats::mean_se;
@@ -160,7 +161,7 @@ pub(super) fn params_match(r: &TrialRecord, params: &BTreeMap<String, Value>) ->
 /// The verdict of one published number against the stored trials.
 pub fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
     if c.metric == "multiplier" {
-        return multiplier_verdict(spec, records, c);
+        return multiplier_verdict(spec, records, c, |_| Reading::default()).0;
     }
     let axis = spec.report.x.as_deref();
     // A cell whose grid values name the x axis (`params = { epsilon = 1 }` in a spec drawn over
@@ -300,16 +301,28 @@ pub fn claim_verdict_with(
 }
 
 /// Appendix B multipliers are powers of two: compared in doublings, log2(ours / published),
-/// with the tolerance in doublings. A pipeline that never reaches the target differs.
-fn multiplier_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
-    let rows = super::table::sample_complexity_rows(spec, records);
-    let Some(row) = rows
+/// with the tolerance in doublings. A pipeline that never reaches the target differs. The cell's
+/// `params` (e.g. `{ epsilon = 0.05 }`) select the series' trials (the reference keeps its best
+/// over its own grid); the row is returned beside the verdict.
+pub fn multiplier_verdict(
+    spec: &Spec,
+    records: &[TrialRecord],
+    c: &PaperCell,
+    reading: impl Fn(&str) -> Reading,
+) -> (CellVerdict, Option<SampleComplexityRow>) {
+    let chosen: Vec<TrialRecord> = records
         .iter()
-        .find(|r| r.dataset == c.dataset && r.pipeline == c.pipeline)
-    else {
-        return CellVerdict::Missing;
+        .filter(|r| r.dataset == c.dataset)
+        .filter(|r| {
+            Some(&r.pipeline) == spec.report.reference.as_ref() || params_match(r, &c.params)
+        })
+        .cloned()
+        .collect();
+    let rows = super::table::sample_complexity_rows_read(spec, &chosen, reading);
+    let Some(row) = rows.into_iter().find(|r| r.pipeline == c.pipeline) else {
+        return (CellVerdict::Missing, None);
     };
-    match row.multiplier {
+    let verdict = match row.multiplier {
         Some(m) => {
             let ours = Ours {
                 mean: m,
@@ -331,7 +344,8 @@ fn multiplier_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> Ce
             },
             diff: f64::INFINITY,
         },
-    }
+    };
+    (verdict, Some(row))
 }
 
 /// A value in the metric's display unit (accuracies in percentage points).

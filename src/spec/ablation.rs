@@ -15,6 +15,11 @@ pub struct AblationDef {
     pub of: String,
     /// What the outcome means, in one or two sentences (shown under the verdicts).
     pub meaning: String,
+    /// Read the explained experiment's stored trials for every series this spec does not run
+    /// itself (same datasets, seed and pipeline names, so the same data): the spec then runs
+    /// only its hypotheses' new series, and `replaces` may name the explained experiment's.
+    #[serde(default)]
+    pub reuse: bool,
     pub hypothesis: Vec<Hypothesis>,
 }
 
@@ -26,10 +31,28 @@ pub struct Hypothesis {
     pub id: String,
     /// The candidate explanation, one sentence.
     pub text: String,
-    /// The series that tests it.
-    pub pipeline: String,
-    /// The faithful series it stands in for in the verdicts.
-    pub replaces: String,
+    /// The series that tests it; absent: the faithful series itself, read another way
+    /// (`metric`, `largest_n`, `target`, `from_thesis`).
+    pub pipeline: Option<String>,
+    /// The faithful series it stands in for in the verdicts (one name or a list).
+    #[serde(deserialize_with = "one_or_many", serialize_with = "as_list")]
+    pub replaces: Vec<String>,
+    /// The verdict read on this metric instead (e.g. `train_accuracy`: the training split).
+    pub metric: Option<String>,
+    /// Sample-complexity verdicts: the search stops at this N per dataset (the paper's largest
+    /// N): the target is the reference at that N, and a series not within tolerance by then is
+    /// reported at it, as a search capped by its data would report it.
+    #[serde(default)]
+    pub largest_n: BTreeMap<String, u64>,
+    /// Sample-complexity verdicts: the target accuracy per dataset (e.g. the paper's own
+    /// reference accuracy) instead of the reference at the largest N.
+    #[serde(default)]
+    pub target: BTreeMap<String, f64>,
+    /// Sample-complexity verdicts, computed from the paper's own numbers (each cell's `n_train`
+    /// and `accuracy`): the published multiplier marks where the paper stopped, not
+    /// convergence, when its accuracy there is below `target` minus the report's tolerance.
+    #[serde(default)]
+    pub from_thesis: bool,
     /// Grid values selecting the series (e.g. `{ features = 5 }`), over the verdict's own.
     #[serde(default)]
     pub params: BTreeMap<String, Value>,
@@ -42,6 +65,40 @@ pub struct Hypothesis {
     /// verdict, e.g. both models at another epsilon), not only to the replacing one.
     #[serde(default)]
     pub both: bool,
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => vec![s],
+        OneOrMany::Many(v) => v,
+    })
+}
+
+fn as_list<S: serde::Serializer>(v: &[String], s: S) -> Result<S::Ok, S::Error> {
+    v.serialize(s)
+}
+
+impl Hypothesis {
+    /// Whether the hypothesis stands in for `series` in a verdict.
+    pub fn replaces(&self, series: &str) -> bool {
+        self.replaces.iter().any(|r| r == series)
+    }
+
+    /// The series that tests it in place of the faithful `series`.
+    pub fn series<'a>(&'a self, series: &'a str) -> &'a str {
+        self.pipeline.as_deref().unwrap_or(series)
+    }
+
+    /// Whether it changes how a sample-complexity verdict is read.
+    pub fn reads_differently(&self) -> bool {
+        !self.largest_n.is_empty() || !self.target.is_empty() || self.from_thesis
+    }
 }
 
 impl AblationDef {
@@ -60,13 +117,37 @@ impl AblationDef {
             ));
         }
         for (i, h) in self.hypothesis.iter().enumerate() {
-            for (field, name) in [("pipeline", &h.pipeline), ("replaces", &h.replaces)] {
+            if h.replaces.is_empty() {
+                return Some((
+                    format!("ablation.hypothesis[{i}].replaces"),
+                    "name the faithful series it stands in for".into(),
+                ));
+            }
+            if h.from_thesis && h.target.is_empty() {
+                return Some((
+                    format!("ablation.hypothesis[{i}].target"),
+                    "from_thesis compares the paper's accuracies with a target per dataset".into(),
+                ));
+            }
+            let names = h.pipeline.iter().map(|p| ("pipeline", p));
+            // With `reuse`, the faithful series may be the explained experiment's (checked
+            // when the report reads its trials).
+            let faithful = h.replaces.iter().filter(|_| !self.reuse);
+            for (field, name) in names.chain(faithful.map(|r| ("replaces", r))) {
                 if !pipelines.contains(&name.as_str()) {
                     return Some((
                         format!("ablation.hypothesis[{i}].{field}"),
                         format!("no pipeline is named `{name}`"),
                     ));
                 }
+            }
+            let mut keys = (h.largest_n.keys().map(|k| ("largest_n", k)))
+                .chain(h.target.keys().map(|k| ("target", k)));
+            if let Some((field, d)) = keys.find(|(_, d)| !self.reuse && !datasets.contains(d)) {
+                return Some((
+                    format!("ablation.hypothesis[{i}].{field}"),
+                    format!("`{d}` is not in [experiment] datasets"),
+                ));
             }
             if let Some(d) = h.dataset.as_ref().filter(|d| !datasets.contains(d)) {
                 return Some((
