@@ -12,14 +12,25 @@
 //!   `randomized_response_keep_coin`: the coin version with heads probability e^eps / (1 + e^eps)
 //!   (the truth probability used as the coin's bias), truthful with probability 7/8: ln 7.
 //!
+//! * `gaussian_classic`, `gaussian_analytic` (count, replace-one, eps = 0.9, delta = 1e-5): X's
+//!   count is 0, X''s is 1 (sensitivity 1). An (eps, delta) mechanism may exceed e^eps only on
+//!   events of mass about delta; the held-out half (10^4 runs) cannot see events that rare, so
+//!   a correct row's bound stays below the claim. Mutant `gaussian_budget_not_split`: the
+//!   analytic sigma for 5 eps (one release's budget given to each of five releases), caught.
+//! * `composed_average` (replace-one, eps = 1, sum_share 1/2; the row count is exact there):
+//!   X = ten 0s, X' = nine 0s and a 1, bounds [0, 1]. Mutant `composed_average_exact_sum`: the
+//!   sum released without noise, so X's average is exactly 0 and X''s is 0.1.
+//!
 //! Statistic: the release (the answer bit for randomized response).
 
 use super::{Auditable, Side};
 use crate::privacy::exponential_median::ExponentialQuantile;
 use crate::privacy::randomized_response::{RandomizedResponse, truth_probability};
 use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, local_sensitivity_at};
+use crate::privacy::gaussian::Gaussian;
 use crate::privacy::{Ledger, Relation};
-use crate::rng::Rng;
+use crate::release::{self, Bounds, Clamped, Predicate, Query};
+use crate::rng::{Rng, Streams};
 use rand::Rng as _;
 
 /// The release-layer audits, in report order.
@@ -31,6 +42,11 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(SmoothMedian { local: true }),
         Box::new(Rr { keep_coin: false }),
         Box::new(Rr { keep_coin: true }),
+        Box::new(GaussianCount::Classic),
+        Box::new(GaussianCount::Analytic),
+        Box::new(GaussianCount::BudgetNotSplit),
+        Box::new(Composed { exact_sum: false }),
+        Box::new(Composed { exact_sum: true }),
     ]
 }
 
@@ -167,6 +183,100 @@ impl Auditable for Rr {
                 .respond(bit, rng)
         };
         f64::from(u8::from(answer))
+    }
+}
+
+/// A count of 0 (X) or 1 (X') through the Gaussian release.
+pub enum GaussianCount {
+    Classic,
+    Analytic,
+    /// Planted: the analytic sigma for 5 eps.
+    BudgetNotSplit,
+}
+
+/// The Gaussian audits' epsilon (the classic calibration needs eps < 1).
+const GAUSS_EPS: f64 = 0.9;
+
+impl Auditable for GaussianCount {
+    fn name(&self) -> &str {
+        match self {
+            GaussianCount::Classic => "gaussian_classic",
+            GaussianCount::Analytic => "gaussian_analytic",
+            GaussianCount::BudgetNotSplit => "gaussian_budget_not_split",
+        }
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        GAUSS_EPS
+    }
+    fn relation(&self) -> Relation {
+        Relation::ReplaceOne
+    }
+    fn mutant(&self) -> bool {
+        matches!(self, GaussianCount::BudgetNotSplit)
+    }
+    fn neighbours(&self) -> &str {
+        "a count of 0 (X) vs 1 (X'), sensitivity 1, delta = 1e-5; statistic: the release"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let data = Clamped::new(if side == Side::X { &[0.0] } else { &[1.0] }, unit()).expect("valid");
+        let (r, eps) = (Relation::ReplaceOne, GAUSS_EPS);
+        let g = match self {
+            GaussianCount::Classic => Gaussian::classic(1.0, eps, 1e-5, r),
+            GaussianCount::Analytic => Gaussian::analytic(1.0, eps, 1e-5, r),
+            GaussianCount::BudgetNotSplit => Gaussian::analytic(1.0, 5.0 * eps, 1e-5, r),
+        }
+        .expect("valid");
+        let query = Query::Count(Predicate::AtLeast(0.5));
+        let mut streams = Streams::new(rng.r#gen());
+        release::gaussian("count", query, &data, g, &mut streams, &mut Ledger::new(r))
+            .expect("same relation")
+            .value
+    }
+}
+
+fn unit() -> Bounds {
+    Bounds { lo: 0.0, hi: 1.0 }
+}
+
+/// The composed average (noisy sum / row count) on a replace-one pair.
+pub struct Composed {
+    exact_sum: bool,
+}
+
+impl Auditable for Composed {
+    fn name(&self) -> &str {
+        if self.exact_sum {
+            "composed_average_exact_sum"
+        } else {
+            "composed_average"
+        }
+    }
+    fn claimed_epsilon(&self) -> f64 {
+        EPS
+    }
+    fn relation(&self) -> Relation {
+        Relation::ReplaceOne
+    }
+    fn mutant(&self) -> bool {
+        self.exact_sum
+    }
+    fn neighbours(&self) -> &str {
+        "data in [0, 1]: X = ten 0s, X' = nine 0s and a 1; statistic: the released average"
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let mut xs = [0.0; 10];
+        if side == Side::XPrime {
+            xs[9] = 1.0;
+        }
+        let data = Clamped::new(&xs, unit()).expect("valid");
+        if self.exact_sum {
+            return xs.iter().sum::<f64>() / xs.len() as f64;
+        }
+        let mut streams = Streams::new(rng.r#gen());
+        let mut ledger = Ledger::new(Relation::ReplaceOne);
+        release::composed_average(&data, EPS, 0.5, &mut streams, &mut ledger)
+            .expect("valid")
+            .value
     }
 }
 
