@@ -118,8 +118,8 @@ fn tutorial_fig3_share_of_counts_within_ten_percent() {
     assert!(powered >= 7, "{powered}");
 }
 
-/// The exponential-mechanism median's releases follow its exact law (KS), and not the law at
-/// 0.7 eps or 1.3 eps.
+/// The exponential-mechanism median's (and 0.9-quantile's) releases follow its exact law (KS),
+/// and not the law at 0.7 eps or 1.3 eps.
 #[test]
 fn exponential_median_follows_its_law() {
     let data = uniform(200, "em-law");
@@ -143,15 +143,20 @@ fn exponential_median_follows_its_law() {
         let d = ks_statistic(&ys, |y| w.cdf(&sorted, y));
         assert!(d > ks_crit(n), "eps x{wrong}: D = {d}");
     }
-    // A quantile other than the median, same check at p = 0.9.
+    // A quantile other than the median, same check at p = 0.9 (wrong eps rejected too).
     let q = ExponentialQuantile::new(0.9, eps, 0.0, 1.0, AR).unwrap();
-    let ys: Vec<f64> = (0..5_000)
+    let ys: Vec<f64> = (0..n)
         .map(|_| {
             let mut c = ledger.charge("p90", "exponential", q).unwrap();
             c.sample_sorted(&sorted, &mut rng, &mut work)
         })
         .collect();
-    assert!(ks_statistic(&ys, |y| q.cdf(&sorted, y)) < ks_crit(5_000));
+    assert!(ks_statistic(&ys, |y| q.cdf(&sorted, y)) < ks_crit(n));
+    for wrong in [0.7, 1.3] {
+        let w = ExponentialQuantile::new(0.9, wrong * eps, 0.0, 1.0, AR).unwrap();
+        let d = ks_statistic(&ys, |y| w.cdf(&sorted, y));
+        assert!(d > ks_crit(n), "p = 0.9, eps x{wrong}: D = {d}");
+    }
 }
 
 /// Sarwate & Chaudhuri Fig. 2: n = 1000 uniform points in [0, 1], eps = 0.1, 1000 runs. The

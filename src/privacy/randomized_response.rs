@@ -53,6 +53,18 @@ impl Charge<'_, RandomizedResponse> {
             .filter(|&b| self.mechanism.answer(b, rng))
             .count()
     }
+
+    /// [`Self::survey`] keeping every answer (input perturbation's noisy labels).
+    pub fn survey_answers<R: Rng + ?Sized>(
+        &mut self,
+        bits: impl IntoIterator<Item = bool>,
+        rng: &mut R,
+    ) -> Vec<bool> {
+        self.count_draw();
+        bits.into_iter()
+            .map(|b| self.mechanism.answer(b, rng))
+            .collect()
+    }
 }
 
 impl RandomizedResponse {

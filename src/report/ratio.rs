@@ -104,9 +104,22 @@ pub fn ratio_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperRatio) -> Ra
     }
 }
 
+/// A ratio with three or four significant digits.
+fn show(r: f64) -> String {
+    match r.abs() {
+        a if a >= 100.0 => format!("{r:.0}"),
+        a if a >= 10.0 => format!("{r:.1}"),
+        _ => format!("{r:.3}"),
+    }
+}
+
 /// One line: the verdict, the ratio at the judged x and at every x.
 pub fn describe_ratio(spec: &Spec, c: &PaperRatio, v: &RatioVerdict) -> String {
-    let axis = axis_symbol(spec.report.x.as_deref().unwrap_or("x"));
+    let axis = spec
+        .report
+        .x_label
+        .as_deref()
+        .unwrap_or_else(|| axis_symbol(spec.report.x.as_deref().unwrap_or("x")));
     let stat = match c.statistic {
         Statistic::Mean => "mean",
         Statistic::Median => "median",
@@ -114,12 +127,12 @@ pub fn describe_ratio(spec: &Spec, c: &PaperRatio, v: &RatioVerdict) -> String {
     let all = v
         .per_x
         .iter()
-        .map(|(x, r)| format!("{axis} = {}: {r:.4}", x_text(x)))
+        .map(|(x, r)| format!("{axis} = {}: {}", x_text(x), show(*r)))
         .collect::<Vec<_>>()
         .join(", ");
     let judged = match (v.judged, &c.x) {
-        (Some(r), Some(x)) => format!("ratio {r:.4} at {axis} = {}", x_text(x)),
-        (Some(r), None) => format!("ratio {r:.4}"),
+        (Some(r), Some(x)) => format!("ratio {} at {axis} = {}", show(r), x_text(x)),
+        (Some(r), None) => format!("ratio {}", show(r)),
         (None, _) => "no trials".into(),
     };
     format!(
