@@ -397,7 +397,10 @@ fn composed_average_error_is_the_sums_laplace_over_n() {
     let crit = ks_crit(runs);
     assert!(ks_statistic(&scaled, |x| laplace_cdf(b, x)) < crit);
     for wrong in [0.7, 1.3] {
-        assert!(ks_statistic(&scaled, |x| laplace_cdf(wrong * b, x)) > crit, "{wrong}");
+        assert!(
+            ks_statistic(&scaled, |x| laplace_cdf(wrong * b, x)) > crit,
+            "{wrong}"
+        );
     }
 }
 

@@ -273,7 +273,10 @@ fn randomized_response_release_has_the_stated_spread_and_ledger() {
     assert!(z(sd).abs() < 4.42, "z = {}", z(sd));
     assert!(z(1.3 * sd).abs() > 4.42 && z(0.7 * sd).abs() > 4.42);
     let mean = errors.iter().sum::<f64>() / errors.len() as f64;
-    assert!(mean.abs() < 4.42 * sd / (errors.len() as f64).sqrt(), "biased: {mean}");
+    assert!(
+        mean.abs() < 4.42 * sd / (errors.len() as f64).sqrt(),
+        "biased: {mean}"
+    );
 
     let input = ReleaseInput {
         values: &values,

@@ -25,9 +25,9 @@
 
 use super::{Auditable, Side};
 use crate::privacy::exponential_median::ExponentialQuantile;
+use crate::privacy::gaussian::Gaussian;
 use crate::privacy::randomized_response::{RandomizedResponse, truth_probability};
 use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, local_sensitivity_at};
-use crate::privacy::gaussian::Gaussian;
 use crate::privacy::{Ledger, Relation};
 use crate::release::{self, Bounds, Clamped, Predicate, Query};
 use crate::rng::{Rng, Streams};
@@ -218,7 +218,8 @@ impl Auditable for GaussianCount {
         "a count of 0 (X) vs 1 (X'), sensitivity 1, delta = 1e-5; statistic: the release"
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let data = Clamped::new(if side == Side::X { &[0.0] } else { &[1.0] }, unit()).expect("valid");
+        let data =
+            Clamped::new(if side == Side::X { &[0.0] } else { &[1.0] }, unit()).expect("valid");
         let (r, eps) = (Relation::ReplaceOne, GAUSS_EPS);
         let g = match self {
             GaussianCount::Classic => Gaussian::classic(1.0, eps, 1e-5, r),

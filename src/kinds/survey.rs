@@ -73,13 +73,8 @@ impl ReleaseKind for Survey {
         }
         let bits = self.bits(input.values)?;
         let rr = RandomizedResponse::new(eps)?;
-        let r = release::randomized_response(
-            "release",
-            &bits,
-            rr,
-            &mut log.streams,
-            &mut log.ledger,
-        )?;
+        let r =
+            release::randomized_response("release", &bits, rr, &mut log.streams, &mut log.ledger)?;
         record(r, log);
         let sd = release::randomized_response_sd(rr, bits.len());
         // E|N(0, sd^2)| = sd sqrt(2 / pi): the estimate is a scaled binomial share.

@@ -270,7 +270,10 @@ pub fn randomized_response(
     ledger: &mut Ledger,
 ) -> Result<Release> {
     if bits.is_empty() {
-        return Err(Error::param("data", "randomized response needs respondents"));
+        return Err(Error::param(
+            "data",
+            "randomized response needs respondents",
+        ));
     }
     let n = bits.len() as f64;
     let truth = bits.iter().filter(|&&b| b).count() as f64 / n;

@@ -144,7 +144,9 @@ pub fn describe_ratio(spec: &Spec, c: &PaperRatio, v: &RatioVerdict) -> String {
         v.word(),
         c.value,
         c.tolerance,
-        c.note.as_deref().map_or(String::new(), |n| format!(". {n}"))
+        c.note
+            .as_deref()
+            .map_or(String::new(), |n| format!(". {n}"))
     )
 }
 

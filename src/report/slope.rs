@@ -95,9 +95,7 @@ fn points(spec: &Spec, records: &[TrialRecord], c: &PaperSlope, metric: &str) ->
 
 /// The grid axis a law is fitted against: its own `x`, else the report's.
 pub fn slope_axis<'a>(spec: &'a Spec, c: &'a PaperSlope) -> &'a str {
-    c.x.as_deref()
-        .or(spec.report.x.as_deref())
-        .unwrap_or("x")
+    c.x.as_deref().or(spec.report.x.as_deref()).unwrap_or("x")
 }
 
 /// Fits the law and, with `crossover`, where it meets the other metric's line.

@@ -31,11 +31,22 @@ pub fn figures(
         }
         let chosen: Vec<TrialRecord> = records
             .iter()
-            .filter(|r| v.pipelines.as_ref().is_none_or(|ps| ps.contains(&r.pipeline)))
+            .filter(|r| {
+                v.pipelines
+                    .as_ref()
+                    .is_none_or(|ps| ps.contains(&r.pipeline))
+            })
             .cloned()
             .collect();
         let summaries = summarise(&s, &chosen);
-        let fig = Figure::build(&s, &v.metrics, &summaries, &baselines(&chosen), titles, None);
+        let fig = Figure::build(
+            &s,
+            &v.metrics,
+            &summaries,
+            &baselines(&chosen),
+            titles,
+            None,
+        );
         out.push((fig, format!("figure_{}", v.name)));
     }
     out

@@ -71,7 +71,10 @@ pub fn perturb_inputs(
             RandomizedResponse::new(eps_y)?,
         )?
         .survey_answers(bits, rng);
-    let yt = answers.iter().map(|&b| if b { 1.0 } else { -1.0 }).collect();
+    let yt = answers
+        .iter()
+        .map(|&b| if b { 1.0 } else { -1.0 })
+        .collect();
     Ok((x, yt))
 }
 
