@@ -60,8 +60,13 @@ struct Outcome {
     feature_names: Option<Vec<String>>,
 }
 
+/// Metrics that cost a non-private reference fit per private trial (see
+/// [`TrialLog::reference_fit`]).
+const REFERENCE_METRICS: [&str; 2] = ["w_distance", "sampling_error"];
+
 fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
     let mut log = TrialLog::with_relation(cell.seed, spec.experiment.neighbours);
+    log.reference_fit = REFERENCE_METRICS.iter().any(|m| spec.shows_metric(m));
     let pipeline = &spec.pipelines[cell.pipeline];
     let start = Instant::now();
     let out = match &pipeline.step {

@@ -482,6 +482,21 @@ pub struct Spec {
 }
 
 impl Spec {
+    /// Whether any output of the spec shows `metric`: the report's metrics or histograms, a
+    /// published cell, claim or scaling law (and its crossover). Learners compute costly
+    /// optional metrics (`w_distance`, `sampling_error`: an extra non-private reference fit per
+    /// private trial) only when the spec shows them.
+    pub fn shows_metric(&self, metric: &str) -> bool {
+        let r = &self.report;
+        let p = &self.paper;
+        r.metrics.iter().chain(&r.histograms).any(|m| m == metric)
+            || p.cell.iter().any(|c| c.metric == metric)
+            || p.claim.iter().any(|c| c.metric == metric)
+            || p.slope
+                .iter()
+                .any(|s| s.metric == metric || s.crossover.as_deref() == Some(metric))
+    }
+
     /// Reads, parses and validates a spec file.
     pub fn load(path: &Path) -> Result<Spec> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;

@@ -65,6 +65,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(LrObjective::huber(1.0, 0.01, true)),
     ];
     v.extend(super::erm::all());
+    v.extend(super::erm_sgd::all());
     v.extend(super::release::all());
     v
 }

@@ -27,6 +27,7 @@
 //! ERM and release-layer ones in [`erm`] and [`release`], each with its own `all`.
 
 pub mod erm;
+pub mod erm_sgd;
 pub mod logistic;
 pub mod mechanisms;
 pub mod release;
@@ -72,8 +73,12 @@ impl Side {
 pub struct Claim {
     /// Short unique name (used by `epsilab audit --mechanism NAME`).
     pub name: &'static str,
-    /// The epsilon the mechanism claims (pure eps-DP under `relation`).
+    /// The epsilon the mechanism claims (pure eps-DP under `relation`, or (eps, delta)-DP).
     pub epsilon: f64,
+    /// The delta of an (eps, delta) claim (0 for pure eps-DP). The held-out bound is then
+    /// ln((p_lower(k_num) - delta) / p_upper(k_den)): an (eps, delta)-DP mechanism has
+    /// P[E | num] <= e^eps P[E | den] + delta for every event.
+    pub delta: f64,
     /// The neighbouring relation of the claim and of the pair X, X'.
     pub relation: Relation,
     /// True for a planted known-bad variant the audit must catch.
@@ -92,11 +97,17 @@ impl Claim {
         Claim {
             name,
             epsilon,
+            delta: 0.0,
             relation: Relation::AddRemove,
             mutant: false,
             stated_excess: None,
             neighbours,
         }
+    }
+
+    /// An (eps, `delta`)-DP claim.
+    pub fn with_delta(self, delta: f64) -> Self {
+        Claim { delta, ..self }
     }
 
     /// The same claim under `relation`.
@@ -169,6 +180,9 @@ pub struct Event {
 pub struct AuditResult {
     pub mechanism: String,
     pub claimed: f64,
+    /// The delta of an (eps, delta) claim; absent for pure eps-DP.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub claimed_delta: f64,
     /// Clopper–Pearson 95% lower bound on epsilon from the held-out half.
     pub lower_bound: f64,
     /// Runs per side (half used to choose the event, half to estimate).
@@ -219,7 +233,23 @@ pub fn clopper_pearson_upper(k: usize, n: usize, a: f64) -> f64 {
 
 /// ln(p_lower(k_num) / p_upper(k_den)) at one-sided level a each, clamped at 0.
 pub fn epsilon_lower_bound(k_num: usize, k_den: usize, n: usize, a: f64) -> f64 {
-    let lo = clopper_pearson_lower(k_num, n, a);
+    epsilon_lower_bound_with_delta(k_num, k_den, n, a, 0.0)
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+/// [`epsilon_lower_bound`] for an (eps, delta) claim: ln((p_lower(k_num) - delta) /
+/// p_upper(k_den)), clamped at 0 (delta = 0 gives the pure bound).
+pub fn epsilon_lower_bound_with_delta(
+    k_num: usize,
+    k_den: usize,
+    n: usize,
+    a: f64,
+    delta: f64,
+) -> f64 {
+    let lo = clopper_pearson_lower(k_num, n, a) - delta;
     let hi = clopper_pearson_upper(k_den, n, a);
     if lo <= 0.0 {
         return 0.0;
@@ -319,7 +349,7 @@ pub fn audit(m: &dyn Auditable, trials: usize, seed: u64) -> Result<AuditResult>
     let n = num.len();
     let kn = event_count(num, &event);
     let kd = event_count(den, &event);
-    let lower_bound = epsilon_lower_bound(kn, kd, n, a);
+    let lower_bound = epsilon_lower_bound_with_delta(kn, kd, n, a, claim.delta);
     let claimed = claim.epsilon;
     let caught = lower_bound > claimed;
     let stated_excess = claim.stated_excess;
@@ -327,6 +357,7 @@ pub fn audit(m: &dyn Auditable, trials: usize, seed: u64) -> Result<AuditResult>
     Ok(AuditResult {
         mechanism: claim.name.to_string(),
         claimed,
+        claimed_delta: claim.delta,
         lower_bound,
         trials,
         mutant: claim.mutant,
@@ -368,6 +399,12 @@ pub fn audit_named(name: &str, trials: usize, seed: u64) -> Result<AuditResult> 
     audit(m.as_ref(), trials, seed)
 }
 
+/// At most 4 decimals, trailing zeros dropped (an accountant's 0.99999999953 prints as 1).
+fn short(v: f64) -> String {
+    let s = format!("{v:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// A readable table of results.
 pub fn table(results: &[AuditResult]) -> String {
     let mut s = format!(
@@ -376,6 +413,9 @@ pub fn table(results: &[AuditResult]) -> String {
     );
     for r in results {
         let stated = match r.stated_excess {
+            None if r.claimed_delta > 0.0 => {
+                format!("(eps, delta)-DP, delta = {:e}", r.claimed_delta)
+            }
             None => String::new(),
             Some(k) if k.is_infinite() => "NOT eps-DP: no finite eps".into(),
             Some(k) => format!("NOT eps-DP: real eps <= {k} x claimed = {}", k * r.claimed),
@@ -384,7 +424,7 @@ pub fn table(results: &[AuditResult]) -> String {
             "{:<44} {:<11} {:>8} {:>12.4} {:>8} {:>6} {:>6} {:>4} {stated}\n",
             r.mechanism,
             r.relation,
-            r.claimed,
+            short(r.claimed),
             r.lower_bound,
             r.trials,
             r.mutant,

@@ -13,6 +13,13 @@ fn is_lr(m: &dyn Auditable) -> bool {
     m.claim().name.starts_with("lr_") || m.claim().name.starts_with("svm_")
 }
 
+/// The gradient methods and the private lambda (their own test, at `LR_TEST_TRIALS`).
+fn is_sgd(m: &dyn Auditable) -> bool {
+    ["noisy_gd", "dp_sgd", "private_lambda"]
+        .iter()
+        .any(|p| m.claim().name.starts_with(p))
+}
+
 #[test]
 fn clopper_pearson_matches_known_values() {
     // n = 10, k = 0: upper one-sided 97.5% bound is 1 - 0.025^(1/10).
@@ -72,7 +79,10 @@ fn count_selector_neighbours_have_the_stated_scores() {
 /// Every correct mechanism's lower bound stays at or below its claim; every mutant is caught.
 #[test]
 fn correct_mechanisms_pass_and_mutants_are_caught() {
-    let ms: Vec<_> = all().into_iter().filter(|m| !is_lr(m.as_ref())).collect();
+    let ms: Vec<_> = all()
+        .into_iter()
+        .filter(|m| !is_lr(m.as_ref()) && !is_sgd(m.as_ref()))
+        .collect();
     let results = audit_each(&ms, TEST_TRIALS, 1).unwrap();
     let table = table(&results);
     for r in &results {
@@ -263,4 +273,83 @@ fn output_perturbation_neighbours_move_the_minimiser_as_stated() {
     assert!(c.converged && cp.converged);
     let shift = (tp[0] - t[0]) * lambda;
     assert!((shift - 0.6876).abs() < 1e-3 && shift < 1.0, "{shift}");
+}
+
+/// Noisy GD, DP-SGD and Algorithm 3's selection step (`LR_TEST_TRIALS` per side): each claim is
+/// the accountant's (eps, delta = 1e-5) for the learner's own plan (the exponential
+/// mechanism's eps for the selection); the correct rows stay at or below it and every planted
+/// mutant (a tenth of the noise multiplier, no clipping, the selection at 2 eps) is caught.
+#[test]
+fn gradient_methods_and_private_lambda_pass_and_mutants_are_caught() {
+    use crate::learners::logistic::dp_sgd::{DpSgdParams, Length, Sampling};
+    use linfa::ParamGuard;
+    let names = [
+        "noisy_gd",
+        "noisy_gd_sigma_tenth",
+        "noisy_gd_no_clipping",
+        "dp_sgd",
+        "dp_sgd_sigma_tenth",
+        "dp_sgd_no_clipping",
+        "private_lambda",
+        "private_lambda_double_epsilon",
+    ];
+    let ms: Vec<_> = all().into_iter().filter(|m| is_sgd(m.as_ref())).collect();
+    let got: Vec<&str> = ms.iter().map(|m| m.claim().name).collect();
+    assert_eq!(got, names);
+    let results = audit_each(&ms, LR_TEST_TRIALS, 1).unwrap();
+    let table = table(&results);
+    eprintln!("{table}");
+    for r in &results {
+        assert!(r.ok, "{}\n{table}", r.mechanism);
+        assert_eq!(
+            r.mutant,
+            r.mechanism != "noisy_gd" && r.mechanism != "dp_sgd" && r.mechanism != "private_lambda",
+            "{table}"
+        );
+    }
+    // The claims are the accountant's for the plans the learners run (target eps 1).
+    let claim = |p: DpSgdParams, n: usize, relation| {
+        let p = p.delta(1e-5).check().unwrap();
+        p.plan(n, relation).unwrap().1.epsilon
+    };
+    let gd = claim(
+        DpSgdParams::noisy_gd(1.0).length(Length::Steps(10)),
+        2,
+        Relation::ReplaceOne,
+    );
+    let sgd = claim(
+        DpSgdParams::dp_sgd(1.0)
+            .sampling(Sampling::Rate(0.05))
+            .length(Length::Steps(20)),
+        100,
+        Relation::AddRemove,
+    );
+    for r in &results {
+        let (want, delta) = match r.mechanism.split('_').next() {
+            Some("noisy") => (gd, 1e-5),
+            Some("dp") => (sgd, 1e-5),
+            _ => (1.0, 0.0),
+        };
+        assert!(want <= 1.0 && want > 0.99, "{want}");
+        assert_eq!((r.claimed, r.claimed_delta), (want, delta), "{table}");
+    }
+}
+
+/// The (eps, delta) bound subtracts delta from the numerator's lower bound and equals the pure
+/// bound at delta = 0.
+#[test]
+fn delta_lowers_the_bound() {
+    let pure = epsilon_lower_bound(5_000, 1_000, 10_000, 0.025);
+    assert_eq!(
+        epsilon_lower_bound_with_delta(5_000, 1_000, 10_000, 0.025, 0.0),
+        pure
+    );
+    let lo = clopper_pearson_lower(5_000, 10_000, 0.025);
+    let hi = clopper_pearson_upper(1_000, 10_000, 0.025);
+    let with = epsilon_lower_bound_with_delta(5_000, 1_000, 10_000, 0.025, 0.1);
+    assert!((with - ((lo - 0.1) / hi).ln()).abs() < 1e-12 && with < pure);
+    assert_eq!(
+        epsilon_lower_bound_with_delta(5_000, 1_000, 10_000, 0.025, 0.9),
+        0.0
+    );
 }

@@ -149,6 +149,10 @@ pub struct TrialLog {
     pub metrics: BTreeMap<String, f64>,
     /// Memo keys of the noise-free results this trial shares with others (step -> key).
     pub shared: BTreeMap<String, String>,
+    /// Whether to record the metrics that need a non-private reference fit beside a private
+    /// one (`w_distance`, `sampling_error`): only specs that show them pay for that fit
+    /// ([`crate::spec::Spec::shows_metric`]).
+    pub reference_fit: bool,
 }
 
 impl TrialLog {
@@ -164,6 +168,7 @@ impl TrialLog {
             ledger: Ledger::new(relation),
             metrics: BTreeMap::new(),
             shared: BTreeMap::new(),
+            reference_fit: false,
         }
     }
 

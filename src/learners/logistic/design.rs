@@ -9,6 +9,7 @@ use crate::data::{BinaryMatrix, Dataset, Features};
 use crate::error::{Error, Result};
 use crate::memo::{Footprint, Key};
 use ndarray::{Array2, ArrayView2};
+use std::sync::{Arc, OnceLock};
 
 const UNUSED: u32 = u32::MAX;
 
@@ -43,6 +44,23 @@ pub struct Design<'a> {
     /// Memo key of this exact design (rows, columns, encoding, scales and the rows' content),
     /// when it came from the memo; derived designs (subsets, other rows) have none.
     key: Option<Key>,
+    /// [`Self::grouped_cached`]'s result and the labels it is for: a cross-validation fold
+    /// is solved at every lambda of the grid, and groups once.
+    grouping: OnceLock<(Vec<f64>, Option<Arc<Grouped<'a>>>)>,
+}
+
+/// A binary design whose identical examples would leave at most this fraction of its rows is
+/// solved on the grouped rows (every pass shrinks by the same factor; grouping costs one hash
+/// pass and a sort, about one solver iteration).
+pub const GROUP_MAX_FRACTION: f64 = 0.9;
+
+/// A design with identical examples merged ([`Design::grouped`]): row r stands for `count[r]`
+/// examples with label `y[r]`.
+#[derive(Debug, Clone)]
+pub struct Grouped<'a> {
+    pub design: Design<'a>,
+    pub y: Vec<f64>,
+    pub count: Vec<f64>,
 }
 
 /// The owned part of a binary design (everything but the borrowed matrix), as the memo holds it.
@@ -125,6 +143,7 @@ impl<'a> Design<'a> {
             col_map,
             identity,
             key: None,
+            grouping: OnceLock::new(),
         })
     }
 
@@ -156,6 +175,14 @@ impl<'a> Design<'a> {
         Ok(design)
     }
 
+    /// This design with memo key `key`, which the caller derived from everything the design
+    /// depends on (the rows' content, columns and scaling). A dense design borrows its rows, so
+    /// sharing it needs only the key: its exact fits are then memoised like a binary design's.
+    pub fn with_key(mut self, key: Key) -> Self {
+        self.key = Some(key);
+        self
+    }
+
     /// The memo key of this exact design, if it came from the memo.
     pub fn key(&self) -> Option<&Key> {
         self.key.as_ref()
@@ -171,6 +198,7 @@ impl<'a> Design<'a> {
             col_map: self.col_map.clone(),
             identity: self.identity,
             key: None,
+            grouping: OnceLock::new(),
         }
     }
 
@@ -184,6 +212,7 @@ impl<'a> Design<'a> {
             col_map: self.col_map.clone(),
             identity: self.identity,
             key: None,
+            grouping: OnceLock::new(),
         }
     }
 
@@ -222,12 +251,14 @@ impl<'a> Design<'a> {
         assert_eq!(scale.len(), self.rows.len(), "one scale per row");
         self.scale = scale;
         self.key = None;
+        self.grouping = OnceLock::new();
     }
 
     /// Multiplies every row scale by `c`.
     pub fn scale_all(&mut self, c: f64) {
         self.scale.iter_mut().for_each(|s| *s *= c);
         self.key = None;
+        self.grouping = OnceLock::new();
     }
 
     /// ||T(row i)||_2^2 before the row scale.
@@ -593,6 +624,87 @@ impl<'a> Design<'a> {
                 }
             }
         }
+    }
+
+    /// Identical examples merged (binary sources): one representative row per distinct
+    /// (used on-indices, row scale, label), the labels and how many examples each stands for.
+    /// `None` for dense sources, or when more than `max_fraction` of the rows would remain (the
+    /// merge would not pay). Rows are hashed, sorted by (hash, position) and compared within
+    /// equal hashes, so the grouping is exact and a pure function of the design and labels;
+    /// each group is represented by its first row, in row order.
+    pub fn grouped(&self, y: &[f64], max_fraction: f64) -> Option<Grouped<'a>> {
+        let Source::Binary(m, _) = &self.source else {
+            return None;
+        };
+        let n = self.rows.len();
+        if n < 64 {
+            return None;
+        }
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let used = |i: usize| {
+            m.row(self.rows[i] as usize)
+                .iter()
+                .filter(|&&j| self.identity || self.col_map[j as usize] != UNUSED)
+        };
+        let mut order: Vec<(u64, u32)> = (0..n)
+            .map(|i| {
+                let mut h =
+                    (self.scale[i].to_bits() ^ y[i].to_bits().rotate_left(1)).wrapping_mul(K);
+                for &j in used(i) {
+                    h = (h.rotate_left(5) ^ u64::from(j)).wrapping_mul(K);
+                }
+                (h, i as u32)
+            })
+            .collect();
+        order.sort_unstable();
+        let same = |a: usize, b: usize| {
+            self.scale[a].to_bits() == self.scale[b].to_bits()
+                && y[a].to_bits() == y[b].to_bits()
+                && used(a).eq(used(b))
+        };
+        let (mut reps, mut count): (Vec<usize>, Vec<f64>) = (Vec::new(), Vec::new());
+        let mut k = 0;
+        while k < n {
+            let first = reps.len();
+            let mut e = k;
+            while e < n && order[e].0 == order[k].0 {
+                let i = order[e].1 as usize;
+                match reps[first..].iter().position(|&r| same(r, i)) {
+                    Some(p) => count[first + p] += 1.0,
+                    None => {
+                        reps.push(i);
+                        count.push(1.0);
+                    }
+                }
+                e += 1;
+            }
+            k = e;
+        }
+        if reps.len() as f64 > max_fraction * n as f64 {
+            return None;
+        }
+        // Back in row order, so every pass reads the shared CSR rows front to back.
+        let mut by_row: Vec<(usize, f64)> = reps.into_iter().zip(count).collect();
+        by_row.sort_unstable_by_key(|&(i, _)| i);
+        let (reps, count): (Vec<usize>, Vec<f64>) = by_row.into_iter().unzip();
+        Some(Grouped {
+            design: self.subset(&reps),
+            y: reps.iter().map(|&i| y[i]).collect(),
+            count,
+        })
+    }
+
+    /// [`Self::grouped`] at [`GROUP_MAX_FRACTION`], computed once per design for the first
+    /// labels asked about (other labels are grouped afresh).
+    pub fn grouped_cached(&self, y: &[f64]) -> Option<Arc<Grouped<'a>>> {
+        if let Some((labels, g)) = self.grouping.get()
+            && labels.as_slice() == y
+        {
+            return g.clone();
+        }
+        let g = self.grouped(y, GROUP_MAX_FRACTION).map(Arc::new);
+        let _ = self.grouping.set((y.to_vec(), g.clone()));
+        g
     }
 
     /// A dense copy (tests and small problems only).

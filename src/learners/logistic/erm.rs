@@ -114,6 +114,7 @@ mod tests {
             y: &y,
             reg: 0.05,
             lin: vec![0.01, -0.02, 0.0],
+            weights: Default::default(),
         };
         let s = SolverSettings::default();
         let (theta, conv) = minimise(Loss::HUBER_SVM, &o, &s);

@@ -16,10 +16,11 @@ use super::{LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLrMetho
 use crate::data::{Dataset, Features, PublicBounds};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
-use crate::memo::{Footprint, KeyBuilder, Memo};
+use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use crate::privacy::Ledger;
 use crate::rng::Rng;
 use linfa::ParamGuard;
+use ndarray::ArrayView2;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How examples are brought into the unit ball (the privacy proofs need ||x|| <= 1).
@@ -306,7 +307,8 @@ impl LrConfig {
     /// `w_distance` = ||theta_priv - theta_np||, theta_np the exact minimiser at the same
     /// lambda on the same scaled rows (private kinds only): the privacy error the surveys plot.
     /// With a synthetic source's true weights w* (rows already in the unit ball, so theta is on
-    /// the source's scale) also `sampling_error` = ||theta_np - w*||.
+    /// the source's scale) also `sampling_error` = ||theta_np - w*||. Only when the spec shows
+    /// them (`log.reference_fit`): for a private kind they cost a second, non-private fit.
     fn record_distance(
         &self,
         design: &Design,
@@ -317,7 +319,7 @@ impl LrConfig {
         log: &mut TrialLog,
     ) -> Result<()> {
         let truth = truth.filter(|w| w.len() == design.dim());
-        if self.kind == LrKind::NonPrivate && truth.is_none() {
+        if !log.reference_fit || (self.kind == LrKind::NonPrivate && truth.is_none()) {
             return Ok(());
         }
         let distance = |a: &[f64], b: &[f64]| {
@@ -352,7 +354,9 @@ impl LrConfig {
 
     /// [`Self::design`] through the memo: a binary design depends only on the training rows'
     /// content, the features and the scaling, so cells of one split (every trial, on a
-    /// dataset with a fixed split) share it. The trial records its key as `shared.design`.
+    /// dataset with a fixed split) share it. A dense design borrows the data and only gains
+    /// its key ([`dense_design_key`]), so its noise-free fits are shared. The trial records
+    /// the key as `shared.design`.
     fn shared_design<'a>(
         &self,
         data: &'a Dataset,
@@ -360,8 +364,14 @@ impl LrConfig {
         features: Option<&[usize]>,
         log: &mut TrialLog,
     ) -> Result<(Design<'a>, Preprocessing)> {
-        let Features::Binary(m) = &data.features else {
-            return self.design(data, train, features);
+        let m = match &data.features {
+            Features::Binary(m) => m,
+            Features::Dense(x) => {
+                let (design, pre) = self.design(data, train, features)?;
+                let key = dense_design_key(x.view(), self.scaling, features, train);
+                log.shared.insert("design".into(), key.to_string());
+                return Ok((design.with_key(key), pre));
+            }
         };
         let key = KeyBuilder::new("lr-design")
             .str(self.scaling.name())
@@ -527,6 +537,32 @@ impl LrConfig {
     }
 }
 
+/// The memo key of a dense design: the content of the rows read, in order, the features and
+/// the scaling (a dense design is derived from these alone, so equal keys mean equal bits).
+/// Hashing N rows costs far less than one exact fit on them (one pass, no iterations), and
+/// lets every private cell of a trial share that fit with its `w_distance` reference.
+fn dense_design_key(
+    x: ArrayView2<f64>,
+    scaling: Scaling,
+    features: Option<&[usize]>,
+    train: &[u32],
+) -> Key {
+    let mut key = KeyBuilder::new("lr-dense-design")
+        .str(scaling.name())
+        .u64(x.ncols() as u64)
+        .u64(u64::from(features.is_some()))
+        .usizes(features.unwrap_or(&[]))
+        .u32s(train);
+    for &r in train {
+        let row = x.row(r as usize);
+        key = match row.as_slice() {
+            Some(v) => key.f64s(v),
+            None => key.f64s(&row.to_vec()),
+        };
+    }
+    key.finish()
+}
+
 fn record_model(log: &mut TrialLog, lambda: f64, model: &LogisticModel) {
     log.metrics.insert("lambda".into(), lambda);
     log.metrics.insert("log10_lambda".into(), lambda.log10());
@@ -651,20 +687,49 @@ mod tests {
         }
     }
 
+    /// The toy Gaussian source with `train` + `test` rows of dimension `dimension`.
+    fn toy(dimension: usize, train: usize, test: usize, seed: u64) -> Dataset {
+        let def = ToyGaussianDef {
+            title: None,
+            dimension,
+            train,
+            test,
+            seed,
+            first_train: None,
+        };
+        toy_gaussian("toy", "toy", &def).unwrap()
+    }
+
+    /// The reference fit behind `w_distance` is opt-in: a private trial records the distance
+    /// to the exact minimiser only when its spec shows it (`TrialLog::reference_fit`), and then
+    /// the distance is that of output perturbation's noise (positive, finite).
+    #[test]
+    fn w_distance_only_when_the_spec_shows_it() {
+        let data = toy(3, 400, 10, 4);
+        let train: Vec<u32> = (0..400).collect();
+        let cfg = LrConfig {
+            kind: LrKind::Private(PrivateLrMethod::Output),
+            epsilon: Some(1.0),
+            ..config(Scaling::Thesis)
+        };
+        for reference in [false, true] {
+            let mut log = TrialLog::new(3);
+            log.reference_fit = reference;
+            cfg.fit(&data, &train, None, &mut log).unwrap();
+            let d = log.metrics.get("w_distance");
+            assert_eq!(d.is_some(), reference, "{:?}", log.metrics);
+            if let Some(&d) = d {
+                assert!(d.is_finite() && d > 0.0, "{d}");
+            }
+        }
+    }
+
     /// The toy Gaussian's Bayes boundary does not pass through the origin: LR without an
     /// intercept needs the thesis's min-max centring (folded back into an intercept) to reach
     /// the Bayes accuracy of 90%; without centring it cannot.
     #[test]
     fn min_max_centring_reaches_the_bayes_accuracy_on_the_toy_gaussian() {
-        let def = ToyGaussianDef {
-            title: None,
-            dimension: 5,
-            train: 20_000,
-            test: 20_000,
-            seed: 9,
-            first_train: None,
-        };
-        let data = toy_gaussian("toy", "toy", &def).unwrap();
+        let data = toy(5, 20_000, 20_000, 9);
         let train: Vec<u32> = (0..20_000).collect();
         let test: Vec<u32> = (20_000..40_000).collect();
         let acc = |s: Scaling| {
@@ -688,5 +753,40 @@ mod tests {
         );
         let (uncentred, _) = acc(Scaling::ColumnMax);
         assert!(uncentred < 0.85, "{uncentred}");
+    }
+
+    /// A dense design is keyed by its rows' content: the non-private cell and an output-
+    /// perturbation cell on the same rows share one exact fit (same `shared` keys, and the
+    /// private cell's `w_distance` is measured from the non-private cell's model), while other
+    /// rows give another key.
+    #[test]
+    fn dense_cells_on_the_same_rows_share_the_exact_fit() {
+        let data = toy(3, 2_000, 10, 4);
+        let train: Vec<u32> = (0..2_000).collect();
+        let fit = |kind: LrKind, rows: &[u32]| {
+            let mut log = TrialLog::new(7);
+            let c = LrConfig {
+                kind,
+                epsilon: Some(1.0),
+                ..config(Scaling::Public)
+            };
+            let model = c.fit(&data, rows, None, &mut log).unwrap();
+            (model, log)
+        };
+        let (np, np_log) = fit(LrKind::NonPrivate, &train);
+        let (out, out_log) = fit(LrKind::Private(PrivateLrMethod::Output), &train);
+        assert_eq!(np_log.shared.get("design"), out_log.shared.get("design"));
+        assert!(np_log.shared.contains_key("fit"));
+        assert_eq!(np_log.shared.get("fit"), out_log.shared.get("fit"));
+        let d = np
+            .theta
+            .iter()
+            .zip(out.theta.iter())
+            .map(|(a, b)| (a - b).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert_eq!(out_log.metrics["w_distance"], d);
+        let (_, other) = fit(LrKind::NonPrivate, &train[..1_000]);
+        assert_ne!(other.shared.get("design"), np_log.shared.get("design"));
     }
 }

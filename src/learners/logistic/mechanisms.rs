@@ -321,6 +321,7 @@ pub fn objective_perturbation_with_noise_for(
         y: problem.y,
         reg: problem.lambda / n + delta,
         lin: b.iter().map(|v| v / n).collect(),
+        weights: Default::default(),
     })
 }
 

@@ -30,13 +30,13 @@ pub mod preprocess;
 pub mod select;
 pub mod solver;
 
-pub use design::{Design, Encoding, labels_pm1};
+pub use design::{Design, Encoding, Grouped, labels_pm1};
 pub use harness::{LambdaRule, LrConfig, LrKind, Scaling};
 pub use loss::Loss;
 pub use mechanisms::{FmInfo, FmSensitivity, ObjectiveBranch};
 pub use preprocess::{Preprocessing, RowScaling};
 pub use select::{LAMBDA_GRID, LambdaChoice};
-pub use solver::{Convergence, DEFAULT_TOL, Objective, Solver, SolverSettings};
+pub use solver::{Convergence, DEFAULT_TOL, Objective, RowWeights, Solver, SolverSettings};
 
 use super::Accounted;
 use super::Classifier;

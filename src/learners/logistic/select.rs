@@ -54,16 +54,12 @@ pub fn cross_validate_lambda(
     let mut hits = vec![0usize; grid.len()];
     let mut order: Vec<usize> = (0..grid.len()).collect();
     order.sort_by(|&a, &b| grid[b].total_cmp(&grid[a]));
-    for f in 0..folds {
-        let (tr, va) = fold(&perm, folds, f);
-        let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
-        let yva: Vec<f64> = va.iter().map(|&i| y[i]).collect();
-        let (dtr, dva) = (design.subset(&tr), design.subset(&va));
+    for f in fold_designs(design, y, &perm, folds) {
         let mut theta: Option<Vec<f64>> = None;
         for &g in &order {
-            let obj = Objective::regularised(&dtr, &ytr, grid[g]);
+            let obj = Objective::regularised(&f.train, &f.y_train, grid[g]);
             let (t, _) = obj.minimise_from(settings, theta.as_deref());
-            hits[g] += correct(&t, &dva, &yva);
+            hits[g] += correct(&t, &f.valid, &f.y_valid);
             theta = (starts == Starts::Warm).then_some(t);
         }
     }
@@ -85,6 +81,35 @@ fn fold_permutation(n: usize, grid: &[f64], folds: usize, rng: &mut Rng) -> Resu
     let mut perm: Vec<usize> = (0..n).collect();
     perm.shuffle(rng);
     Ok(perm)
+}
+
+/// The training and validation rows of one fold, with their labels.
+struct FoldDesigns<'a> {
+    train: Design<'a>,
+    y_train: Vec<f64>,
+    valid: Design<'a>,
+    y_valid: Vec<f64>,
+}
+
+/// Every fold's designs, built once for the whole lambda grid (so a fold design groups its
+/// identical examples once, [`Design::grouped_cached`]).
+fn fold_designs<'a>(
+    design: &Design<'a>,
+    y: &[f64],
+    perm: &[usize],
+    folds: usize,
+) -> Vec<FoldDesigns<'a>> {
+    (0..folds)
+        .map(|f| {
+            let (tr, va) = fold(perm, folds, f);
+            FoldDesigns {
+                train: design.subset(&tr),
+                y_train: tr.iter().map(|&i| y[i]).collect(),
+                valid: design.subset(&va),
+                y_valid: va.iter().map(|&i| y[i]).collect(),
+            }
+        })
+        .collect()
 }
 
 /// Training and validation positions of fold `f`.
@@ -127,19 +152,36 @@ where
 {
     let n = design.n_rows();
     let perm = fold_permutation(n, grid, folds, rng)?;
+    let fold_data = fold_designs(design, y, &perm, folds);
     let mut scores = Vec::with_capacity(grid.len());
     for &lambda in grid {
         let mut hits = 0usize;
-        for f in 0..folds {
-            let (tr, va) = fold(&perm, folds, f);
-            let ytr: Vec<f64> = tr.iter().map(|&i| y[i]).collect();
-            let theta = fit(&design.subset(&tr), &ytr, lambda, rng)?;
-            let yva: Vec<f64> = va.iter().map(|&i| y[i]).collect();
-            hits += correct(&theta, &design.subset(&va), &yva);
+        for f in &fold_data {
+            let theta = fit(&f.train, &f.y_train, lambda, rng)?;
+            hits += correct(&theta, &f.valid, &f.y_valid);
         }
         scores.push((lambda, hits as f64 / n as f64));
     }
     Ok(best_of(scores))
+}
+
+/// Algorithm 3's selection step: candidate r with probability proportional to
+/// exp(eps_select q_r / 2), q_r its validation correct count (sensitivity 1 under both
+/// relations), charged to `ledger` as "lambda_selection". Audited on its own in
+/// `audit::erm::LambdaSelection`.
+pub fn choose_by_score(
+    correct_counts: &[f64],
+    eps_select: f64,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<usize> {
+    Ok(ledger
+        .charge(
+            "lambda_selection",
+            "exponential mechanism (validation correct count)",
+            Exponential::new(1.0, eps_select, ledger.relation())?,
+        )?
+        .choose(correct_counts, rng))
 }
 
 /// A private choice of lambda and the model it selects (Chaudhuri et al. 2011, section 6):
@@ -202,13 +244,7 @@ where
         ledger.record(e)?;
     }
     let q: Vec<f64> = scores.iter().map(|s| s.1).collect();
-    let r = ledger
-        .charge(
-            "lambda_selection",
-            "exponential mechanism (validation correct count)",
-            Exponential::new(1.0, eps_select, ledger.relation())?,
-        )?
-        .choose(&q, rng);
+    let r = choose_by_score(&q, eps_select, rng, ledger)?;
     Ok((
         LambdaChoice {
             lambda: grid[r],
