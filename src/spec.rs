@@ -163,6 +163,30 @@ pub struct ReportDef {
     /// One y range for every panel.
     #[serde(default)]
     pub share_y: bool,
+    /// More figures of the same trials along another grid axis (`[[report.view]]`).
+    #[serde(default)]
+    pub view: Vec<ReportView>,
+}
+
+/// Another figure of the same trials (`[[report.view]]`): `metrics` over grid axis `x`, the
+/// other axes splitting the series, written as `figure_<name>` beside the main figure.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportView {
+    /// File stem suffix: `figure_<name>`.
+    pub name: String,
+    pub x: String,
+    pub metrics: Vec<String>,
+    #[serde(default)]
+    pub figure: FigureKind,
+    pub x_label: Option<String>,
+    pub y_label: Option<String>,
+    #[serde(default)]
+    pub log_x: bool,
+    /// Only these datasets (all when absent).
+    pub datasets: Option<Vec<String>>,
+    /// Only these pipelines (all when absent).
+    pub pipelines: Option<Vec<String>>,
 }
 
 /// How a figure draws its series.
@@ -255,6 +279,7 @@ impl Default for ReportDef {
             share_y: false,
             histograms: Vec::new(),
             histograms_at: BTreeMap::new(),
+            view: Vec::new(),
         }
     }
 }
@@ -304,6 +329,39 @@ pub struct PaperDef {
     /// Scaling laws: fitted log-log slopes against the report's x axis.
     #[serde(default)]
     pub slope: Vec<PaperSlope>,
+    /// Ratios of two series' error statistics (e.g. "400 times more accurate").
+    #[serde(default)]
+    pub ratio: Vec<PaperRatio>,
+}
+
+/// A published ratio: `statistic` (mean or median over trials) of `metric` in pipeline
+/// `numerator` over the same in `denominator`, on `dataset`, at each x of the report's axis.
+/// The verdict is judged at `x` (|ours - value| <= tolerance); every x's ratio is shown.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaperRatio {
+    pub text: String,
+    pub dataset: String,
+    pub numerator: String,
+    pub denominator: String,
+    pub metric: String,
+    #[serde(default)]
+    pub statistic: Statistic,
+    #[serde(default)]
+    pub params: BTreeMap<String, serde_json::Value>,
+    pub x: Option<serde_json::Value>,
+    pub value: f64,
+    pub tolerance: f64,
+    pub note: Option<String>,
+}
+
+/// How a ratio summarises the trials of a cell.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    #[default]
+    Mean,
+    Median,
 }
 
 /// A scaling law: `metric` of `pipeline` on `dataset` falls like x^expected. The verdict fits
@@ -323,6 +381,8 @@ pub struct PaperSlope {
     pub tolerance: f64,
     pub x_min: Option<f64>,
     pub x_max: Option<f64>,
+    /// The grid axis of the fit (default: the report's x).
+    pub x: Option<String>,
     pub crossover: Option<String>,
     pub note: Option<String>,
 }

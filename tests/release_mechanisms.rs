@@ -118,8 +118,8 @@ fn tutorial_fig3_share_of_counts_within_ten_percent() {
     assert!(powered >= 7, "{powered}");
 }
 
-/// The exponential-mechanism median's releases follow its exact law (KS), and not the law at
-/// 0.7 eps or 1.3 eps.
+/// The exponential-mechanism median's (and 0.9-quantile's) releases follow its exact law (KS),
+/// and not the law at 0.7 eps or 1.3 eps.
 #[test]
 fn exponential_median_follows_its_law() {
     let data = uniform(200, "em-law");
@@ -143,15 +143,20 @@ fn exponential_median_follows_its_law() {
         let d = ks_statistic(&ys, |y| w.cdf(&sorted, y));
         assert!(d > ks_crit(n), "eps x{wrong}: D = {d}");
     }
-    // A quantile other than the median, same check at p = 0.9.
+    // A quantile other than the median, same check at p = 0.9 (wrong eps rejected too).
     let q = ExponentialQuantile::new(0.9, eps, 0.0, 1.0, AR).unwrap();
-    let ys: Vec<f64> = (0..5_000)
+    let ys: Vec<f64> = (0..n)
         .map(|_| {
             let mut c = ledger.charge("p90", "exponential", q).unwrap();
             c.sample_sorted(&sorted, &mut rng, &mut work)
         })
         .collect();
-    assert!(ks_statistic(&ys, |y| q.cdf(&sorted, y)) < ks_crit(5_000));
+    assert!(ks_statistic(&ys, |y| q.cdf(&sorted, y)) < ks_crit(n));
+    for wrong in [0.7, 1.3] {
+        let w = ExponentialQuantile::new(0.9, wrong * eps, 0.0, 1.0, AR).unwrap();
+        let d = ks_statistic(&ys, |y| w.cdf(&sorted, y));
+        assert!(d > ks_crit(n), "p = 0.9, eps x{wrong}: D = {d}");
+    }
 }
 
 /// Sarwate & Chaudhuri Fig. 2: n = 1000 uniform points in [0, 1], eps = 0.1, 1000 runs. The
@@ -368,4 +373,65 @@ fn query_sensitivities_hold_over_neighbours() {
         }
     }
     assert_eq!(attained, [true; 4]);
+}
+
+/// The composed average's error under replace-one (the row count is exact there, so the error
+/// is the sum's noise over n): n (release - truth) follows Lap(C / (sum_share eps)) (KS at
+/// level 0.001), and the same draws reject 0.7x and 1.3x that scale. Its ledger spends the
+/// sum's share; the count's share records 0.
+#[test]
+fn composed_average_error_is_the_sums_laplace_over_n() {
+    let data = uniform(1000, "composed-ks");
+    let (eps, share, runs) = (1.0, 0.5, 20_000);
+    let mut streams = Streams::new(11);
+    let scaled: Vec<f64> = (0..runs)
+        .map(|_| {
+            let mut l = Ledger::new(Relation::ReplaceOne);
+            let r = release::composed_average(&data, eps, share, &mut streams, &mut l).unwrap();
+            assert!((l.total_epsilon() - eps * share).abs() < 1e-15);
+            assert!(l.is_private_within(Some(eps)));
+            1000.0 * (r.value - r.truth)
+        })
+        .collect();
+    let b = 1.0 / (share * eps);
+    let crit = ks_crit(runs);
+    assert!(ks_statistic(&scaled, |x| laplace_cdf(b, x)) < crit);
+    for wrong in [0.7, 1.3] {
+        assert!(
+            ks_statistic(&scaled, |x| laplace_cdf(wrong * b, x)) > crit,
+            "{wrong}"
+        );
+    }
+}
+
+/// The classic Gaussian's draws follow N(0, sigma^2) with sigma = sqrt(2 ln(1.25/delta)) / eps
+/// (KS at level 0.001), and the same draws reject 0.7 sigma and 1.3 sigma (the analytic
+/// calibration has the same test in `privacy::gaussian`).
+#[test]
+fn classic_gaussian_release_follows_its_normal() {
+    use epsilab::privacy::gaussian::Gaussian;
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let data = uniform(100, "gauss-ks");
+    let g = Gaussian::classic(1.0, 0.5, 1e-5, AR).unwrap();
+    let sigma = (2.0 * (1.25f64 / 1e-5).ln()).sqrt() / 0.5;
+    assert!((g.sigma() - sigma).abs() < 1e-12);
+    let mut streams = Streams::new(12);
+    let runs = 20_000;
+    let errors: Vec<f64> = (0..runs)
+        .map(|_| {
+            let mut l = Ledger::new(AR);
+            let q = Query::Count(Predicate::AtLeast(0.5));
+            let r = release::gaussian("count", q, &data, g, &mut streams, &mut l).unwrap();
+            r.value - r.truth
+        })
+        .collect();
+    let cdf = |s: f64| {
+        let d = Normal::new(0.0, s).unwrap();
+        move |x: f64| d.cdf(x)
+    };
+    let crit = ks_crit(runs);
+    assert!(ks_statistic(&errors, cdf(sigma)) < crit);
+    for wrong in [0.7, 1.3] {
+        assert!(ks_statistic(&errors, cdf(wrong * sigma)) > crit, "{wrong}");
+    }
 }

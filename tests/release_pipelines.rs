@@ -240,3 +240,59 @@ fn attacks_record_success_and_the_exact_attack_always_wins() {
         "every answer is recorded: {spent}"
     );
 }
+
+/// Randomized response as a release (`release = "randomized_response"`): the debiased share's
+/// error has sd 1 / (2 sinh(eps/2) sqrt(n)); the sample variance of 4000 trials has relative
+/// sd sqrt(2/3999) = 2.2% (the error is a scaled binomial, near normal at n = 400), so |z| <
+/// 4.42 (level 1e-5) and a ±30% sd gives |z| > 10. Each trial's ledger is one entry of eps
+/// (parallel composition over the respondents); add/remove and a non-0/1 column are refused.
+#[test]
+fn randomized_response_release_has_the_stated_spread_and_ledger() {
+    let entry = find(RELEASES, "randomized_response").unwrap();
+    let params = (entry.parse)(toml::from_str("below = 0.3").unwrap()).unwrap();
+    let values: Vec<f64> = (0..400).map(|i| i as f64 / 400.0).collect();
+    let (eps, trials) = (1.0, 4000u64);
+    let errors: Vec<f64> = (0..trials)
+        .map(|seed| {
+            let mut log = TrialLog::with_relation(seed, Relation::ReplaceOne);
+            let input = ReleaseInput {
+                values: &values,
+                epsilon: Some(eps),
+            };
+            params.run(&input, &mut log).unwrap();
+            assert_eq!(log.ledger.entries.len(), 1);
+            assert_eq!(log.ledger.total_epsilon(), eps);
+            assert_eq!(log.metrics["truth"], 0.3);
+            log.metrics["release"] - log.metrics["truth"]
+        })
+        .collect();
+    let sd = 1.0 / (2.0 * (eps / 2.0).sinh() * 20.0);
+    let var = errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64;
+    let se = (2.0 / (errors.len() as f64 - 1.0)).sqrt();
+    let z = |s: f64| (var / (s * s) - 1.0) / se;
+    assert!(z(sd).abs() < 4.42, "z = {}", z(sd));
+    assert!(z(1.3 * sd).abs() > 4.42 && z(0.7 * sd).abs() > 4.42);
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    assert!(
+        mean.abs() < 4.42 * sd / (errors.len() as f64).sqrt(),
+        "biased: {mean}"
+    );
+
+    let input = ReleaseInput {
+        values: &values,
+        epsilon: Some(eps),
+    };
+    let e = params.run(&input, &mut TrialLog::new(1)).unwrap_err();
+    assert!(e.to_string().contains("replace_one"), "{e}");
+    let plain = (entry.parse)(toml::Table::new()).unwrap();
+    let mut log = TrialLog::with_relation(1, Relation::ReplaceOne);
+    let e = plain.run(&input, &mut log).unwrap_err();
+    assert!(e.to_string().contains("0/1 column"), "{e}");
+    let bits = [0.0, 1.0, 1.0, 0.0];
+    let input = ReleaseInput {
+        values: &bits,
+        epsilon: Some(eps),
+    };
+    plain.run(&input, &mut log).unwrap();
+    assert_eq!(log.metrics["truth"], 0.5);
+}

@@ -12,14 +12,26 @@
 //!   `randomized_response_keep_coin`: the coin version with heads probability e^eps / (1 + e^eps)
 //!   (the truth probability used as the coin's bias), truthful with probability 7/8: ln 7.
 //!
+//! * `gaussian_classic`, `gaussian_analytic` (count, replace-one, eps = 0.9, delta = 1e-5): X's
+//!   count is 0, X''s is 1 (sensitivity 1). An (eps, delta) mechanism may exceed e^eps only on
+//!   events of mass about delta; the held-out half (10^4 runs) cannot see events that rare, so
+//!   a correct row's bound stays below the claim. Mutant `gaussian_budget_not_split`: the
+//!   analytic sigma for 5 eps (one release's budget given to each of five releases), caught.
+//! * `composed_average` (replace-one, eps = 1, sum_share 1/2; the row count is exact there):
+//!   X = ten 0s, X' = nine 0s and a 1, bounds [0, 1]. Mutant `composed_average_exact_sum`: the
+//!   sum released without noise, so X's average is exactly 0 and X''s is 0.1.
+//!
 //! Statistic: the release (the answer bit for randomized response).
 
 use super::{Auditable, Claim, Side, with_charge};
+use crate::privacy::Ledger;
 use crate::privacy::Relation;
 use crate::privacy::exponential_median::ExponentialQuantile;
+use crate::privacy::gaussian::Gaussian;
 use crate::privacy::randomized_response::{RandomizedResponse, truth_probability};
 use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, local_sensitivity_at};
-use crate::rng::Rng;
+use crate::release::{self, Bounds, Clamped, Predicate, Query};
+use crate::rng::{Rng, Streams};
 use rand::Rng as _;
 
 /// The release-layer audits, in report order: each correct row, then its mutant.
@@ -33,6 +45,9 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         "data in [0, 1]: X = {0, .5, .5, .5, 1}, X' = {0, .5, .5, 1, 1}; statistic: the release";
     let rr = "one respondent: bit 0 (X) vs bit 1 (X'), eps = ln 3; statistic: the answer";
     let ln3 = 3f64.ln();
+    let gauss = "a count of 0 (X) vs 1 (X'), sensitivity 1, delta = 1e-5; statistic: the release";
+    let composed =
+        "data in [0, 1]: X = ten 0s, X' = nine 0s and a 1; statistic: the released average";
     vec![
         Box::new(ExpMedian(row("exponential_median", EPS, median))),
         Box::new(ExpMedian(
@@ -45,6 +60,22 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(Rr(row("randomized_response", ln3, rr))),
         Box::new(Rr(
             row("randomized_response_keep_coin", ln3, rr).mutant(true)
+        )),
+        Box::new(GaussianCount(
+            row("gaussian_classic", GAUSS_EPS, gauss),
+            Calib::Classic,
+        )),
+        Box::new(GaussianCount(
+            row("gaussian_analytic", GAUSS_EPS, gauss),
+            Calib::Analytic,
+        )),
+        Box::new(GaussianCount(
+            row("gaussian_budget_not_split", GAUSS_EPS, gauss).mutant(true),
+            Calib::Analytic,
+        )),
+        Box::new(Composed(row("composed_average", EPS, composed))),
+        Box::new(Composed(
+            row("composed_average_exact_sum", EPS, composed).mutant(true),
         )),
     ]
 }
@@ -112,6 +143,74 @@ impl Auditable for Rr {
             with_charge("randomized response", rr, |c| c.respond(bit, rng))
         };
         f64::from(u8::from(answer))
+    }
+}
+
+/// Which Gaussian calibration a row audits.
+#[derive(Clone, Copy)]
+pub enum Calib {
+    Classic,
+    Analytic,
+}
+
+/// A count of 0 (X) or 1 (X') through the Gaussian release (the mutant: the analytic sigma
+/// for 5 eps).
+pub struct GaussianCount(Claim, Calib);
+
+/// The Gaussian audits' epsilon (the classic calibration needs eps < 1).
+const GAUSS_EPS: f64 = 0.9;
+
+impl Auditable for GaussianCount {
+    fn claim(&self) -> Claim {
+        self.0
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let data = Clamped::new(side.pick(&[0.0], &[1.0]), unit()).expect("valid");
+        let r = Relation::ReplaceOne;
+        let eps = if self.0.mutant {
+            5.0 * GAUSS_EPS
+        } else {
+            GAUSS_EPS
+        };
+        let g = match self.1 {
+            Calib::Classic => Gaussian::classic(1.0, eps, 1e-5, r),
+            Calib::Analytic => Gaussian::analytic(1.0, eps, 1e-5, r),
+        }
+        .expect("valid");
+        let query = Query::Count(Predicate::AtLeast(0.5));
+        let mut streams = Streams::new(rng.r#gen());
+        release::gaussian("count", query, &data, g, &mut streams, &mut Ledger::new(r))
+            .expect("same relation")
+            .value
+    }
+}
+
+fn unit() -> Bounds {
+    Bounds { lo: 0.0, hi: 1.0 }
+}
+
+/// The composed average (noisy sum / row count) on a replace-one pair (the mutant: the sum
+/// released without noise).
+pub struct Composed(Claim);
+
+impl Auditable for Composed {
+    fn claim(&self) -> Claim {
+        self.0
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let mut xs = [0.0; 10];
+        if side == Side::XPrime {
+            xs[9] = 1.0;
+        }
+        if self.0.mutant {
+            return xs.iter().sum::<f64>() / xs.len() as f64;
+        }
+        let data = Clamped::new(&xs, unit()).expect("valid");
+        let mut streams = Streams::new(rng.r#gen());
+        let mut ledger = Ledger::new(Relation::ReplaceOne);
+        release::composed_average(&data, EPS, 0.5, &mut streams, &mut ledger)
+            .expect("valid")
+            .value
     }
 }
 

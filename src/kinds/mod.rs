@@ -17,6 +17,7 @@ pub mod majority;
 pub mod naive_bayes;
 pub mod release;
 pub mod select;
+pub mod survey;
 pub mod variant;
 
 use crate::error::{Error, Result};
@@ -68,6 +69,7 @@ pub const RELEASES: &[Registered<dyn ReleaseKind>] = &[
     release_kind::<release::GlobalMedian>(),
     release_kind::<release::ComposedAverage>(),
     release_kind::<release::Histogram>(),
+    release_kind::<survey::Survey>(),
     release_kind::<release::PNormSamples>(),
     release_kind::<release::Composition>(),
 ];

@@ -47,7 +47,7 @@ fn check_p(p: Option<f64>) -> std::result::Result<(), Refusal> {
     }
 }
 
-fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
+pub(super) fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
     eps.filter(|e| e.is_finite() && *e > 0.0)
         .ok_or_else(|| Error::param("epsilon", format!("release `{name}` needs an epsilon > 0")))
 }
@@ -80,11 +80,35 @@ fn record_unclamped(query: Query, input: &ReleaseInput, r: Release, log: &mut Tr
 }
 
 /// Records `release`, `truth`, `abs_error` and the signed `error`.
-fn record(r: Release, log: &mut TrialLog) {
+pub(super) fn record(r: Release, log: &mut TrialLog) {
     log.metrics.insert("error".into(), r.value - r.truth);
     log.metrics.insert("release".into(), r.value);
     log.metrics.insert("truth".into(), r.truth);
     log.metrics.insert("abs_error".into(), r.abs_error());
+}
+
+/// The predicate `at_least` <= x < `below` (an absent end is unbounded).
+pub(super) fn predicate(at_least: Option<f64>, below: Option<f64>) -> Predicate {
+    match (at_least, below) {
+        (Some(a), Some(b)) => Predicate::InRange(a, b),
+        (Some(a), None) => Predicate::AtLeast(a),
+        (None, Some(b)) => Predicate::Below(b),
+        (None, None) => Predicate::AtLeast(f64::NEG_INFINITY),
+    }
+}
+
+/// Refuses a predicate range with `below` <= `at_least`.
+pub(super) fn check_range(
+    at_least: Option<f64>,
+    below: Option<f64>,
+) -> std::result::Result<(), Refusal> {
+    match (at_least, below) {
+        (Some(a), Some(b)) if a >= b => Err(refuse(
+            "below",
+            format!("must exceed `at_least` ({a}), got {b}"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// An additive-noise release of a scalar query: `laplace` (`GAUSSIAN = false`) or `gaussian`.
@@ -146,12 +170,7 @@ impl Described for Additive<true> {
 impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
     fn query(&self) -> Query {
         match self.query {
-            QueryName::Count => Query::Count(match (self.at_least, self.below) {
-                (Some(a), Some(b)) => Predicate::InRange(a, b),
-                (Some(a), None) => Predicate::AtLeast(a),
-                (None, Some(b)) => Predicate::Below(b),
-                (None, None) => Predicate::AtLeast(f64::NEG_INFINITY),
-            }),
+            QueryName::Count => Query::Count(predicate(self.at_least, self.below)),
             QueryName::Sum => Query::Sum,
             QueryName::Mean => Query::Mean,
             QueryName::DirectAverage => Query::DirectAverage,
@@ -185,14 +204,7 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
                 }
             }
         }
-        if let (Some(a), Some(b)) = (self.at_least, self.below)
-            && a >= b
-        {
-            return Err(refuse(
-                "below",
-                format!("must exceed `at_least` ({a}), got {b}"),
-            ));
-        }
+        check_range(self.at_least, self.below)?;
         for (field, v) in [("tolerance", self.tolerance), ("within", self.within)] {
             if let Some(t) = v
                 && !(t.is_finite() && t > 0.0)
@@ -251,6 +263,14 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
         };
         record(r, log);
         record_unclamped(query, input, r, log);
+        if GAUSSIAN {
+            // E|N(0, sigma^2)| = sigma sqrt(2 / pi), beside the observed abs_error.
+            log.metrics.insert("sigma".into(), sigma);
+            log.metrics.insert(
+                "abs_error_analytic".into(),
+                sigma * (2.0 / std::f64::consts::PI).sqrt(),
+            );
+        }
         let t = self
             .tolerance
             .map(|tol| tol * r.truth.abs())

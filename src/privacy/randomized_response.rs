@@ -7,7 +7,10 @@
 //!   version (flip a coin; heads: answer truthfully; tails: flip again and answer "yes" on heads)
 //!   answers truthfully with probability 1/2 + 1/4 = 3/4, i.e. eps = ln 3.
 //! * Measure: pure eps-DP per answer. Every answer is a release of its own: the mechanism is
-//!   charged per draw, so a ledger [`Charge`] that drew k answers records k eps.
+//!   charged per draw, so a ledger [`Charge`] that drew k answers records k eps. A survey
+//!   (one answer from each of n respondents, [`Charge::survey`]) records eps once: each answer
+//!   is about a different row (parallel composition).
+//! * Epsilon statement: eps = ln(p / (1 - p)) for truth probability p (ln 3 at p = 3/4).
 //! * Proof sketch: P(answer a | b) / P(answer a | 1 - b) is p / (1 - p) = e^eps or its inverse.
 //!   k answers of the same bit with fresh coins compose sequentially to k eps (k ln 3 for the
 //!   coin version), which the majority-vote attack exploits (`release::attacks`).
@@ -29,11 +32,38 @@ pub struct RandomizedResponse {
 }
 
 impl Charge<'_, RandomizedResponse> {
-    /// One answer about `bit` (recorded: the step's epsilon grows by eps per answer).
+    /// One answer about `bit` (recorded: the step's epsilon grows by eps per answer): a
+    /// survey of one respondent.
     #[inline]
     pub fn respond<R: Rng + ?Sized>(&mut self, bit: bool, rng: &mut R) -> bool {
+        self.survey([bit], rng) == 1
+    }
+
+    /// One answer from each respondent of `bits` (the local model), returning how many
+    /// answered "yes". Each answer is about a different row and is eps-DP for it, so the
+    /// survey is eps-DP by parallel composition: it records eps once, whatever the number of
+    /// respondents; asking again through the same handle records eps more.
+    pub fn survey<R: Rng + ?Sized>(
+        &mut self,
+        bits: impl IntoIterator<Item = bool>,
+        rng: &mut R,
+    ) -> usize {
         self.count_draw();
-        self.mechanism.answer(bit, rng)
+        bits.into_iter()
+            .filter(|&b| self.mechanism.answer(b, rng))
+            .count()
+    }
+
+    /// [`Self::survey`] keeping every answer (input perturbation's noisy labels).
+    pub fn survey_answers<R: Rng + ?Sized>(
+        &mut self,
+        bits: impl IntoIterator<Item = bool>,
+        rng: &mut R,
+    ) -> Vec<bool> {
+        self.count_draw();
+        bits.into_iter()
+            .map(|b| self.mechanism.answer(b, rng))
+            .collect()
     }
 }
 

@@ -7,7 +7,7 @@
 //! * This module: releases through the mechanisms — Laplace on any scalar query, the
 //!   composed average (noisy sum / noisy count with a declared budget split), the
 //!   exponential-mechanism quantile, the smooth- and global-sensitivity medians, a Laplace
-//!   histogram. Each release draws every mechanism call from its own labelled stream and
+//!   histogram, randomized response in the local model. Each release draws every mechanism call from its own labelled stream and
 //!   records the step (and the clamping) in the ledger.
 //! * [`composition`]: basic vs advanced composition as an analytic series.
 //! * [`attacks`]: adversaries that consume releases and output a guess (differencing,
@@ -20,6 +20,7 @@ pub mod query;
 use crate::error::{Error, Result};
 use crate::privacy::exponential_median::ExponentialQuantile;
 use crate::privacy::gaussian::Gaussian;
+use crate::privacy::randomized_response::RandomizedResponse;
 use crate::privacy::repeated_laplace::RepeatedLaplace;
 use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, median_rank};
 use crate::privacy::{Laplace, Ledger, Mechanism};
@@ -255,4 +256,40 @@ pub fn histogram(
     let mut charge = ledger.charge("histogram", "laplace", noise)?;
     let noisy = exact.iter().map(|c| c + charge.sample(&mut rng)).collect();
     Ok((noisy, exact))
+}
+
+/// Randomized response in the local model (Warner 1965): each row answers "is my bit 1?" once
+/// through `rr` (one survey: eps by parallel composition, replace-one), and the curator
+/// debiases the share of "yes" answers, E[yes] = (1 - p) + (2p - 1) pi. Returns the estimate
+/// of the share pi beside the true share; recorded as `name`.
+pub fn randomized_response(
+    name: &str,
+    bits: &[bool],
+    rr: RandomizedResponse,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<Release> {
+    if bits.is_empty() {
+        return Err(Error::param(
+            "data",
+            "randomized response needs respondents",
+        ));
+    }
+    let n = bits.len() as f64;
+    let truth = bits.iter().filter(|&&b| b).count() as f64 / n;
+    let yes = ledger
+        .charge(name, "randomized response (one answer per row)", rr)?
+        .survey(bits.iter().copied(), &mut streams.stream(name));
+    Ok(Release {
+        value: rr.debias(yes as f64 / n),
+        truth,
+    })
+}
+
+/// The standard deviation of [`randomized_response`]'s estimate around the true share of n
+/// respondents: each answer is a Bernoulli with variance p (1 - p) whatever the bit, so
+/// sd = sqrt(p (1 - p) / n) / (2p - 1) = 1 / (2 sinh(eps / 2) sqrt(n)).
+pub fn randomized_response_sd(rr: RandomizedResponse, n: usize) -> f64 {
+    let p = rr.p_truth();
+    (p * (1.0 - p) / n as f64).sqrt() / (2.0 * p - 1.0)
 }

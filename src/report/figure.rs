@@ -533,6 +533,10 @@ impl Figure {
                     };
                     if curve {
                         let all: Vec<Vec<(f64, f64, bool)>> = rs.iter().map(|r| xy(r)).collect();
+                        // A pipeline that records no such vector (a release beside an attack).
+                        if all.iter().all(Vec::is_empty) {
+                            continue;
+                        }
                         series.push(curve_series(&label, tag, i, &all, loglog));
                         continue;
                     }

@@ -7,10 +7,12 @@ pub mod ablation;
 pub mod figure;
 pub mod html;
 pub mod pgf;
+pub mod ratio;
 pub mod reproduction;
 pub mod slope;
 pub mod table;
 pub mod verdict;
+pub mod view;
 
 use crate::error::{Error, Result};
 use crate::spec::{FigureKind, Format, ReportKind, Spec};
@@ -369,6 +371,7 @@ pub fn write_formats(
             figures = metric_figures(spec, &records, &summaries, &base, &titles, &verdicts);
         }
     }
+    figures.extend(view::figures(spec, &records, &titles));
     for (fig, stem) in &figures {
         files.extend(fig.save(dir, stem, formats)?);
     }

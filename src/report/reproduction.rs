@@ -345,7 +345,7 @@ fn cell_where(c: &PaperCell, spec: &Spec) -> String {
 }
 
 fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
-    if v.cells.is_empty() && v.claims.is_empty() && v.slopes.is_empty() {
+    if v.tally().1 == 0 {
         let _ = writeln!(
             out,
             "**Verdict:** no published numbers to compare (the thesis shows this figure qualitatively).\n"
@@ -416,8 +416,8 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
                 .map_or(String::new(), |n| format!(". Likely reason: {n}"))
         );
     }
-    let axis = super::axis_symbol(spec.report.x.as_deref().unwrap_or("x"));
     for (c, sv) in &v.slopes {
+        let axis = super::axis_symbol(super::slope::slope_axis(spec, c));
         let _ = writeln!(
             out,
             "- {} — **{}**{}",
@@ -428,6 +428,9 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
                 .filter(|_| !matches!(sv, super::slope::SlopeVerdict::Holds { .. }))
                 .map_or(String::new(), |n| format!(". Likely reason: {n}"))
         );
+    }
+    for (c, rv) in &v.ratios {
+        let _ = writeln!(out, "- {}", super::ratio::describe_ratio(spec, c, rv));
     }
     out.push('\n');
 }

@@ -1,5 +1,5 @@
 //! Scaling-law verdicts (`[[paper.slope]]`): a least-squares fit of log10(metric) on log10(x)
-//! over every stored trial, its 95% interval (Student t on n − 2 degrees of freedom) and,
+//! (the report's axis, or the law's own `x`) over every stored trial, its 95% interval (Student t on n − 2 degrees of freedom) and,
 //! optionally, where it crosses the fitted line of another metric of the same trials.
 
 use super::verdict::{metric_value, params_match};
@@ -78,7 +78,7 @@ pub fn fit_loglog(points: &[(f64, f64)]) -> Option<LogLogFit> {
 }
 
 fn points(spec: &Spec, records: &[TrialRecord], c: &PaperSlope, metric: &str) -> Vec<(f64, f64)> {
-    let axis = spec.report.x.as_deref().unwrap_or("x");
+    let axis = slope_axis(spec, c);
     let in_range = |x: f64| c.x_min.is_none_or(|m| x >= m) && c.x_max.is_none_or(|m| x <= m);
     records
         .iter()
@@ -91,6 +91,11 @@ fn points(spec: &Spec, records: &[TrialRecord], c: &PaperSlope, metric: &str) ->
         })
         .filter(|(x, _)| in_range(*x))
         .collect()
+}
+
+/// The grid axis a law is fitted against: its own `x`, else the report's.
+pub fn slope_axis<'a>(spec: &'a Spec, c: &'a PaperSlope) -> &'a str {
+    c.x.as_deref().or(spec.report.x.as_deref()).unwrap_or("x")
 }
 
 /// Fits the law and, with `crossover`, where it meets the other metric's line.

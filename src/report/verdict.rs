@@ -6,10 +6,11 @@
 //! x values where both series exist is >= `margin`; a series without the x axis (a reference
 //! line) counts at every x.
 
+use super::ratio::{RatioVerdict, ratio_verdict};
 use super::slope::{SlopeVerdict, slope_verdict};
 use super::table::{Reading, SampleComplexityRow};
 use super::{is_accuracy, x_position, x_text};
-use crate::spec::{PaperCell, PaperClaim, PaperSlope, Spec};
+use crate::spec::{PaperCell, PaperClaim, PaperRatio, PaperSlope, Spec};
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
 use serde_json::Value;
@@ -76,6 +77,7 @@ pub struct Verdicts<'a> {
     pub cells: Vec<(&'a PaperCell, CellVerdict)>,
     pub claims: Vec<(&'a PaperClaim, ClaimVerdict)>,
     pub slopes: Vec<(&'a PaperSlope, SlopeVerdict)>,
+    pub ratios: Vec<(&'a PaperRatio, RatioVerdict)>,
 }
 
 impl Verdicts<'_> {
@@ -95,8 +97,10 @@ impl Verdicts<'_> {
                 .slopes
                 .iter()
                 .filter(|(_, v)| matches!(v, SlopeVerdict::Holds { .. }))
-                .count();
-        (ok, self.cells.len() + self.claims.len() + self.slopes.len())
+                .count()
+            + self.ratios.iter().filter(|(_, v)| v.holds()).count();
+        let total = self.cells.len() + self.claims.len() + self.slopes.len() + self.ratios.len();
+        (ok, total)
     }
 }
 
@@ -120,6 +124,12 @@ pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Verdicts<'a> {
             .slope
             .iter()
             .map(|c| (c, slope_verdict(spec, records, c)))
+            .collect(),
+        ratios: spec
+            .paper
+            .ratio
+            .iter()
+            .map(|c| (c, ratio_verdict(spec, records, c)))
             .collect(),
     }
 }

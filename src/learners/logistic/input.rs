@@ -24,47 +24,9 @@ use super::loss::Loss;
 use super::mechanisms::check_unit_rows;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
-use crate::privacy::mechanism::{Charge, Mechanism, PrivacyMap};
-use crate::privacy::{L2Mechanism, Ledger, Relation, randomized_response::truth_probability};
+use crate::privacy::randomized_response::RandomizedResponse;
+use crate::privacy::{L2Mechanism, Ledger, Relation};
 use crate::rng::Rng;
-use rand::Rng as _;
-
-/// Randomized response on each example's own label, charged once: every example answers once
-/// about its own bit, so the answers compose in parallel (unlike
-/// `privacy::RandomizedResponse`, which charges every answer as a release about one bit).
-#[derive(Debug, Clone, Copy)]
-pub struct LabelResponse {
-    map: PrivacyMap,
-}
-
-impl LabelResponse {
-    pub fn new(epsilon: f64) -> Result<Self> {
-        Ok(LabelResponse {
-            map: PrivacyMap::pure(1.0, epsilon, Relation::ReplaceOne)?,
-        })
-    }
-}
-
-impl Mechanism for LabelResponse {
-    fn privacy_map(&self) -> &PrivacyMap {
-        &self.map
-    }
-}
-
-/// The label noise: only through the ledger handle.
-pub trait RespondLabels {
-    /// ỹ for each y in {−1, +1}.
-    fn respond(&mut self, y: &[f64], rng: &mut Rng) -> Vec<f64>;
-}
-
-impl RespondLabels for Charge<'_, LabelResponse> {
-    fn respond(&mut self, y: &[f64], rng: &mut Rng) -> Vec<f64> {
-        let p = truth_probability(self.mechanism().map.epsilon);
-        y.iter()
-            .map(|&v| if rng.r#gen::<f64>() < p { v } else { -v })
-            .collect()
-    }
-}
 
 /// The released noisy rows (dense N × D) and labels, recorded in `ledger` as two entries.
 pub fn perturb_inputs(
@@ -100,13 +62,19 @@ pub fn perturb_inputs(
         let b = rows.sample(row.len(), rng);
         row.iter_mut().zip(&b).for_each(|(v, n)| *v += n);
     }
-    let yt = ledger
+    // Each example answers once about its own label: one survey, eps_y by parallel composition.
+    let bits: Vec<bool> = y.iter().map(|&v| v > 0.0).collect();
+    let answers = ledger
         .charge(
             "train",
             "randomized response on every label (input perturbation, labels)",
-            LabelResponse::new(eps_y)?,
+            RandomizedResponse::new(eps_y)?,
         )?
-        .respond(y, rng);
+        .survey_answers(bits, rng);
+    let yt = answers
+        .iter()
+        .map(|&b| if b { 1.0 } else { -1.0 })
+        .collect();
     Ok((x, yt))
 }
 
