@@ -757,14 +757,15 @@ mod tests {
 
     /// A dense design is keyed by its rows' content: the non-private cell and an output-
     /// perturbation cell on the same rows share one exact fit (same `shared` keys, and the
-    /// private cell's `w_distance` is measured from the non-private cell's model), while other
-    /// rows give another key.
+    /// private cell's `w_distance`, recorded when the spec shows it, is measured from the
+    /// non-private cell's model), while other rows give another key.
     #[test]
     fn dense_cells_on_the_same_rows_share_the_exact_fit() {
         let data = toy(3, 2_000, 10, 4);
         let train: Vec<u32> = (0..2_000).collect();
         let fit = |kind: LrKind, rows: &[u32]| {
             let mut log = TrialLog::new(7);
+            log.reference_fit = true;
             let c = LrConfig {
                 kind,
                 epsilon: Some(1.0),
