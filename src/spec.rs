@@ -486,19 +486,27 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// Whether any output of the spec shows `metric`: the report's metrics or histograms, a
-    /// published cell, claim or scaling law (and its crossover). Learners compute costly
-    /// optional metrics (`w_distance`, `sampling_error`: an extra non-private reference fit per
-    /// private trial) only when the spec shows them.
+    /// Whether any output of the spec shows `metric`: the report's metrics, histograms or extra
+    /// views, a published cell, claim, ratio or scaling law (and its crossover), or an ablation
+    /// hypothesis's reading. Learners compute costly optional metrics (`w_distance`,
+    /// `sampling_error`: an extra non-private reference fit per private trial) only when the
+    /// spec shows them.
     pub fn shows_metric(&self, metric: &str) -> bool {
         let r = &self.report;
         let p = &self.paper;
         r.metrics.iter().chain(&r.histograms).any(|m| m == metric)
+            || r.view.iter().flat_map(|v| &v.metrics).any(|m| m == metric)
             || p.cell.iter().any(|c| c.metric == metric)
             || p.claim.iter().any(|c| c.metric == metric)
+            || p.ratio.iter().any(|c| c.metric == metric)
             || p.slope
                 .iter()
                 .any(|s| s.metric == metric || s.crossover.as_deref() == Some(metric))
+            || self
+                .ablation
+                .iter()
+                .flat_map(|a| &a.hypothesis)
+                .any(|h| h.metric.as_deref() == Some(metric))
     }
 
     /// Reads, parses and validates a spec file.

@@ -524,3 +524,17 @@ fn release_and_attack_fields_are_validated() {
         assert!(e.contains(reason), "`{e}` should say {reason}");
     }
 }
+
+/// A metric named only in a `[[report.view]]` is shown, so the costly
+/// optional metrics behind it are recorded; a metric named nowhere is not.
+#[test]
+fn a_metric_named_only_in_a_view_is_shown() {
+    let view = format!(
+        "{GOOD}[[report.view]]\nname = \"w\"\nx = \"epsilon\"\nmetrics = [\"w_distance\"]\n"
+    );
+    let spec = Spec::parse(&view, Path::new("view.toml")).unwrap();
+    assert!(spec.shows_metric("w_distance"));
+    assert!(!spec.shows_metric("sampling_error"));
+    let plain = Spec::parse(GOOD, Path::new("ok.toml")).unwrap();
+    assert!(!plain.shows_metric("w_distance"));
+}
