@@ -86,3 +86,68 @@ pub(super) fn scatter_sums(
     }
     total
 }
+
+thread_local! {
+    /// Per-thread cursor per row for [`gram_upper`] (no allocation per Hessian once sized).
+    static CURSORS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Upper-triangle entries (in f64s) per block of [`gram_upper`]: the block's part of the
+/// Hessian stays in the 32 KiB L1 cache while the rows stream past.
+const GRAM_BLOCK_ENTRIES: usize = 2048;
+
+/// h[k d + l] += a_i for every pair k <= l of on-indices of source row rows[i], rows in
+/// order, where a_i = w[i] s_i s_i (rows with a_i = 0 skipped); returns sum_i a_i. The upper
+/// triangle is filled in blocks of parameter rows k (each entry in exactly one block, its
+/// terms in row order, so the same bits as one pass), each block a pass over the rows that
+/// resumes every row where the previous block left it. Needs d = n_cols and h of d x d.
+pub(super) fn gram_upper(
+    m: &BinaryMatrix,
+    rows: &[u32],
+    scale: &[f64],
+    w: &[f64],
+    h: &mut [f64],
+) -> f64 {
+    let d = m.n_cols();
+    assert!(h.len() == d * d && rows.len() >= w.len() && scale.len() >= w.len());
+    let total = w
+        .iter()
+        .zip(scale)
+        .map(|(&wi, &si)| wi * si * si)
+        .filter(|&a| a != 0.0)
+        .fold(0.0, |t, a| t + a);
+    CURSORS.with(|c| {
+        let mut cursor = c.borrow_mut();
+        cursor.clear();
+        cursor.resize(w.len(), 0);
+        let mut k0 = 0;
+        while k0 < d {
+            // Parameter rows k0..k1 hold about GRAM_BLOCK_ENTRIES upper-triangle entries.
+            let (mut k1, mut entries) = (k0, 0);
+            while k1 < d && (entries == 0 || entries + (d - k1) <= GRAM_BLOCK_ENTRIES) {
+                entries += d - k1;
+                k1 += 1;
+            }
+            for (((&wi, &si), &r), cur) in w.iter().zip(scale).zip(rows).zip(cursor.iter_mut()) {
+                let a = wi * si * si;
+                if a == 0.0 {
+                    continue;
+                }
+                let row = m.row(r as usize);
+                let mut p = *cur as usize;
+                while p < row.len() && (row[p] as usize) < k1 {
+                    let k = row[p] as usize;
+                    let hk = &mut h[k * d..(k + 1) * d];
+                    for &l in &row[p..] {
+                        // SAFETY: on-indices are < n_cols = d (BinaryMatrix invariant).
+                        unsafe { *hk.get_unchecked_mut(l as usize) += a };
+                    }
+                    p += 1;
+                }
+                *cur = p as u32;
+            }
+            k0 = k1;
+        }
+    });
+    total
+}
