@@ -552,20 +552,27 @@ impl<'a> Design<'a> {
             Source::Binary(m, enc) => {
                 // Upper triangle of sum_i a_i b_i b_i^T with a_i = w_i s_i^2. Its diagonal is
                 // u = sum_i a_i b_i (b_k^2 = b_k), which the +-1 encoding needs.
-                let n = w.len();
                 let mut total = 0.0;
-                if self.identity {
-                    assert_eq!(d, m.n_cols());
-                    total = csr::gram_upper(m, &self.rows[..n], &self.scale[..n], w, h);
-                }
-                let pairs = w.iter().zip(&self.scale[..n]).zip(&self.rows[..n]);
-                for ((&wi, &si), &r) in pairs.filter(|_| !self.identity) {
+                assert!(!self.identity || d == m.n_cols());
+                let n = w.len();
+                for ((&wi, &si), &r) in w.iter().zip(&self.scale[..n]).zip(&self.rows[..n]) {
                     let a = wi * si * si;
                     if a == 0.0 {
                         continue;
                     }
                     total += a;
-                    self.scatter_pairs(m.row(r as usize), a, h);
+                    let row = m.row(r as usize);
+                    if self.identity {
+                        for (p, &k) in row.iter().enumerate() {
+                            let hk = &mut h[k as usize * d..(k as usize + 1) * d];
+                            for &l in &row[p..] {
+                                // SAFETY: on-indices are < n_cols = d (BinaryMatrix invariant).
+                                unsafe { *hk.get_unchecked_mut(l as usize) += a };
+                            }
+                        }
+                    } else {
+                        self.scatter_pairs(row, a, h);
+                    }
                 }
                 if *enc == Encoding::PlusMinus {
                     // (2b - 1)(2b - 1)^T = 4 b b^T - 2 (b 1^T + 1 b^T) + 1 1^T; off-diagonal
@@ -801,6 +808,22 @@ mod tests {
         m
     }
 
+    /// n rows whose on-feature densities cycle through `density` (rows of every length).
+    fn varied_binary(
+        rng: &mut crate::rng::Rng,
+        n: usize,
+        d: usize,
+        density: [f64; 3],
+    ) -> BinaryMatrix {
+        let mut m = BinaryMatrix::new(d);
+        for i in 0..n {
+            let p = density[i % 3];
+            let ones: Vec<u32> = (0..d as u32).filter(|_| rng.r#gen::<f64>() < p).collect();
+            m.push_row(&ones);
+        }
+        m
+    }
+
     /// The CSR passes (`csr`) round exactly as the one-row loops: margins as `dot` row by
     /// row, X^T c as adding c_i x_i row after row, for all columns and for a permuted subset,
     /// both encodings, row counts with and without a remainder of four, rows of every length
@@ -810,12 +833,7 @@ mod tests {
     fn csr_passes_round_as_the_one_row_loops() {
         let mut rng = rng_from(&["csr-bits"]);
         let d = 23;
-        let mut m = BinaryMatrix::new(d);
-        for i in 0..101 {
-            let p = [0.05, 0.3, 0.9][i % 3];
-            let ones: Vec<u32> = (0..d as u32).filter(|_| rng.r#gen::<f64>() < p).collect();
-            m.push_row(&ones);
-        }
+        let m = varied_binary(&mut rng, 101, d, [0.05, 0.3, 0.9]);
         let mut wide = |n: usize| -> Vec<f64> {
             (0..n)
                 .map(|_| (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6)))
@@ -851,18 +869,13 @@ mod tests {
         }
     }
 
-    /// The Hessian filled block by block (`csr::gram_upper`; D = 100 spans three blocks)
-    /// rounds exactly as one pass adding each row's pairs in row order, zero weights skipped.
+    /// The Hessian's scatter (rows in order, each row's pairs into the upper triangle, zero
+    /// weights skipped) rounds exactly as the textbook loop, entry by entry.
     #[test]
-    fn blocked_gram_rounds_as_one_pass() {
+    fn gram_rounds_as_one_pass_over_the_rows() {
         let mut rng = rng_from(&["gram-bits"]);
         let d = 100;
-        let mut m = BinaryMatrix::new(d);
-        for i in 0..203 {
-            let p = [0.02, 0.1, 0.3][i % 3];
-            let ones: Vec<u32> = (0..d as u32).filter(|_| rng.r#gen::<f64>() < p).collect();
-            m.push_row(&ones);
-        }
+        let m = varied_binary(&mut rng, 203, d, [0.02, 0.1, 0.3]);
         let rows: Vec<u32> = (0..203).collect();
         let w: Vec<f64> = (0..203)
             .map(|i| {
