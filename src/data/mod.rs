@@ -74,6 +74,15 @@ impl BinaryMatrix {
         self.n_cols
     }
 
+    /// Rows `r[0..4]` side by side, for passes that keep four independent sums in flight:
+    /// their on-features and the length of their common prefix (see [`lockstep`]).
+    #[inline]
+    pub fn four_rows(&self, r: &[u32]) -> ([&[u32]; 4], usize) {
+        let rows: [&[u32]; 4] = std::array::from_fn(|q| self.row(r[q] as usize));
+        let len = rows.iter().map(|x| x.len()).min().unwrap_or(0);
+        (rows, len)
+    }
+
     /// The on-features of row `i`, ascending.
     #[inline]
     pub fn row(&self, i: usize) -> &[u32] {
@@ -256,4 +265,15 @@ impl Dataset {
         }
         n
     }
+}
+
+/// Position p of four rows at once for p below `len` (from [`BinaryMatrix::four_rows`]).
+#[inline]
+pub fn lockstep<'r>(r: [&'r [u32]; 4], len: usize) -> impl Iterator<Item = [u32; 4]> + 'r {
+    r[0][..len]
+        .iter()
+        .zip(&r[1][..len])
+        .zip(&r[2][..len])
+        .zip(&r[3][..len])
+        .map(|(((&a, &b), &c), &d)| [a, b, c, d])
 }

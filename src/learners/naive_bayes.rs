@@ -7,7 +7,7 @@
 
 use super::Classifier;
 use crate::counts::ClassCounts;
-use crate::data::{BinaryMatrix, Dataset};
+use crate::data::{BinaryMatrix, Dataset, lockstep};
 use crate::error::{Error, Result};
 use linfa::traits::PredictInplace;
 use ndarray::{Array1, Array2, ArrayBase, Data, Ix2};
@@ -154,18 +154,11 @@ impl BernoulliNb {
         let mut out = Vec::with_capacity(rows.len());
         let mut quads = rows.chunks_exact(4);
         for r4 in &mut quads {
-            let (r0, r1) = (x.row(r4[0] as usize), x.row(r4[1] as usize));
-            let (r2, r3) = (x.row(r4[2] as usize), x.row(r4[3] as usize));
-            let len = r0.len().min(r1.len()).min(r2.len()).min(r3.len());
+            let (r, len) = x.four_rows(r4);
             // Named accumulators, so they stay in registers.
             let (mut a0, mut a1, mut b0, mut b1) = (b.0, b.1, b.0, b.1);
             let (mut c0, mut c1, mut d0, mut d1) = (b.0, b.1, b.0, b.1);
-            let lockstep = r0[..len]
-                .iter()
-                .zip(&r1[..len])
-                .zip(&r2[..len])
-                .zip(&r3[..len]);
-            for (((&j0, &j1), &j2), &j3) in lockstep {
+            for [j0, j1, j2, j3] in lockstep(r, len) {
                 let (wa, wb, wc, wd) = (pair(j0), pair(j1), pair(j2), pair(j3));
                 a0 += wa.0;
                 a1 += wa.1;
@@ -176,10 +169,10 @@ impl BernoulliNb {
                 d0 += wd.0;
                 d1 += wd.1;
             }
-            out.push(finish(&r0[len..], (a0, a1)));
-            out.push(finish(&r1[len..], (b0, b1)));
-            out.push(finish(&r2[len..], (c0, c1)));
-            out.push(finish(&r3[len..], (d0, d1)));
+            out.push(finish(&r[0][len..], (a0, a1)));
+            out.push(finish(&r[1][len..], (b0, b1)));
+            out.push(finish(&r[2][len..], (c0, c1)));
+            out.push(finish(&r[3][len..], (d0, d1)));
         }
         for &i in quads.remainder() {
             out.push(finish(x.row(i as usize), b));
