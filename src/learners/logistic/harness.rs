@@ -9,10 +9,14 @@ use super::loss::Loss;
 use super::mechanisms::objective_branch_for;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
 use super::select::{
-    LAMBDA_GRID, Starts, cross_validate_lambda, cross_validate_with, private_select_lambda,
+    LAMBDA_GRID, Starts, cross_validate_lambda, cross_validate_path, cross_validate_with,
+    private_select_lambda,
 };
 use super::solver::{Objective, SolverSettings};
-use super::{LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLrMethod};
+use super::{
+    LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLogisticValidParams,
+    PrivateLrMethod,
+};
 use crate::data::{Dataset, Features, PublicBounds};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
@@ -225,6 +229,24 @@ impl LrConfig {
                             &self.settings,
                             Starts::Warm,
                             &mut rng,
+                        )
+                    } else if let LrKind::Private(method) = self.kind
+                        && method.warm_cv_pays()
+                    {
+                        // Noise first (the committed draws), then the exact fold fits along
+                        // the lambda path with warm starts.
+                        cross_validate_path(
+                            design,
+                            &y,
+                            &LAMBDA_GRID,
+                            CV_FOLDS,
+                            &mut rng,
+                            |d, yy, l, rng| {
+                                let p = self.private_params(method, l)?;
+                                let noise = p.draw(d, yy, rng, &mut log.ledger.scratch())?;
+                                Ok((p, noise))
+                            },
+                            |d, yy, _, (p, noise), start| p.fit_drawn(d, yy, noise, start),
                         )
                     } else {
                         cross_validate_with(
@@ -529,11 +551,21 @@ impl LrConfig {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<LogisticModel> {
-        let p = PrivateLogisticParams::new(method, self.train_epsilon()?, lambda)
-            .settings(self.settings)
-            .loss(self.loss)
-            .check()?;
+        let p = self.private_params(method, lambda)?;
         Ok(p.fit_design(design, y, rng, ledger)?.model)
+    }
+
+    fn private_params(
+        &self,
+        method: PrivateLrMethod,
+        lambda: f64,
+    ) -> Result<PrivateLogisticValidParams> {
+        Ok(
+            PrivateLogisticParams::new(method, self.train_epsilon()?, lambda)
+                .settings(self.settings)
+                .loss(self.loss)
+                .check()?,
+        )
     }
 }
 

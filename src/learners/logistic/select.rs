@@ -49,18 +49,68 @@ pub fn cross_validate_lambda(
     starts: Starts,
     rng: &mut Rng,
 ) -> Result<LambdaChoice> {
+    cross_validate_path(
+        design,
+        y,
+        grid,
+        folds,
+        rng,
+        |_, _, _, _| Ok(()),
+        |d, yy, lambda, (), start| {
+            let start = start.filter(|_| starts == Starts::Warm);
+            let (t, _) = Objective::regularised(d, yy, lambda).minimise_from(settings, start);
+            (t.clone(), t)
+        },
+    )
+}
+
+/// k-fold cross-validation of a learner whose randomness can be drawn before its fit (output
+/// and objective perturbation: the noise vector depends on lambda, N and eps, not on the
+/// minimiser). `draw(fold design, labels, lambda, rng)` takes each fit's noise from `rng` in
+/// [`cross_validate_with`]'s order (lambda outer, fold inner), so the draws are the same; then
+/// each fold walks the grid from the largest lambda down, `solve(.., noise, start)` returning
+/// (the minimiser to warm-start the next, smaller lambda from, the released theta scored on
+/// the validation rows). The start only moves the minimiser within the solver tolerance (the
+/// tolerance is relative to grad F(0)), so the scores are those of cold starts. NOT private.
+pub fn cross_validate_path<N, D, S>(
+    design: &Design,
+    y: &[f64],
+    grid: &[f64],
+    folds: usize,
+    rng: &mut Rng,
+    mut draw: D,
+    mut solve: S,
+) -> Result<LambdaChoice>
+where
+    D: FnMut(&Design, &[f64], f64, &mut Rng) -> Result<N>,
+    S: FnMut(&Design, &[f64], f64, &N, Option<&[f64]>) -> (Vec<f64>, Vec<f64>),
+{
     let n = design.n_rows();
     let perm = fold_permutation(n, grid, folds, rng)?;
+    let fold_data = fold_designs(design, y, &perm, folds);
+    let mut noise: Vec<Vec<N>> = Vec::with_capacity(grid.len());
+    for &lambda in grid {
+        let per_fold = fold_data
+            .iter()
+            .map(|f| draw(&f.train, &f.y_train, lambda, rng))
+            .collect::<Result<Vec<N>>>()?;
+        noise.push(per_fold);
+    }
     let mut hits = vec![0usize; grid.len()];
     let mut order: Vec<usize> = (0..grid.len()).collect();
     order.sort_by(|&a, &b| grid[b].total_cmp(&grid[a]));
-    for f in fold_designs(design, y, &perm, folds) {
-        let mut theta: Option<Vec<f64>> = None;
+    for (k, f) in fold_data.iter().enumerate() {
+        let mut start: Option<Vec<f64>> = None;
         for &g in &order {
-            let obj = Objective::regularised(&f.train, &f.y_train, grid[g]);
-            let (t, _) = obj.minimise_from(settings, theta.as_deref());
-            hits[g] += correct(&t, &f.valid, &f.y_valid);
-            theta = (starts == Starts::Warm).then_some(t);
+            let (t, released) = solve(
+                &f.train,
+                &f.y_train,
+                grid[g],
+                &noise[g][k],
+                start.as_deref(),
+            );
+            hits[g] += correct(&released, &f.valid, &f.y_valid);
+            start = Some(t);
         }
     }
     Ok(best_of(
