@@ -17,6 +17,7 @@
 //! `Array2<f64>` with `usize` targets in {0, 1} → [`LogisticModel`] → `PredictInplace`.
 //! Harness fast paths: `fit_design` on a [`Design`] with an `&mut Rng` and `&mut Ledger`.
 
+mod csr;
 pub mod design;
 pub mod dp_sgd;
 pub mod ensemble;
