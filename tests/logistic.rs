@@ -781,6 +781,13 @@ fn warm_cross_validation_matches_the_cold_loop() {
     assert_eq!(r0.r#gen::<u64>(), r1.r#gen::<u64>());
 }
 
+/// Every row of `data`, thesis-scaled, and its labels in {-1, +1}.
+fn thesis_design_of_all_rows(data: &Dataset) -> (Design<'_>, Vec<f64>) {
+    let rows: Vec<u32> = (0..data.n_rows() as u32).collect();
+    let y = labels_pm1(data, &rows).unwrap();
+    (thesis_binary(data, &rows, None, true).unwrap().0, y)
+}
+
 /// The private cross-validation of T4.2 and F4.2 draws every fold's noise first (in the
 /// order lambda outer, fold inner) and then fits each fold along the lambda path with warm
 /// starts: for output and objective perturbation it consumes exactly the draws of the cold loop
@@ -790,9 +797,7 @@ fn warm_cross_validation_matches_the_cold_loop() {
 fn private_cv_along_the_lambda_path_matches_the_cold_loop() {
     use epsilab::learners::logistic::select::{cross_validate_path, cross_validate_with};
     let data = binary_dataset(900, 30, 7, "cv-private-path");
-    let rows: Vec<u32> = (0..900).collect();
-    let y = labels_pm1(&data, &rows).unwrap();
-    let (des, _) = thesis_binary(&data, &rows, None, true).unwrap();
+    let (des, y) = thesis_design_of_all_rows(&data);
     for method in [PrivateLrMethod::Output, PrivateLrMethod::Objective] {
         let params = |l| PrivateLogisticParams::new(method, 2.0, l).check().unwrap();
         let cold = |rng: &mut Rng| {
@@ -820,9 +825,16 @@ fn private_cv_along_the_lambda_path_matches_the_cold_loop() {
         let (mut r0, mut r1) = (rng_from(&["cvp"]), rng_from(&["cvp"]));
         let (a, b) = (cold(&mut r0), path(&mut r1));
         assert_eq!(a, b, "{method:?}");
-        assert_eq!(r0.r#gen::<u64>(), r1.r#gen::<u64>(), "{method:?}: same draws");
+        assert_eq!(
+            r0.r#gen::<u64>(),
+            r1.r#gen::<u64>(),
+            "{method:?}: same draws"
+        );
         let other = path(&mut rng_from(&["cvp-other"]));
-        assert_ne!(a.scores, other.scores, "{method:?}: another stream, other folds and noise, other scores");
+        assert_ne!(
+            a.scores, other.scores,
+            "{method:?}: another stream, other folds and noise, other scores"
+        );
     }
 }
 

@@ -76,12 +76,8 @@ impl Problem<'_, '_> {
         crate::privacy::check_positive("lambda", self.lambda)
     }
 
-    /// Minimises `objective` for this problem's loss, to its settings.
-    pub fn solve(&self, objective: &Objective) -> (Vec<f64>, Convergence) {
-        self.solve_from(objective, None)
-    }
-
-    /// [`Self::solve`] from a warm start (see [`minimise_from`]).
+    /// Minimises `objective` for this problem's loss, to its settings, from `start` or 0
+    /// (see [`minimise_from`]).
     pub fn solve_from(
         &self,
         objective: &Objective,
@@ -123,7 +119,8 @@ pub fn output_perturbation_as(
 ) -> Result<(Vec<f64>, Convergence)> {
     let b = output_noise(&problem, epsilon, lambda_twice, rng, ledger)?;
     let (design, lambda) = (problem.design, problem.lambda);
-    let (mut theta, conv) = problem.solve(&Objective::regularised(design, problem.y, lambda));
+    let (mut theta, conv) =
+        problem.solve_from(&Objective::regularised(design, problem.y, lambda), None);
     theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
     Ok((theta, conv))
 }

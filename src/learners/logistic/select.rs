@@ -64,14 +64,14 @@ pub fn cross_validate_lambda(
     )
 }
 
-/// k-fold cross-validation of a learner whose randomness can be drawn before its fit (output
-/// and objective perturbation: the noise vector depends on lambda, N and eps, not on the
-/// minimiser). `draw(fold design, labels, lambda, rng)` takes each fit's noise from `rng` in
-/// [`cross_validate_with`]'s order (lambda outer, fold inner), so the draws are the same; then
-/// each fold walks the grid from the largest lambda down, `solve(.., noise, start)` returning
-/// (the minimiser to warm-start the next, smaller lambda from, the released theta scored on
-/// the validation rows). The start only moves the minimiser within the solver tolerance (the
-/// tolerance is relative to grad F(0)), so the scores are those of cold starts. NOT private.
+/// k-fold cross-validation in two passes, for learners whose randomness can be drawn before
+/// their fit (output perturbation: the noise vector depends on lambda, N and eps, not on the
+/// minimiser). `draw(fold design, labels, lambda, rng)` takes what each fit needs from `rng`,
+/// lambda outer, fold inner (the order of [`cross_validate_with`], whose `draw` is the whole
+/// fit); then each fold walks the grid from the largest lambda down, `solve(.., drawn, start)`
+/// returning (the minimiser to warm-start the next, smaller lambda from, the released theta
+/// scored on the validation rows). A start only moves the minimiser within the solver
+/// tolerance (relative to grad F(0)), so the scores are those of cold starts. NOT private.
 pub fn cross_validate_path<N, D, S>(
     design: &Design,
     y: &[f64],
@@ -187,32 +187,23 @@ fn best_of(scores: Vec<(f64, f64)>) -> LambdaChoice {
 }
 
 /// k-fold cross-validation of any learner over `grid`: `fit(train design, labels, lambda, rng)`
-/// returns theta (a private learner fits privately in every fold, as the thesis does). NOT
-/// private. Scores are the pooled fold accuracies; ties go to the larger lambda.
+/// returns theta (a private learner fits privately in every fold, as the thesis does), called
+/// lambda outer, fold inner. NOT private. Scores are the pooled fold accuracies; ties go to the
+/// larger lambda.
 pub fn cross_validate_with<F>(
     design: &Design,
     y: &[f64],
     grid: &[f64],
     folds: usize,
     rng: &mut Rng,
-    mut fit: F,
+    fit: F,
 ) -> Result<LambdaChoice>
 where
     F: FnMut(&Design, &[f64], f64, &mut Rng) -> Result<Vec<f64>>,
 {
-    let n = design.n_rows();
-    let perm = fold_permutation(n, grid, folds, rng)?;
-    let fold_data = fold_designs(design, y, &perm, folds);
-    let mut scores = Vec::with_capacity(grid.len());
-    for &lambda in grid {
-        let mut hits = 0usize;
-        for f in &fold_data {
-            let theta = fit(&f.train, &f.y_train, lambda, rng)?;
-            hits += correct(&theta, &f.valid, &f.y_valid);
-        }
-        scores.push((lambda, hits as f64 / n as f64));
-    }
-    Ok(best_of(scores))
+    cross_validate_path(design, y, grid, folds, rng, fit, |_, _, _, theta, _| {
+        (Vec::new(), theta.clone())
+    })
 }
 
 /// Algorithm 3's selection step: candidate r with probability proportional to
