@@ -42,22 +42,27 @@ pub(super) fn gather_sums(m: &BinaryMatrix, rows: &[u32], table: &[f64], out: &m
     let mut quads = rows.chunks_exact(4);
     let mut outs = out.chunks_exact_mut(4);
     for (r4, o4) in (&mut quads).zip(&mut outs) {
-        let r = [
-            m.row(r4[0] as usize),
-            m.row(r4[1] as usize),
-            m.row(r4[2] as usize),
-            m.row(r4[3] as usize),
-        ];
-        let len = r.iter().map(|x| x.len()).min().unwrap_or(0);
-        let mut s = [0.0f64; 4];
-        for p in 0..len {
-            for q in 0..4 {
-                s[q] += unsafe { *table.get_unchecked(r[q][p] as usize) };
+        let (r0, r1) = (m.row(r4[0] as usize), m.row(r4[1] as usize));
+        let (r2, r3) = (m.row(r4[2] as usize), m.row(r4[3] as usize));
+        let len = r0.len().min(r1.len()).min(r2.len()).min(r3.len());
+        let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        let lockstep = r0[..len]
+            .iter()
+            .zip(&r1[..len])
+            .zip(&r2[..len])
+            .zip(&r3[..len]);
+        for (((&j0, &j1), &j2), &j3) in lockstep {
+            unsafe {
+                s0 += *table.get_unchecked(j0 as usize);
+                s1 += *table.get_unchecked(j1 as usize);
+                s2 += *table.get_unchecked(j2 as usize);
+                s3 += *table.get_unchecked(j3 as usize);
             }
         }
-        for q in 0..4 {
-            o4[q] = sum_row(&r[q][len..], s[q]);
-        }
+        o4[0] = sum_row(&r0[len..], s0);
+        o4[1] = sum_row(&r1[len..], s1);
+        o4[2] = sum_row(&r2[len..], s2);
+        o4[3] = sum_row(&r3[len..], s3);
     }
     for (o, &r) in outs.into_remainder().iter_mut().zip(quads.remainder()) {
         *o = sum_row(m.row(r as usize), 0.0);

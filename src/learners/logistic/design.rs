@@ -808,6 +808,106 @@ mod tests {
         m
     }
 
+    /// n rows whose on-feature densities cycle through `density` (rows of every length).
+    fn varied_binary(
+        rng: &mut crate::rng::Rng,
+        n: usize,
+        d: usize,
+        density: [f64; 3],
+    ) -> BinaryMatrix {
+        let mut m = BinaryMatrix::new(d);
+        for i in 0..n {
+            let p = density[i % 3];
+            let ones: Vec<u32> = (0..d as u32).filter(|_| rng.r#gen::<f64>() < p).collect();
+            m.push_row(&ones);
+        }
+        m
+    }
+
+    /// The CSR passes (`csr`) round exactly as the one-row loops: margins as `dot` row by
+    /// row, X^T c as adding c_i x_i row after row, for all columns and for a permuted subset,
+    /// both encodings, row counts with and without a remainder of four, rows of every length
+    /// and values spanning twelve orders of magnitude (so any other order of the additions
+    /// would show in the bits).
+    #[test]
+    fn csr_passes_round_as_the_one_row_loops() {
+        let mut rng = rng_from(&["csr-bits"]);
+        let d = 23;
+        let m = varied_binary(&mut rng, 101, d, [0.05, 0.3, 0.9]);
+        let mut wide = |n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|_| (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6)))
+                .collect()
+        };
+        let (theta_all, theta_sub, c) = (wide(d), wide(7), wide(101));
+        let scales: Vec<f64> = (0..101).map(|i| 0.5 + (i % 7) as f64 * 0.1).collect();
+        let sub: [usize; 7] = [20, 3, 0, 17, 9, 22, 5];
+        for n in [101usize, 100, 3] {
+            let rows: Vec<u32> = (0..n as u32).rev().collect();
+            for enc in [Encoding::Indicator, Encoding::PlusMinus] {
+                for (cols, theta) in [(None, &theta_all), (Some(&sub[..]), &theta_sub)] {
+                    let mut des = Design::binary(&m, &rows, cols, enc).unwrap();
+                    des.set_scales(scales[..n].to_vec());
+                    let mut z = vec![0.0; n];
+                    des.margins(theta, &mut z);
+                    for (i, zi) in z.iter().enumerate() {
+                        assert_eq!(zi.to_bits(), des.dot(i, theta).to_bits(), "row {i}");
+                    }
+                    if enc == Encoding::Indicator {
+                        let mut g = vec![0.0; theta.len()];
+                        des.weighted_sum(&c[..n], &mut g);
+                        let mut want = vec![0.0; theta.len()];
+                        for (i, &ci) in c[..n].iter().enumerate() {
+                            des.axpy(i, ci, &mut want);
+                        }
+                        for (k, (a, b)) in g.iter().zip(&want).enumerate() {
+                            assert_eq!(a.to_bits(), b.to_bits(), "n {n}, column {k}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The Hessian's scatter (rows in order, each row's pairs into the upper triangle, zero
+    /// weights skipped) rounds exactly as the textbook loop, entry by entry.
+    #[test]
+    fn gram_rounds_as_one_pass_over_the_rows() {
+        let mut rng = rng_from(&["gram-bits"]);
+        let d = 100;
+        let m = varied_binary(&mut rng, 203, d, [0.02, 0.1, 0.3]);
+        let rows: Vec<u32> = (0..203).collect();
+        let w: Vec<f64> = (0..203)
+            .map(|i| {
+                let v = rng.r#gen::<f64>() * 10f64.powi(rng.gen_range(-6..6));
+                if i % 17 == 0 { 0.0 } else { v }
+            })
+            .collect();
+        let mut des = Design::binary(&m, &rows, None, Encoding::Indicator).unwrap();
+        des.set_scales((0..203).map(|i| 0.5 + (i % 5) as f64 * 0.2).collect());
+        let h = des.weighted_gram(&w);
+        let mut want = vec![0.0; d * d];
+        for (i, &r) in rows.iter().enumerate() {
+            let a = w[i] * des.scales()[i] * des.scales()[i];
+            if a == 0.0 {
+                continue;
+            }
+            let row = m.row(r as usize);
+            for (p, &k) in row.iter().enumerate() {
+                for &l in &row[p..] {
+                    want[k as usize * d + l as usize] += a;
+                }
+            }
+        }
+        for k in 0..d {
+            for l in k..d {
+                let (x, y) = (h[k * d + l], want[k * d + l]);
+                assert_eq!(x.to_bits(), y.to_bits(), "({k}, {l})");
+                assert_eq!(h[l * d + k].to_bits(), y.to_bits(), "({l}, {k})");
+            }
+        }
+    }
+
     #[test]
     fn sparse_operations_match_a_dense_copy() {
         let m = random_binary(40, 9);
