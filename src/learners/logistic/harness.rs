@@ -568,12 +568,10 @@ impl LrConfig {
         method: PrivateLrMethod,
         lambda: f64,
     ) -> Result<PrivateLogisticValidParams> {
-        Ok(
-            PrivateLogisticParams::new(method, self.train_epsilon()?, lambda)
-                .settings(self.settings)
-                .loss(self.loss)
-                .check()?,
-        )
+        PrivateLogisticParams::new(method, self.train_epsilon()?, lambda)
+            .settings(self.settings)
+            .loss(self.loss)
+            .check()
     }
 }
 
