@@ -109,6 +109,31 @@ impl KeyBuilder {
         self.u64(count)
     }
 
+    /// A sequence of f64 rows (e.g. a dense matrix's rows), each with its length, by their
+    /// bits; buffered in 4 KiB blocks like [`Self::u32_rows`].
+    pub fn f64_rows<'r>(mut self, rows: impl IntoIterator<Item = &'r [f64]>) -> Self {
+        let mut buf = [0u8; 4096];
+        let mut used = 0;
+        let mut put = |h: &mut Sha256, v: u64| {
+            if used == buf.len() {
+                h.update(buf);
+                used = 0;
+            }
+            buf[used..used + 8].copy_from_slice(&v.to_le_bytes());
+            used += 8;
+        };
+        let mut count = 0u64;
+        for row in rows {
+            put(&mut self.0, row.len() as u64);
+            for &v in row {
+                put(&mut self.0, v.to_bits());
+            }
+            count += 1;
+        }
+        self.0.update(&buf[..used]);
+        self.u64(count)
+    }
+
     pub fn usizes(mut self, v: &[usize]) -> Self {
         self.0.update((v.len() as u64).to_le_bytes());
         for &x in v {

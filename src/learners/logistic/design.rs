@@ -156,6 +156,12 @@ impl<'a> Design<'a> {
         Ok(design)
     }
 
+    /// Marks this design as the memo's `key` (the caller vouches that the key determines its
+    /// rows, columns and scales), so exact fits on it are shared.
+    pub fn set_key(&mut self, key: Key) {
+        self.key = Some(key);
+    }
+
     /// The memo key of this exact design, if it came from the memo.
     pub fn key(&self) -> Option<&Key> {
         self.key.as_ref()
