@@ -11,7 +11,7 @@
 
 use super::design::Design;
 use super::erm::minimise;
-use super::linalg::{solve_spd, symmetric_eigen};
+use super::linalg::{solve_spd, symmetric_eigen, symmetric_eigen_large};
 use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
@@ -389,6 +389,11 @@ pub fn shared_fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>
     (shared.0.clone(), shared.1.clone())
 }
 
+/// Largest D whose trimming step uses the Jacobi eigen-solver: every stored functional-mechanism
+/// result (D <= 100) was computed with it and stays bit for bit; above it (D = 1000, 1500) the
+/// Jacobi sweeps took minutes per fit, so nalgebra's Householder-QL solver takes over.
+pub const JACOBI_MAX_D: usize = 100;
+
 /// Minimises a.theta + theta^T M theta: M PD -> theta = -(1/2) M^-1 a; else add rho I; if
 /// still not PD, drop the non-positive eigenvalues (minimise on the positive eigenspace).
 pub fn fm_minimise(a: &[f64], m: &[f64], d: usize, rho: f64) -> (Vec<f64>, f64, usize) {
@@ -403,7 +408,11 @@ pub fn fm_minimise(a: &[f64], m: &[f64], d: usize, rho: f64) -> (Vec<f64>, f64, 
     if let Some(t) = solve_spd(&mr, d, &half_neg) {
         return (t, rho, 0);
     }
-    let (vals, v) = symmetric_eigen(&mr, d);
+    let (vals, v) = if d <= JACOBI_MAX_D {
+        symmetric_eigen(&mr, d)
+    } else {
+        symmetric_eigen_large(&mr, d)
+    };
     let top = vals.iter().fold(0.0f64, |x, &y| x.max(y.abs()));
     let mut theta = vec![0.0; d];
     let mut trimmed = 0;
