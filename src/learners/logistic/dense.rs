@@ -25,8 +25,9 @@ use ndarray::ArrayView2;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Scaled dense training rows shared across cells (1 GiB at most: the 2^20 x 100 copy fits).
-static DENSE: Memo<SharedDense> = Memo::new(1 << 30);
+/// Scaled dense training rows shared across cells (2 GiB at most: the 2^20 x 100 copy and one
+/// trial's smaller subsets of it fit together).
+static DENSE: Memo<SharedDense> = Memo::new(2 << 30);
 
 /// A scaled copy of some training rows with its row scales and memo key.
 pub struct SharedDense {
@@ -145,15 +146,22 @@ impl ColumnTransform {
             Vec::with_capacity(cols.len()),
             Vec::with_capacity(cols.len()),
         );
-        for &c in &cols {
+        // Row by row (one pass over contiguous rows, not a strided pass per column over
+        // shuffled rows); each column still folds its rows in the same order.
+        let mut bounds = vec![(f64::INFINITY, f64::NEG_INFINITY); cols.len()];
+        if public.is_none() {
+            for &r in rows {
+                let row = x.row(r as usize);
+                for ((l, h), &c) in bounds.iter_mut().zip(&cols) {
+                    let v = row[c];
+                    (*l, *h) = (l.min(v), h.max(v));
+                }
+            }
+        }
+        for (j, &c) in cols.iter().enumerate() {
             let (lo, hi) = match public {
                 Some(b) => (b.lo[c], b.hi[c]),
-                None => rows
-                    .iter()
-                    .map(|&r| x[[r as usize, c]])
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-                        (l.min(v), h.max(v))
-                    }),
+                None => bounds[j],
             };
             let (ac, bc) = match scaling {
                 _ if public.is_some() => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
