@@ -15,10 +15,10 @@
 //! of once per trial. Every smaller subset keeps the trial's order, so stored results of the
 //! smaller N stay bit for bit.
 
+use super::LogisticModel;
 use super::design::Design;
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
-use super::LogisticModel;
 use crate::data::{Dataset, PublicBounds, SplitRule};
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use ndarray::ArrayView2;
@@ -96,7 +96,9 @@ pub fn shared_dense(
     public: Option<&PublicBounds>,
 ) -> Arc<SharedDense> {
     if !x.is_standard_layout() {
-        return Arc::new(SharedDense::compute(x, rows, features, scaling, public, None));
+        return Arc::new(SharedDense::compute(
+            x, rows, features, scaling, public, None,
+        ));
     }
     let (lo, hi) = public.map_or((&[][..], &[][..]), |b| (&b.lo[..], &b.hi[..]));
     let key = KeyBuilder::new("lr-dense-design")

@@ -185,7 +185,10 @@ impl LrConfig {
         if let Some(key) = design.key() {
             log.shared.insert("design".into(), key.to_string());
         }
-        shared.transform.preprocessing().record("scaling", &mut log.ledger);
+        shared
+            .transform
+            .preprocessing()
+            .record("scaling", &mut log.ledger);
         let model = self.fit_scaled(&design, data, &rows, log)?;
         Ok(shared.transform.fold_into(model))
     }
