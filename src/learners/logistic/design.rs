@@ -554,10 +554,11 @@ impl<'a> Design<'a> {
                 const GRAM_BLOCK: usize = 64;
                 let mut block = vec![0.0; GRAM_BLOCK * d];
                 let mut coef = [0.0; GRAM_BLOCK];
-                for start in (0..w.len()).step_by(GRAM_BLOCK) {
+                for (b, wb) in w.chunks(GRAM_BLOCK).enumerate() {
                     let mut m = 0;
-                    for i in start..(start + GRAM_BLOCK).min(w.len()) {
-                        let a = w[i] * self.scale[i] * self.scale[i];
+                    for (j, &wi) in wb.iter().enumerate() {
+                        let i = b * GRAM_BLOCK + j;
+                        let a = wi * self.scale[i] * self.scale[i];
                         if a == 0.0 {
                             continue;
                         }
