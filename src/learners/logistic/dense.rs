@@ -53,15 +53,8 @@ impl SharedDense {
         design
     }
 
-    fn compute(
-        x: ArrayView2<f64>,
-        rows: &[u32],
-        features: Option<&[usize]>,
-        scaling: Scaling,
-        public: Option<&PublicBounds>,
-        key: Option<Key>,
-    ) -> Self {
-        let transform = ColumnTransform::fit(x, rows, features, scaling, public);
+    /// The rows of `transform` clipped to norm 1 (their scales), under memo key `key`.
+    fn new(transform: ColumnTransform, key: Option<Key>) -> Self {
         let mut design = Design::dense(transform.x.view());
         let _ = scale_rows(&mut design, RowScaling::ClipToUnit);
         let scales = design.scales().to_vec();
@@ -96,9 +89,8 @@ pub fn shared_dense(
     public: Option<&PublicBounds>,
 ) -> Arc<SharedDense> {
     if !x.is_standard_layout() {
-        return Arc::new(SharedDense::compute(
-            x, rows, features, scaling, public, None,
-        ));
+        let transform = ColumnTransform::fit(x, rows, features, scaling, public);
+        return Arc::new(SharedDense::new(transform, None));
     }
     let (lo, hi) = public.map_or((&[][..], &[][..]), |b| (&b.lo[..], &b.hi[..]));
     let key = KeyBuilder::new("lr-dense-design")
@@ -116,7 +108,8 @@ pub fn shared_dense(
         )
         .finish();
     DENSE.get_or_compute(key, || {
-        SharedDense::compute(x, rows, features, scaling, public, Some(key))
+        let transform = ColumnTransform::fit(x, rows, features, scaling, public);
+        SharedDense::new(transform, Some(key))
     })
 }
 
