@@ -16,7 +16,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use epsilab::data::{DataDir, Dataset, catalog::Catalog, synthetic::logistic_binary};
 use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
-use epsilab::learners::logistic::select::cross_validate_warm;
+use epsilab::learners::logistic::select::{Starts, cross_validate_lambda};
 use epsilab::learners::logistic::*;
 use epsilab::privacy::Ledger;
 use epsilab::rng::rng_from;
@@ -128,7 +128,8 @@ fn xwindows(c: &mut Criterion) {
             b.iter(|| {
                 let mut rng = rng_from(&["bench", "cv"]);
                 let choice =
-                    cross_validate_warm(&design, &y, &LAMBDA_GRID, 5, &s, &mut rng).unwrap();
+                    cross_validate_lambda(&design, &y, &LAMBDA_GRID, 5, &s, Starts::Warm, &mut rng)
+                        .unwrap();
                 let lr = LogisticParams::new(choice.lambda)
                     .settings(s)
                     .check()

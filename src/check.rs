@@ -238,7 +238,7 @@ pub fn reference_seconds() -> f64 {
 pub fn lr_workload_seconds() -> f64 {
     use crate::data::synthetic::logistic_binary;
     use crate::learners::logistic::preprocess::thesis_binary;
-    use crate::learners::logistic::select::{LAMBDA_GRID, cross_validate_warm};
+    use crate::learners::logistic::select::{LAMBDA_GRID, Starts, cross_validate_lambda};
     use crate::learners::logistic::{Design, Encoding, Objective, SolverSettings, labels_pm1};
     let make = |n: usize, d: usize, k: usize, tag: &str| {
         let mut rng = crate::rng::rng_from(&["lr speed reference", tag]);
@@ -271,7 +271,8 @@ pub fn lr_workload_seconds() -> f64 {
             std::hint::black_box(Objective::regularised(&des, &y, 1.0).minimise(&s));
             let mut rng = crate::rng::rng_from(&["lr speed reference", "cv"]);
             std::hint::black_box(
-                cross_validate_warm(&des, &y, &LAMBDA_GRID, 5, &s, &mut rng).expect("folds"),
+                cross_validate_lambda(&des, &y, &LAMBDA_GRID, 5, &s, Starts::Warm, &mut rng)
+                    .expect("folds"),
             );
             let des = Design::dense(dense.view());
             std::hint::black_box(Objective::regularised(&des, &dense_y, 1.0).minimise(&s));

@@ -145,36 +145,7 @@ pub enum Command {
     /// from SLURM_CPUS_PER_TASK) and a report job that runs after every task succeeded
     /// (afterok); with --submit, submits both and prints their job ids. Merged results equal a
     /// single-process run bit for bit; `epsilab status SPEC` shows progress.
-    Slurm {
-        /// Experiment spec.
-        spec: PathBuf,
-        /// Array tasks (= shards).
-        #[arg(long)]
-        tasks: usize,
-        /// Slurm partition [default: the cluster's default].
-        #[arg(long)]
-        partition: Option<String>,
-        /// Time limit of each task, in Slurm's format (e.g. 02:00:00) [default: the partition's].
-        #[arg(long)]
-        time: Option<String>,
-        /// CPUs per task; each task runs that many threads.
-        #[arg(long, default_value_t = 1)]
-        cpus_per_task: usize,
-        /// Results root (as `run --out`); must be on a filesystem every node sees.
-        #[arg(long, default_value = "results")]
-        out: PathBuf,
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
-        /// Where the batch scripts and task logs go [default: OUT/EXPERIMENT/slurm].
-        #[arg(long)]
-        script_dir: Option<PathBuf>,
-        /// An extra sbatch argument for both jobs (repeatable), e.g. --sbatch-arg=--account=X.
-        #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
-        sbatch_args: Vec<String>,
-        /// Submit both jobs with sbatch and print their ids (otherwise only write the scripts).
-        #[arg(long)]
-        submit: bool,
-    },
+    Slurm(SlurmArgs),
     /// Datasets: download a file into the cache with checksum verification.
     Data {
         #[command(subcommand)]
@@ -277,6 +248,60 @@ macro_rules! out {
 }
 
 /// Output and figure-style flags of `report`; each overrides the spec's `[report]`.
+// The flags of `epsilab slurm` (its help is the `Command::Slurm` doc above).
+#[derive(Debug, clap::Args)]
+pub struct SlurmArgs {
+    /// Experiment spec.
+    spec: PathBuf,
+    /// Array tasks (= shards).
+    #[arg(long)]
+    tasks: usize,
+    /// Slurm partition [default: the cluster's default].
+    #[arg(long)]
+    partition: Option<String>,
+    /// Time limit of each task, in Slurm's format (e.g. 02:00:00) [default: the partition's].
+    #[arg(long)]
+    time: Option<String>,
+    /// CPUs per task; each task runs that many threads.
+    #[arg(long, default_value_t = 1)]
+    cpus_per_task: usize,
+    /// Results root (as `run --out`); must be on a filesystem every node sees.
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Where the batch scripts and task logs go [default: OUT/EXPERIMENT/slurm].
+    #[arg(long)]
+    script_dir: Option<PathBuf>,
+    /// An extra sbatch argument for both jobs (repeatable), e.g. --sbatch-arg=--account=X.
+    #[arg(long = "sbatch-arg", value_name = "ARG", allow_hyphen_values = true)]
+    sbatch_args: Vec<String>,
+    /// Submit both jobs with sbatch and print their ids (otherwise only write the scripts).
+    #[arg(long)]
+    submit: bool,
+}
+
+impl SlurmArgs {
+    /// The scripts' options for `spec` (read from `self.spec`); the submitter's data folder
+    /// is written into every task.
+    fn options(self, spec: &Spec) -> crate::slurm::SlurmOptions {
+        let script_dir = self
+            .script_dir
+            .unwrap_or_else(|| results_dir(spec, &self.out, false).join("slurm"));
+        crate::slurm::SlurmOptions {
+            spec: self.spec,
+            tasks: self.tasks,
+            partition: self.partition,
+            time: self.time,
+            cpus_per_task: self.cpus_per_task,
+            out: self.out,
+            data_dir: Some(DataDir::resolve(self.data_dir).0),
+            script_dir,
+            sbatch_args: self.sbatch_args,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ReportStyle {
     /// Outputs besides table.md/table.csv, comma-separated [default: `[report] formats`, else
@@ -428,33 +453,10 @@ pub fn execute(cli: Cli) -> Result<()> {
             smoke,
             shards,
         } => status(&path, &out, DataDir::resolve(data_dir), smoke, shards),
-        Command::Slurm {
-            spec: path,
-            tasks,
-            partition,
-            time,
-            cpus_per_task,
-            out,
-            data_dir,
-            script_dir,
-            sbatch_args,
-            submit,
-        } => {
-            let spec = Spec::load(&path)?;
-            let script_dir =
-                script_dir.unwrap_or_else(|| results_dir(&spec, &out, false).join("slurm"));
-            let opts = crate::slurm::SlurmOptions {
-                spec: path,
-                tasks,
-                partition,
-                time,
-                cpus_per_task,
-                out,
-                data_dir: Some(DataDir::resolve(data_dir).0), // the submitter's, for every task
-                script_dir,
-                sbatch_args,
-            };
-            slurm(&spec, &opts, submit)
+        Command::Slurm(args) => {
+            let spec = Spec::load(&args.spec)?;
+            let submit = args.submit;
+            slurm(&spec, &args.options(&spec), submit)
         }
         Command::Data { command } => data(command),
         Command::List {
@@ -642,7 +644,7 @@ fn audit(mechanism: Option<&str>, all: bool, size: (usize, u64), json: bool) -> 
         None => {
             let names: Vec<String> = crate::audit::all()
                 .iter()
-                .map(|m| m.name().to_string())
+                .map(|m| m.claim().name.to_string())
                 .collect();
             return Err(crate::Error::param(
                 "mechanism",

@@ -5,11 +5,12 @@ use epsilab::data::{BinaryMatrix, Dataset, Features, SplitRule};
 use epsilab::learners::Classifier;
 use epsilab::learners::logistic::mechanisms::objective_perturbation;
 use epsilab::learners::logistic::mechanisms::{
-    fm_coefficients, fm_minimise, functional_mechanism, objective_branch, objective_branch_table,
-    objective_lambda_threshold, objective_perturbation_with_noise, output_perturbation,
+    Problem, fm_coefficients, fm_minimise, functional_mechanism, objective_branch,
+    objective_branch_table, objective_lambda_threshold, objective_perturbation_with_noise,
+    output_perturbation,
 };
 use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
-use epsilab::learners::logistic::select::{cross_validate_lambda, private_select_lambda};
+use epsilab::learners::logistic::select::{Starts, cross_validate_lambda, private_select_lambda};
 use epsilab::learners::logistic::*;
 use epsilab::privacy::{Exponential, Ledger, Relation};
 use epsilab::rng::{Rng, rng_from};
@@ -57,6 +58,20 @@ fn newton() -> SolverSettings {
     SolverSettings {
         solver: Solver::Newton,
         ..SolverSettings::default()
+    }
+}
+
+/// Newton's settings, for [`problem`].
+static NEWTON: std::sync::LazyLock<SolverSettings> = std::sync::LazyLock::new(newton);
+
+/// The logistic problem on `des` and `y` at `lambda`, solved by Newton.
+fn problem<'a, 'd>(des: &'a Design<'d>, y: &'a [f64], lambda: f64) -> Problem<'a, 'd> {
+    Problem {
+        loss: Loss::Logistic,
+        design: des,
+        y,
+        lambda,
+        settings: &NEWTON,
     }
 }
 
@@ -176,17 +191,8 @@ fn output_perturbation_records_its_spend() {
     let des = Design::dense(x.view());
     let mut ledger = Ledger::default();
     let mut rng = rng_from(&["out"]);
-    let (t, c) = output_perturbation(
-        Loss::Logistic,
-        &des,
-        &pm1(&y),
-        2.0,
-        0.5,
-        &newton(),
-        &mut rng,
-        &mut ledger,
-    )
-    .unwrap();
+    let (t, c) =
+        output_perturbation(problem(&des, &pm1(&y), 2.0), 0.5, &mut rng, &mut ledger).unwrap();
     assert_eq!(t.len(), 4);
     assert!(c.converged);
     assert_eq!(ledger.entries[0].epsilon, Some(0.5));
@@ -194,34 +200,14 @@ fn output_perturbation_records_its_spend() {
     assert_eq!(ledger.entries[0].sensitivity, Some(0.5));
     assert_eq!(ledger.entries[0].relation, "add/remove one example");
     let mut replace = Ledger::new(Relation::ReplaceOne);
-    output_perturbation(
-        Loss::Logistic,
-        &des,
-        &pm1(&y),
-        2.0,
-        0.5,
-        &newton(),
-        &mut rng,
-        &mut replace,
-    )
-    .unwrap();
+    output_perturbation(problem(&des, &pm1(&y), 2.0), 0.5, &mut rng, &mut replace).unwrap();
     assert_eq!(replace.entries[0].sensitivity, Some(1.0));
     assert_eq!(replace.entries[0].relation, "replace one example");
     // Rows outside the unit ball are refused.
     let big = &x * 10.0;
     let des = Design::dense(big.view());
     assert!(
-        output_perturbation(
-            Loss::Logistic,
-            &des,
-            &pm1(&y),
-            1.0,
-            1.0,
-            &newton(),
-            &mut rng,
-            &mut ledger
-        )
-        .is_err()
+        output_perturbation(problem(&des, &pm1(&y), 1.0), 1.0, &mut rng, &mut ledger,).is_err()
     );
 }
 
@@ -492,7 +478,16 @@ fn lambda_selection_cv_and_private() {
     let yy = pm1(&y);
     let des = Design::dense(x.view());
     let mut rng = rng_from(&["cv"]);
-    let cv = cross_validate_lambda(&des, &yy, &LAMBDA_GRID, 5, &newton(), &mut rng).unwrap();
+    let cv = cross_validate_lambda(
+        &des,
+        &yy,
+        &LAMBDA_GRID,
+        5,
+        &newton(),
+        Starts::Cold,
+        &mut rng,
+    )
+    .unwrap();
     assert_eq!(cv.scores.len(), 9);
     let best = cv.scores.iter().map(|s| s.1).fold(0.0, f64::max);
     assert!(cv.scores.iter().any(|s| s.0 == cv.lambda && s.1 == best));
@@ -606,17 +601,9 @@ fn output_perturbation_noise_has_the_add_remove_scale() {
     let norms: Vec<f64> = (0..3000)
         .map(|_| {
             let mut ledger = Ledger::default();
-            let (t, _) = output_perturbation(
-                Loss::Logistic,
-                &des,
-                &yy,
-                lambda,
-                eps,
-                &newton(),
-                &mut rng,
-                &mut ledger,
-            )
-            .unwrap();
+            let (t, _) =
+                output_perturbation(problem(&des, &yy, lambda), eps, &mut rng, &mut ledger)
+                    .unwrap();
             dist(&t, &exact)
         })
         .collect();
@@ -639,17 +626,9 @@ fn objective_perturbation_noise_has_the_add_remove_scale() {
     let norms: Vec<f64> = (0..3000)
         .map(|_| {
             let mut ledger = Ledger::default();
-            let (t, c, _) = objective_perturbation(
-                Loss::Logistic,
-                &des,
-                &yy,
-                lambda,
-                eps,
-                &newton(),
-                &mut rng,
-                &mut ledger,
-            )
-            .unwrap();
+            let (t, c, _) =
+                objective_perturbation(problem(&des, &yy, lambda), eps, &mut rng, &mut ledger)
+                    .unwrap();
             assert!(c.converged);
             let g = obj.gradient(&t);
             g.iter().map(|v| (60.0 * v).powi(2)).sum::<f64>().sqrt()
@@ -790,22 +769,15 @@ fn warm_cross_validation_matches_the_cold_loop() {
     let y = labels_pm1(&data, &rows).unwrap();
     let (des, _) = thesis_binary(&data, &rows, None, true).unwrap();
     let s = SolverSettings::default();
-    let cold =
-        cross_validate_lambda(&des, &y, &LAMBDA_GRID, 5, &s, &mut rng_from(&["cvw"])).unwrap();
+    let cv = |starts, rng: &mut Rng| {
+        cross_validate_lambda(&des, &y, &LAMBDA_GRID, 5, &s, starts, rng).unwrap()
+    };
+    let mut r0 = rng_from(&["cvw"]);
+    let cold = cv(Starts::Cold, &mut r0);
     let mut r1 = rng_from(&["cvw"]);
-    let warm = epsilab::learners::logistic::select::cross_validate_warm(
-        &des,
-        &y,
-        &LAMBDA_GRID,
-        5,
-        &s,
-        &mut r1,
-    )
-    .unwrap();
+    let warm = cv(Starts::Warm, &mut r1);
     assert_eq!(cold, warm);
     // Both consumed the same draws.
-    let mut r0 = rng_from(&["cvw"]);
-    cross_validate_lambda(&des, &y, &LAMBDA_GRID, 5, &s, &mut r0).unwrap();
     assert_eq!(r0.r#gen::<u64>(), r1.r#gen::<u64>());
 }
 

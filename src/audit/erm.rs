@@ -13,7 +13,7 @@
 //!   the released coefficient. Mutant: noise for sensitivity B/k (forgetting that the clipped
 //!   estimate can move across the whole box), really 2 eps.
 
-use super::{Auditable, Side};
+use super::{Auditable, Claim, Side};
 use crate::learners::logistic::Design;
 use crate::learners::logistic::ensemble::{Ensemble, fit_ensemble, random_blocks};
 use crate::learners::logistic::input::perturb_inputs;
@@ -21,10 +21,30 @@ use crate::privacy::{L2Noise, Ledger, Relation};
 use crate::rng::Rng;
 use ndarray::Array2;
 
-/// Input perturbation of one example, eps = 1, half on the labels.
-pub struct InputPerturbation {
-    pub mutant: bool,
+/// The ERM audits, in report order: each correct row, then its mutant.
+pub fn all() -> Vec<Box<dyn Auditable>> {
+    let input = "D = 1, label share 1/2; X: one row (1, +1), X' replaces it by (-1, -1); statistic: exact LLR";
+    let input = |name| Claim::new(name, INPUT_EPS, input).under(Relation::ReplaceOne);
+    let sa = "D = 1, k = 2 blocks, B = 1; X: 8 rows of -10, X' replaces one by 1000 (its block's clipped mean flips -1 -> +1); statistic: theta";
+    vec![
+        Box::new(InputPerturbation(input("input_perturbation"))),
+        Box::new(InputPerturbation(
+            input("input_perturbation_sensitivity_1").mutant(true),
+        )),
+        Box::new(SubsampleAggregate(Claim::new(
+            "subsample_aggregate",
+            1.0,
+            sa,
+        ))),
+        Box::new(SubsampleAggregate(
+            Claim::new("subsample_aggregate_half_sensitivity", 1.0, sa).mutant(true),
+        )),
+    ]
 }
+
+/// Input perturbation of one example, eps = 1, half on the labels.
+/// The mutant: feature noise for sensitivity 1.
+pub struct InputPerturbation(Claim);
 
 const INPUT_EPS: f64 = 1.0;
 
@@ -46,28 +66,12 @@ impl InputPerturbation {
 }
 
 impl Auditable for InputPerturbation {
-    fn name(&self) -> &str {
-        if self.mutant {
-            "input_perturbation_sensitivity_1"
-        } else {
-            "input_perturbation"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        INPUT_EPS
-    }
-    fn mutant(&self) -> bool {
-        self.mutant
-    }
-    fn relation(&self) -> Relation {
-        Relation::ReplaceOne
-    }
-    fn neighbours(&self) -> &str {
-        "D = 1, label share 1/2; X: one row (1, +1), X' replaces it by (-1, -1); statistic: exact LLR"
+    fn claim(&self) -> Claim {
+        self.0
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let (x, y) = Self::example(side);
-        let (xt, yt) = if self.mutant {
+        let (xt, yt) = if self.0.mutant {
             let b = L2Noise::with_scale(1.0 / (INPUT_EPS / 2.0))
                 .expect("valid")
                 .sample(1, rng)[0];
@@ -88,9 +92,8 @@ impl Auditable for InputPerturbation {
 }
 
 /// Subsample-and-aggregate with k = 2 blocks and box [-1, 1], eps = 1.
-pub struct SubsampleAggregate {
-    pub mutant: bool,
-}
+/// The mutant: noise for sensitivity B/k.
+pub struct SubsampleAggregate(Claim);
 
 const SA_BLOCKS: usize = 2;
 
@@ -118,25 +121,12 @@ fn block_mean(values: &[f64], rows: Option<&[usize]>) -> Vec<f64> {
 }
 
 impl Auditable for SubsampleAggregate {
-    fn name(&self) -> &str {
-        if self.mutant {
-            "subsample_aggregate_half_sensitivity"
-        } else {
-            "subsample_aggregate"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        1.0
-    }
-    fn mutant(&self) -> bool {
-        self.mutant
-    }
-    fn neighbours(&self) -> &str {
-        "D = 1, k = 2 blocks, B = 1; X: 8 rows of -10, X' replaces one by 1000 (its block's clipped mean flips -1 -> +1); statistic: theta"
+    fn claim(&self) -> Claim {
+        self.0
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let values = Self::rows(side);
-        if self.mutant {
+        if self.0.mutant {
             let blocks = random_blocks(values.len(), SA_BLOCKS, rng);
             let mean: f64 = blocks
                 .iter()

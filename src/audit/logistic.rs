@@ -28,10 +28,10 @@
 //!   4 x -1; X' adds (1, +1). One example changes the coefficients by 1/2 + 1/8 in L1, so the
 //!   true epsilon is at most 0.625 / 3.25 = 0.19; statistic: the released theta. Correct only.
 
-use super::{Auditable, Side};
+use super::{Auditable, Claim, Side};
 use crate::learners::logistic::Loss;
 use crate::learners::logistic::mechanisms::{
-    objective_branch_for, objective_perturbation_with_noise_for,
+    Problem, objective_branch_for, objective_perturbation_with_noise_for,
 };
 use crate::learners::logistic::{
     Design, FmSensitivity, PrivateLogisticParams, PrivateLrMethod, SolverSettings,
@@ -167,45 +167,32 @@ impl LrOutput {
 }
 
 impl Auditable for LrOutput {
-    fn name(&self) -> &str {
-        if self.loss != Loss::Logistic {
-            return if self.mutant {
-                "svm_output_lambda_as_big_lambda"
-            } else {
-                "svm_output"
-            };
-        }
-        match (self.mutant, self.relation) {
-            (true, _) => "lr_output_lambda_as_big_lambda",
-            (false, Relation::AddRemove) => "lr_output",
-            (false, Relation::ReplaceOne) => "lr_output_replace_one",
-        }
-    }
-    fn relation(&self) -> Relation {
-        self.relation
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn mutant(&self) -> bool {
-        self.mutant
-    }
-    fn neighbours(&self) -> &str {
-        match (self.mutant, self.relation) {
-            (true, _) => {
-                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' adds (1, +1); noise for sensitivity 1/(N lambda); statistic: theta"
-            }
-            (false, Relation::AddRemove) => {
-                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' adds (1, +1) (theta* moves 0.69/lambda); statistic: theta"
-            }
-            (false, Relation::ReplaceOne) => {
-                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' replaces one by (1, +1); sensitivity 2/lambda; statistic: theta"
-            }
-        }
-    }
-    fn stated_excess(&self) -> Option<f64> {
+    fn claim(&self) -> Claim {
+        let (name, neighbours) = match (self.mutant, self.relation) {
+            (true, _) => (
+                "lr_output_lambda_as_big_lambda",
+                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' adds (1, +1); noise for sensitivity 1/(N lambda); statistic: theta",
+            ),
+            (false, Relation::AddRemove) => (
+                "lr_output",
+                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' adds (1, +1) (theta* moves 0.69/lambda); statistic: theta",
+            ),
+            (false, Relation::ReplaceOne) => (
+                "lr_output_replace_one",
+                "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' replaces one by (1, +1); sensitivity 2/lambda; statistic: theta",
+            ),
+        };
+        let name = match (self.loss == Loss::Logistic, self.mutant) {
+            (true, _) => name,
+            (false, true) => "svm_output_lambda_as_big_lambda",
+            (false, false) => "svm_output",
+        };
         // The variant's noise is for sensitivity 1/(N lambda), N the fitted side's size.
-        self.mutant.then(|| (self.data.n() + 1) as f64)
+        let excess = self.mutant.then(|| (self.data.n() + 1) as f64);
+        Claim::new(name, self.epsilon, neighbours)
+            .under(self.relation)
+            .mutant(self.mutant)
+            .stated_excess(excess)
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         fit(&self.params, &self.data, side, self.relation, rng)
@@ -214,18 +201,14 @@ impl Auditable for LrOutput {
 
 /// Objective perturbation (Algorithm 7), eps = 1, on X = 10 rows with x = 0.
 pub struct LrObjective {
-    name: &'static str,
-    epsilon: f64,
+    claim: Claim,
     lambda: f64,
     data: Neighbours,
     params: PrivateLogisticValidParams,
-    mutant: bool,
     /// Sum-scale regulariser R = lambda + N Delta the run uses (N Delta does not depend on N).
     reg: f64,
     /// Scale beta of the noise b the run uses.
     beta: f64,
-    neighbours: &'static str,
-    relation: Relation,
     loss: Loss,
 }
 
@@ -240,7 +223,7 @@ impl LrObjective {
             ignore_delta,
             Relation::AddRemove,
         );
-        a.name = match (ignore_delta, a.branch_direct()) {
+        a.claim.name = match (ignore_delta, a.branch_direct()) {
             (true, _) => "svm_objective_ignore_delta",
             (false, true) => "svm_objective",
             (false, false) => "svm_objective_delta_branch",
@@ -252,9 +235,9 @@ impl LrObjective {
         objective_branch_for(
             self.loss.curvature(),
             self.lambda,
-            self.epsilon,
+            self.claim.epsilon,
             self.data.n(),
-            self.relation,
+            self.claim.relation,
         )
         .direct
     }
@@ -318,19 +301,17 @@ impl LrObjective {
             ),
         };
         LrObjective {
-            name,
-            epsilon,
+            claim: Claim::new(name, epsilon, neighbours)
+                .under(relation)
+                .mutant(ignore_delta),
             lambda,
             data,
             params: PrivateLogisticParams::new(PrivateLrMethod::Objective, epsilon, lambda)
                 .loss(loss)
                 .check()
                 .expect("valid"),
-            mutant: ignore_delta,
             reg,
             beta: branch.noise_scale,
-            neighbours,
-            relation,
             loss,
         }
     }
@@ -351,40 +332,26 @@ impl LrObjective {
 }
 
 impl Auditable for LrObjective {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn mutant(&self) -> bool {
-        self.mutant
-    }
-    fn neighbours(&self) -> &str {
-        self.neighbours
-    }
-    fn relation(&self) -> Relation {
-        self.relation
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let theta = if self.mutant {
+        let theta = if self.claim.mutant {
             let (x, y) = self.data.side(side);
             let design = Design::dense(x.view());
             let b = L2Noise::with_scale(self.beta)
                 .expect("valid")
                 .sample(1, rng);
-            objective_perturbation_with_noise_for(
-                self.loss,
-                &design,
+            let problem = Problem {
+                loss: self.loss,
+                design: &design,
                 y,
-                self.lambda,
-                &b,
-                0.0,
-                &SolverSettings::default(),
-            )
-            .0[0]
+                lambda: self.lambda,
+                settings: &SolverSettings::default(),
+            };
+            objective_perturbation_with_noise_for(problem, &b, 0.0).0[0]
         } else {
-            fit(&self.params, &self.data, side, self.relation, rng)
+            fit(&self.params, &self.data, side, self.claim.relation, rng)
         };
         self.log_density(Side::XPrime, theta) - self.log_density(Side::X, theta)
     }
@@ -417,14 +384,12 @@ impl LrFunctional {
 }
 
 impl Auditable for LrFunctional {
-    fn name(&self) -> &str {
-        "lr_functional"
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn neighbours(&self) -> &str {
-        "D = 1, FMsens1 (Delta = 3.25); X: 10 rows x = 1 (6 x +1, 4 x -1), X' adds (1, +1); statistic: theta"
+    fn claim(&self) -> Claim {
+        Claim::new(
+            "lr_functional",
+            self.epsilon,
+            "D = 1, FMsens1 (Delta = 3.25); X: 10 rows x = 1 (6 x +1, 4 x -1), X' adds (1, +1); statistic: theta",
+        )
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         fit(&self.params, &self.data, side, Relation::AddRemove, rng)

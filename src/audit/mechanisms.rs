@@ -7,26 +7,25 @@
 //! The logistic-regression audits (output / objective perturbation, functional mechanism) are
 //! in [`super::logistic`] and registered here.
 //!
-//! To add a mechanism: implement
-//! [`Auditable`] with a pair of neighbouring datasets that is as close to worst case as you can
-//! make it and a statistic that separates them (ideally the log-likelihood ratio of the two
-//! output laws, so that a threshold event is optimal), then push it in [`all`].
+//! To add a mechanism: implement [`Auditable`] with a pair of neighbouring datasets that is as
+//! close to worst case as you can make it and a statistic that separates them (ideally the
+//! log-likelihood ratio of the two output laws, so that a threshold event is optimal); its
+//! [`Claim`] (name, claimed epsilon, relation, mutant, neighbours) is one value the row builds
+//! once, usually in its constructor. Then push it in [`all`] (or the `all` of its module).
 
 use super::logistic::{LrFunctional, LrObjective, LrOutput};
-use super::{Auditable, Side};
+use super::{Auditable, Claim, Side, with_charge};
 use crate::counts::ClassCounts;
 use crate::learners::private_nb::PrivateNbValidParams;
 use crate::learners::vaidya_nb::VaidyaNbValidParams;
 use crate::learners::{PrivateNbParams, VaidyaNbParams};
 use crate::privacy::exponential::MaskSampler;
 use crate::privacy::secure::DiscreteLaplace;
-use crate::privacy::{
-    Exponential, Laplace, LaplaceNoise, Ledger, Mechanism, Relation, SparseVector,
-};
+use crate::privacy::{Exponential, Laplace, LaplaceNoise, Ledger, Relation, SparseVector};
 use crate::rng::{Rng, Streams, rng_from};
 use crate::selection::{Score, Selector};
 use linfa::ParamGuard;
-use ndarray::array;
+use ndarray::{Array2, array};
 use rand::Rng as _;
 
 /// Every audit, in report order.
@@ -42,13 +41,13 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(Alg1Nb::two_features(1.0, true)),
         Box::new(Alg1Nb::replace_one(1.0, false)),
         Box::new(Alg1Nb::replace_one(1.0, true)),
-        Box::new(MaskWorstCase { epsilon: 1.0 }),
+        Box::new(MaskWorstCase::new(1.0)),
         Box::new(MaskCountSelector::new(1.0)),
         Box::new(MaskPairs::new(2.0, false)),
         Box::new(MaskPairs::new(2.0, true)),
         Box::new(ExactPrior::new(1.0)),
-        Box::new(GumbelWorstCase { epsilon: 1.0 }),
-        Box::new(SparseWorstCase { epsilon: 1.0 }),
+        Box::new(GumbelWorstCase::new(1.0)),
+        Box::new(SparseWorstCase::new(1.0)),
         Box::new(Vaidya::new(0.1)),
         Box::new(LrOutput::new(1.0, 1.0, false)),
         Box::new(LrOutput::new(1.0, 1.0, true)),
@@ -64,11 +63,8 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(LrObjective::huber(1.0, 1.0, false)),
         Box::new(LrObjective::huber(1.0, 0.01, false)),
         Box::new(LrObjective::huber(1.0, 0.01, true)),
-        Box::new(super::erm::InputPerturbation { mutant: false }),
-        Box::new(super::erm::InputPerturbation { mutant: true }),
-        Box::new(super::erm::SubsampleAggregate { mutant: false }),
-        Box::new(super::erm::SubsampleAggregate { mutant: true }),
     ];
+    v.extend(super::erm::all());
     v.extend(super::release::all());
     v
 }
@@ -84,64 +80,52 @@ enum LaplaceDraw {
 impl LaplaceDraw {
     fn sample(&self, rng: &mut Rng) -> f64 {
         match *self {
-            LaplaceDraw::Mechanism(m) => {
-                let mut ledger = Ledger::new(m.privacy_map().relation);
-                let mut charge = ledger.charge("audit", "laplace", m).expect("same relation");
-                charge.sample(rng)
-            }
+            LaplaceDraw::Mechanism(m) => with_charge("laplace", m, |c| c.sample(rng)),
             LaplaceDraw::Mutant(noise) => noise.sample(rng),
         }
     }
+
+    fn correct(epsilon: f64) -> Self {
+        LaplaceDraw::Mechanism(Laplace::new(1.0, epsilon, Relation::AddRemove).expect("valid"))
+    }
+}
+
+/// The count query of the Laplace rows: f(X) = 0, f(X') = 1 (sensitivity 1).
+fn count_query(side: Side) -> f64 {
+    f64::from(u8::from(side == Side::XPrime))
 }
 
 /// Laplace primitive on a counting query (sensitivity 1): f(X) = 0, f(X') = 1.
 pub struct LaplaceCount {
-    epsilon: f64,
+    claim: Claim,
     noise: LaplaceDraw,
-    mutant: bool,
 }
+
+const COUNT_QUERY: &str = "count query f(X) = 0, f(X') = 1 (sensitivity 1); statistic: the release";
 
 impl LaplaceCount {
     pub fn correct(epsilon: f64) -> Self {
         LaplaceCount {
-            epsilon,
-            noise: LaplaceDraw::Mechanism(
-                Laplace::new(1.0, epsilon, Relation::AddRemove).expect("valid"),
-            ),
-            mutant: false,
+            claim: Claim::new("laplace", epsilon, COUNT_QUERY),
+            noise: LaplaceDraw::correct(epsilon),
         }
     }
 
     /// Mutant: noise at half the scale (really 2 eps-DP).
     pub fn half_scale(epsilon: f64) -> Self {
         LaplaceCount {
-            epsilon,
+            claim: Claim::new("laplace_half_scale", epsilon, COUNT_QUERY).mutant(true),
             noise: LaplaceDraw::Mutant(LaplaceNoise::with_scale(0.5 / epsilon).expect("valid")),
-            mutant: true,
         }
     }
 }
 
 impl Auditable for LaplaceCount {
-    fn name(&self) -> &str {
-        if self.mutant {
-            "laplace_half_scale"
-        } else {
-            "laplace"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn mutant(&self) -> bool {
-        self.mutant
-    }
-    fn neighbours(&self) -> &str {
-        "count query f(X) = 0, f(X') = 1 (sensitivity 1); statistic: the release"
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let f = if side == Side::X { 0.0 } else { 1.0 };
-        f + self.noise.sample(rng)
+        count_query(side) + self.noise.sample(rng)
     }
 }
 
@@ -150,19 +134,16 @@ impl Auditable for LaplaceCount {
 pub struct DiscreteLaplaceCount;
 
 impl Auditable for DiscreteLaplaceCount {
-    fn name(&self) -> &str {
-        "discrete_laplace"
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        1.0
-    }
-    fn neighbours(&self) -> &str {
-        "count query f(X) = 0, f(X') = 1; exact integer sampler, scale 1; statistic: the release"
+    fn claim(&self) -> Claim {
+        Claim::new(
+            "discrete_laplace",
+            1.0,
+            "count query f(X) = 0, f(X') = 1; exact integer sampler, scale 1; statistic: the release",
+        )
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let f = if side == Side::X { 0 } else { 1 };
         let noise = DiscreteLaplace::new(1, 1).expect("valid");
-        (f + noise.sample(rng)) as f64
+        count_query(side) + noise.sample(rng) as f64
     }
 }
 
@@ -171,47 +152,40 @@ impl Auditable for DiscreteLaplaceCount {
 /// Statistic: y1 - y2. Mutant: both calls seed their stream from the same value (a reused random
 /// stream), so the noise cancels in y1 - y2 and the difference reveals the data.
 pub struct LaplacePair {
-    epsilon: f64,
+    claim: Claim,
     noise: LaplaceDraw,
-    reused: bool,
 }
 
 impl LaplacePair {
     pub fn new(epsilon: f64, reused: bool) -> Self {
+        let neighbours =
+            "two counts f(X) = (0, 0), f(X') = (1, 0), one Laplace call each; statistic: y1 - y2";
         LaplacePair {
-            epsilon,
-            noise: LaplaceDraw::Mechanism(
-                Laplace::new(1.0, epsilon, Relation::AddRemove).expect("valid"),
-            ),
-            reused,
+            claim: Claim::new("laplace_two_calls", epsilon, neighbours)
+                .or_mutant(reused, "laplace_reused_stream"),
+            noise: LaplaceDraw::correct(epsilon),
         }
     }
 }
 
 impl Auditable for LaplacePair {
-    fn name(&self) -> &str {
-        if self.reused {
-            "laplace_reused_stream"
-        } else {
-            "laplace_two_calls"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn mutant(&self) -> bool {
-        self.reused
-    }
-    fn neighbours(&self) -> &str {
-        "two counts f(X) = (0, 0), f(X') = (1, 0), one Laplace call each; statistic: y1 - y2"
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let f1 = if side == Side::X { 0.0 } else { 1.0 };
         let s1: u64 = rng.r#gen();
-        let s2: u64 = if self.reused { s1 } else { rng.r#gen() };
-        let y1 = f1 + self.noise.sample(&mut rng_from(&["call", &s1.to_string()]));
+        let s2: u64 = if self.claim.mutant { s1 } else { rng.r#gen() };
+        let y1 = count_query(side) + self.noise.sample(&mut rng_from(&["call", &s1.to_string()]));
         let y2 = self.noise.sample(&mut rng_from(&["call", &s2.to_string()]));
         y1 - y2
+    }
+}
+
+/// Two-class counts: class sizes and the on-counts (class x feature).
+fn counts(class: &[f64], on: Array2<f64>) -> ClassCounts {
+    ClassCounts {
+        class: class.to_vec(),
+        on,
     }
 }
 
@@ -223,17 +197,12 @@ impl Auditable for LaplacePair {
 /// one example is added, 4 for the replace-one pair) is reached exactly where the density
 /// ratio is exp(eps_true), so the threshold event {s >= 2} is tight.
 pub struct Alg1Nb {
-    name: &'static str,
-    epsilon: f64,
+    claim: Claim,
     params: PrivateNbValidParams,
     x: ClassCounts,
     x_prime: ClassCounts,
     /// (class, feature, on?) and sign of f(X') - f(X) for the coordinates that differ.
     changed: Vec<(usize, usize, bool, f64)>,
-    neighbours: &'static str,
-    mutant: bool,
-    /// Relation of the claim and the pair.
-    relation: Relation,
     /// Relation the noise is calibrated for (differs only in the mutant).
     noise_relation: Relation,
 }
@@ -244,14 +213,8 @@ impl Alg1Nb {
     /// noise for 2D. Mutant: the add/remove sensitivity D under replace-one (the replace-one
     /// sensitivity halved, really 2 eps-DP).
     pub fn replace_one(epsilon: f64, add_remove_sensitivity: bool) -> Self {
-        let x = ClassCounts {
-            class: vec![3.0, 2.0],
-            on: array![[2.0, 1.0], [0.0, 2.0]],
-        };
-        let x_prime = ClassCounts {
-            class: vec![2.0, 3.0],
-            on: array![[1.0, 0.0], [1.0, 3.0]],
-        };
+        let x = counts(&[3.0, 2.0], array![[2.0, 1.0], [0.0, 2.0]]);
+        let x_prime = counts(&[2.0, 3.0], array![[1.0, 0.0], [1.0, 3.0]]);
         let mut a = Self::build(
             if add_remove_sensitivity {
                 "alg1_nb_replace_one_add_remove_sensitivity"
@@ -269,7 +232,7 @@ impl Alg1Nb {
             },
             add_remove_sensitivity,
         );
-        a.relation = Relation::ReplaceOne;
+        a.claim = a.claim.under(Relation::ReplaceOne);
         a.noise_relation = if add_remove_sensitivity {
             Relation::AddRemove
         } else {
@@ -282,14 +245,8 @@ impl Alg1Nb {
     /// N1[0, 1]. Mutant: sensitivity off by one, D - 1 = 1 instead of D = 2 (noise scale
     /// (D - 1)/eps, really 2 eps-DP), run through the same code with eps D / (D - 1).
     pub fn two_features(epsilon: f64, off_by_one: bool) -> Self {
-        let x = ClassCounts {
-            class: vec![3.0, 2.0],
-            on: array![[2.0, 1.0], [0.0, 2.0]],
-        };
-        let x_prime = ClassCounts {
-            class: vec![4.0, 2.0],
-            on: array![[3.0, 2.0], [0.0, 2.0]],
-        };
+        let x = counts(&[3.0, 2.0], array![[2.0, 1.0], [0.0, 2.0]]);
+        let x_prime = counts(&[4.0, 2.0], array![[3.0, 2.0], [0.0, 2.0]]);
         let d = 2.0;
         let run_eps = if off_by_one {
             epsilon * d / (d - 1.0)
@@ -314,14 +271,8 @@ impl Alg1Nb {
     /// A single-sample class: class 1 is empty in X; X' adds one class-1 example x = (0, 1)
     /// (N0[1, 0] and N1[1, 1] go from 0 to 1).
     pub fn single_sample_class(epsilon: f64) -> Self {
-        let x = ClassCounts {
-            class: vec![3.0, 0.0],
-            on: array![[2.0, 1.0], [0.0, 0.0]],
-        };
-        let x_prime = ClassCounts {
-            class: vec![3.0, 1.0],
-            on: array![[2.0, 1.0], [0.0, 1.0]],
-        };
+        let x = counts(&[3.0, 0.0], array![[2.0, 1.0], [0.0, 0.0]]);
+        let x_prime = counts(&[3.0, 1.0], array![[2.0, 1.0], [0.0, 1.0]]);
         Self::build(
             "alg1_nb_single_sample_class",
             epsilon,
@@ -357,35 +308,19 @@ impl Alg1Nb {
             }
         }
         Alg1Nb {
-            name,
-            epsilon,
+            claim: Claim::new(name, epsilon, neighbours).mutant(mutant),
             params,
             x,
             x_prime,
             changed,
-            neighbours,
-            mutant,
-            relation: Relation::AddRemove,
             noise_relation: Relation::AddRemove,
         }
     }
 }
 
 impl Auditable for Alg1Nb {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn mutant(&self) -> bool {
-        self.mutant
-    }
-    fn neighbours(&self) -> &str {
-        self.neighbours
-    }
-    fn relation(&self) -> Relation {
-        self.relation
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let counts = side.pick(&self.x, &self.x_prime);
@@ -414,7 +349,7 @@ impl Auditable for Alg1Nb {
 /// model's log prior ratio, a deterministic function of the exact class counts, so the two
 /// sides never overlap and the bound is limited by the trials alone (no finite eps).
 pub struct ExactPrior {
-    epsilon: f64,
+    claim: Claim,
     params: PrivateNbValidParams,
     x: ClassCounts,
     x_prime: ClassCounts,
@@ -423,46 +358,34 @@ pub struct ExactPrior {
 impl ExactPrior {
     pub fn new(epsilon: f64) -> Self {
         ExactPrior {
-            epsilon,
+            claim: Claim::new(
+                "alg1_nb_exact_prior",
+                epsilon,
+                "D = 1; X: classes (5, 5), X' adds a class-1 example; statistic: the model's log prior ratio",
+            )
+            .mutant(true)
+            .stated_excess(Some(f64::INFINITY)),
             params: PrivateNbParams::new(epsilon)
                 .exact_prior(true)
                 .check()
                 .expect("valid"),
-            x: ClassCounts {
-                class: vec![5.0, 5.0],
-                on: array![[2.0], [3.0]],
-            },
-            x_prime: ClassCounts {
-                class: vec![5.0, 6.0],
-                on: array![[2.0], [4.0]],
-            },
+            x: counts(&[5.0, 5.0], array![[2.0], [3.0]]),
+            x_prime: counts(&[5.0, 6.0], array![[2.0], [4.0]]),
         }
     }
 }
 
 impl Auditable for ExactPrior {
-    fn name(&self) -> &str {
-        "alg1_nb_exact_prior"
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn mutant(&self) -> bool {
-        true
-    }
-    fn stated_excess(&self) -> Option<f64> {
-        Some(f64::INFINITY)
-    }
-    fn neighbours(&self) -> &str {
-        "D = 1; X: classes (5, 5), X' adds a class-1 example; statistic: the model's log prior ratio"
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = side.pick(&self.x, &self.x_prime);
+        let mut ledger = Ledger::new(Relation::AddRemove);
         let fit = self
             .params
-            .fit_counts(counts, None, rng, &mut Ledger::new(Relation::AddRemove))
-            .expect("valid counts");
-        fit.model.log_prior[1] - fit.model.log_prior[0]
+            .fit_counts(side.pick(&self.x, &self.x_prime), None, rng, &mut ledger);
+        let prior = fit.expect("valid counts").model.log_prior;
+        prior[1] - prior[0]
     }
 }
 
@@ -479,27 +402,35 @@ const Q_XP: [f64; 2] = [1.0, 5.0];
 /// Algorithm 5's sampler ([`MaskSampler`]), D = 2, T = 1, Delta_m = T Delta_q = 1, on
 /// `Q_X` / `Q_XP`. Statistic: feature 0 chosen.
 pub struct MaskWorstCase {
-    epsilon: f64,
+    claim: Claim,
+}
+
+impl MaskWorstCase {
+    pub fn new(epsilon: f64) -> Self {
+        MaskWorstCase {
+            claim: Claim::new(
+                "mask_sampler",
+                epsilon,
+                "scores (0, 6) vs (1, 5), Delta_q = 1, D = 2, T = 1; statistic: feature 0 chosen",
+            ),
+        }
+    }
+}
+
+/// The exponential mechanism (sensitivity 1, add/remove) at the row's claimed epsilon.
+fn exponential(claim: &Claim) -> Exponential {
+    Exponential::new(1.0, claim.epsilon, Relation::AddRemove).expect("valid")
 }
 
 impl Auditable for MaskWorstCase {
-    fn name(&self) -> &str {
-        "mask_sampler"
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn neighbours(&self) -> &str {
-        "scores (0, 6) vs (1, 5), Delta_q = 1, D = 2, T = 1; statistic: feature 0 chosen"
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let q = if side == Side::X { &Q_X } else { &Q_XP };
-        let mechanism = Exponential::new(1.0, self.epsilon, Relation::AddRemove).expect("valid");
-        let mut ledger = Ledger::new(Relation::AddRemove);
-        let mut charge = ledger
-            .charge("audit", "mask", mechanism)
-            .expect("same relation");
-        let chosen = charge.choose_subset(&mut MaskSampler::new(), q, 1, rng);
+        let q = side.pick(&Q_X, &Q_XP);
+        let chosen = with_charge("mask", exponential(&self.claim), |c| {
+            c.choose_subset(&mut MaskSampler::new(), q, 1, rng)
+        });
         chose_first(&chosen.expect("valid"))
     }
 }
@@ -512,51 +443,34 @@ impl Auditable for MaskWorstCase {
 /// (1/6) / (1/85.2), ln = 2.65 > 2 (its real epsilon is T eps = 4); the faithful one's is
 /// (1/6) / (1/19.3), ln = 1.17.
 pub struct MaskPairs {
-    epsilon: f64,
-    per_feature: bool,
+    /// A mutant row is the variant `delta_q`.
+    claim: Claim,
 }
 
 impl MaskPairs {
     pub fn new(epsilon: f64, per_feature: bool) -> Self {
+        let neighbours = "scores (0, 0, 2, 2) vs (1, 1, 1, 1), Delta_q = 1, D = 4, T = 2; statistic: {0, 1} chosen";
         MaskPairs {
-            epsilon,
-            per_feature,
+            claim: Claim::new("mask_sampler_t2", epsilon, neighbours)
+                .or_mutant(per_feature, "mask_variant_delta_q")
+                .stated_excess(per_feature.then_some(2.0)),
         }
     }
 }
 
 impl Auditable for MaskPairs {
-    fn name(&self) -> &str {
-        if self.per_feature {
-            "mask_variant_delta_q"
-        } else {
-            "mask_sampler_t2"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn mutant(&self) -> bool {
-        self.per_feature
-    }
-    fn stated_excess(&self) -> Option<f64> {
-        self.per_feature.then_some(2.0)
-    }
-    fn neighbours(&self) -> &str {
-        "scores (0, 0, 2, 2) vs (1, 1, 1, 1), Delta_q = 1, D = 4, T = 2; statistic: {0, 1} chosen"
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let q: &[f64] = side.pick(&[0.0, 0.0, 2.0, 2.0], &[1.0, 1.0, 1.0, 1.0]);
-        let sens = crate::selection::mask::mask_sensitivity(1.0, 2, self.per_feature);
-        let mechanism = Exponential::new(sens, self.epsilon, Relation::AddRemove).expect("valid");
-        let mut ledger = Ledger::new(Relation::AddRemove);
-        let mut charge = ledger
-            .charge("audit", "mask", mechanism)
-            .expect("same relation");
-        let chosen = charge
-            .choose_subset(&mut MaskSampler::new(), q, 2, rng)
-            .expect("valid");
-        f64::from(u8::from(chosen == [0, 1]))
+        let sens = crate::selection::mask::mask_sensitivity(1.0, 2, self.claim.mutant);
+        let mechanism =
+            Exponential::new(sens, self.claim.epsilon, Relation::AddRemove).expect("valid");
+        let chosen = with_charge("mask", mechanism, |c| {
+            c.choose_subset(&mut MaskSampler::new(), q, 2, rng)
+        });
+        f64::from(u8::from(chosen.expect("valid") == [0, 1]))
     }
 }
 
@@ -567,7 +481,7 @@ impl Auditable for MaskPairs {
 /// lower bound cannot exceed eps/2. (A replacement can move scores in opposite directions,
 /// which is why the replace-one count sensitivity is 2.)
 pub struct MaskCountSelector {
-    epsilon: f64,
+    claim: Claim,
     x: ClassCounts,
     x_prime: ClassCounts,
 }
@@ -575,42 +489,34 @@ pub struct MaskCountSelector {
 impl MaskCountSelector {
     pub fn new(epsilon: f64) -> Self {
         MaskCountSelector {
-            epsilon,
-            x: ClassCounts {
-                class: vec![10.0, 10.0],
-                on: array![[5.0, 2.0], [5.0, 8.0]],
-            },
-            x_prime: ClassCounts {
-                class: vec![10.0, 11.0],
-                on: array![[5.0, 2.0], [6.0, 8.0]],
-            },
+            claim: Claim::new(
+                "mask_selector_counts",
+                epsilon,
+                "count scores (0, 6) vs (1, 6): X' adds a class-1 example x = (1, 0); T = 1",
+            ),
+            x: counts(&[10.0, 10.0], array![[5.0, 2.0], [5.0, 8.0]]),
+            x_prime: counts(&[10.0, 11.0], array![[5.0, 2.0], [6.0, 8.0]]),
         }
     }
 }
 
 impl Auditable for MaskCountSelector {
-    fn name(&self) -> &str {
-        "mask_selector_counts"
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn neighbours(&self) -> &str {
-        "count scores (0, 6) vs (1, 6): X' adds a class-1 example x = (1, 0); T = 1"
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let counts = side.pick(&self.x, &self.x_prime);
-        let sel = Selector::MaskSampling {
+        let selector = Selector::MaskSampling {
             score: Score::Count,
-        }
-        .select(
-            counts,
-            1,
-            Some(self.epsilon),
-            &mut Streams::new(rng.r#gen()),
-            &mut Ledger::new(Relation::AddRemove),
-        )
-        .expect("valid");
+        };
+        let sel = selector
+            .select(
+                side.pick(&self.x, &self.x_prime),
+                1,
+                Some(self.claim.epsilon),
+                &mut Streams::new(rng.r#gen()),
+                &mut Ledger::new(Relation::AddRemove),
+            )
+            .expect("valid");
         chose_first(&sel.features)
     }
 }
@@ -620,24 +526,22 @@ pub struct GumbelWorstCase {
     epsilon: f64,
 }
 
+impl GumbelWorstCase {
+    pub fn new(epsilon: f64) -> Self {
+        GumbelWorstCase { epsilon }
+    }
+}
+
 impl Auditable for GumbelWorstCase {
-    fn name(&self) -> &str {
-        "gumbel_top1"
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn neighbours(&self) -> &str {
-        "scores (0, 6) vs (1, 5), Delta_q = 1, T = 1; statistic: feature 0 chosen"
+    fn claim(&self) -> Claim {
+        let neighbours = "scores (0, 6) vs (1, 5), Delta_q = 1, T = 1; statistic: feature 0 chosen";
+        Claim::new("gumbel_top1", self.epsilon, neighbours)
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let q = if side == Side::X { &Q_X } else { &Q_XP };
-        let mechanism = Exponential::new(1.0, self.epsilon, Relation::AddRemove).expect("valid");
-        let mut ledger = Ledger::new(Relation::AddRemove);
-        let mut charge = ledger
-            .charge("audit", "gumbel", mechanism)
-            .expect("same relation");
-        chose_first(&charge.gumbel_top_k(q, 1, rng).expect("valid"))
+        let chosen = with_charge("gumbel", exponential(&self.claim()), |c| {
+            c.gumbel_top_k(side.pick(&Q_X, &Q_XP), 1, rng)
+        });
+        chose_first(&chosen.expect("valid"))
     }
 }
 
@@ -645,33 +549,33 @@ impl Auditable for GumbelWorstCase {
 /// opposite directions, the known hard case: X scores (1, 1, 1, 0), X' scores (0, 0, 0, 1).
 /// Statistic: index of the first positive (4 if none).
 pub struct SparseWorstCase {
-    epsilon: f64,
+    sparse: SparseVector,
+    claim: Claim,
+}
+
+impl SparseWorstCase {
+    pub fn new(epsilon: f64) -> Self {
+        SparseWorstCase {
+            sparse: SparseVector::new(1, 1.0, epsilon, Relation::AddRemove).expect("valid"),
+            claim: Claim::new(
+                "sparse_vector",
+                epsilon,
+                "scores (1, 1, 1, 0) vs (0, 0, 0, 1), threshold 0.5, T = 1; statistic: first positive",
+            ),
+        }
+    }
 }
 
 impl Auditable for SparseWorstCase {
-    fn name(&self) -> &str {
-        "sparse_vector"
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn neighbours(&self) -> &str {
-        "scores (1, 1, 1, 0) vs (0, 0, 0, 1), threshold 0.5, T = 1; statistic: first positive"
+    fn claim(&self) -> Claim {
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let q: &[f64] = if side == Side::X {
-            &[1.0, 1.0, 1.0, 0.0]
-        } else {
-            &[0.0, 0.0, 0.0, 1.0]
-        };
-        let mechanism =
-            SparseVector::new(1, 1.0, self.epsilon, Relation::AddRemove).expect("valid");
-        let mut ledger = Ledger::new(Relation::AddRemove);
-        let mut charge = ledger
-            .charge("audit", "sparse", mechanism)
-            .expect("same relation");
-        let out = charge.above_threshold(q, 0.5, rng).expect("valid");
-        out.first().map_or(q.len() as f64, |&i| i as f64)
+        let q: &[f64] = side.pick(&[1.0, 1.0, 1.0, 0.0], &[0.0, 0.0, 0.0, 1.0]);
+        let out = with_charge("sparse", self.sparse, |c| c.above_threshold(q, 0.5, rng));
+        out.expect("valid")
+            .first()
+            .map_or(q.len() as f64, |&i| i as f64)
     }
 }
 
@@ -690,30 +594,17 @@ impl Vaidya {
         Vaidya {
             epsilon,
             params: VaidyaNbParams::new(epsilon).check().expect("valid"),
-            x: ClassCounts {
-                class: vec![100.0, 0.0],
-                on: array![[50.0], [0.0]],
-            },
-            x_prime: ClassCounts {
-                class: vec![100.0, 1.0],
-                on: array![[50.0], [0.0]],
-            },
+            x: counts(&[100.0, 0.0], array![[50.0], [0.0]]),
+            x_prime: counts(&[100.0, 1.0], array![[50.0], [0.0]]),
         }
     }
 }
 
 impl Auditable for Vaidya {
-    fn name(&self) -> &str {
-        "vaidya_nb"
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        self.epsilon
-    }
-    fn mutant(&self) -> bool {
-        true
-    }
-    fn neighbours(&self) -> &str {
-        "classes (100, 0) vs (100, 1), D = 1, added example x = 0; statistic: prior of class 1"
+    fn claim(&self) -> Claim {
+        let neighbours =
+            "classes (100, 0) vs (100, 1), D = 1, added example x = 0; statistic: prior of class 1";
+        Claim::new("vaidya_nb", self.epsilon, neighbours).mutant(true)
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let counts = side.pick(&self.x, &self.x_prime);

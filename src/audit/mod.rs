@@ -22,8 +22,9 @@
 //! most 5% (this chance is attained only when the event is exactly tight, as for Laplace), and a
 //! mutant whose real epsilon is well above the claim is caught once the trials suffice.
 //!
-//! Extension point: implement [`Auditable`] for a new mechanism and add it to
-//! [`mechanisms::all`]; the logistic-regression audits live in [`logistic`].
+//! Extension point: implement [`Auditable`] for a new mechanism (its [`Claim`] and one `run`)
+//! and add it to [`mechanisms::all`]; the logistic-regression audits live in [`logistic`], the
+//! ERM and release-layer ones in [`erm`] and [`release`], each with its own `all`.
 
 pub mod erm;
 pub mod logistic;
@@ -31,7 +32,7 @@ pub mod mechanisms;
 pub mod release;
 
 use crate::error::{Error, Result};
-use crate::privacy::Relation;
+use crate::privacy::{Charge, Ledger, Mechanism, Relation};
 use crate::rng::{Rng, rng_from};
 use serde::Serialize;
 use statrs::distribution::{Beta, ContinuousCDF};
@@ -64,34 +65,92 @@ impl Side {
     }
 }
 
+/// What an audit row claims: its name, the epsilon and relation of the mechanism's guarantee,
+/// whether it is a planted mutant, and the neighbours it runs on. One value per row, so the
+/// table, `--mechanism NAME` and the verdict read the same statement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Claim {
+    /// Short unique name (used by `epsilab audit --mechanism NAME`).
+    pub name: &'static str,
+    /// The epsilon the mechanism claims (pure eps-DP under `relation`).
+    pub epsilon: f64,
+    /// The neighbouring relation of the claim and of the pair X, X'.
+    pub relation: Relation,
+    /// True for a planted known-bad variant the audit must catch.
+    pub mutant: bool,
+    /// For an ablation variant that weakens privacy: the factor by which its real epsilon
+    /// exceeds the claim on these neighbours, as the variant states it. The audit's lower bound
+    /// must then lie above the claim and at most this factor times it.
+    pub stated_excess: Option<f64>,
+    /// What X and X' are and which statistic is reported.
+    pub neighbours: &'static str,
+}
+
+impl Claim {
+    /// A correct mechanism claimed `epsilon`-DP under add/remove.
+    pub fn new(name: &'static str, epsilon: f64, neighbours: &'static str) -> Self {
+        Claim {
+            name,
+            epsilon,
+            relation: Relation::AddRemove,
+            mutant: false,
+            stated_excess: None,
+            neighbours,
+        }
+    }
+
+    /// The same claim under `relation`.
+    pub fn under(self, relation: Relation) -> Self {
+        Claim { relation, ..self }
+    }
+
+    /// A planted mutant if `mutant`.
+    pub fn mutant(self, mutant: bool) -> Self {
+        Claim { mutant, ..self }
+    }
+
+    /// The planted mutant `name` instead, if `mutant`.
+    pub fn or_mutant(self, mutant: bool, name: &'static str) -> Self {
+        if mutant {
+            Claim { name, ..self }.mutant(true)
+        } else {
+            self
+        }
+    }
+
+    /// A weakening variant whose real epsilon is at most `factor` times the claim (when given).
+    pub fn stated_excess(self, factor: Option<f64>) -> Self {
+        Claim {
+            stated_excess: factor,
+            ..self
+        }
+    }
+}
+
 /// A mechanism with a claimed epsilon and a pair of worst-case neighbours, ready to be audited.
 ///
 /// `run` must draw all its randomness from `rng` (the audit hands each side its own seeded
 /// stream and calls `run` repeatedly on it) and return one scalar statistic of the output.
 /// Implementations must be cheap to call many times.
 pub trait Auditable: Sync {
-    /// Short unique name (used by `epsilab audit --mechanism NAME`).
-    fn name(&self) -> &str;
-    /// The epsilon the mechanism claims (pure eps-DP under [`Auditable::relation`]).
-    fn claimed_epsilon(&self) -> f64;
-    /// The neighbouring relation of the claim and of the pair X, X'.
-    fn relation(&self) -> Relation {
-        Relation::AddRemove
-    }
-    /// True for a planted known-bad variant the audit must catch.
-    fn mutant(&self) -> bool {
-        false
-    }
-    /// For an ablation variant that weakens privacy: the factor by which its real epsilon
-    /// exceeds the claim on these neighbours, as the variant states it. The audit's lower bound
-    /// must then lie above the claim and at most this factor times it.
-    fn stated_excess(&self) -> Option<f64> {
-        None
-    }
-    /// What X and X' are and which statistic is reported.
-    fn neighbours(&self) -> &str;
+    /// What the row claims and on which neighbours.
+    fn claim(&self) -> Claim;
     /// One run of the mechanism on `side`; returns the scalar statistic of its output.
     fn run(&self, side: Side, rng: &mut Rng) -> f64;
+}
+
+/// Runs `draw` on a charge of `mechanism` in a fresh ledger under the mechanism's own relation:
+/// each audited run is a release of its own, with its own accounting.
+pub fn with_charge<M: Mechanism, T>(
+    label: &str,
+    mechanism: M,
+    draw: impl FnOnce(&mut Charge<'_, M>) -> T,
+) -> T {
+    let mut ledger = Ledger::new(mechanism.privacy_map().relation);
+    let mut charge = ledger
+        .charge("audit", label, mechanism)
+        .expect("same relation");
+    draw(&mut charge)
 }
 
 /// The distinguishing event chosen on the first half.
@@ -237,8 +296,9 @@ pub fn audit(m: &dyn Auditable, trials: usize, seed: u64) -> Result<AuditResult>
             format!("need at least 2 runs per side, got {trials}"),
         ));
     }
+    let claim = m.claim();
     let sample = |side: Side| -> (Vec<f64>, Vec<f64>) {
-        let mut rng = rng_from(&["audit", &seed.to_string(), m.name(), side.label()]);
+        let mut rng = rng_from(&["audit", &seed.to_string(), claim.name, side.label()]);
         let all: Vec<f64> = (0..trials).map(|_| m.run(side, &mut rng)).collect();
         let half = trials / 2;
         let mut first = all[..half].to_vec();
@@ -260,21 +320,21 @@ pub fn audit(m: &dyn Auditable, trials: usize, seed: u64) -> Result<AuditResult>
     let kn = event_count(num, &event);
     let kd = event_count(den, &event);
     let lower_bound = epsilon_lower_bound(kn, kd, n, a);
-    let claimed = m.claimed_epsilon();
+    let claimed = claim.epsilon;
     let caught = lower_bound > claimed;
-    let stated_excess = m.stated_excess();
+    let stated_excess = claim.stated_excess;
     let consistent = stated_excess.is_none_or(|k| lower_bound <= claimed * k * (1.0 + 1e-9));
     Ok(AuditResult {
-        mechanism: m.name().to_string(),
+        mechanism: claim.name.to_string(),
         claimed,
         lower_bound,
         trials,
-        mutant: m.mutant(),
-        relation: m.relation().key().to_string(),
+        mutant: claim.mutant,
+        relation: claim.relation.key().to_string(),
         caught,
-        ok: caught == m.mutant() && consistent,
+        ok: caught == claim.mutant && consistent,
         stated_excess,
-        neighbours: m.neighbours().to_string(),
+        neighbours: claim.neighbours.to_string(),
         event,
         p_num: kn as f64 / n as f64,
         p_den: kd as f64 / n as f64,
@@ -298,8 +358,8 @@ pub fn audit_each(ms: &[Box<dyn Auditable>], trials: usize, seed: u64) -> Result
 /// Audits the mechanism called `name`.
 pub fn audit_named(name: &str, trials: usize, seed: u64) -> Result<AuditResult> {
     let ms = all();
-    let m = ms.iter().find(|m| m.name() == name).ok_or_else(|| {
-        let names: Vec<&str> = ms.iter().map(|m| m.name()).collect();
+    let m = ms.iter().find(|m| m.claim().name == name).ok_or_else(|| {
+        let names: Vec<&str> = ms.iter().map(|m| m.claim().name).collect();
         Error::param(
             "mechanism",
             format!("unknown mechanism `{name}`; known: {}", names.join(", ")),

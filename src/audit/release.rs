@@ -14,157 +14,102 @@
 //!
 //! Statistic: the release (the answer bit for randomized response).
 
-use super::{Auditable, Side};
+use super::{Auditable, Claim, Side, with_charge};
+use crate::privacy::Relation;
 use crate::privacy::exponential_median::ExponentialQuantile;
 use crate::privacy::randomized_response::{RandomizedResponse, truth_probability};
 use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, local_sensitivity_at};
-use crate::privacy::{Ledger, Relation};
 use crate::rng::Rng;
 use rand::Rng as _;
 
-/// The release-layer audits, in report order.
+/// The release-layer audits, in report order: each correct row, then its mutant.
 pub fn all() -> Vec<Box<dyn Auditable>> {
+    let row = |name, epsilon, neighbours| {
+        Claim::new(name, epsilon, neighbours).under(Relation::ReplaceOne)
+    };
+    let median =
+        "data in [0, 1]: X = {0.95, 0.99}, X' = {0.01, 0.95}; statistic: the released median";
+    let smooth =
+        "data in [0, 1]: X = {0, .5, .5, .5, 1}, X' = {0, .5, .5, 1, 1}; statistic: the release";
+    let rr = "one respondent: bit 0 (X) vs bit 1 (X'), eps = ln 3; statistic: the answer";
+    let ln3 = 3f64.ln();
     vec![
-        Box::new(ExpMedian { no_half: false }),
-        Box::new(ExpMedian { no_half: true }),
-        Box::new(SmoothMedian { local: false }),
-        Box::new(SmoothMedian { local: true }),
-        Box::new(Rr { keep_coin: false }),
-        Box::new(Rr { keep_coin: true }),
+        Box::new(ExpMedian(row("exponential_median", EPS, median))),
+        Box::new(ExpMedian(
+            row("exponential_median_no_half", EPS, median).mutant(true),
+        )),
+        Box::new(SmoothMedian(row("smooth_median", EPS, smooth))),
+        Box::new(SmoothMedian(
+            row("smooth_median_local_sensitivity", EPS, smooth).mutant(true),
+        )),
+        Box::new(Rr(row("randomized_response", ln3, rr))),
+        Box::new(Rr(
+            row("randomized_response_keep_coin", ln3, rr).mutant(true)
+        )),
     ]
 }
 
 const EPS: f64 = 1.0;
 
-/// The exponential-mechanism median on a replace-one pair.
-pub struct ExpMedian {
-    no_half: bool,
-}
+/// The exponential-mechanism median on a replace-one pair (the mutant: no halving).
+pub struct ExpMedian(Claim);
 
 impl Auditable for ExpMedian {
-    fn name(&self) -> &str {
-        if self.no_half {
-            "exponential_median_no_half"
-        } else {
-            "exponential_median"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        EPS
-    }
-    fn relation(&self) -> Relation {
-        Relation::ReplaceOne
-    }
-    fn mutant(&self) -> bool {
-        self.no_half
-    }
-    fn neighbours(&self) -> &str {
-        "data in [0, 1]: X = {0.95, 0.99}, X' = {0.01, 0.95}; statistic: the released median"
+    fn claim(&self) -> Claim {
+        self.0
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let data: &[f64] = if side == Side::X {
-            &[0.95, 0.99]
-        } else {
-            &[0.01, 0.95]
-        };
+        let data: &[f64] = side.pick(&[0.95, 0.99], &[0.01, 0.95]);
         let m = ExponentialQuantile::median(EPS, 0.0, 1.0, Relation::ReplaceOne).expect("valid");
         let mut w = Vec::with_capacity(3);
-        if self.no_half {
+        if self.0.mutant {
             m.log_weights_scaled(data, 1.0, &mut w);
             m.sample_from_weights(data, &mut w, rng)
         } else {
-            Ledger::new(Relation::ReplaceOne)
-                .charge("median", "exponential", m)
-                .expect("same relation")
-                .sample_sorted(data, rng, &mut w)
+            with_charge("exponential", m, |c| c.sample_sorted(data, rng, &mut w))
         }
     }
 }
 
-/// The smooth-sensitivity median (Cauchy) on a replace-one pair.
-pub struct SmoothMedian {
-    local: bool,
-}
+/// The smooth-sensitivity median (Cauchy) on a replace-one pair (the mutant: local
+/// sensitivity).
+pub struct SmoothMedian(Claim);
 
 impl Auditable for SmoothMedian {
-    fn name(&self) -> &str {
-        if self.local {
-            "smooth_median_local_sensitivity"
-        } else {
-            "smooth_median"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        EPS
-    }
-    fn relation(&self) -> Relation {
-        Relation::ReplaceOne
-    }
-    fn mutant(&self) -> bool {
-        self.local
-    }
-    fn neighbours(&self) -> &str {
-        "data in [0, 1]: X = {0, .5, .5, .5, 1}, X' = {0, .5, .5, 1, 1}; statistic: the release"
+    fn claim(&self) -> Claim {
+        self.0
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let data: &[f64] = if side == Side::X {
-            &[0.0, 0.5, 0.5, 0.5, 1.0]
-        } else {
-            &[0.0, 0.5, 0.5, 1.0, 1.0]
-        };
+        let data: &[f64] = side.pick(&[0.0, 0.5, 0.5, 0.5, 1.0], &[0.0, 0.5, 0.5, 1.0, 1.0]);
         let m = SmoothSensitivityMedian::new(EPS, 0.0, 1.0, Relation::ReplaceOne).expect("valid");
-        let released = if self.local {
+        let released = if self.0.mutant {
             let scale = local_sensitivity_at(data, 0, 0.0, 1.0) / m.alpha();
             m.release_with_scale(data, scale, rng)
         } else {
-            Ledger::new(Relation::ReplaceOne)
-                .charge("median", "smooth sensitivity", m)
-                .expect("same relation")
-                .release(data, rng)
+            with_charge("smooth sensitivity", m, |c| c.release(data, rng))
         };
         released.expect("non-empty")
     }
 }
 
-/// Binary randomized response at eps = ln 3.
-pub struct Rr {
-    keep_coin: bool,
-}
+/// Binary randomized response at eps = ln 3 (the mutant: the truth probability as a coin).
+pub struct Rr(Claim);
 
 impl Auditable for Rr {
-    fn name(&self) -> &str {
-        if self.keep_coin {
-            "randomized_response_keep_coin"
-        } else {
-            "randomized_response"
-        }
-    }
-    fn claimed_epsilon(&self) -> f64 {
-        3f64.ln()
-    }
-    fn relation(&self) -> Relation {
-        Relation::ReplaceOne
-    }
-    fn mutant(&self) -> bool {
-        self.keep_coin
-    }
-    fn neighbours(&self) -> &str {
-        "one respondent: bit 0 (X) vs bit 1 (X'), eps = ln 3; statistic: the answer"
+    fn claim(&self) -> Claim {
+        self.0
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let bit = side == Side::XPrime;
-        let answer = if self.keep_coin {
-            if rng.r#gen::<f64>() < truth_probability(self.claimed_epsilon()) {
+        let answer = if self.0.mutant {
+            if rng.r#gen::<f64>() < truth_probability(self.0.epsilon) {
                 bit
             } else {
                 rng.r#gen::<bool>()
             }
         } else {
-            let rr = RandomizedResponse::new(self.claimed_epsilon()).expect("valid");
-            Ledger::new(Relation::ReplaceOne)
-                .charge("answer", "randomized response", rr)
-                .expect("same relation")
-                .respond(bit, rng)
+            let rr = RandomizedResponse::new(self.0.epsilon).expect("valid");
+            with_charge("randomized response", rr, |c| c.respond(bit, rng))
         };
         f64::from(u8::from(answer))
     }

@@ -10,7 +10,7 @@ const TEST_TRIALS: usize = 20_000;
 const LR_TEST_TRIALS: usize = 10_000;
 
 fn is_lr(m: &dyn Auditable) -> bool {
-    m.name().starts_with("lr_") || m.name().starts_with("svm_")
+    m.claim().name.starts_with("lr_") || m.claim().name.starts_with("svm_")
 }
 
 #[test]
@@ -48,7 +48,7 @@ fn too_few_trials_and_unknown_names_are_errors() {
 #[test]
 fn names_are_unique() {
     let ms = all();
-    let mut names: Vec<&str> = ms.iter().map(|m| m.name()).collect();
+    let mut names: Vec<&str> = ms.iter().map(|m| m.claim().name).collect();
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), ms.len());
@@ -117,9 +117,9 @@ fn correct_mechanisms_pass_and_mutants_are_caught() {
 fn weakening_variants_are_audited_and_their_excess_measured() {
     let ms = all();
     for v in crate::kinds::variant::VARIANTS {
-        let m = ms.iter().find(|m| m.name() == v.audit);
+        let m = ms.iter().find(|m| m.claim().name == v.audit);
         assert_eq!(
-            m.and_then(|m| m.stated_excess()).is_some(),
+            m.and_then(|m| m.claim().stated_excess).is_some(),
             v.excess.weakens(),
             "{} / {}",
             v.kind,
@@ -128,7 +128,10 @@ fn weakening_variants_are_audited_and_their_excess_measured() {
     }
     let pair: Vec<_> = ms
         .into_iter()
-        .filter(|m| m.name().starts_with("mask_variant") || m.name() == "mask_sampler_t2")
+        .filter(|m| {
+            let name = m.claim().name;
+            name.starts_with("mask_variant") || name == "mask_sampler_t2"
+        })
         .collect();
     let results = audit_each(&pair, TEST_TRIALS, 1).unwrap();
     let table = table(&results);

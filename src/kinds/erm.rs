@@ -4,14 +4,14 @@
 //! `input_perturbation` (replace-one), `averaged` (m models, sequential or parallel) and
 //! `subsample_aggregate` (Smith 2011). One struct; each kind reads only its `FIELDS`.
 
-use super::logistic::{check_lambda_rule, lambda_at};
+use super::logistic::{check_lambda_rule, lr_learner};
 use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
 use crate::error::Result;
 use crate::learners::Learner;
 use crate::learners::logistic::dp_sgd::{Length, Sampling, SgdPlan};
 use crate::learners::logistic::ensemble::Ensemble;
 use crate::learners::logistic::{
-    LambdaRule, Loss, LrConfig, LrKind, PrivateLrMethod, Scaling, SolverSettings,
+    LambdaRule, Loss, LrKind, PrivateLrMethod, Scaling, SolverSettings,
 };
 use serde::Deserialize;
 
@@ -231,19 +231,20 @@ impl<const K: u8> LearnerKind for Erm<K> {
     }
 
     fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner> {
-        let lambda = lambda_at(at, self.lambda);
-        Ok(Learner::Logistic(LrConfig {
-            kind: self.kind(),
-            loss: match self.loss.unwrap_or_default() {
-                LossName::Logistic => Loss::Logistic,
-                LossName::Huber => Loss::HUBER_SVM,
-            },
-            lambda,
-            scaling: self.scaling.unwrap_or_default(),
-            epsilon: budget.train,
-            lambda_epsilon: budget.lambda,
-            settings: SolverSettings::default(),
-        }))
+        let loss = match self.loss.unwrap_or_default() {
+            LossName::Logistic => Loss::Logistic,
+            LossName::Huber => Loss::HUBER_SVM,
+        };
+        let settings = SolverSettings::default();
+        lr_learner(
+            self.kind(),
+            loss,
+            settings,
+            self.lambda,
+            self.scaling,
+            at,
+            budget,
+        )
     }
 
     fn cost(&self) -> u64 {

@@ -152,20 +152,13 @@ impl<const M: u8> LearnerKind for Logistic<M> {
     }
 
     fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner> {
-        let lambda = lambda_at(at, self.lambda);
-        Ok(Learner::Logistic(LrConfig {
-            kind: self.kind(),
-            loss: self.loss(),
-            lambda,
-            scaling: self.scaling.unwrap_or_default(),
-            epsilon: budget.train,
-            lambda_epsilon: budget.lambda,
-            settings: SolverSettings {
-                solver: self.solver.unwrap_or_default(),
-                tol: self.tolerance.unwrap_or(DEFAULT_TOL),
-                ..SolverSettings::default()
-            },
-        }))
+        let settings = SolverSettings {
+            solver: self.solver.unwrap_or_default(),
+            tol: self.tolerance.unwrap_or(DEFAULT_TOL),
+            ..SolverSettings::default()
+        };
+        let (kind, loss) = (self.kind(), self.loss());
+        lr_learner(kind, loss, settings, self.lambda, self.scaling, at, budget)
     }
 
     fn cost(&self) -> u64 {
@@ -205,12 +198,30 @@ pub fn check_lambda_rule(
     }
 }
 
-/// The cell's lambda: its grid value, else the pipeline's rule, else 1 (the functional
-/// mechanism reads none).
-pub fn lambda_at(at: &GridValues, rule: Option<LambdaRule>) -> LambdaRule {
-    match (at.lambda, rule) {
+/// One cell's LR-harness learner (every LR-family kind): `kind` with its `loss` and solver
+/// `settings`; the cell's lambda is its grid value, else the pipeline's `rule`, else 1 (the
+/// functional mechanism reads none); the budgets are the cell's train and lambda shares.
+pub fn lr_learner(
+    kind: LrKind,
+    loss: Loss,
+    settings: SolverSettings,
+    rule: Option<LambdaRule>,
+    scaling: Option<Scaling>,
+    at: &GridValues,
+    budget: &CellBudget,
+) -> Result<Learner> {
+    let lambda = match (at.lambda, rule) {
         (Some(l), _) => LambdaRule::Fixed(l),
         (None, Some(rule)) => rule,
         (None, None) => LambdaRule::Fixed(1.0),
-    }
+    };
+    Ok(Learner::Logistic(LrConfig {
+        kind,
+        loss,
+        lambda,
+        scaling: scaling.unwrap_or_default(),
+        epsilon: budget.train,
+        lambda_epsilon: budget.lambda,
+        settings,
+    }))
 }

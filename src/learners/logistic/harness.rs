@@ -9,7 +9,9 @@ use super::input::input_perturbation;
 use super::loss::Loss;
 use super::mechanisms::objective_branch_for;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
-use super::select::{LAMBDA_GRID, cross_validate_warm, cross_validate_with, private_select_lambda};
+use super::select::{
+    LAMBDA_GRID, Starts, cross_validate_lambda, cross_validate_with, private_select_lambda,
+};
 use super::solver::{Objective, SolverSettings};
 use super::{LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLrMethod};
 use crate::data::{Dataset, Features};
@@ -210,12 +212,13 @@ impl LrConfig {
                 let choice = crate::profile::time("cv", || {
                     if self.kind == LrKind::NonPrivate {
                         // Noise-free fits: warm starts along the lambda path, same folds.
-                        cross_validate_warm(
+                        cross_validate_lambda(
                             design,
                             &y,
                             &LAMBDA_GRID,
                             CV_FOLDS,
                             &self.settings,
+                            Starts::Warm,
                             &mut rng,
                         )
                     } else {

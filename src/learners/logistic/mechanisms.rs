@@ -58,6 +58,31 @@ pub fn output_sensitivity(lambda: f64, relation: Relation) -> f64 {
     relation.doubled_for_replace(1.0 / lambda)
 }
 
+/// One regularised ERM problem a mechanism perturbs: minimise
+/// (1/N) sum_n l(y_n x_n.theta) + (lambda/2) ||theta||^2 over the rows of `design` (norm <= 1)
+/// with labels `y` in {-1, +1}, solved to `settings`.
+#[derive(Clone, Copy)]
+pub struct Problem<'a, 'd> {
+    pub loss: Loss,
+    pub design: &'a Design<'d>,
+    pub y: &'a [f64],
+    pub lambda: f64,
+    pub settings: &'a SolverSettings,
+}
+
+impl Problem<'_, '_> {
+    /// Refuses what the sensitivity proofs exclude: a row outside the unit ball, lambda <= 0.
+    fn check(&self) -> Result<()> {
+        check_unit_rows(self.design)?;
+        crate::privacy::check_positive("lambda", self.lambda)
+    }
+
+    /// Minimises `objective` for this problem's loss, to its settings.
+    fn solve(&self, objective: &Objective) -> (Vec<f64>, Convergence) {
+        minimise(self.loss, objective, self.settings)
+    }
+}
+
 /// Output perturbation (Algorithm 6, Chaudhuri et al. 2011 Alg. 1).
 ///
 /// * Domain: training sets of rows with ||x|| <= 1, labels in {-1, +1}; released: theta in R^D.
@@ -69,49 +94,37 @@ pub fn output_sensitivity(lambda: f64, relation: Relation) -> f64 {
 ///   the exact minimiser, which the recorded convergence documents.
 ///
 /// Any loss with |l'| <= 1 (the Huber SVM loss too): the proof uses only that bound and lambda-strong convexity, so the sensitivity is the same.
-#[allow(clippy::too_many_arguments)]
 pub fn output_perturbation(
-    loss: Loss,
-    design: &Design,
-    y: &[f64],
-    lambda: f64,
+    problem: Problem,
     epsilon: f64,
-    settings: &SolverSettings,
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence)> {
-    output_perturbation_as(
-        loss, design, y, lambda, epsilon, settings, false, rng, ledger,
-    )
+    output_perturbation_as(problem, epsilon, false, rng, ledger)
 }
 
 /// [`output_perturbation`], or with `lambda_twice` its ablation variant calibrated for the
 /// sensitivity divided by N (the lambda = N Lambda convention applied twice): N times less
 /// noise, so (N eps)-DP, not eps-DP; the ledger records N eps spent against the eps claimed.
-#[allow(clippy::too_many_arguments)]
 pub fn output_perturbation_as(
-    loss: Loss,
-    design: &Design,
-    y: &[f64],
-    lambda: f64,
+    problem: Problem,
     epsilon: f64,
-    settings: &SolverSettings,
     lambda_twice: bool,
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence)> {
-    check_unit_rows(design)?;
-    crate::privacy::check_positive("lambda", lambda)?;
+    problem.check()?;
+    let (design, lambda) = (problem.design, problem.lambda);
     let relation = ledger.relation();
     let n = design.n_rows().max(1) as f64;
     let shrink = if lambda_twice { n } else { 1.0 };
     let sens = output_sensitivity(lambda, relation) / shrink;
     let mech = L2Mechanism::new(sens, epsilon, relation)?;
-    let (mut theta, conv) = minimise(loss, &Objective::regularised(design, y, lambda), settings);
+    let (mut theta, conv) = problem.solve(&Objective::regularised(design, problem.y, lambda));
     // The logistic loss keeps the thesis's label (committed ledgers carry it).
     let label = format!(
         "l2 vector mechanism (output perturbation, Algorithm 6{}{})",
-        loss_note(loss),
+        loss_note(problem.loss),
         if lambda_twice {
             ", variant lambda_twice"
         } else {
@@ -248,20 +261,15 @@ pub fn objective_branch_table(
 /// (Chaudhuri et al. 2011, Theorem 9 with their c; the Huber SVM loss has c = 1/(2h), and its
 /// l'' is defined everywhere but at the two kinks, a null set of theta, which the density
 /// argument ignores). The proof above holds with 1/4 replaced by c.
-#[allow(clippy::too_many_arguments)]
 pub fn objective_perturbation(
-    loss: Loss,
-    design: &Design,
-    y: &[f64],
-    lambda: f64,
+    problem: Problem,
     epsilon: f64,
-    settings: &SolverSettings,
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
-    check_unit_rows(design)?;
-    crate::privacy::check_positive("lambda", lambda)?;
+    problem.check()?;
     crate::privacy::check_epsilon(epsilon)?;
+    let (loss, design, lambda) = (problem.loss, problem.design, problem.lambda);
     let n = design.n_rows();
     let relation = ledger.relation();
     let branch = objective_branch_for(loss.curvature(), lambda, epsilon, n, relation);
@@ -279,8 +287,7 @@ pub fn objective_perturbation(
     let b = ledger
         .charge("train", &label, mech)?
         .sample(design.dim(), rng);
-    let (theta, conv) =
-        objective_perturbation_with_noise_for(loss, design, y, lambda, &b, branch.delta, settings);
+    let (theta, conv) = objective_perturbation_with_noise_for(problem, &b, branch.delta);
     Ok((theta, conv, branch))
 }
 
@@ -293,27 +300,29 @@ pub fn objective_perturbation_with_noise(
     delta: f64,
     settings: &SolverSettings,
 ) -> (Vec<f64>, Convergence) {
-    objective_perturbation_with_noise_for(Loss::Logistic, design, y, lambda, b, delta, settings)
+    let problem = Problem {
+        loss: Loss::Logistic,
+        design,
+        y,
+        lambda,
+        settings,
+    };
+    objective_perturbation_with_noise_for(problem, b, delta)
 }
 
 /// [`objective_perturbation_with_noise`] for any loss.
 pub fn objective_perturbation_with_noise_for(
-    loss: Loss,
-    design: &Design,
-    y: &[f64],
-    lambda: f64,
+    problem: Problem,
     b: &[f64],
     delta: f64,
-    settings: &SolverSettings,
 ) -> (Vec<f64>, Convergence) {
-    let n = design.n_rows().max(1) as f64;
-    let obj = Objective {
-        design,
-        y,
-        reg: lambda / n + delta,
+    let n = problem.design.n_rows().max(1) as f64;
+    problem.solve(&Objective {
+        design: problem.design,
+        y: problem.y,
+        reg: problem.lambda / n + delta,
         lin: b.iter().map(|v| v / n).collect(),
-    };
-    minimise(loss, &obj, settings)
+    })
 }
 
 /// The two sensitivity bounds of the functional mechanism.

@@ -316,13 +316,18 @@ impl PrivateLogisticValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<PrivateLogisticFit> {
-        let (e, l, s) = (self.epsilon, self.lambda, &self.settings);
+        let e = self.epsilon;
+        let problem = mechanisms::Problem {
+            loss: self.loss,
+            design,
+            y,
+            lambda: self.lambda,
+            settings: &self.settings,
+        };
         Ok(match self.method {
             PrivateLrMethod::Output | PrivateLrMethod::OutputLambdaTwice => {
                 let twice = self.method == PrivateLrMethod::OutputLambdaTwice;
-                let (t, c) = mechanisms::output_perturbation_as(
-                    self.loss, design, y, l, e, s, twice, rng, ledger,
-                )?;
+                let (t, c) = mechanisms::output_perturbation_as(problem, e, twice, rng, ledger)?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: None,
@@ -330,8 +335,7 @@ impl PrivateLogisticValidParams {
                 }
             }
             PrivateLrMethod::Objective => {
-                let (t, c, b) =
-                    mechanisms::objective_perturbation(self.loss, design, y, l, e, s, rng, ledger)?;
+                let (t, c, b) = mechanisms::objective_perturbation(problem, e, rng, ledger)?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: Some(b),

@@ -25,32 +25,28 @@ fn correct(model_theta: &[f64], design: &Design, y: &[f64]) -> usize {
         .count()
 }
 
-/// k-fold cross-validation of non-private LR over `grid` (folds from `rng`). NOT private: the
-/// caller records it with `Ledger::non_private`. Ties go to the larger lambda.
+/// How the fits of one fold start along the lambda grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Starts {
+    /// Every fit from 0.
+    Cold,
+    /// Each fold walks the grid from the largest lambda (solution near 0) to the smallest,
+    /// starting every fit from the previous one. The relative tolerance refers to grad F(0), so
+    /// each fit stops at the same accuracy as a cold start; the minimisers agree with cold
+    /// starts to the solver tolerance.
+    Warm,
+}
+
+/// k-fold cross-validation of non-private LR over `grid` (folds from `rng`; warm or cold starts
+/// use the same folds, the same draws from `rng` and the same scores). NOT private: the caller
+/// records it with `Ledger::non_private`. Ties go to the larger lambda.
 pub fn cross_validate_lambda(
     design: &Design,
     y: &[f64],
     grid: &[f64],
     folds: usize,
     settings: &SolverSettings,
-    rng: &mut Rng,
-) -> Result<LambdaChoice> {
-    cross_validate_with(design, y, grid, folds, rng, |d, yy, lambda, _| {
-        Ok(Objective::regularised(d, yy, lambda).minimise(settings).0)
-    })
-}
-
-/// [`cross_validate_lambda`] with warm starts: the same folds (the same draws from `rng`) and
-/// the same scores, but each fold walks the grid from the largest lambda (solution near 0) to
-/// the smallest, starting every fit from the previous one. The relative tolerance refers to
-/// grad F(0), so each fit stops at the same accuracy as a cold start; the minimisers agree
-/// with cold starts to the solver tolerance.
-pub fn cross_validate_warm(
-    design: &Design,
-    y: &[f64],
-    grid: &[f64],
-    folds: usize,
-    settings: &SolverSettings,
+    starts: Starts,
     rng: &mut Rng,
 ) -> Result<LambdaChoice> {
     let n = design.n_rows();
@@ -68,7 +64,7 @@ pub fn cross_validate_warm(
             let obj = Objective::regularised(&dtr, &ytr, grid[g]);
             let (t, _) = obj.minimise_from(settings, theta.as_deref());
             hits[g] += correct(&t, &dva, &yva);
-            theta = Some(t);
+            theta = (starts == Starts::Warm).then_some(t);
         }
     }
     Ok(best_of(
