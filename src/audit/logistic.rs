@@ -43,7 +43,7 @@ use linfa::ParamGuard;
 use ndarray::Array2;
 
 /// X (n rows of one feature) and X' = X plus (1, +1), or X with its last row replaced by it.
-struct Neighbours {
+pub(super) struct Neighbours {
     x: Array2<f64>,
     y: Vec<f64>,
     xp: Array2<f64>,
@@ -51,7 +51,7 @@ struct Neighbours {
 }
 
 impl Neighbours {
-    fn new(rows: &[(f64, f64)]) -> Self {
+    pub(super) fn new(rows: &[(f64, f64)]) -> Self {
         let mut all = rows.to_vec();
         all.push((1.0, 1.0));
         let col = |r: &[(f64, f64)]| {
@@ -79,7 +79,7 @@ impl Neighbours {
         }
     }
 
-    fn side(&self, side: Side) -> (&Array2<f64>, &[f64]) {
+    pub(super) fn side(&self, side: Side) -> (&Array2<f64>, &[f64]) {
         match side {
             Side::X => (&self.x, &self.y),
             Side::XPrime => (&self.xp, &self.yp),
