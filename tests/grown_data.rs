@@ -61,6 +61,15 @@ fn grown() -> String {
         )
 }
 
+/// The grown spec with its `grid.n_train_of` line for LR replaced by `lines`, loaded from a
+/// temporary folder (kept alive by the caller).
+fn grown_with(lines: &str) -> (tempfile::TempDir, Spec) {
+    let dir = tempfile::tempdir().unwrap();
+    let text = grown().replace("LR = [8, 16, 32, 64, 256]", lines);
+    let spec = Spec::load(&common::write_spec(dir.path(), "cut.toml", &text)).unwrap();
+    (dir, spec)
+}
+
 #[test]
 fn a_grown_toy_dataset_resumes_the_smaller_specs_results_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
@@ -107,12 +116,7 @@ fn growing_the_data_another_way_is_refused() {
 
 #[test]
 fn n_train_of_may_stop_a_dataset_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = grown().replace(
-        "LR = [8, 16, 32, 64, 256]",
-        "LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64, 128]",
-    );
-    let spec = Spec::load(&common::write_spec(dir.path(), "cut.toml", &text)).unwrap();
+    let (_dir, spec) = grown_with("LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64, 128]");
     // Per trial: LR at 8..64 x 2 lambdas (its 256 is cut by the dataset), FM at 8..128.
     assert_eq!(epsilab::plan::plan(&spec, false).n_cells(), 3 * (8 + 5));
     // Smoke keeps the first and last value each allows: LR 8 and 256 (cut), FM 8 and 256 (cut).
@@ -121,12 +125,9 @@ fn n_train_of_may_stop_a_dataset_too() {
 
 #[test]
 fn smoke_n_train_of_restricts_the_smoke_run_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = grown().replace(
-        "LR = [8, 16, 32, 64, 256]\n",
-        "LR = [8, 16, 32, 64, 256]\n\n[grid.smoke_n_train_of]\nLR = [8, 16, 32, 64]\ntoy = [8, 16, 32, 64, 128]\n",
+    let (dir, spec) = grown_with(
+        "LR = [8, 16, 32, 64, 256]\n\n[grid.smoke_n_train_of]\nLR = [8, 16, 32, 64]\ntoy = [8, 16, 32, 64, 128]",
     );
-    let spec = Spec::load(&common::write_spec(dir.path(), "smoke.toml", &text)).unwrap();
     let plain = Spec::load(&common::write_spec(dir.path(), "plain.toml", &grown())).unwrap();
     // The full run is the grown spec's: LR at 8..64 and 256 x 2 lambdas, FM at every size.
     assert_eq!(epsilab::plan::plan(&spec, false).n_cells(), 3 * (10 + 6));

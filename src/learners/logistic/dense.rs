@@ -79,55 +79,57 @@ pub fn fit_rows<'r>(data: &Dataset, train: &'r [u32]) -> Cow<'r, [u32]> {
     }
 }
 
-/// The scaled rows `rows` of `x` (through the memo when `x` is in standard layout, so that
-/// its rows can be hashed as slices).
-pub fn shared_dense(
-    x: ArrayView2<f64>,
-    rows: &[u32],
-    features: Option<&[usize]>,
-    scaling: Scaling,
-    public: Option<&PublicBounds>,
-) -> Arc<SharedDense> {
-    let Some(key) = dense_rows_key(x, rows, features, scaling, public) else {
-        let transform = ColumnTransform::fit(x, rows, features, scaling, public);
-        return Arc::new(SharedDense::new(transform, None));
-    };
-    DENSE.get_or_compute(key, || {
-        let transform = ColumnTransform::fit(x, rows, features, scaling, public);
-        SharedDense::new(transform, Some(key))
-    })
+/// The dense training rows a fit reads and how it scales them: all a scaled design depends on.
+pub struct DenseRows<'a> {
+    pub x: ArrayView2<'a, f64>,
+    /// In the order the fit reads them.
+    pub rows: &'a [u32],
+    pub features: Option<&'a [usize]>,
+    pub scaling: Scaling,
+    /// The declared public bounds, when the scaling uses them.
+    pub public: Option<&'a PublicBounds>,
 }
 
-/// The memo key of a fit's dense rows: the content of `rows` of `x` in order, the features, the
-/// scaling and its public bounds, from which the scaled design is derived alone (equal keys
-/// mean equal bits). Hashing N rows costs far less than one exact fit on them. `None` when
-/// `x` is not in standard layout (its rows are not slices).
-pub fn dense_rows_key(
-    x: ArrayView2<f64>,
-    rows: &[u32],
-    features: Option<&[usize]>,
-    scaling: Scaling,
-    public: Option<&PublicBounds>,
-) -> Option<Key> {
-    if !x.is_standard_layout() {
-        return None;
+impl DenseRows<'_> {
+    /// The scaled rows (through the memo when `x` is in standard layout, so that its rows can
+    /// be hashed as slices).
+    pub fn shared(&self) -> Arc<SharedDense> {
+        let Some(key) = self.key() else {
+            return Arc::new(SharedDense::new(ColumnTransform::fit(self), None));
+        };
+        DENSE.get_or_compute(key, || {
+            SharedDense::new(ColumnTransform::fit(self), Some(key))
+        })
     }
-    let (lo, hi) = public.map_or((&[][..], &[][..]), |b| (&b.lo[..], &b.hi[..]));
-    let key = KeyBuilder::new("lr-dense-design")
-        .str(scaling.name())
-        .u64(u64::from(public.is_some()))
-        .f64s(lo)
-        .f64s(hi)
-        .u64(x.ncols() as u64)
-        .u64(u64::from(features.is_some()))
-        .usizes(features.unwrap_or(&[]))
-        .u32s(rows)
-        .f64_rows(
-            rows.iter()
-                .map(|&r| x.row(r as usize).to_slice().expect("standard layout")),
-        )
-        .finish();
-    Some(key)
+
+    /// The memo key: the rows' content in order, the features, the scaling and its public
+    /// bounds, from which the scaled design is derived alone (equal keys mean equal bits).
+    /// Hashing N rows costs far less than one exact fit on them. `None` when `x` is not in
+    /// standard layout (its rows are not slices).
+    pub fn key(&self) -> Option<Key> {
+        let x = self.x;
+        if !x.is_standard_layout() {
+            return None;
+        }
+        let public = self.public;
+        let (lo, hi) = public.map_or((&[][..], &[][..]), |b| (&b.lo[..], &b.hi[..]));
+        let key = KeyBuilder::new("lr-dense-design")
+            .str(self.scaling.name())
+            .u64(u64::from(public.is_some()))
+            .f64s(lo)
+            .f64s(hi)
+            .u64(x.ncols() as u64)
+            .u64(u64::from(self.features.is_some()))
+            .usizes(self.features.unwrap_or(&[]))
+            .u32s(self.rows)
+            .f64_rows(
+                self.rows
+                    .iter()
+                    .map(|&r| x.row(r as usize).to_slice().expect("standard layout")),
+            )
+            .finish();
+        Some(key)
+    }
 }
 
 /// A per-column affine map x'_d = a_d x_d + b_d with constants read from the training rows:
@@ -146,13 +148,14 @@ pub struct ColumnTransform {
 }
 
 impl ColumnTransform {
-    fn fit(
-        x: ArrayView2<f64>,
-        rows: &[u32],
-        features: Option<&[usize]>,
-        scaling: Scaling,
-        public: Option<&PublicBounds>,
-    ) -> Self {
+    fn fit(src: &DenseRows) -> Self {
+        let DenseRows {
+            x,
+            rows,
+            features,
+            scaling,
+            public,
+        } = *src;
         let cols: Vec<usize> = features.map_or_else(|| (0..x.ncols()).collect(), <[usize]>::to_vec);
         let (mut a, mut b) = (
             Vec::with_capacity(cols.len()),

@@ -1,7 +1,7 @@
 //! The harness path of a logistic-regression pipeline: scale the rows into the unit ball,
 //! choose lambda, fit (privately or not), and record every step in the trial's ledger.
 
-use super::dense::{dense_rows_key, fit_rows, shared_dense};
+use super::dense::{DenseRows, fit_rows};
 use super::design::{Design, DesignParts, Encoding, check_two_classes, labels_pm1};
 use super::dp_sgd::SgdPlan;
 use super::ensemble::{Ensemble, fit_ensemble};
@@ -181,7 +181,14 @@ impl LrConfig {
         };
         let rows = fit_rows(data, train);
         let shared = crate::profile::time("preprocess", || {
-            shared_dense(x, &rows, features, self.scaling, bounds)
+            DenseRows {
+                x,
+                rows: &rows,
+                features,
+                scaling: self.scaling,
+                public: bounds,
+            }
+            .shared()
         });
         let design = shared.design();
         if let Some(key) = design.key() {
@@ -350,7 +357,7 @@ impl LrConfig {
     /// [`Self::design`] through the memo: a binary design depends only on the training rows'
     /// content, the features and the scaling, so cells of one split (every trial, on a
     /// dataset with a fixed split) share it. A dense design borrows the data and only gains
-    /// its key ([`dense_rows_key`]), so its noise-free fits are shared. The trial records
+    /// its key ([`DenseRows::key`]), so its noise-free fits are shared. The trial records
     /// the key as `shared.design`.
     fn shared_design<'a>(
         &self,
@@ -363,8 +370,14 @@ impl LrConfig {
             Features::Binary(m) => m,
             Features::Dense(x) => {
                 let (design, pre) = self.design(data, train, features)?;
-                let Some(key) = dense_rows_key(x.view(), train, features, self.scaling, None)
-                else {
+                let rows = DenseRows {
+                    x: x.view(),
+                    rows: train,
+                    features,
+                    scaling: self.scaling,
+                    public: None,
+                };
+                let Some(key) = rows.key() else {
                     return Ok((design, pre));
                 };
                 log.shared.insert("design".into(), key.to_string());
