@@ -871,7 +871,7 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
     use epsilab::data::catalog::ToyGaussianDef;
     use epsilab::data::synthetic::toy_gaussian;
     use epsilab::learners::TrialLog;
-    use epsilab::learners::logistic::dense::{fit_rows, shared_dense};
+    use epsilab::learners::logistic::dense::{DenseRows, fit_rows};
     use epsilab::learners::logistic::mechanisms::shared_fm_coefficients;
     let def = |first_train, seed| ToyGaussianDef {
         title: None,
@@ -897,8 +897,14 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
     let Features::Dense(x) = &grown.features else {
         panic!("dense")
     };
-    let shared = shared_dense(x.view(), &order[..2000], None, Scaling::Thesis, None);
-    let again = shared_dense(x.view(), &order[..2000], None, Scaling::Thesis, None);
+    let rows = DenseRows {
+        x: x.view(),
+        rows: &order[..2000],
+        features: None,
+        scaling: Scaling::Thesis,
+        public: None,
+    };
+    let (shared, again) = (rows.shared(), rows.shared());
     let keyed = shared.design();
     assert!(keyed.key().is_some());
     assert_eq!(again.design().key(), keyed.key());
