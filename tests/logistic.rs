@@ -781,6 +781,63 @@ fn warm_cross_validation_matches_the_cold_loop() {
     assert_eq!(r0.r#gen::<u64>(), r1.r#gen::<u64>());
 }
 
+/// Every row of `data`, thesis-scaled, and its labels in {-1, +1}.
+fn thesis_design_of_all_rows(data: &Dataset) -> (Design<'_>, Vec<f64>) {
+    let rows: Vec<u32> = (0..data.n_rows() as u32).collect();
+    let y = labels_pm1(data, &rows).unwrap();
+    (thesis_binary(data, &rows, None, true).unwrap().0, y)
+}
+
+/// The private cross-validation of T4.2 and F4.2 draws every fold's noise first (in the
+/// order lambda outer, fold inner) and then fits each fold along the lambda path with warm
+/// starts: for output and objective perturbation it consumes exactly the draws of the cold loop
+/// (`cross_validate_with` over `fit_design`), each fit's noise is the one the cold fit adds,
+/// and the scores, hence the chosen lambda, are the same.
+#[test]
+fn private_cv_along_the_lambda_path_matches_the_cold_loop() {
+    use epsilab::learners::logistic::select::{cross_validate_path, cross_validate_with};
+    let data = binary_dataset(900, 30, 7, "cv-private-path");
+    let (des, y) = thesis_design_of_all_rows(&data);
+    for method in [PrivateLrMethod::Output, PrivateLrMethod::Objective] {
+        let params = |l| PrivateLogisticParams::new(method, 2.0, l).check().unwrap();
+        let cold = |rng: &mut Rng| {
+            cross_validate_with(&des, &y, &LAMBDA_GRID, 5, rng, |d, yy, l, rng| {
+                let fit = params(l).fit_design(d, yy, rng, &mut Ledger::new(Relation::AddRemove));
+                Ok(fit?.model.theta.to_vec())
+            })
+            .unwrap()
+        };
+        let path = |rng: &mut Rng| {
+            cross_validate_path(
+                &des,
+                &y,
+                &LAMBDA_GRID,
+                5,
+                rng,
+                |d, yy, l, rng| {
+                    let noise = params(l).draw(d, yy, rng, &mut Ledger::new(Relation::AddRemove));
+                    Ok((params(l), noise?))
+                },
+                |d, yy, _, (p, noise), start| p.fit_drawn(d, yy, noise, start),
+            )
+            .unwrap()
+        };
+        let (mut r0, mut r1) = (rng_from(&["cvp"]), rng_from(&["cvp"]));
+        let (a, b) = (cold(&mut r0), path(&mut r1));
+        assert_eq!(a, b, "{method:?}");
+        assert_eq!(
+            r0.r#gen::<u64>(),
+            r1.r#gen::<u64>(),
+            "{method:?}: same draws"
+        );
+        let other = path(&mut rng_from(&["cvp-other"]));
+        assert_ne!(
+            a.scores, other.scores,
+            "{method:?}: another stream, other folds and noise, other scores"
+        );
+    }
+}
+
 /// The memo (issue 14, no work done twice): a design and an exact fit taken from it are bit
 /// for bit what the cell computes alone; the keys depend on the rows' content (not the
 /// dataset's name or shape) and on lambda; output perturbation's noise-free minimiser shares

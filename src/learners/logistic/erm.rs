@@ -14,8 +14,20 @@ pub fn minimise(
     objective: &Objective,
     settings: &SolverSettings,
 ) -> (Vec<f64>, Convergence) {
+    minimise_from(loss, objective, settings, None)
+}
+
+/// [`minimise`] from a warm start: the logistic solvers take it (the tolerance is relative to
+/// grad F(0), so the minimiser is the cold start's to the tolerance); the Huber SVM's damped
+/// Newton method starts from 0 regardless.
+pub fn minimise_from(
+    loss: Loss,
+    objective: &Objective,
+    settings: &SolverSettings,
+    start: Option<&[f64]>,
+) -> (Vec<f64>, Convergence) {
     match loss {
-        Loss::Logistic => objective.minimise(settings),
+        Loss::Logistic => objective.minimise_from(settings, start),
         Loss::Huber { .. } => newton(loss, objective, settings),
     }
 }

@@ -10,10 +10,13 @@ use super::loss::Loss;
 use super::mechanisms::objective_branch_for;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
 use super::select::{
-    LAMBDA_GRID, Starts, cross_validate_lambda, cross_validate_with, private_select_lambda,
+    LAMBDA_GRID, Starts, cross_validate_lambda, cross_validate_path, private_select_lambda,
 };
 use super::solver::{Objective, SolverSettings};
-use super::{LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLrMethod};
+use super::{
+    DrawnNoise, LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLogisticValidParams,
+    PrivateLrMethod,
+};
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
@@ -229,16 +232,16 @@ impl LrConfig {
                             &mut rng,
                         )
                     } else {
-                        cross_validate_with(
+                        cross_validate_path(
                             design,
                             &y,
                             &LAMBDA_GRID,
                             CV_FOLDS,
                             &mut rng,
-                            |d, yy, l, rng| {
-                                let model =
-                                    self.fit_once(d, yy, l, rng, &mut log.ledger.scratch())?;
-                                Ok(model.theta.to_vec())
+                            |d, yy, l, rng| self.cv_draw(d, yy, l, rng, &log.ledger),
+                            |d, yy, _, drawn, start| match drawn {
+                                CvDraw::Noise(p, noise) => p.fit_drawn(d, yy, noise, start),
+                                CvDraw::Fitted(theta) => (Vec::new(), theta.clone()),
                             },
                         )
                     }
@@ -540,12 +543,55 @@ impl LrConfig {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<LogisticModel> {
-        let p = PrivateLogisticParams::new(method, self.train_epsilon()?, lambda)
-            .settings(self.settings)
-            .loss(self.loss)
-            .check()?;
+        let p = self.private_params(method, lambda)?;
         Ok(p.fit_design(design, y, rng, ledger)?.model)
     }
+
+    /// What one private cross-validation fit takes from `rng` (lambda outer, fold inner): for
+    /// output perturbation only its noise, so that the exact fold fits then run along the
+    /// lambda path with warm starts ([`PrivateLrMethod::warm_cv_pays`]); else the whole cold
+    /// fit. A scratch ledger takes the charges: CV is recorded as one non-private step.
+    fn cv_draw(
+        &self,
+        design: &Design,
+        y: &[f64],
+        lambda: f64,
+        rng: &mut Rng,
+        ledger: &Ledger,
+    ) -> Result<CvDraw> {
+        let mut scratch = ledger.scratch();
+        Ok(match self.kind {
+            LrKind::Private(method) if method.warm_cv_pays() => {
+                let p = self.private_params(method, lambda)?;
+                let noise = p.draw(design, y, rng, &mut scratch)?;
+                CvDraw::Noise(p, noise)
+            }
+            _ => CvDraw::Fitted(
+                self.fit_once(design, y, lambda, rng, &mut scratch)?
+                    .theta
+                    .to_vec(),
+            ),
+        })
+    }
+
+    fn private_params(
+        &self,
+        method: PrivateLrMethod,
+        lambda: f64,
+    ) -> Result<PrivateLogisticValidParams> {
+        PrivateLogisticParams::new(method, self.train_epsilon()?, lambda)
+            .settings(self.settings)
+            .loss(self.loss)
+            .check()
+    }
+}
+
+/// One private cross-validation fit's first pass ([`LrConfig::cv_draw`]).
+enum CvDraw {
+    /// Output perturbation's noise, added to the exact fold fit in the second pass.
+    Noise(PrivateLogisticValidParams, DrawnNoise),
+    /// A whole cold fit's released theta.
+    Fitted(Vec<f64>),
 }
 
 fn record_model(log: &mut TrialLog, lambda: f64, model: &LogisticModel) {

@@ -10,7 +10,7 @@
 //! l'' x x^T of rank one and norm <= c.
 
 use super::design::Design;
-use super::erm::minimise;
+use super::erm::minimise_from;
 use super::linalg::{solve_spd, symmetric_eigen, symmetric_eigen_large};
 use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
@@ -77,9 +77,14 @@ impl Problem<'_, '_> {
         crate::privacy::check_positive("lambda", self.lambda)
     }
 
-    /// Minimises `objective` for this problem's loss, to its settings.
-    fn solve(&self, objective: &Objective) -> (Vec<f64>, Convergence) {
-        minimise(self.loss, objective, self.settings)
+    /// Minimises `objective` for this problem's loss, to its settings, from `start` or 0
+    /// (see [`minimise_from`]).
+    pub fn solve_from(
+        &self,
+        objective: &Objective,
+        start: Option<&[f64]>,
+    ) -> (Vec<f64>, Convergence) {
+        minimise_from(self.loss, objective, self.settings, start)
     }
 }
 
@@ -113,6 +118,24 @@ pub fn output_perturbation_as(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence)> {
+    let b = output_noise(&problem, epsilon, lambda_twice, rng, ledger)?;
+    let (design, lambda) = (problem.design, problem.lambda);
+    let (mut theta, conv) =
+        problem.solve_from(&Objective::regularised(design, problem.y, lambda), None);
+    theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
+    Ok((theta, conv))
+}
+
+/// The noise vector [`output_perturbation_as`] adds to the minimiser, charged to `ledger`. It
+/// depends on lambda, N and eps only, so a caller may draw it before the fit (cross-validation
+/// draws every fold's first, then fits along the lambda path).
+pub fn output_noise(
+    problem: &Problem,
+    epsilon: f64,
+    lambda_twice: bool,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<Vec<f64>> {
     problem.check()?;
     let (design, lambda) = (problem.design, problem.lambda);
     let relation = ledger.relation();
@@ -120,7 +143,6 @@ pub fn output_perturbation_as(
     let shrink = if lambda_twice { n } else { 1.0 };
     let sens = output_sensitivity(lambda, relation) / shrink;
     let mech = L2Mechanism::new(sens, epsilon, relation)?;
-    let (mut theta, conv) = problem.solve(&Objective::regularised(design, problem.y, lambda));
     // The logistic loss keeps the thesis's label (committed ledgers carry it).
     let label = format!(
         "l2 vector mechanism (output perturbation, Algorithm 6{}{})",
@@ -133,15 +155,14 @@ pub fn output_perturbation_as(
     );
     let b = ledger
         .charge("train", &label, mech)?
-        .sample(theta.len(), rng);
+        .sample(design.dim(), rng);
     if lambda_twice && n > 1.0 {
         ledger.understate_last(
             n,
             "variant lambda_twice: noise for sensitivity 1/(N lambda), the minimiser moves by 1/lambda",
         );
     }
-    theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
-    Ok((theta, conv))
+    Ok(b)
 }
 
 /// Which branch of Algorithm 7 applies and its constants.
@@ -267,6 +288,19 @@ pub fn objective_perturbation(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
+    let (b, branch) = objective_noise(&problem, epsilon, rng, ledger)?;
+    let (theta, conv) = objective_perturbation_with_noise_for(problem, &b, branch.delta);
+    Ok((theta, conv, branch))
+}
+
+/// The noise vector b of [`objective_perturbation`] and its branch, charged to `ledger`: they
+/// depend on lambda, N and eps only, so a caller may draw b before the fit.
+pub fn objective_noise(
+    problem: &Problem,
+    epsilon: f64,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, ObjectiveBranch)> {
     problem.check()?;
     crate::privacy::check_epsilon(epsilon)?;
     let (loss, design, lambda) = (problem.loss, problem.design, problem.lambda);
@@ -287,8 +321,7 @@ pub fn objective_perturbation(
     let b = ledger
         .charge("train", &label, mech)?
         .sample(design.dim(), rng);
-    let (theta, conv) = objective_perturbation_with_noise_for(problem, &b, branch.delta);
-    Ok((theta, conv, branch))
+    Ok((b, branch))
 }
 
 /// argmin J(theta) + b.theta/N + (Delta/2)||theta||^2 for a given noise vector b.
@@ -316,14 +349,28 @@ pub fn objective_perturbation_with_noise_for(
     b: &[f64],
     delta: f64,
 ) -> (Vec<f64>, Convergence) {
+    objective_perturbation_from(problem, b, delta, None)
+}
+
+/// [`objective_perturbation_with_noise_for`] from a warm start (e.g. the minimiser at a larger
+/// lambda): the same minimiser to the solver tolerance, which is relative to grad F(0).
+pub fn objective_perturbation_from(
+    problem: Problem,
+    b: &[f64],
+    delta: f64,
+    start: Option<&[f64]>,
+) -> (Vec<f64>, Convergence) {
     let n = problem.design.n_rows().max(1) as f64;
-    problem.solve(&Objective {
-        design: problem.design,
-        y: problem.y,
-        reg: problem.lambda / n + delta,
-        lin: b.iter().map(|v| v / n).collect(),
-        weights: Default::default(),
-    })
+    problem.solve_from(
+        &Objective {
+            design: problem.design,
+            y: problem.y,
+            reg: problem.lambda / n + delta,
+            lin: b.iter().map(|v| v / n).collect(),
+            weights: Default::default(),
+        },
+        start,
+    )
 }
 
 /// The two sensitivity bounds of the functional mechanism.

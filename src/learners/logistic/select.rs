@@ -49,18 +49,68 @@ pub fn cross_validate_lambda(
     starts: Starts,
     rng: &mut Rng,
 ) -> Result<LambdaChoice> {
+    cross_validate_path(
+        design,
+        y,
+        grid,
+        folds,
+        rng,
+        |_, _, _, _| Ok(()),
+        |d, yy, lambda, (), start| {
+            let start = start.filter(|_| starts == Starts::Warm);
+            let (t, _) = Objective::regularised(d, yy, lambda).minimise_from(settings, start);
+            (t.clone(), t)
+        },
+    )
+}
+
+/// k-fold cross-validation in two passes, for learners whose randomness can be drawn before
+/// their fit (output perturbation: the noise vector depends on lambda, N and eps, not on the
+/// minimiser). `draw(fold design, labels, lambda, rng)` takes what each fit needs from `rng`,
+/// lambda outer, fold inner (the order of [`cross_validate_with`], whose `draw` is the whole
+/// fit); then each fold walks the grid from the largest lambda down, `solve(.., drawn, start)`
+/// returning (the minimiser to warm-start the next, smaller lambda from, the released theta
+/// scored on the validation rows). A start only moves the minimiser within the solver
+/// tolerance (relative to grad F(0)), so the scores are those of cold starts. NOT private.
+pub fn cross_validate_path<N, D, S>(
+    design: &Design,
+    y: &[f64],
+    grid: &[f64],
+    folds: usize,
+    rng: &mut Rng,
+    mut draw: D,
+    mut solve: S,
+) -> Result<LambdaChoice>
+where
+    D: FnMut(&Design, &[f64], f64, &mut Rng) -> Result<N>,
+    S: FnMut(&Design, &[f64], f64, &N, Option<&[f64]>) -> (Vec<f64>, Vec<f64>),
+{
     let n = design.n_rows();
     let perm = fold_permutation(n, grid, folds, rng)?;
+    let fold_data = fold_designs(design, y, &perm, folds);
+    let mut noise: Vec<Vec<N>> = Vec::with_capacity(grid.len());
+    for &lambda in grid {
+        let per_fold = fold_data
+            .iter()
+            .map(|f| draw(&f.train, &f.y_train, lambda, rng))
+            .collect::<Result<Vec<N>>>()?;
+        noise.push(per_fold);
+    }
     let mut hits = vec![0usize; grid.len()];
     let mut order: Vec<usize> = (0..grid.len()).collect();
     order.sort_by(|&a, &b| grid[b].total_cmp(&grid[a]));
-    for f in fold_designs(design, y, &perm, folds) {
-        let mut theta: Option<Vec<f64>> = None;
+    for (k, f) in fold_data.iter().enumerate() {
+        let mut start: Option<Vec<f64>> = None;
         for &g in &order {
-            let obj = Objective::regularised(&f.train, &f.y_train, grid[g]);
-            let (t, _) = obj.minimise_from(settings, theta.as_deref());
-            hits[g] += correct(&t, &f.valid, &f.y_valid);
-            theta = (starts == Starts::Warm).then_some(t);
+            let (t, released) = solve(
+                &f.train,
+                &f.y_train,
+                grid[g],
+                &noise[g][k],
+                start.as_deref(),
+            );
+            hits[g] += correct(&released, &f.valid, &f.y_valid);
+            start = Some(t);
         }
     }
     Ok(best_of(
@@ -137,32 +187,23 @@ fn best_of(scores: Vec<(f64, f64)>) -> LambdaChoice {
 }
 
 /// k-fold cross-validation of any learner over `grid`: `fit(train design, labels, lambda, rng)`
-/// returns theta (a private learner fits privately in every fold, as the thesis does). NOT
-/// private. Scores are the pooled fold accuracies; ties go to the larger lambda.
+/// returns theta (a private learner fits privately in every fold, as the thesis does), called
+/// lambda outer, fold inner. NOT private. Scores are the pooled fold accuracies; ties go to the
+/// larger lambda.
 pub fn cross_validate_with<F>(
     design: &Design,
     y: &[f64],
     grid: &[f64],
     folds: usize,
     rng: &mut Rng,
-    mut fit: F,
+    fit: F,
 ) -> Result<LambdaChoice>
 where
     F: FnMut(&Design, &[f64], f64, &mut Rng) -> Result<Vec<f64>>,
 {
-    let n = design.n_rows();
-    let perm = fold_permutation(n, grid, folds, rng)?;
-    let fold_data = fold_designs(design, y, &perm, folds);
-    let mut scores = Vec::with_capacity(grid.len());
-    for &lambda in grid {
-        let mut hits = 0usize;
-        for f in &fold_data {
-            let theta = fit(&f.train, &f.y_train, lambda, rng)?;
-            hits += correct(&theta, &f.valid, &f.y_valid);
-        }
-        scores.push((lambda, hits as f64 / n as f64));
-    }
-    Ok(best_of(scores))
+    cross_validate_path(design, y, grid, folds, rng, fit, |_, _, _, theta, _| {
+        (Vec::new(), theta.clone())
+    })
 }
 
 /// Algorithm 3's selection step: candidate r with probability proportional to
