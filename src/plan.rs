@@ -141,18 +141,15 @@ impl KeySet {
 
 /// Indices of the values of an axis a pipeline varies along (smoke: the first and last);
 /// `[None]` when it does not. `grid.n_train_of` restricts a pipeline's `n_train` values (and a
-/// dataset's, in [`dataset_runs`]).
+/// dataset's, in [`dataset_runs`]); in smoke mode `grid.smoke_n_train_of` restricts them too,
+/// before the first and last are picked.
 fn choices(spec: &Spec, pipeline: usize, axis: Axis, smoke: bool) -> Vec<Option<usize>> {
     let p = &spec.pipelines[pipeline];
     let Some(n) = spec.grid.len(axis).filter(|_| p.reads(axis)) else {
         return vec![None];
     };
-    let only = match (axis, &spec.grid.n_train, &spec.grid.n_train_of) {
-        (Axis::NTrain, Some(all), Some(of)) => of.get(&p.name).map(|ns| (all, ns)),
-        _ => None,
-    };
     let runs: Vec<usize> = (0..n)
-        .filter(|&i| only.is_none_or(|(all, ns)| ns.contains(&all[i])))
+        .filter(|&i| axis != Axis::NTrain || n_train_allowed(spec, &p.name, i, smoke))
         .collect();
     match runs.as_slice() {
         [first, .., last] if smoke => vec![Some(*first), Some(*last)],
@@ -160,18 +157,27 @@ fn choices(spec: &Spec, pipeline: usize, axis: Axis, smoke: bool) -> Vec<Option<
     }
 }
 
-/// Whether dataset `d` runs the point's `n_train` (`grid.n_train_of` may name a dataset too).
-fn dataset_runs(spec: &Spec, d: usize, idx: &[Option<usize>; 5]) -> bool {
-    let (Some(all), Some(of)) = (&spec.grid.n_train, &spec.grid.n_train_of) else {
+/// Whether the pipeline or dataset `name` runs `grid.n_train[i]`: every restriction that names
+/// it (`grid.n_train_of`, and in smoke mode `grid.smoke_n_train_of`) must list the value.
+fn n_train_allowed(spec: &Spec, name: &str, i: usize, smoke: bool) -> bool {
+    let Some(all) = &spec.grid.n_train else {
         return true;
     };
+    let smoke_of = spec.grid.smoke_n_train_of.as_ref().filter(|_| smoke);
+    [spec.grid.n_train_of.as_ref(), smoke_of]
+        .into_iter()
+        .flatten()
+        .filter_map(|of| of.get(name))
+        .all(|ns| ns.contains(&all[i]))
+}
+
+/// Whether dataset `d` runs the point's `n_train` (`grid.n_train_of` and, in smoke mode,
+/// `grid.smoke_n_train_of` may name a dataset too).
+fn dataset_runs(spec: &Spec, d: usize, idx: &[Option<usize>; 5], smoke: bool) -> bool {
     let slot = Axis::ALL.iter().position(|&a| a == Axis::NTrain);
-    match (
-        of.get(&spec.experiment.datasets[d]),
-        slot.and_then(|s| idx[s]),
-    ) {
-        (Some(ns), Some(i)) => ns.contains(&all[i]),
-        _ => true,
+    match slot.and_then(|s| idx[s]) {
+        Some(i) => n_train_allowed(spec, &spec.experiment.datasets[d], i, smoke),
+        None => true,
     }
 }
 
@@ -239,7 +245,7 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
         .flat_map(|(d, p)| {
             points(spec, p, smoke)
                 .into_iter()
-                .filter(move |idx| dataset_runs(spec, d, idx))
+                .filter(move |idx| dataset_runs(spec, d, idx, smoke))
                 .map(move |idx| combo(spec, d, p, idx))
         })
         .collect();

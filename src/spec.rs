@@ -58,6 +58,10 @@ pub struct GridDef {
     /// dataset allow it. Only removes cells (like the rest of the grid, it does not enter the
     /// cells hash).
     pub n_train_of: Option<BTreeMap<String, Vec<usize>>>,
+    /// As `n_train_of`, for smoke mode only (`check`, `--smoke`): keeps CI's smoke run of a
+    /// full-size sweep small (smoke then runs the first and last value each allows) without
+    /// touching the full run's cells.
+    pub smoke_n_train_of: Option<BTreeMap<String, Vec<usize>>>,
 }
 
 impl GridDef {
@@ -678,28 +682,38 @@ impl Spec {
         Ok(())
     }
 
-    /// `grid.n_train_of`: each key a pipeline, each value a non-empty subset of `grid.n_train`.
+    /// `grid.n_train_of` and `grid.smoke_n_train_of`: each key a pipeline or dataset, each value
+    /// a non-empty subset of `grid.n_train`.
     fn validate_n_train_of(&self) -> Result<()> {
-        let Some(of) = &self.grid.n_train_of else {
-            return Ok(());
-        };
-        let Some(all) = &self.grid.n_train else {
-            return Err(self.err("grid.n_train_of", "needs a grid.n_train axis to restrict"));
-        };
-        for (name, ns) in of {
-            let field = format!("grid.n_train_of.\"{name}\"");
-            let dataset = self.experiment.datasets.contains(name);
-            if !self.pipelines.iter().any(|p| p.name == *name) && !dataset {
-                return Err(self.err(field, format!("no pipeline or dataset is named `{name}`")));
-            }
-            if ns.is_empty() {
-                return Err(self.err(field, "give at least one value"));
-            }
-            if let Some((i, n)) = ns.iter().enumerate().find(|(_, n)| !all.contains(n)) {
+        let tables = [
+            ("n_train_of", &self.grid.n_train_of),
+            ("smoke_n_train_of", &self.grid.smoke_n_train_of),
+        ];
+        for (table, of) in tables {
+            let Some(of) = of else { continue };
+            let Some(all) = &self.grid.n_train else {
                 return Err(self.err(
-                    format!("{field}[{i}]"),
-                    format!("{n} is not in grid.n_train"),
+                    format!("grid.{table}"),
+                    "needs a grid.n_train axis to restrict",
                 ));
+            };
+            for (name, ns) in of {
+                let field = format!("grid.{table}.\"{name}\"");
+                let dataset = self.experiment.datasets.contains(name);
+                if !self.pipelines.iter().any(|p| p.name == *name) && !dataset {
+                    return Err(
+                        self.err(field, format!("no pipeline or dataset is named `{name}`"))
+                    );
+                }
+                if ns.is_empty() {
+                    return Err(self.err(field, "give at least one value"));
+                }
+                if let Some((i, n)) = ns.iter().enumerate().find(|(_, n)| !all.contains(n)) {
+                    return Err(self.err(
+                        format!("{field}[{i}]"),
+                        format!("{n} is not in grid.n_train"),
+                    ));
+                }
             }
         }
         Ok(())

@@ -1,7 +1,8 @@
 //! Growing a spec to larger N (appendix B at full size): a toy Gaussian with `first_train`
 //! keeps every row, the test set and the nested `n_train` subsets of the smaller spec, so its
 //! stored results are resumed, not refused, and equal a fresh run of the grown spec bit for bit;
-//! `grid.n_train_of` stops a pipeline's doubling without touching its other cells.
+//! `grid.n_train_of` stops a pipeline's doubling without touching its other cells, and
+//! `grid.smoke_n_train_of` keeps the smoke run of a grown spec small without touching the full run.
 
 mod common;
 
@@ -60,6 +61,15 @@ fn grown() -> String {
         )
 }
 
+/// The grown spec with its `grid.n_train_of` line for LR replaced by `lines`, loaded from a
+/// temporary folder (kept alive by the caller).
+fn grown_with(lines: &str) -> (tempfile::TempDir, Spec) {
+    let dir = tempfile::tempdir().unwrap();
+    let text = grown().replace("LR = [8, 16, 32, 64, 256]", lines);
+    let spec = Spec::load(&common::write_spec(dir.path(), "cut.toml", &text)).unwrap();
+    (dir, spec)
+}
+
 #[test]
 fn a_grown_toy_dataset_resumes_the_smaller_specs_results_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
@@ -106,16 +116,40 @@ fn growing_the_data_another_way_is_refused() {
 
 #[test]
 fn n_train_of_may_stop_a_dataset_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = grown().replace(
-        "LR = [8, 16, 32, 64, 256]",
-        "LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64, 128]",
-    );
-    let spec = Spec::load(&common::write_spec(dir.path(), "cut.toml", &text)).unwrap();
+    let (_dir, spec) = grown_with("LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64, 128]");
     // Per trial: LR at 8..64 x 2 lambdas (its 256 is cut by the dataset), FM at 8..128.
     assert_eq!(epsilab::plan::plan(&spec, false).n_cells(), 3 * (8 + 5));
     // Smoke keeps the first and last value each allows: LR 8 and 256 (cut), FM 8 and 256 (cut).
     assert_eq!(epsilab::plan::plan(&spec, true).n_cells(), 2 * (2 + 1));
+}
+
+#[test]
+fn smoke_n_train_of_restricts_the_smoke_run_only() {
+    let (dir, spec) = grown_with(
+        "LR = [8, 16, 32, 64, 256]\n\n[grid.smoke_n_train_of]\nLR = [8, 16, 32, 64]\ntoy = [8, 16, 32, 64, 128]",
+    );
+    let plain = Spec::load(&common::write_spec(dir.path(), "plain.toml", &grown())).unwrap();
+    // The full run is the grown spec's: LR at 8..64 and 256 x 2 lambdas, FM at every size.
+    assert_eq!(epsilab::plan::plan(&spec, false).n_cells(), 3 * (10 + 6));
+    let keys = |spec: &Spec, smoke: bool| {
+        let plan = epsilab::plan::plan(spec, smoke);
+        let mut keys: Vec<String> = plan.cells().map(|c| c.key).collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(keys(&spec, false), keys(&plain, false));
+    // Smoke: LR's last allowed size is 64 (its own smoke list); a dataset's list only removes
+    // cells, as in n_train_of: FM's smoke sizes are 8 and 256, and the dataset cuts 256.
+    // 2 trials x (LR 8 and 64 x 2 lambdas + FM 8).
+    let smoke = keys(&spec, true);
+    assert_eq!(smoke.len(), 2 * (4 + 1));
+    let has = |p: &str, n: u32| {
+        smoke
+            .iter()
+            .any(|k| k.contains(&format!("|{p}|")) && k.contains(&format!("\"n_train\":{n}}}")))
+    };
+    assert!(has("LR", 8) && has("LR", 64) && has("FM", 8));
+    assert!(!has("LR", 256) && !has("FM", 128) && !has("FM", 256));
 }
 
 #[test]
@@ -125,6 +159,11 @@ fn n_train_of_names_a_pipeline_and_values_of_the_grid() {
         ("LR = [8,", "LRX = [8,", "grid.n_train_of.\"LRX\""),
         ("LR = [8,", "LR = [9, 8,", "grid.n_train_of.\"LR\"[0]"),
         ("first_train = 64\n", "first_train = 300\n", "first_train"),
+        (
+            "[grid.n_train_of]\n",
+            "[grid.smoke_n_train_of]\nFM = [8, 512]\n\n[grid.n_train_of]\n",
+            "grid.smoke_n_train_of.\"FM\"[1]",
+        ),
     ] {
         let text = grown().replace(from, to);
         let path = common::write_spec(dir.path(), "bad.toml", &text);

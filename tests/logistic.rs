@@ -917,3 +917,147 @@ fn lbfgs_converges_in_few_iterations() {
     );
     assert!(cl.objective - cn.objective <= 1e-12, "{cl:?} {cn:?}");
 }
+
+/// Dense rows scaled once and shared (issue 15): the functional mechanism's coefficients and
+/// the scaled copy come from the memo bit for bit as computed alone; FMsens1 and FMsens2 of a
+/// trial share them; the whole training set of a grown split is read in ascending order, so
+/// two trials' orders of it share one key (and give the same model for the same noise), while
+/// a smaller subset keeps the trial's order and a fixed split is never reordered.
+#[test]
+fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
+    use epsilab::data::catalog::ToyGaussianDef;
+    use epsilab::data::synthetic::toy_gaussian;
+    use epsilab::learners::TrialLog;
+    use epsilab::learners::logistic::dense::{DenseRows, fit_rows};
+    use epsilab::learners::logistic::mechanisms::shared_fm_coefficients;
+    let def = |first_train, seed| ToyGaussianDef {
+        title: None,
+        dimension: 6,
+        train: 3000,
+        test: 500,
+        seed,
+        first_train,
+    };
+    let grown = toy_gaussian("toy", "toy", &def(Some(1000), 3)).unwrap();
+    let split = grown.split(&mut rng_from(&["unused"]));
+    assert_eq!(split.train.len(), 3000);
+    let mut order = split.train.clone();
+    order.reverse();
+    let mut sorted = split.train.clone();
+    sorted.sort_unstable();
+    assert_eq!(&*fit_rows(&grown, &order), &sorted[..]);
+    assert_eq!(&*fit_rows(&grown, &order[..2000]), &order[..2000]);
+    let fixed = toy_gaussian("toy", "toy", &def(None, 3)).unwrap();
+    assert_eq!(&*fit_rows(&fixed, &order[..2999]), &order[..2999]);
+
+    // The memo's coefficients equal those of the same design without a key, bit for bit.
+    let Features::Dense(x) = &grown.features else {
+        panic!("dense")
+    };
+    let rows = DenseRows {
+        x: x.view(),
+        rows: &order[..2000],
+        features: None,
+        scaling: Scaling::Thesis,
+        public: None,
+    };
+    let (shared, again) = (rows.shared(), rows.shared());
+    let keyed = shared.design();
+    assert!(keyed.key().is_some());
+    assert_eq!(again.design().key(), keyed.key());
+    let mut plain = shared.design();
+    plain.set_scales(plain.scales().to_vec());
+    assert!(plain.key().is_none());
+    let y = labels_pm1(&grown, &order[..2000]).unwrap();
+    let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+    let (a0, m0) = fm_coefficients(&plain, &y);
+    for _ in 0..2 {
+        let (a, m) = shared_fm_coefficients(&keyed, &y);
+        assert_eq!((bits(&a), bits(&m)), (bits(&a0), bits(&m0)));
+    }
+
+    let fm = |sens| LrConfig {
+        kind: LrKind::Private(PrivateLrMethod::Functional(sens)),
+        loss: Loss::Logistic,
+        lambda: LambdaRule::Fixed(1.0),
+        scaling: Scaling::Thesis,
+        epsilon: Some(0.5),
+        lambda_epsilon: None,
+        settings: SolverSettings::default(),
+    };
+    let fit = |data: &Dataset, rows: &[u32], sens| {
+        let mut log = TrialLog::new(11);
+        let model = fm(sens).fit(data, rows, None, &mut log).unwrap();
+        (model, log.shared)
+    };
+    // Two orders of the whole grown training set: one design, one fit, the same model.
+    let (m1, k1) = fit(&grown, &order, FmSensitivity::Sens1);
+    let (m2, k2) = fit(&grown, &split.train, FmSensitivity::Sens1);
+    assert_eq!(k1, k2);
+    assert_eq!(m1, m2);
+    // FMsens2 on the same rows shares the design and the w_distance reference fit.
+    let (_, k3) = fit(&grown, &order, FmSensitivity::Sens2);
+    assert_eq!(k3, k1);
+    // A strict subset in two orders: two designs.
+    let (_, s1) = fit(&grown, &order[..2000], FmSensitivity::Sens1);
+    let (_, s2) = fit(&grown, &split.train[1000..], FmSensitivity::Sens1);
+    assert_ne!(s1["design"], s2["design"]);
+    // Same name and shape, other content: another key.
+    let twin = toy_gaussian("toy", "toy", &def(Some(1000), 4)).unwrap();
+    let (_, t1) = fit(&twin, &order, FmSensitivity::Sens1);
+    assert_ne!(t1["design"], k1["design"]);
+}
+
+/// The dense weighted Gram matrix in row blocks (cache-friendly at D = 1000) is bit for bit the
+/// row-by-row sum (w_i s_i^2 x_ik) x_il in row order, with zero weights and a column subset.
+#[test]
+fn blocked_dense_gram_is_the_row_by_row_sum_bit_for_bit() {
+    let (x, _) = synthetic(203, 9, "gram-blocks");
+    let rows: Vec<u32> = (0..203).rev().collect();
+    let cols = [7usize, 0, 3, 8, 5];
+    for cols in [None, Some(&cols[..])] {
+        let data = Dataset {
+            name: "gram".into(),
+            title: "gram".into(),
+            features: Features::Dense(x.clone()),
+            labels: vec![0; 203],
+            class_names: vec!["a".into(), "b".into()],
+            split: SplitRule::Fixed { n_train: 203 },
+            feature_names: None,
+            bounds: None,
+            truth: None,
+        };
+        let mut design = Design::new(&data, &rows, cols, Encoding::Indicator).unwrap();
+        design.set_scales((0..203).map(|i| 0.5 + (i % 7) as f64 / 10.0).collect());
+        let w: Vec<f64> = (0..203)
+            .map(|i| if i % 5 == 0 { 0.0 } else { 0.1 * i as f64 })
+            .collect();
+        let h = design.weighted_gram(&w);
+        let used: Vec<usize> = cols.map_or((0..9).collect(), <[usize]>::to_vec);
+        let d = used.len();
+        let mut naive = vec![0.0f64; d * d];
+        for (i, &r) in rows.iter().enumerate() {
+            let a = w[i] * design.scales()[i] * design.scales()[i];
+            if a == 0.0 {
+                continue;
+            }
+            let row: Vec<f64> = used.iter().map(|&c| x[[r as usize, c]]).collect();
+            for k in 0..d {
+                let ak = a * row[k];
+                if ak == 0.0 {
+                    continue;
+                }
+                for l in k..d {
+                    naive[k * d + l] += ak * row[l];
+                }
+            }
+        }
+        for k in 0..d {
+            for l in 0..k {
+                naive[k * d + l] = naive[l * d + k];
+            }
+        }
+        let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&h), bits(&naive), "cols {cols:?}");
+    }
+}

@@ -590,29 +590,44 @@ impl<'a> Design<'a> {
                 }
             }
             Source::Dense(x) => {
-                let mut row = vec![0.0; d];
-                for (i, &wi) in w.iter().enumerate() {
-                    let a = wi * self.scale[i] * self.scale[i];
-                    if a == 0.0 {
-                        continue;
-                    }
-                    let r = self.rows[i] as usize;
-                    match self.dense_row(x, r) {
-                        Some(src) => row.copy_from_slice(src),
-                        None => {
-                            for (v, &c) in row.iter_mut().zip(&self.cols) {
-                                *v = x[[r, c]];
-                            }
-                        }
-                    }
-                    for k in 0..d {
-                        let ak = a * row[k];
-                        if ak == 0.0 {
+                // Rows in blocks of GRAM_BLOCK: row k of the triangle stays in L1 while the
+                // block's rows update it, so the D x D triangle is streamed once per block, not
+                // once per row (4 MB per row at D = 1000). Every entry still adds its rows in
+                // row order with the same products and skips: bit for bit the row-wise sum.
+                const GRAM_BLOCK: usize = 64;
+                let mut block = vec![0.0; GRAM_BLOCK * d];
+                let mut coef = [0.0; GRAM_BLOCK];
+                for (b, wb) in w.chunks(GRAM_BLOCK).enumerate() {
+                    let mut m = 0;
+                    for (j, &wi) in wb.iter().enumerate() {
+                        let i = b * GRAM_BLOCK + j;
+                        let a = wi * self.scale[i] * self.scale[i];
+                        if a == 0.0 {
                             continue;
                         }
-                        let hk = &mut h[k * d..(k + 1) * d];
-                        for l in k..d {
-                            hk[l] += ak * row[l];
+                        let r = self.rows[i] as usize;
+                        let row = &mut block[m * d..(m + 1) * d];
+                        match self.dense_row(x, r) {
+                            Some(src) => row.copy_from_slice(src),
+                            None => {
+                                for (v, &c) in row.iter_mut().zip(&self.cols) {
+                                    *v = x[[r, c]];
+                                }
+                            }
+                        }
+                        coef[m] = a;
+                        m += 1;
+                    }
+                    for k in 0..d {
+                        let hk = &mut h[k * d + k..(k + 1) * d];
+                        for (row, &a) in block.chunks_exact(d).zip(&coef[..m]) {
+                            let ak = a * row[k];
+                            if ak == 0.0 {
+                                continue;
+                            }
+                            for (hv, &xl) in hk.iter_mut().zip(&row[k..]) {
+                                *hv += ak * xl;
+                            }
                         }
                     }
                 }

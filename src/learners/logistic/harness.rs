@@ -1,6 +1,7 @@
 //! The harness path of a logistic-regression pipeline: scale the rows into the unit ball,
 //! choose lambda, fit (privately or not), and record every step in the trial's ledger.
 
+use super::dense::{DenseRows, fit_rows};
 use super::design::{Design, DesignParts, Encoding, check_two_classes, labels_pm1};
 use super::dp_sgd::SgdPlan;
 use super::ensemble::{Ensemble, fit_ensemble};
@@ -16,14 +17,13 @@ use super::{
     DrawnNoise, LogisticModel, LogisticParams, PrivateLogisticParams, PrivateLogisticValidParams,
     PrivateLrMethod,
 };
-use crate::data::{Dataset, Features, PublicBounds};
+use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
-use crate::memo::{Footprint, Key, KeyBuilder, Memo};
+use crate::memo::{Footprint, KeyBuilder, Memo};
 use crate::privacy::Ledger;
 use crate::rng::Rng;
 use linfa::ParamGuard;
-use ndarray::ArrayView2;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How examples are brought into the unit ball (the privacy proofs need ||x|| <= 1).
@@ -170,37 +170,39 @@ impl LrConfig {
         log: &mut TrialLog,
     ) -> Result<LogisticModel> {
         check_two_classes(data)?;
-        let transformed = crate::profile::time("preprocess", || {
-            match (&data.features, self.scaling, &data.bounds) {
-                (Features::Dense(x), Scaling::Thesis | Scaling::ColumnMax, _) => Some(
-                    ColumnTransform::fit(x.view(), train, features, self.scaling, None),
-                ),
-                (Features::Dense(x), Scaling::Public, Some(b)) => Some(ColumnTransform::fit(
-                    x.view(),
-                    train,
-                    features,
-                    self.scaling,
-                    Some(b),
-                )),
-                _ => None,
+        let dense = match (&data.features, self.scaling, &data.bounds) {
+            (Features::Dense(x), Scaling::Thesis | Scaling::ColumnMax, _) => Some((x.view(), None)),
+            (Features::Dense(x), Scaling::Public, Some(b)) => Some((x.view(), Some(b))),
+            _ => None,
+        };
+        let Some((x, bounds)) = dense else {
+            let (design, pre) = crate::profile::time("preprocess", || {
+                self.shared_design(data, train, features, log)
+            })?;
+            pre.record("scaling", &mut log.ledger);
+            return self.fit_scaled(&design, data, train, log);
+        };
+        let rows = fit_rows(data, train);
+        let shared = crate::profile::time("preprocess", || {
+            DenseRows {
+                x,
+                rows: &rows,
+                features,
+                scaling: self.scaling,
+                public: bounds,
             }
+            .shared()
         });
-        let (design, pre) = crate::profile::time("preprocess", || -> Result<_> {
-            Ok(match &transformed {
-                Some(t) => {
-                    let mut design = Design::dense(t.x.view());
-                    let _ = scale_rows(&mut design, RowScaling::ClipToUnit);
-                    (design, t.preprocessing())
-                }
-                None => self.shared_design(data, train, features, log)?,
-            })
-        })?;
-        pre.record("scaling", &mut log.ledger);
-        let model = self.fit_scaled(&design, data, train, log)?;
-        Ok(match &transformed {
-            Some(t) => t.fold_into(model),
-            None => model,
-        })
+        let design = shared.design();
+        if let Some(key) = design.key() {
+            log.shared.insert("design".into(), key.to_string());
+        }
+        shared
+            .transform
+            .preprocessing()
+            .record("scaling", &mut log.ledger);
+        let model = self.fit_scaled(&design, data, &rows, log)?;
+        Ok(shared.transform.fold_into(model))
     }
 
     /// Lambda choice and fit on an already scaled design.
@@ -358,7 +360,7 @@ impl LrConfig {
     /// [`Self::design`] through the memo: a binary design depends only on the training rows'
     /// content, the features and the scaling, so cells of one split (every trial, on a
     /// dataset with a fixed split) share it. A dense design borrows the data and only gains
-    /// its key ([`dense_design_key`]), so its noise-free fits are shared. The trial records
+    /// its key ([`DenseRows::key`]), so its noise-free fits are shared. The trial records
     /// the key as `shared.design`.
     fn shared_design<'a>(
         &self,
@@ -371,7 +373,16 @@ impl LrConfig {
             Features::Binary(m) => m,
             Features::Dense(x) => {
                 let (design, pre) = self.design(data, train, features)?;
-                let key = dense_design_key(x.view(), self.scaling, features, train);
+                let rows = DenseRows {
+                    x: x.view(),
+                    rows: train,
+                    features,
+                    scaling: self.scaling,
+                    public: None,
+                };
+                let Some(key) = rows.key() else {
+                    return Ok((design, pre));
+                };
                 log.shared.insert("design".into(), key.to_string());
                 return Ok((design.with_key(key), pre));
             }
@@ -583,32 +594,6 @@ enum CvDraw {
     Fitted(Vec<f64>),
 }
 
-/// The memo key of a dense design: the content of the rows read, in order, the features and
-/// the scaling (a dense design is derived from these alone, so equal keys mean equal bits).
-/// Hashing N rows costs far less than one exact fit on them (one pass, no iterations), and
-/// lets every private cell of a trial share that fit with its `w_distance` reference.
-fn dense_design_key(
-    x: ArrayView2<f64>,
-    scaling: Scaling,
-    features: Option<&[usize]>,
-    train: &[u32],
-) -> Key {
-    let mut key = KeyBuilder::new("lr-dense-design")
-        .str(scaling.name())
-        .u64(x.ncols() as u64)
-        .u64(u64::from(features.is_some()))
-        .usizes(features.unwrap_or(&[]))
-        .u32s(train);
-    for &r in train {
-        let row = x.row(r as usize);
-        key = match row.as_slice() {
-            Some(v) => key.f64s(v),
-            None => key.f64s(&row.to_vec()),
-        };
-    }
-    key.finish()
-}
-
 fn record_model(log: &mut TrialLog, lambda: f64, model: &LogisticModel) {
     log.metrics.insert("lambda".into(), lambda);
     log.metrics.insert("log10_lambda".into(), lambda.log10());
@@ -619,98 +604,6 @@ fn record_model(log: &mut TrialLog, lambda: f64, model: &LogisticModel) {
             .insert("solver_iterations".into(), c.iterations as f64);
         log.metrics.insert("solver".into(), c.solver.code());
         log.metrics.insert("gradient_norm".into(), c.grad_norm);
-    }
-}
-
-/// A per-column affine map x'_d = a_d x_d + b_d with constants read from the training rows:
-/// min-max to [-1, 1] (`Scaling::Thesis`) or division by the largest |x_d| (`ColumnMax`); or,
-/// with the dataset's declared public bounds (`Scaling::Public`), min-max to [-1, 1] by those
-/// bounds: every constant is public, so the map is per-example and the step is private.
-/// The transformed training rows are an owned copy; the fitted theta is folded back into
-/// weights on the original features plus an intercept, so prediction needs no copy.
-struct ColumnTransform {
-    x: ndarray::Array2<f64>,
-    cols: Vec<usize>,
-    a: Vec<f64>,
-    b: Vec<f64>,
-    scaling: Scaling,
-    public: bool,
-}
-
-impl ColumnTransform {
-    fn fit(
-        x: ndarray::ArrayView2<f64>,
-        rows: &[u32],
-        features: Option<&[usize]>,
-        scaling: Scaling,
-        public: Option<&PublicBounds>,
-    ) -> Self {
-        let cols: Vec<usize> = features.map_or_else(|| (0..x.ncols()).collect(), <[usize]>::to_vec);
-        let (mut a, mut b) = (
-            Vec::with_capacity(cols.len()),
-            Vec::with_capacity(cols.len()),
-        );
-        for &c in &cols {
-            let (lo, hi) = match public {
-                Some(b) => (b.lo[c], b.hi[c]),
-                None => rows
-                    .iter()
-                    .map(|&r| x[[r as usize, c]])
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-                        (l.min(v), h.max(v))
-                    }),
-            };
-            let (ac, bc) = match scaling {
-                _ if public.is_some() => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
-                Scaling::Thesis if hi > lo => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
-                Scaling::Thesis => (0.0, 0.0),
-                _ => {
-                    let m = lo.abs().max(hi.abs());
-                    (if m > 0.0 { 1.0 / m } else { 0.0 }, 0.0)
-                }
-            };
-            a.push(ac);
-            b.push(bc);
-        }
-        let t = ndarray::Array2::from_shape_fn((rows.len(), cols.len()), |(i, j)| {
-            a[j] * x[[rows[i] as usize, cols[j]]] + b[j]
-        });
-        ColumnTransform {
-            x: t,
-            cols,
-            a,
-            b,
-            scaling,
-            public: public.is_some(),
-        }
-    }
-
-    fn preprocessing(&self) -> Preprocessing {
-        if self.public {
-            return Preprocessing {
-                description: "min-max of every column to [-1, 1] by the declared public bounds, \
-                              rows clipped to norm 1 (per-example)"
-                    .into(),
-                private: true,
-            };
-        }
-        let what = match self.scaling {
-            Scaling::Thesis => "min-max of every column to [-1, 1]",
-            _ => "every column divided by its largest |value|",
-        };
-        Preprocessing {
-            description: format!("{what} (bounds from the training data), rows clipped to norm 1"),
-            private: false,
-        }
-    }
-
-    /// theta.(a x + b) = (theta a).x + theta.b: weights on the original columns and an intercept.
-    fn fold_into(&self, mut model: LogisticModel) -> LogisticModel {
-        let theta = model.theta.clone();
-        model.offset = theta.iter().zip(&self.b).map(|(t, b)| t * b).sum();
-        model.theta = theta.iter().zip(&self.a).map(|(t, a)| t * a).collect();
-        model.cols = self.cols.clone();
-        model
     }
 }
 

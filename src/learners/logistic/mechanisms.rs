@@ -11,10 +11,11 @@
 
 use super::design::Design;
 use super::erm::minimise_from;
-use super::linalg::{solve_spd, symmetric_eigen};
+use super::linalg::{solve_spd, symmetric_eigen, symmetric_eigen_large};
 use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
+use crate::memo::{Footprint, KeyBuilder, Memo};
 use crate::privacy::{L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap, Relation};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
@@ -415,6 +416,41 @@ pub fn fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (a, design.weighted_gram(&w))
 }
 
+/// The functional mechanism's coefficients shared across cells (64 MiB at most; 18 MB at
+/// D = 1500): they are noise-free sufficient statistics of the rows (X^T X, X^T y), so FMsens1
+/// and FMsens2 on one design, and every trial on the same rows, compute them once.
+static FM_COEFFICIENTS: Memo<FmCoefficients> = Memo::new(64 << 20);
+
+struct FmCoefficients(Vec<f64>, Vec<f64>);
+
+impl Footprint for FmCoefficients {
+    fn bytes(&self) -> usize {
+        (self.0.len() + self.1.len()) * 8
+    }
+}
+
+/// [`fm_coefficients`] through the memo when the design carries a memo key (the key and the
+/// labels determine them), else computed here; bit for bit the same either way.
+pub fn shared_fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let Some(design_key) = design.key() else {
+        return fm_coefficients(design, y);
+    };
+    let key = KeyBuilder::new("fm-coefficients")
+        .key(design_key)
+        .f64s(y)
+        .finish();
+    let shared = FM_COEFFICIENTS.get_or_compute(key, || {
+        let (a, m) = fm_coefficients(design, y);
+        FmCoefficients(a, m)
+    });
+    (shared.0.clone(), shared.1.clone())
+}
+
+/// Largest D whose trimming step uses the Jacobi eigen-solver: every stored functional-mechanism
+/// result (D <= 100) was computed with it and stays bit for bit; above it (D = 1000, 1500) the
+/// Jacobi sweeps took minutes per fit, so nalgebra's Householder-QL solver takes over.
+pub const JACOBI_MAX_D: usize = 100;
+
 /// Minimises a.theta + theta^T M theta: M PD -> theta = -(1/2) M^-1 a; else add rho I; if
 /// still not PD, drop the non-positive eigenvalues (minimise on the positive eigenspace).
 pub fn fm_minimise(a: &[f64], m: &[f64], d: usize, rho: f64) -> (Vec<f64>, f64, usize) {
@@ -429,7 +465,11 @@ pub fn fm_minimise(a: &[f64], m: &[f64], d: usize, rho: f64) -> (Vec<f64>, f64, 
     if let Some(t) = solve_spd(&mr, d, &half_neg) {
         return (t, rho, 0);
     }
-    let (vals, v) = symmetric_eigen(&mr, d);
+    let (vals, v) = if d <= JACOBI_MAX_D {
+        symmetric_eigen(&mr, d)
+    } else {
+        symmetric_eigen_large(&mr, d)
+    };
     let top = vals.iter().fold(0.0f64, |x, &y| x.max(y.abs()));
     let mut theta = vec![0.0; d];
     let mut trimmed = 0;
@@ -483,7 +523,7 @@ pub fn functional_mechanism(
         }
     );
     let mut lap = ledger.charge("train", &label, lap)?;
-    let (mut a, mut m) = fm_coefficients(design, y);
+    let (mut a, mut m) = shared_fm_coefficients(design, y);
     for v in a.iter_mut() {
         *v += lap.sample(rng);
     }

@@ -5,6 +5,7 @@
 //! with the thesis's lambda = N * Lambda of Chaudhuri et al. 2011. Class 1 is y = +1, class 0
 //! is y = -1; a row is predicted class 1 iff theta.x > 0.
 //!
+//! * [`dense`]: dense training rows scaled once and shared by content key.
 //! * [`design`]: sparse/dense design matrices over shared data (no dense copies).
 //! * [`solver`]: Newton (default) and L-BFGS to the exact minimiser, with [`Convergence`].
 //! * [`mechanisms`]: output perturbation, objective perturbation, functional mechanism.
@@ -18,6 +19,7 @@
 //! Harness fast paths: `fit_design` on a [`Design`] with an `&mut Rng` and `&mut Ledger`.
 
 mod csr;
+pub mod dense;
 pub mod design;
 pub mod dp_sgd;
 pub mod ensemble;

@@ -1,0 +1,233 @@
+//! Dense training rows for logistic regression: scaled once, shared by every cell that reads
+//! the same rows (issue 15: no work done twice, no per-trial copies of a 2^20-row matrix).
+//!
+//! A dense fit reads its training rows through a per-column affine map ([`ColumnTransform`])
+//! and clips them to norm 1. That scaled copy, its row scales and everything computed from it
+//! without noise (exact fits, the functional mechanism's polynomial coefficients) depend only
+//! on the rows' content in order, the columns and the scaling, so they are memoised under one
+//! content key (see [`crate::memo`]): FMsens1 and FMsens2 of a trial share one copy and one
+//! X^T X, and output perturbation, the `w_distance` reference and LR at the same lambda share
+//! one minimiser.
+//!
+//! The whole training set of a grown split (`first_train`) is read in ascending row order
+//! ([`fit_rows`]): every trial's nested order ends in that same set, so its fits (LR's target
+//! at 2^20, the functional mechanism's coefficients there) are computed once per run instead
+//! of once per trial. Every smaller subset keeps the trial's order, so stored results of the
+//! smaller N stay bit for bit.
+
+use super::LogisticModel;
+use super::design::Design;
+use super::harness::Scaling;
+use super::preprocess::{Preprocessing, RowScaling, scale_rows};
+use crate::data::{Dataset, PublicBounds, SplitRule};
+use crate::memo::{Footprint, Key, KeyBuilder, Memo};
+use ndarray::ArrayView2;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// Scaled dense training rows shared across cells (2 GiB at most: the 2^20 x 100 copy and one
+/// trial's smaller subsets of it fit together).
+static DENSE: Memo<SharedDense> = Memo::new(2 << 30);
+
+/// A scaled copy of some training rows with its row scales and memo key.
+pub struct SharedDense {
+    pub transform: ColumnTransform,
+    scales: Vec<f64>,
+    key: Option<Key>,
+}
+
+impl Footprint for SharedDense {
+    fn bytes(&self) -> usize {
+        (self.transform.x.len() + self.scales.len()) * 8
+    }
+}
+
+impl SharedDense {
+    /// The design over the scaled copy, rows clipped to norm 1, carrying the memo key.
+    pub fn design(&self) -> Design<'_> {
+        let mut design = Design::dense(self.transform.x.view());
+        design.set_scales(self.scales.clone());
+        match self.key {
+            Some(key) => design.with_key(key),
+            None => design,
+        }
+    }
+
+    /// The rows of `transform` clipped to norm 1 (their scales), under memo key `key`.
+    fn new(transform: ColumnTransform, key: Option<Key>) -> Self {
+        let mut design = Design::dense(transform.x.view());
+        let _ = scale_rows(&mut design, RowScaling::ClipToUnit);
+        let scales = design.scales().to_vec();
+        SharedDense {
+            transform,
+            scales,
+            key,
+        }
+    }
+}
+
+/// The rows a fit reads, in order: ascending for the whole training set of a grown split
+/// (shared by every trial, see the module doc), else `train` as given.
+pub fn fit_rows<'r>(data: &Dataset, train: &'r [u32]) -> Cow<'r, [u32]> {
+    match data.split {
+        SplitRule::Grown { test, .. } if train.len() + test == data.n_rows() => {
+            let mut rows = train.to_vec();
+            rows.sort_unstable();
+            Cow::Owned(rows)
+        }
+        _ => Cow::Borrowed(train),
+    }
+}
+
+/// The dense training rows a fit reads and how it scales them: all a scaled design depends on.
+pub struct DenseRows<'a> {
+    pub x: ArrayView2<'a, f64>,
+    /// In the order the fit reads them.
+    pub rows: &'a [u32],
+    pub features: Option<&'a [usize]>,
+    pub scaling: Scaling,
+    /// The declared public bounds, when the scaling uses them.
+    pub public: Option<&'a PublicBounds>,
+}
+
+impl DenseRows<'_> {
+    /// The scaled rows (through the memo when `x` is in standard layout, so that its rows can
+    /// be hashed as slices).
+    pub fn shared(&self) -> Arc<SharedDense> {
+        let Some(key) = self.key() else {
+            return Arc::new(SharedDense::new(ColumnTransform::fit(self), None));
+        };
+        DENSE.get_or_compute(key, || {
+            SharedDense::new(ColumnTransform::fit(self), Some(key))
+        })
+    }
+
+    /// The memo key: the rows' content in order, the features, the scaling and its public
+    /// bounds, from which the scaled design is derived alone (equal keys mean equal bits).
+    /// Hashing N rows costs far less than one exact fit on them. `None` when `x` is not in
+    /// standard layout (its rows are not slices).
+    pub fn key(&self) -> Option<Key> {
+        let x = self.x;
+        if !x.is_standard_layout() {
+            return None;
+        }
+        let public = self.public;
+        let (lo, hi) = public.map_or((&[][..], &[][..]), |b| (&b.lo[..], &b.hi[..]));
+        let key = KeyBuilder::new("lr-dense-design")
+            .str(self.scaling.name())
+            .u64(u64::from(public.is_some()))
+            .f64s(lo)
+            .f64s(hi)
+            .u64(x.ncols() as u64)
+            .u64(u64::from(self.features.is_some()))
+            .usizes(self.features.unwrap_or(&[]))
+            .u32s(self.rows)
+            .f64_rows(
+                self.rows
+                    .iter()
+                    .map(|&r| x.row(r as usize).to_slice().expect("standard layout")),
+            )
+            .finish();
+        Some(key)
+    }
+}
+
+/// A per-column affine map x'_d = a_d x_d + b_d with constants read from the training rows:
+/// min-max to [-1, 1] (`Scaling::Thesis`) or division by the largest |x_d| (`ColumnMax`); or,
+/// with the dataset's declared public bounds (`Scaling::Public`), min-max to [-1, 1] by those
+/// bounds: every constant is public, so the map is per-example and the step is private.
+/// The transformed training rows are an owned copy; the fitted theta is folded back into
+/// weights on the original features plus an intercept, so prediction needs no copy.
+pub struct ColumnTransform {
+    x: ndarray::Array2<f64>,
+    cols: Vec<usize>,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    scaling: Scaling,
+    public: bool,
+}
+
+impl ColumnTransform {
+    fn fit(src: &DenseRows) -> Self {
+        let DenseRows {
+            x,
+            rows,
+            features,
+            scaling,
+            public,
+        } = *src;
+        let cols: Vec<usize> = features.map_or_else(|| (0..x.ncols()).collect(), <[usize]>::to_vec);
+        let (mut a, mut b) = (
+            Vec::with_capacity(cols.len()),
+            Vec::with_capacity(cols.len()),
+        );
+        // Row by row (one pass over contiguous rows, not a strided pass per column over
+        // shuffled rows); each column still folds its rows in the same order.
+        let mut bounds = vec![(f64::INFINITY, f64::NEG_INFINITY); cols.len()];
+        if public.is_none() {
+            for &r in rows {
+                let row = x.row(r as usize);
+                for ((l, h), &c) in bounds.iter_mut().zip(&cols) {
+                    let v = row[c];
+                    (*l, *h) = (l.min(v), h.max(v));
+                }
+            }
+        }
+        for (j, &c) in cols.iter().enumerate() {
+            let (lo, hi) = match public {
+                Some(b) => (b.lo[c], b.hi[c]),
+                None => bounds[j],
+            };
+            let (ac, bc) = match scaling {
+                _ if public.is_some() => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
+                Scaling::Thesis if hi > lo => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
+                Scaling::Thesis => (0.0, 0.0),
+                _ => {
+                    let m = lo.abs().max(hi.abs());
+                    (if m > 0.0 { 1.0 / m } else { 0.0 }, 0.0)
+                }
+            };
+            a.push(ac);
+            b.push(bc);
+        }
+        let t = ndarray::Array2::from_shape_fn((rows.len(), cols.len()), |(i, j)| {
+            a[j] * x[[rows[i] as usize, cols[j]]] + b[j]
+        });
+        ColumnTransform {
+            x: t,
+            cols,
+            a,
+            b,
+            scaling,
+            public: public.is_some(),
+        }
+    }
+
+    pub fn preprocessing(&self) -> Preprocessing {
+        if self.public {
+            return Preprocessing {
+                description: "min-max of every column to [-1, 1] by the declared public bounds, \
+                              rows clipped to norm 1 (per-example)"
+                    .into(),
+                private: true,
+            };
+        }
+        let what = match self.scaling {
+            Scaling::Thesis => "min-max of every column to [-1, 1]",
+            _ => "every column divided by its largest |value|",
+        };
+        Preprocessing {
+            description: format!("{what} (bounds from the training data), rows clipped to norm 1"),
+            private: false,
+        }
+    }
+
+    /// theta.(a x + b) = (theta a).x + theta.b: weights on the original columns and an intercept.
+    pub fn fold_into(&self, mut model: LogisticModel) -> LogisticModel {
+        let theta = model.theta.clone();
+        model.offset = theta.iter().zip(&self.b).map(|(t, b)| t * b).sum();
+        model.theta = theta.iter().zip(&self.a).map(|(t, a)| t * a).collect();
+        model.cols = self.cols.clone();
+        model
+    }
+}
