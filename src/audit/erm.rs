@@ -34,7 +34,21 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     let input = "D = 1, label share 1/2; X: one row (1, +1), X' replaces it by (-1, -1); statistic: exact LLR";
     let input = |name| Claim::new(name, INPUT_EPS, input).under(Relation::ReplaceOne);
     let sa = "D = 1, k = 2 blocks, B = 1; X: 8 rows of -10, X' replaces one by 1000 (its block's clipped mean flips -1 -> +1); statistic: theta";
-    vec![
+    let averaging = [
+        ("averaging_sequential", Ensemble::Sequential(MODELS), false),
+        (
+            "averaging_sequential_budget_not_split",
+            Ensemble::Sequential(MODELS),
+            true,
+        ),
+        ("averaging_parallel", Ensemble::Parallel(MODELS), false),
+        (
+            "averaging_parallel_overlapping_blocks",
+            Ensemble::Parallel(MODELS),
+            true,
+        ),
+    ];
+    let mut rows: Vec<Box<dyn Auditable>> = vec![
         Box::new(InputPerturbation(input("input_perturbation"))),
         Box::new(InputPerturbation(
             input("input_perturbation_sensitivity_1").mutant(true),
@@ -47,29 +61,11 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(SubsampleAggregate(
             Claim::new("subsample_aggregate_half_sensitivity", 1.0, sa).mutant(true),
         )),
-        Box::new(Averaging::new(
-            "averaging_sequential",
-            Ensemble::Sequential(MODELS),
-        )),
-        Box::new(
-            Averaging::new(
-                "averaging_sequential_budget_not_split",
-                Ensemble::Sequential(MODELS),
-            )
-            .planted(),
-        ),
-        Box::new(Averaging::new(
-            "averaging_parallel",
-            Ensemble::Parallel(MODELS),
-        )),
-        Box::new(
-            Averaging::new(
-                "averaging_parallel_overlapping_blocks",
-                Ensemble::Parallel(MODELS),
-            )
-            .planted(),
-        ),
-    ]
+    ];
+    for (name, ensemble, mutant) in averaging {
+        rows.push(Box::new(Averaging::new(name, ensemble, mutant)));
+    }
+    rows
 }
 
 /// Input perturbation of one example, eps = 1, half on the labels.
@@ -197,7 +193,7 @@ const MODELS: usize = 4;
 const AVERAGING_EPS: f64 = 2.0;
 
 impl Averaging {
-    fn new(name: &'static str, ensemble: Ensemble) -> Self {
+    fn new(name: &'static str, ensemble: Ensemble, mutant: bool) -> Self {
         let neighbours = match ensemble {
             Ensemble::Parallel(_) => {
                 "D = 1, lambda = 1, m = 4 random blocks; X: 40 rows (0.1, -1), X' adds (1, +1); statistic: mean theta"
@@ -207,15 +203,10 @@ impl Averaging {
             }
         };
         Averaging {
-            claim: Claim::new(name, AVERAGING_EPS, neighbours),
+            claim: Claim::new(name, AVERAGING_EPS, neighbours).mutant(mutant),
             ensemble,
             data: Neighbours::new(&[(0.1, -1.0); 40]),
         }
-    }
-
-    fn planted(mut self) -> Self {
-        self.claim = self.claim.mutant(true);
-        self
     }
 }
 
