@@ -102,6 +102,14 @@ impl Plan {
         }
     }
 
+    /// The largest `n_train` any cell of dataset `d` reads (`None` when one reads every
+    /// training row): how much of a grown dataset must be generated.
+    pub fn max_n_train(&self, d: usize) -> Option<usize> {
+        self.combos_of(d)
+            .map(|c| c.at.n_train)
+            .try_fold(0, |m, n| n.map(|n| m.max(n)))
+    }
+
     /// The stream of the train/test split of dataset `d` in trial `trial`, shared by the group.
     pub fn split_rng(&self, d: usize, trial: u32) -> Rng {
         rng_from(&["split", &self.seed, &self.datasets[d], &trial.to_string()])
@@ -139,17 +147,19 @@ impl KeySet {
     }
 }
 
-/// Indices of the values of an axis a pipeline varies along (smoke: the first and last);
-/// `[None]` when it does not. `grid.n_train_of` restricts a pipeline's `n_train` values (and a
-/// dataset's, in [`dataset_runs`]); in smoke mode `grid.smoke_n_train_of` restricts them too,
-/// before the first and last are picked.
-fn choices(spec: &Spec, pipeline: usize, axis: Axis, smoke: bool) -> Vec<Option<usize>> {
+/// Indices of the values of an axis a pipeline varies along on dataset `d` (smoke: the first
+/// and last); `[None]` when it does not. `grid.n_train_of` restricts a pipeline's `n_train`
+/// values (and a dataset's, in [`dataset_runs`]); in smoke mode `grid.smoke_n_train_of`
+/// restricts them too, before the first and last are picked.
+fn choices(spec: &Spec, pipeline: usize, d: usize, axis: Axis, smoke: bool) -> Vec<Option<usize>> {
     let p = &spec.pipelines[pipeline];
     let Some(n) = spec.grid.len(axis).filter(|_| p.reads(axis)) else {
         return vec![None];
     };
     let runs: Vec<usize> = (0..n)
-        .filter(|&i| axis != Axis::NTrain || n_train_allowed(spec, &p.name, i, smoke))
+        .filter(|&i| {
+            axis != Axis::NTrain || n_train_allowed(spec, pipeline, d, i, smoke, Side::Pipeline)
+        })
         .collect();
     match runs.as_slice() {
         [first, .., last] if smoke => vec![Some(*first), Some(*last)],
@@ -157,37 +167,63 @@ fn choices(spec: &Spec, pipeline: usize, axis: Axis, smoke: bool) -> Vec<Option<
     }
 }
 
-/// Whether the pipeline or dataset `name` runs `grid.n_train[i]`: every restriction that names
-/// it (`grid.n_train_of`, and in smoke mode `grid.smoke_n_train_of`) must list the value.
-fn n_train_allowed(spec: &Spec, name: &str, i: usize, smoke: bool) -> bool {
+/// The `grid.n_train_of` key of one (pipeline, dataset) pair.
+pub fn pair_name(pipeline: &str, dataset: &str) -> String {
+    format!("{pipeline} @ {dataset}")
+}
+
+/// Which entries of an `n_train` restriction table a check reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    /// The pipeline's entry (or the pair's), before smoke picks the first and last value.
+    Pipeline,
+    /// The dataset's entry, after (none where the table has the pair's own entry).
+    Dataset,
+}
+
+/// Whether `grid.n_train[i]` passes every restriction table in force (`grid.n_train_of`, and
+/// in smoke mode `grid.smoke_n_train_of`) on `side`: in a table holding a
+/// `"pipeline @ dataset"` entry for the pair, that entry alone decides; otherwise the
+/// pipeline's and the dataset's entries must both list the value.
+fn n_train_allowed(spec: &Spec, p: usize, d: usize, i: usize, smoke: bool, side: Side) -> bool {
     let Some(all) = &spec.grid.n_train else {
         return true;
     };
+    let (pipeline, dataset) = (&spec.pipelines[p].name, &spec.experiment.datasets[d]);
+    let pair = pair_name(pipeline, dataset);
     let smoke_of = spec.grid.smoke_n_train_of.as_ref().filter(|_| smoke);
     [spec.grid.n_train_of.as_ref(), smoke_of]
         .into_iter()
         .flatten()
-        .filter_map(|of| of.get(name))
-        .all(|ns| ns.contains(&all[i]))
+        .all(|of| {
+            let entry = match (of.get(&pair), side) {
+                (Some(ns), Side::Pipeline) => Some(ns),
+                (Some(_), Side::Dataset) => None,
+                (None, Side::Pipeline) => of.get(pipeline),
+                (None, Side::Dataset) => of.get(dataset),
+            };
+            entry.is_none_or(|ns| ns.contains(&all[i]))
+        })
 }
 
-/// Whether dataset `d` runs the point's `n_train` (`grid.n_train_of` and, in smoke mode,
-/// `grid.smoke_n_train_of` may name a dataset too).
-fn dataset_runs(spec: &Spec, d: usize, idx: &[Option<usize>; 5], smoke: bool) -> bool {
+/// Whether dataset `d` runs the point's `n_train` for pipeline `p` (`grid.n_train_of` and, in
+/// smoke mode, `grid.smoke_n_train_of` may name a dataset too).
+fn dataset_runs(spec: &Spec, d: usize, p: usize, idx: &[Option<usize>; 5], smoke: bool) -> bool {
     let slot = Axis::ALL.iter().position(|&a| a == Axis::NTrain);
     match slot.and_then(|s| idx[s]) {
-        Some(i) => n_train_allowed(spec, &spec.experiment.datasets[d], i, smoke),
+        Some(i) => n_train_allowed(spec, p, d, i, smoke, Side::Dataset),
         None => true,
     }
 }
 
-/// Every grid point of a pipeline: the product of its axes, the last axis fastest.
-fn points(spec: &Spec, pipeline: usize, smoke: bool) -> Vec<[Option<usize>; 5]> {
+/// Every grid point of a pipeline on dataset `d`: the product of its axes, the last axis
+/// fastest.
+fn points(spec: &Spec, pipeline: usize, d: usize, smoke: bool) -> Vec<[Option<usize>; 5]> {
     Axis::ALL
         .into_iter()
         .enumerate()
         .fold(vec![[None; 5]], |acc, (slot, axis)| {
-            let values = choices(spec, pipeline, axis, smoke);
+            let values = choices(spec, pipeline, d, axis, smoke);
             acc.iter()
                 .flat_map(|p| {
                     values.iter().map(move |&v| {
@@ -243,9 +279,9 @@ pub fn plan(spec: &Spec, smoke: bool) -> Plan {
     let combos = (0..n_datasets)
         .flat_map(|d| (0..spec.pipelines.len()).map(move |p| (d, p)))
         .flat_map(|(d, p)| {
-            points(spec, p, smoke)
+            points(spec, p, d, smoke)
                 .into_iter()
-                .filter(move |idx| dataset_runs(spec, d, idx, smoke))
+                .filter(move |idx| dataset_runs(spec, d, p, idx, smoke))
                 .map(move |idx| combo(spec, d, p, idx))
         })
         .collect();

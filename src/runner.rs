@@ -117,9 +117,10 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
     }
     let mut datasets = Vec::new();
     let load = |datasets: &mut Vec<Arc<Dataset>>| -> Result<()> {
-        for name in &spec.experiment.datasets {
+        for (d, name) in spec.experiment.datasets.iter().enumerate() {
             datasets.push(Arc::new(crate::profile::time("load", || {
-                spec.catalog.load(name, &opts.data_dir)
+                spec.catalog
+                    .load_for(name, &opts.data_dir, plan.max_n_train(d))
             })?));
         }
         preflight(spec, &plan, datasets)
@@ -547,8 +548,9 @@ pub fn status(
         Some(n) => {
             Shard::new(0, n)?;
             let mut datasets = Vec::new();
-            for name in &spec.experiment.datasets {
-                datasets.push(Arc::new(spec.catalog.load(name, data_dir)?));
+            for (d, name) in spec.experiment.datasets.iter().enumerate() {
+                let max = plan.max_n_train(d);
+                datasets.push(Arc::new(spec.catalog.load_for(name, data_dir, max)?));
             }
             let p = partition(spec, &plan, &datasets, n);
             let mut per = vec![0u64; n];

@@ -56,7 +56,9 @@ pub struct GridDef {
     /// reference needs only the sizes it is reached at plus the largest), or for a dataset too
     /// costly at the largest sizes; a cell runs a value only if both its pipeline and its
     /// dataset allow it. Only removes cells (like the rest of the grid, it does not enter the
-    /// cells hash).
+    /// cells hash). A key `"pipeline @ dataset"` gives that one pair its own list, which then
+    /// replaces the pipeline's and the dataset's (a search that must keep doubling on one
+    /// dataset only).
     pub n_train_of: Option<BTreeMap<String, Vec<usize>>>,
     /// As `n_train_of`, for smoke mode only (`check`, `--smoke`): keeps CI's smoke run of a
     /// full-size sweep small (smoke then runs the first and last value each allows) without
@@ -682,8 +684,8 @@ impl Spec {
         Ok(())
     }
 
-    /// `grid.n_train_of` and `grid.smoke_n_train_of`: each key a pipeline or dataset, each value
-    /// a non-empty subset of `grid.n_train`.
+    /// `grid.n_train_of` and `grid.smoke_n_train_of`: each key a pipeline, a dataset or a
+    /// `"pipeline @ dataset"` pair, each value a non-empty subset of `grid.n_train`.
     fn validate_n_train_of(&self) -> Result<()> {
         let tables = [
             ("n_train_of", &self.grid.n_train_of),
@@ -699,11 +701,19 @@ impl Spec {
             };
             for (name, ns) in of {
                 let field = format!("grid.{table}.\"{name}\"");
-                let dataset = self.experiment.datasets.contains(name);
-                if !self.pipelines.iter().any(|p| p.name == *name) && !dataset {
-                    return Err(
-                        self.err(field, format!("no pipeline or dataset is named `{name}`"))
-                    );
+                let is_pipeline = |n: &str| self.pipelines.iter().any(|p| p.name == n);
+                let is_dataset = |n: &str| self.experiment.datasets.iter().any(|d| d == n);
+                let known = match name.rsplit_once(" @ ") {
+                    Some((p, d)) => is_pipeline(p) && is_dataset(d),
+                    None => is_pipeline(name) || is_dataset(name),
+                };
+                if !known {
+                    return Err(self.err(
+                        field,
+                        format!(
+                            "no pipeline, dataset or `pipeline @ dataset` pair is named `{name}`"
+                        ),
+                    ));
                 }
                 if ns.is_empty() {
                     return Err(self.err(field, "give at least one value"));

@@ -99,6 +99,25 @@ fn a_grown_toy_dataset_resumes_the_smaller_specs_results_bit_for_bit() {
 }
 
 #[test]
+fn a_grown_spec_cut_to_its_first_block_generates_only_that_block_with_the_same_results() {
+    let (dir, cut) = grown_with("LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64]");
+    let plan = epsilab::plan::plan(&cut, false);
+    assert_eq!(plan.max_n_train(0), Some(64));
+    let data = epsilab::data::DataDir(dir.path().to_path_buf());
+    let head = cut.catalog.load_for("toy", &data, plan.max_n_train(0)).unwrap();
+    let whole = cut.catalog.load("toy", &data).unwrap();
+    assert_eq!((head.n_rows(), whole.n_rows()), (64 + 50, 256 + 50));
+    let small = Spec::load(&common::write_spec(dir.path(), "small.toml", SMALL)).unwrap();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let from_small = run(&small, &opts(a.path(), 2)).unwrap();
+    let from_cut = run(&cut, &opts(b.path(), 1)).unwrap();
+    let small = by_key(read_records(&from_small.results_dir.join(TRIALS_FILE)).unwrap());
+    let cut = by_key(read_records(&from_cut.results_dir.join(TRIALS_FILE)).unwrap());
+    assert_eq!(cut.len(), small.len());
+    assert_eq!(cut, small, "the first block alone gives the small spec's results");
+}
+
+#[test]
 fn growing_the_data_another_way_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let small = Spec::load(&common::write_spec(dir.path(), "small.toml", SMALL)).unwrap();
@@ -121,6 +140,46 @@ fn n_train_of_may_stop_a_dataset_too() {
     assert_eq!(epsilab::plan::plan(&spec, false).n_cells(), 3 * (8 + 5));
     // Smoke keeps the first and last value each allows: LR 8 and 256 (cut), FM 8 and 256 (cut).
     assert_eq!(epsilab::plan::plan(&spec, true).n_cells(), 2 * (2 + 1));
+}
+
+#[test]
+fn a_pipeline_at_dataset_entry_replaces_both_lists_for_that_pair_only() {
+    // The dataset stops everything at 64; the pair lets FM keep doubling on it, and the
+    // smoke list of the dataset still applies to the pair in smoke mode.
+    let (_dir, spec) = grown_with(
+        "LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64]\n\"FM @ toy\" = [8, 16, 32, 64, 128, 256]\n\n[grid.smoke_n_train_of]\ntoy = [8, 16]",
+    );
+    let plan = epsilab::plan::plan(&spec, false);
+    let sizes = |plan: &epsilab::plan::Plan, p: &str| {
+        let mut n: Vec<String> = plan
+            .cells()
+            .filter(|c| c.key.contains(&format!("|{p}|")) && c.key.ends_with("|0"))
+            .map(|c| {
+                c.key
+                    .split("\"n_train\":")
+                    .nth(1)
+                    .unwrap()
+                    .split('}')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        n.sort_by_key(|v| v.parse::<u32>().unwrap());
+        n.dedup();
+        n
+    };
+    assert_eq!(sizes(&plan, "FM"), ["8", "16", "32", "64", "128", "256"]);
+    assert_eq!(sizes(&plan, "LR"), ["8", "16", "32", "64"]);
+    let smoke = epsilab::plan::plan(&spec, true);
+    assert_eq!(sizes(&smoke, "FM"), ["8"]);
+    assert_eq!(sizes(&smoke, "LR"), ["8"]);
+    let dir = tempfile::tempdir().unwrap();
+    let text = grown().replace("LR = [8,", "\"FM @ other\" = [8]\nLR = [8,");
+    let err = Spec::load(&common::write_spec(dir.path(), "bad.toml", &text))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("grid.n_train_of.\"FM @ other\""), "{err}");
 }
 
 #[test]

@@ -283,6 +283,34 @@ impl Catalog {
 
     /// Loads a dataset: reads and checks its files, or generates it.
     pub fn load(&self, name: &str, dir: &DataDir) -> Result<Dataset> {
+        self.load_for(name, dir, None)
+    }
+
+    /// As [`Self::load`] for a plan whose cells read at most `max_n_train` training rows: a
+    /// grown toy Gaussian whose first block covers them is generated without its later rows
+    /// (8.5 GB at D = 1000, N = 2^20), which are drawn after the test rows and so change
+    /// neither the rows, the test set nor the nested subsets of the first block.
+    pub fn load_for(
+        &self,
+        name: &str,
+        dir: &DataDir,
+        max_n_train: Option<usize>,
+    ) -> Result<Dataset> {
+        if let (Some(DatasetDef::ToyGaussian(d)), Some(m)) = (self.get(name), max_n_train) {
+            if m <= d.first_train() && d.first_train() < d.train {
+                let head = synthetic::ToyGaussianDef {
+                    train: d.first_train(),
+                    first_train: None,
+                    ..d.clone()
+                };
+                let title = d.title.clone().unwrap_or_else(|| name.to_string());
+                return synthetic::toy_gaussian(name, &title, &head);
+            }
+        }
+        self.load_unbounded(name, dir)
+    }
+
+    fn load_unbounded(&self, name: &str, dir: &DataDir) -> Result<Dataset> {
         let (def, base) = self.entries.get(name).ok_or_else(|| Error::Data {
             dataset: name.into(),
             reason: format!(
