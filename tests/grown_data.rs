@@ -104,7 +104,10 @@ fn a_grown_spec_cut_to_its_first_block_generates_only_that_block_with_the_same_r
     let plan = epsilab::plan::plan(&cut, false);
     assert_eq!(plan.max_n_train(0), Some(64));
     let data = epsilab::data::DataDir(dir.path().to_path_buf());
-    let head = cut.catalog.load_for("toy", &data, plan.max_n_train(0)).unwrap();
+    let head = cut
+        .catalog
+        .load_for("toy", &data, plan.max_n_train(0))
+        .unwrap();
     let whole = cut.catalog.load("toy", &data).unwrap();
     assert_eq!((head.n_rows(), whole.n_rows()), (64 + 50, 256 + 50));
     let small = Spec::load(&common::write_spec(dir.path(), "small.toml", SMALL)).unwrap();
@@ -114,7 +117,10 @@ fn a_grown_spec_cut_to_its_first_block_generates_only_that_block_with_the_same_r
     let small = by_key(read_records(&from_small.results_dir.join(TRIALS_FILE)).unwrap());
     let cut = by_key(read_records(&from_cut.results_dir.join(TRIALS_FILE)).unwrap());
     assert_eq!(cut.len(), small.len());
-    assert_eq!(cut, small, "the first block alone gives the small spec's results");
+    assert_eq!(
+        cut, small,
+        "the first block alone gives the small spec's results"
+    );
 }
 
 #[test]

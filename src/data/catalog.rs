@@ -296,16 +296,17 @@ impl Catalog {
         dir: &DataDir,
         max_n_train: Option<usize>,
     ) -> Result<Dataset> {
-        if let (Some(DatasetDef::ToyGaussian(d)), Some(m)) = (self.get(name), max_n_train) {
-            if m <= d.first_train() && d.first_train() < d.train {
-                let head = synthetic::ToyGaussianDef {
-                    train: d.first_train(),
-                    first_train: None,
-                    ..d.clone()
-                };
-                let title = d.title.clone().unwrap_or_else(|| name.to_string());
-                return synthetic::toy_gaussian(name, &title, &head);
-            }
+        if let (Some(DatasetDef::ToyGaussian(d)), Some(m)) = (self.get(name), max_n_train)
+            && m <= d.first_train()
+            && d.first_train() < d.train
+        {
+            let head = synthetic::ToyGaussianDef {
+                train: d.first_train(),
+                first_train: None,
+                ..d.clone()
+            };
+            let title = d.title.clone().unwrap_or_else(|| name.to_string());
+            return synthetic::toy_gaussian(name, &title, &head);
         }
         self.load_unbounded(name, dir)
     }
