@@ -8,7 +8,7 @@
 //! from its own seed.
 
 use crate::counts::ClassCounts;
-use crate::data::{DataDir, Dataset, Split};
+use crate::data::{DataDir, Dataset, DatasetDef, Split};
 use crate::error::{Error, Result};
 use crate::evaluate::accuracy;
 use crate::learners::Majority;
@@ -115,23 +115,10 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
             "--force replaces a whole results folder and cannot be combined with --shard; run the array into a new --out instead",
         ));
     }
-    let mut datasets = Vec::new();
-    let load = |datasets: &mut Vec<Arc<Dataset>>| -> Result<()> {
-        for (d, name) in spec.experiment.datasets.iter().enumerate() {
-            datasets.push(Arc::new(crate::profile::time("load", || {
-                spec.catalog
-                    .load_for(name, &opts.data_dir, plan.max_n_train(d))
-            })?));
-        }
-        preflight(spec, &plan, datasets)
-    };
-    let sharding = match opts.shard {
-        Some(shard) => {
-            load(&mut datasets)?;
-            Some((shard, partition(spec, &plan, &datasets, shard.count)))
-        }
-        None => None,
-    };
+    let (sizes, mut loaded) = sizes(spec, &plan, &opts.data_dir)?;
+    let sharding = opts
+        .shard
+        .map(|shard| (shard, partition(spec, &plan, &sizes, shard.count)));
     let (total, done) = match &sharding {
         Some((shard, p)) => (
             shard_cells(&plan, p, shard.index),
@@ -144,8 +131,38 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
         None => (plan.n_cells(), stored.keys.len() as u64),
     };
     let pending = total - done;
-    if datasets.is_empty() && (pending > 0 || opts.force) {
-        load(&mut datasets)?;
+    let mut datasets = Vec::new();
+    if pending > 0 || opts.force {
+        // Only the datasets this run has cells left on are read or generated (a finished
+        // D = 1000 toy dataset is 8.5 GB); the others are empty stand-ins it never reads.
+        let planned = plan.keys();
+        let mut stored_in = vec![0u64; sizes.len()];
+        for k in stored.keys.iter().filter(|k| planned.contains(k)) {
+            if let Some((d, _)) = group_of(spec, k).filter(|&(d, t)| runs(&sharding, d, t)) {
+                stored_in[d] += 1;
+            }
+        }
+        let needed: Vec<bool> = (0..sizes.len())
+            .map(|d| {
+                let groups = match &sharding {
+                    Some((shard, p)) => p.groups_in(d, plan.trials, shard.index),
+                    None => u64::from(plan.trials),
+                };
+                opts.force || stored_in[d] < groups * plan.combos_of(d).count() as u64
+            })
+            .collect();
+        for (d, name) in spec.experiment.datasets.iter().enumerate() {
+            let data = match (loaded[d].take(), needed[d]) {
+                (Some(data), true) => data,
+                (None, true) => Arc::new(crate::profile::time("load", || {
+                    spec.catalog
+                        .load_for(name, &opts.data_dir, plan.max_n_train(d))
+                })?),
+                (_, false) => Arc::new(crate::data::scalar::no_data(name, name)),
+            };
+            datasets.push(data);
+        }
+        preflight(spec, &plan, &datasets, &needed)?;
     }
     Ok(Prepared {
         spec,
@@ -169,18 +186,46 @@ fn runs(sharding: &Option<(Shard, Partition)>, dataset: usize, trial: u32) -> bo
         .is_none_or(|(s, p)| p.shard_of(dataset, trial) == s.index)
 }
 
+/// Each dataset's (rows, features) for the partition, and the datasets read to learn them: a
+/// generated dataset's size comes from its definition (its full size, whatever part of it a run
+/// generates), so sizing never generates one.
+pub fn sizes(
+    spec: &Spec,
+    plan: &Plan,
+    dir: &DataDir,
+) -> Result<(Vec<(usize, usize)>, Vec<Option<Arc<Dataset>>>)> {
+    let mut sizes = Vec::new();
+    let mut loaded = Vec::new();
+    for (d, name) in spec.experiment.datasets.iter().enumerate() {
+        match spec.catalog.get(name).and_then(DatasetDef::size) {
+            Some(size) => {
+                sizes.push(size);
+                loaded.push(None);
+            }
+            None => {
+                let data = crate::profile::time("load", || {
+                    spec.catalog.load_for(name, dir, plan.max_n_train(d))
+                })?;
+                sizes.push((data.n_rows(), data.n_features()));
+                loaded.push(Some(Arc::new(data)));
+            }
+        }
+    }
+    Ok((sizes, loaded))
+}
+
 /// The cost-balanced partition of the plan's (dataset, trial) groups into `count` shards: one
 /// group of a dataset costs rows × features × the summed weights of its cells.
-pub fn partition(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>], count: usize) -> Partition {
-    let costs: Vec<u64> = datasets
+pub fn partition(spec: &Spec, plan: &Plan, sizes: &[(usize, usize)], count: usize) -> Partition {
+    let costs: Vec<u64> = sizes
         .iter()
         .enumerate()
-        .map(|(d, data)| {
+        .map(|(d, &(rows, features))| {
             let weight: u64 = plan
                 .combos_of(d)
                 .map(|c| spec.pipelines[c.pipeline].cost())
                 .sum();
-            (data.n_rows() as u64).max(1) * (data.n_features() as u64).max(1) * weight
+            (rows as u64).max(1) * (features as u64).max(1) * weight
         })
         .collect();
     Partition::new(&costs, plan.trials, count)
@@ -395,8 +440,8 @@ impl Prepared<'_> {
 }
 
 /// Checks every (learner, dataset) pair before the first trial runs.
-fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>]) -> Result<()> {
-    for combo in &plan.combos {
+fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>], needed: &[bool]) -> Result<()> {
+    for combo in plan.combos.iter().filter(|c| needed[c.dataset]) {
         let c = &combo.cell(0);
         let data = &datasets[c.dataset];
         let pipeline = &spec.pipelines[c.pipeline];
@@ -547,12 +592,8 @@ pub fn status(
         None => None,
         Some(n) => {
             Shard::new(0, n)?;
-            let mut datasets = Vec::new();
-            for (d, name) in spec.experiment.datasets.iter().enumerate() {
-                let max = plan.max_n_train(d);
-                datasets.push(Arc::new(spec.catalog.load_for(name, data_dir, max)?));
-            }
-            let p = partition(spec, &plan, &datasets, n);
+            let (sizes, _) = sizes(spec, &plan, data_dir)?;
+            let p = partition(spec, &plan, &sizes, n);
             let mut per = vec![0u64; n];
             for k in keys.iter().filter(|k| planned_keys.contains(k)) {
                 if let Some((d, t)) = group_of(spec, k) {

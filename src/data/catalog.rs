@@ -73,6 +73,17 @@ pub enum DatasetDef {
 }
 
 impl DatasetDef {
+    /// (rows, features) when the definition states them (generated sources), so that sizing a
+    /// plan never generates data; `None` for sources known only once read.
+    pub fn size(&self) -> Option<(usize, usize)> {
+        match self {
+            DatasetDef::ToyGaussian(d) => Some((d.train + d.test, d.dimension)),
+            DatasetDef::LogisticBall(d) => Some((d.train + d.test, d.dimension)),
+            DatasetDef::NbSampled(d) => Some((d.train + d.test, d.dimension)),
+            _ => None,
+        }
+    }
+
     /// The display title the definition gives, if any.
     pub fn title(&self) -> Option<&str> {
         match self {
@@ -789,6 +800,36 @@ mod tests {
         ] {
             assert!(c.get(name).is_some(), "{name} missing");
         }
+    }
+
+    #[test]
+    fn a_generated_definition_states_the_size_it_generates() {
+        // The partition of a sharded run sizes these from the definition without generating
+        // them; a different size would deal the groups to other shards.
+        let mut c = Catalog::builtin();
+        for (name, def) in [
+            (
+                "toy",
+                "source = \"toy_gaussian\"\ndimension = 3\ntrain = 40\nfirst_train = 10\ntest = 7\n",
+            ),
+            (
+                "ball",
+                "source = \"logistic_ball\"\ndimension = 4\ntrain = 30\ntest = 5\n",
+            ),
+            (
+                "nb",
+                "source = \"nb_sampled\"\ndimension = 6\ntheta = [0.8, 0.5]\ntrain = 20\ntest = 9\n",
+            ),
+        ] {
+            c.insert(name, toml::from_str::<DatasetDef>(def).unwrap(), None);
+        }
+        let dir = DataDir(std::env::temp_dir());
+        for name in ["toy", "ball", "nb"] {
+            let data = c.load(name, &dir).unwrap();
+            let size = c.get(name).unwrap().size();
+            assert_eq!(size, Some((data.n_rows(), data.n_features())), "{name}");
+        }
+        assert_eq!(c.get("adult").unwrap().size(), None);
     }
 
     #[test]
