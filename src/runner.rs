@@ -186,14 +186,13 @@ fn runs(sharding: &Option<(Shard, Partition)>, dataset: usize, trial: u32) -> bo
         .is_none_or(|(s, p)| p.shard_of(dataset, trial) == s.index)
 }
 
+/// Each dataset's (rows, features), and the datasets read to learn them.
+type Sizes = (Vec<(usize, usize)>, Vec<Option<Arc<Dataset>>>);
+
 /// Each dataset's (rows, features) for the partition, and the datasets read to learn them: a
 /// generated dataset's size comes from its definition (its full size, whatever part of it a run
 /// generates), so sizing never generates one.
-pub fn sizes(
-    spec: &Spec,
-    plan: &Plan,
-    dir: &DataDir,
-) -> Result<(Vec<(usize, usize)>, Vec<Option<Arc<Dataset>>>)> {
+pub fn sizes(spec: &Spec, plan: &Plan, dir: &DataDir) -> Result<Sizes> {
     let mut sizes = Vec::new();
     let mut loaded = Vec::new();
     for (d, name) in spec.experiment.datasets.iter().enumerate() {
