@@ -124,6 +124,35 @@ fn a_grown_spec_cut_to_its_first_block_generates_only_that_block_with_the_same_r
 }
 
 #[test]
+fn toy_rows_mapped_from_a_temporary_file_give_the_same_trials() {
+    // EPSILAB_SPILL_BYTES=0 keeps every generated matrix in a mapped, unlinked file (as
+    // appendix B's D = 1000/1500 rows are at full size): same values, so the same trials.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = common::write_spec(dir.path(), "big.toml", &grown());
+    let trials = |spill: Option<&str>, out: &std::path::Path| {
+        let mut cmd = common::bin();
+        if let Some(v) = spill {
+            cmd.env("EPSILAB_SPILL_BYTES", v);
+        }
+        let o = cmd
+            .arg("run")
+            .arg(&spec)
+            .arg("--out")
+            .arg(out)
+            .args(["--no-report", "-j", "2"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        by_key(read_records(&out.join("grown").join(TRIALS_FILE)).unwrap())
+    };
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let in_memory = trials(None, a.path());
+    let mapped = trials(Some("0"), b.path());
+    assert_eq!(in_memory.len(), 3 * (10 + 6));
+    assert_eq!(mapped, in_memory);
+}
+
+#[test]
 fn growing_the_data_another_way_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let small = Spec::load(&common::write_spec(dir.path(), "small.toml", SMALL)).unwrap();

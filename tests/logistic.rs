@@ -1019,7 +1019,7 @@ fn blocked_dense_gram_is_the_row_by_row_sum_bit_for_bit() {
         let data = Dataset {
             name: "gram".into(),
             title: "gram".into(),
-            features: Features::Dense(x.clone()),
+            features: Features::Dense(x.clone().into()),
             labels: vec![0; 203],
             class_names: vec!["a".into(), "b".into()],
             split: SplitRule::Fixed { n_train: 203 },

@@ -507,7 +507,10 @@ impl FileSet<'_> {
                     }
                     clipped.push(k);
                 }
-                (Features::Dense(x), Some(PublicBounds { lo, hi, clipped }))
+                (
+                    Features::Dense(x.into()),
+                    Some(PublicBounds { lo, hi, clipped }),
+                )
             }
         })
     }

@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod csv_source;
+pub mod dense;
 pub mod fetch;
 pub mod files;
 pub mod libsvm;
@@ -105,7 +106,7 @@ impl BinaryMatrix {
 #[derive(Debug, Clone)]
 pub enum Features {
     Binary(BinaryMatrix),
-    Dense(Array2<f64>),
+    Dense(dense::DenseData),
 }
 
 impl Features {

@@ -112,7 +112,11 @@ pub fn column_dataset(name: &str, title: &str, values: Vec<f64>) -> Dataset {
     Dataset {
         name: name.into(),
         title: title.into(),
-        features: Features::Dense(Array2::from_shape_vec((n, 1), values).expect("n x 1")),
+        features: Features::Dense(
+            Array2::from_shape_vec((n, 1), values)
+                .expect("n x 1")
+                .into(),
+        ),
         labels: Vec::new(),
         class_names: Vec::new(),
         split: SplitRule::Fixed { n_train: n },

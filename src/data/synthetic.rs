@@ -3,6 +3,7 @@
 //! Each is generated once per run from its own seed (`data/<name>/<seed>`) and shared by every
 //! trial, like a file-backed dataset. Classes alternate row by row, so both halves are balanced.
 
+use super::dense::DenseData;
 use super::{BinaryMatrix, Dataset, Features, SplitRule};
 use crate::error::{Error, Result};
 use crate::rng::{Rng, rng_from};
@@ -87,7 +88,7 @@ pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset 
     Dataset {
         name: name.into(),
         title: title.into(),
-        features: Features::Dense(x),
+        features: Features::Dense(x.into()),
         labels,
         class_names: vec!["-1".into(), "+1".into()],
         feature_names: None,
@@ -201,10 +202,18 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Result<Dat
     let labels: Vec<u16> = (0..n)
         .map(|i| (if i < grown { i } else { i - grown } % 2) as u16)
         .collect();
-    let x = Array2::from_shape_fn((n, d), |(i, _)| {
-        let z: f64 = StandardNormal.sample(&mut rng);
-        z + if labels[i] == 1 { a } else { 0.0 }
-    });
+    // Row-major, as `Array2::from_shape_fn` drew them: the same values in memory or mapped.
+    let x = DenseData::generate(n, d, |i, row| {
+        let shift = if labels[i] == 1 { a } else { 0.0 };
+        for v in row {
+            let z: f64 = StandardNormal.sample(&mut rng);
+            *v = z + shift;
+        }
+    })
+    .map_err(|e| Error::Data {
+        dataset: name.into(),
+        reason: format!("cannot write its {n} x {d} rows to a temporary file: {e}"),
+    })?;
     let split = if first == def.train {
         SplitRule::Fixed { n_train: def.train }
     } else {
@@ -354,6 +363,7 @@ mod tests {
         let Features::Dense(x) = &ds.features else {
             panic!("dense")
         };
+        let x = x.view();
         assert_eq!(x.dim(), (6000, 4));
         assert_eq!(
             ds.class_sizes(&(0..6000).collect::<Vec<_>>()),
