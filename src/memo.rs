@@ -12,13 +12,18 @@
 //!
 //! Each key holds a `OnceLock` in a `Mutex<BTreeMap>`: the map lock is held only to find or
 //! insert the slot, and threads asking for a key while it is computed wait for that one
-//! computation. Memory is bounded: a memo holding more than its byte budget is emptied (values
-//! in use live on through their `Arc`), so a run stays within its datasets plus a constant.
+//! computation. Memory is bounded: past its byte budget a memo drops its least recently used
+//! values (values in use live on through their `Arc`), so a run stays within its datasets plus
+//! a constant. A value larger than the whole budget (appendix B's scaled 2^20 x 1500 copy,
+//! 12.6 GB) is kept alone until the next miss, so the cells that read it one after another
+//! share it, and is dropped before that miss computes anything, so two such values are never
+//! held for the memo's sake. A dropped value still in use elsewhere is found again through a
+//! weak reference instead of recomputed: one key never has two copies alive.
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 /// SHA-256 of what a shared result depends on.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -158,54 +163,131 @@ pub trait Footprint {
 
 type Slot<V> = Arc<OnceLock<Arc<V>>>;
 
+/// One held key: its slot, the bytes it counts (0 while computed) and when it was last asked for.
+struct Held<V> {
+    slot: Slot<V>,
+    bytes: usize,
+    used: u64,
+}
+
+/// The memo's state under its lock.
+struct Slots<V> {
+    held: BTreeMap<Key, Held<V>>,
+    bytes: usize,
+    tick: u64,
+    /// Values dropped from `held`, found again while something else still holds them.
+    dropped: BTreeMap<Key, Weak<V>>,
+}
+
+impl<V> Slots<V> {
+    /// Drops least recently used computed values, never `keep` nor one being computed, until
+    /// the held bytes are within `budget`.
+    fn shrink_to(&mut self, budget: usize, keep: Option<&Key>) {
+        while self.bytes > budget {
+            let oldest = self
+                .held
+                .iter()
+                .filter(|(k, h)| Some(*k) != keep && h.slot.get().is_some())
+                .min_by_key(|(_, h)| h.used)
+                .map(|(k, _)| *k);
+            let Some(k) = oldest else { break };
+            let h = self.held.remove(&k).expect("a held key");
+            self.bytes -= h.bytes;
+            if let Some(v) = h.slot.get() {
+                self.dropped.insert(k, Arc::downgrade(v));
+            }
+        }
+        self.dropped.retain(|_, w| w.strong_count() > 0);
+    }
+}
+
 /// A keyed, thread-safe store of results computed once per key (see the module doc).
 pub struct Memo<V> {
-    slots: Mutex<(BTreeMap<Key, Slot<V>>, usize)>,
+    slots: Mutex<Slots<V>>,
     budget: usize,
 }
 
 impl<V: Footprint> Memo<V> {
-    /// An empty memo emptied whenever it holds more than `budget` bytes.
+    /// An empty memo holding at most `budget` bytes (or one value larger than that).
     pub const fn new(budget: usize) -> Self {
         Memo {
-            slots: Mutex::new((BTreeMap::new(), 0)),
+            slots: Mutex::new(Slots {
+                held: BTreeMap::new(),
+                bytes: 0,
+                tick: 0,
+                dropped: BTreeMap::new(),
+            }),
             budget,
         }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Slots<V>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The value of `key`, computing it with `compute` if no thread has (concurrent callers of
     /// one key wait for the first). `compute` must be a pure function of the key.
     pub fn get_or_compute(&self, key: Key, compute: impl FnOnce() -> V) -> Arc<V> {
         let slot = {
-            let mut guard = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            Arc::clone(guard.0.entry(key).or_default())
+            let mut g = self.lock();
+            g.tick += 1;
+            let tick = g.tick;
+            if let Some(h) = g.held.get_mut(&key) {
+                h.used = tick;
+                Arc::clone(&h.slot)
+            } else {
+                let slot: Slot<V> = Arc::default();
+                let alive = g.dropped.remove(&key).and_then(|w| w.upgrade());
+                let bytes = alive.as_ref().map_or(0, |v| v.bytes() + 64);
+                if let Some(v) = alive {
+                    let _ = slot.set(v);
+                } else {
+                    // A miss: a value over the whole budget goes before this one is computed.
+                    let budget = self.budget;
+                    g.shrink_to(budget, None);
+                }
+                g.held.insert(
+                    key,
+                    Held {
+                        slot: Arc::clone(&slot),
+                        bytes,
+                        used: tick,
+                    },
+                );
+                g.bytes += bytes;
+                g.shrink_to(self.budget, Some(&key));
+                slot
+            }
         };
         let mut fresh = None;
         let value = slot.get_or_init(|| {
             let v = Arc::new(compute());
-            fresh = Some(v.bytes());
+            fresh = Some(v.bytes() + 64);
             v
         });
         if let Some(bytes) = fresh {
-            let mut guard = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-            guard.1 += bytes + 64;
-            if guard.1 > self.budget {
-                guard.0.clear();
-                guard.1 = 0;
+            let mut g = self.lock();
+            if let Some(h) = g.held.get_mut(&key) {
+                h.bytes = bytes;
+                g.bytes += bytes;
             }
+            g.shrink_to(self.budget, Some(&key));
         }
         Arc::clone(value)
     }
 
-    /// The value of `key` if it has been computed and is still held.
+    /// The value of `key` if it has been computed and is still held or in use.
     pub fn get(&self, key: &Key) -> Option<Arc<V>> {
-        let guard = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.get(key).and_then(|s| s.get().cloned())
+        let g = self.lock();
+        g.held
+            .get(key)
+            .and_then(|h| h.slot.get().cloned())
+            .or_else(|| g.dropped.get(key).and_then(Weak::upgrade))
     }
 
     /// Number of keys held (computed or being computed).
     pub fn len(&self) -> usize {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner()).0.len()
+        self.lock().held.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -214,9 +296,10 @@ impl<V: Footprint> Memo<V> {
 
     /// Drops every held value (values in use live on through their `Arc`).
     pub fn clear(&self) {
-        let mut guard = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.clear();
-        guard.1 = 0;
+        let mut g = self.lock();
+        g.held.clear();
+        g.dropped.clear();
+        g.bytes = 0;
     }
 }
 
@@ -301,16 +384,43 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_empties_the_memo_but_values_in_use_survive() {
+    fn past_the_budget_the_least_recently_used_go_and_values_in_use_are_found_again() {
         // Each value: 100 * 8 bytes + 64 of overhead; the budget holds two.
         let memo: Memo<Vec<f64>> = Memo::new(2 * 864 + 10);
         let a = memo.get_or_compute(key(0), || vec![1.0; 100]);
         memo.get_or_compute(key(1), || vec![2.0; 100]);
-        assert_eq!(memo.len(), 2);
+        memo.get_or_compute(key(0), || unreachable!("held"));
         memo.get_or_compute(key(2), || vec![3.0; 100]);
-        assert!(memo.is_empty());
-        assert_eq!(a[0], 1.0);
-        let again = memo.get_or_compute(key(0), || vec![9.0; 100]);
-        assert_eq!(again[0], 9.0, "recomputed after the memo was emptied");
+        assert_eq!(memo.len(), 2, "key 1, the least recently used, went");
+        assert!(memo.get(&key(1)).is_none(), "and nothing else holds it");
+        let again = memo.get_or_compute(key(1), || vec![9.0; 100]);
+        assert_eq!(again[0], 9.0, "recomputed once dropped");
+        assert_eq!(memo.len(), 2, "key 0 went now");
+        assert!(
+            memo.get(&key(0)).is_some(),
+            "dropped from the memo but alive in `a`"
+        );
+        let found = memo.get_or_compute(key(0), || vec![8.0; 100]);
+        assert!(Arc::ptr_eq(&found, &a), "found again, not a second copy");
+    }
+
+    #[test]
+    fn a_value_over_the_whole_budget_is_kept_until_the_next_miss() {
+        let memo: Memo<Vec<f64>> = Memo::new(1000);
+        let small = memo.get_or_compute(key(0), || vec![0.0; 10]);
+        drop(memo.get_or_compute(key(1), || vec![1.0; 1000]));
+        assert_eq!(memo.len(), 1, "the large value alone");
+        assert!(memo.get(&key(0)).is_some(), "the small one is still in use");
+        drop(small);
+        assert!(memo.get(&key(0)).is_none());
+        let hit = memo.get_or_compute(key(1), || unreachable!("kept for the next reader"));
+        assert_eq!(hit.len(), 1000);
+        drop(hit);
+        let weak = Arc::downgrade(&memo.get(&key(1)).unwrap());
+        memo.get_or_compute(key(2), || {
+            assert!(weak.upgrade().is_none(), "dropped before the miss computes");
+            vec![2.0; 10]
+        });
+        assert!(memo.get(&key(1)).is_none());
     }
 }

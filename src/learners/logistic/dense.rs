@@ -25,8 +25,9 @@ use ndarray::ArrayView2;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Scaled dense training rows shared across cells (2 GiB at most: the 2^20 x 100 copy and one
-/// trial's smaller subsets of it fit together).
+/// Scaled dense training rows shared across cells (2 GiB, where the 2^20 x 100 copy and one
+/// trial's smaller subsets of it fit together; a larger copy is kept alone until the next miss,
+/// see [`crate::memo`]).
 static DENSE: Memo<SharedDense> = Memo::new(2 << 30);
 
 /// A scaled copy of some training rows with its row scales and memo key.

@@ -416,10 +416,11 @@ pub fn fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (a, design.weighted_gram(&w))
 }
 
-/// The functional mechanism's coefficients shared across cells (64 MiB at most; 18 MB at
-/// D = 1500): they are noise-free sufficient statistics of the rows (X^T X, X^T y), so FMsens1
-/// and FMsens2 on one design, and every trial on the same rows, compute them once.
-static FM_COEFFICIENTS: Memo<FmCoefficients> = Memo::new(64 << 20);
+/// The functional mechanism's coefficients shared across cells (256 MiB at most; 18 MB at
+/// D = 1500, so a trial's own subsets do not push out the whole training set's, which every
+/// trial reads): they are noise-free sufficient statistics of the rows (X^T X, X^T y), so
+/// FMsens1 and FMsens2 on one design, and every trial on the same rows, compute them once.
+static FM_COEFFICIENTS: Memo<FmCoefficients> = Memo::new(256 << 20);
 
 struct FmCoefficients(Vec<f64>, Vec<f64>);
 
