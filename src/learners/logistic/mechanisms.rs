@@ -416,11 +416,12 @@ pub fn fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (a, design.weighted_gram(&w))
 }
 
-/// The functional mechanism's coefficients shared across cells (256 MiB at most; 18 MB at
-/// D = 1500, so a trial's own subsets do not push out the whole training set's, which every
-/// trial reads): they are noise-free sufficient statistics of the rows (X^T X, X^T y), so
-/// FMsens1 and FMsens2 on one design, and every trial on the same rows, compute them once.
-static FM_COEFFICIENTS: Memo<FmCoefficients> = Memo::new(256 << 20);
+/// The functional mechanism's coefficients shared across cells (1 GiB at most: 18 MB each at
+/// D = 1500 whatever N, and two threads insert 34 per trial pair, so the whole training set's,
+/// which every trial reads, stays between trials): they are noise-free sufficient statistics
+/// of the rows (X^T X, X^T y), so FMsens1 and FMsens2 on one design, and every trial on the
+/// same rows, compute them once.
+static FM_COEFFICIENTS: Memo<FmCoefficients> = Memo::new(1 << 30);
 
 struct FmCoefficients(Vec<f64>, Vec<f64>);
 
