@@ -98,6 +98,21 @@ fn report_all_writes_verdicts_and_booktabs() {
     assert!(md.contains("NB (non-private)"));
     assert!(md.contains("**differs**") && md.contains("deliberately wrong"));
     assert!(md.contains("NB above private NB — **holds"));
+    assert!(
+        md.contains("(12 trials;") && !md.contains("incomplete"),
+        "{md}"
+    );
+    // A run stopped part-way is reported as incomplete, with the trials stored so far.
+    let trials = s.results_dir.join("trials.jsonl");
+    let text = std::fs::read_to_string(&trials).unwrap();
+    let kept: String = text.lines().take(5).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&trials, kept).unwrap();
+    epsilab::report::reproduction::write_all(&exp, &out).unwrap();
+    let partial = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(
+        partial.contains("5 of 12 planned trials, **incomplete**"),
+        "{partial}"
+    );
     let tex = std::fs::read_to_string(out.join("rep/table.tex")).unwrap();
     for k in [
         "\\toprule",

@@ -114,10 +114,21 @@ pub fn section(
             links.push(format!("[pgfplots {f}.tex]({prefix}{f}.tex)"));
         }
     }
+    // A run stopped part-way (a cancelled array) is reported as such: its tables hold the
+    // trials stored so far. (An ablation that reuses another spec's trials plans only its own.)
+    let reuses = spec.ablation.as_ref().is_some_and(|a| a.reuse);
+    let planned = crate::plan::plan(spec, false).n_cells();
+    let count = if !reuses && (records.len() as u64) < planned {
+        format!(
+            "{} of {planned} planned trials, **incomplete**: `epsilab status` lists what is left",
+            records.len()
+        )
+    } else {
+        format!("{} trials", records.len())
+    };
     let intro = format!(
-        "Spec: `{}`. Results: [`{name}/`]({prefix}) ({} trials; {}).\n",
+        "Spec: `{}`. Results: [`{name}/`]({prefix}) ({count}; {}).\n",
         spec_path.display(),
-        records.len(),
         links.join(", ")
     );
     let mut rest = String::new();
