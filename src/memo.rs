@@ -239,12 +239,12 @@ impl<V: Footprint> Memo<V> {
                 let slot: Slot<V> = Arc::default();
                 let alive = g.dropped.remove(&key).and_then(|w| w.upgrade());
                 let bytes = alive.as_ref().map_or(0, |v| v.bytes() + 64);
-                if let Some(v) = alive {
-                    let _ = slot.set(v);
-                } else {
+                match alive {
+                    Some(v) => {
+                        let _ = slot.set(v);
+                    }
                     // A miss: a value over the whole budget goes before this one is computed.
-                    let budget = self.budget;
-                    g.shrink_to(budget, None);
+                    None => g.shrink_to(self.budget, None),
                 }
                 g.held.insert(
                     key,
@@ -254,8 +254,10 @@ impl<V: Footprint> Memo<V> {
                         used: tick,
                     },
                 );
-                g.bytes += bytes;
-                g.shrink_to(self.budget, Some(&key));
+                if bytes > 0 {
+                    g.bytes += bytes;
+                    g.shrink_to(self.budget, Some(&key));
+                }
                 slot
             }
         };

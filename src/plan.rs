@@ -94,6 +94,13 @@ impl Plan {
         })
     }
 
+    /// How many of `keys` (stored records') are cells of this plan: stale records of cells no
+    /// longer planned do not count as done.
+    pub fn count_done<'k>(&self, keys: impl IntoIterator<Item = &'k str>) -> u64 {
+        let planned = self.keys();
+        keys.into_iter().filter(|k| planned.contains(k)).count() as u64
+    }
+
     /// A membership test for stored keys, without listing the cells.
     pub fn keys(&self) -> KeySet {
         KeySet {

@@ -579,12 +579,14 @@ pub fn status(
 ) -> Result<Status> {
     let dir = results_dir(spec, out, smoke);
     let plan = plan(spec, smoke);
+    // Stale records of cells no longer planned do not count.
+    let planned_keys = plan.keys();
     let keys: Vec<String> = crate::store::read_dir_records(&dir)?
         .into_iter()
         .map(|r| r.key)
+        .filter(|k| planned_keys.contains(k))
         .collect();
-    let planned_keys = plan.keys();
-    let done = keys.iter().filter(|k| planned_keys.contains(k)).count() as u64;
+    let done = keys.len() as u64;
     let count = match shards {
         Some(n) => Some(n),
         None => crate::store::record_files(&dir)?
@@ -599,7 +601,7 @@ pub fn status(
             let (sizes, _) = sizes(spec, &plan, data_dir)?;
             let p = partition(spec, &plan, &sizes, n);
             let mut per = vec![0u64; n];
-            for k in keys.iter().filter(|k| planned_keys.contains(k)) {
+            for k in &keys {
                 if let Some((d, t)) = group_of(spec, k) {
                     per[p.shard_of(d, t)] += 1;
                 }

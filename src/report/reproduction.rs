@@ -117,11 +117,13 @@ pub fn section(
     // A run stopped part-way (a cancelled array) is reported as such: its tables hold the
     // trials stored so far. (An ablation that reuses another spec's trials plans only its own.)
     let reuses = spec.ablation.as_ref().is_some_and(|a| a.reuse);
-    let planned = crate::plan::plan(spec, false).n_cells();
-    let count = if !reuses && (records.len() as u64) < planned {
+    let plan = crate::plan::plan(spec, false);
+    let done = plan.count_done(records.iter().map(|r| r.key.as_str()));
+    let count = if !reuses && done < plan.n_cells() {
         format!(
-            "{} of {planned} planned trials, **incomplete**: `epsilab status` lists what is left",
-            records.len()
+            "{} of {} planned trials, **incomplete**: `epsilab status` lists what is left",
+            done,
+            plan.n_cells()
         )
     } else {
         format!("{} trials", records.len())
