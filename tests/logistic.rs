@@ -5,9 +5,9 @@ use epsilab::data::{BinaryMatrix, Dataset, Features, SplitRule};
 use epsilab::learners::Classifier;
 use epsilab::learners::logistic::mechanisms::objective_perturbation;
 use epsilab::learners::logistic::mechanisms::{
-    Problem, fm_coefficients, fm_minimise, functional_mechanism, objective_branch,
-    objective_branch_table, objective_lambda_threshold, objective_perturbation_with_noise,
-    output_perturbation,
+    BranchRule, Problem, fm_coefficients, fm_minimise, functional_mechanism, objective_branch,
+    objective_branch_by, objective_branch_table, objective_lambda_threshold,
+    objective_perturbation_with_noise, output_perturbation,
 };
 use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
 use epsilab::learners::logistic::select::{Starts, cross_validate_lambda, private_select_lambda};
@@ -566,6 +566,50 @@ fn objective_branch_under_add_remove_by_hand() {
         // Add/remove takes the direct branch for more lambdas, never fewer.
         assert!(t < objective_lambda_threshold(eps, Relation::ReplaceOne));
     }
+}
+
+/// The `larger_eps_prime` variant's rule: the published rule's noise jumps just above its
+/// threshold (replace-one, lambda = 10: eps = 0.05 gives eps' = 0.0006, 40 times less than the
+/// Delta branch's eps/2 = 0.025); the variant takes the branch of the larger eps', so its noise
+/// scale never rises with eps, and where the direct branch gives at least eps/2 both agree.
+#[test]
+fn larger_eps_prime_rule_removes_the_noise_jump() {
+    let ro = Relation::ReplaceOne;
+    let c = 0.25;
+    let published = objective_branch_by(BranchRule::Published, c, 10.0, 0.05, 20_000, ro);
+    assert!(published.direct);
+    assert!((published.eps_prime - (0.05 - 2.0 * 1.025f64.ln())).abs() < 1e-15);
+    let larger = objective_branch_by(BranchRule::LargerEpsPrime, c, 10.0, 0.05, 20_000, ro);
+    assert!(!larger.direct);
+    assert_eq!(larger.eps_prime, 0.025);
+    assert!(larger.delta > 0.0);
+    assert!(larger.noise_scale * 30.0 < published.noise_scale);
+    // Both branches of the variant are the published ones: at eps = 0.1 the direct branch's
+    // eps' = 0.0506 >= 0.05, so both rules take it.
+    let both = |eps| {
+        (
+            objective_branch_by(BranchRule::Published, c, 10.0, eps, 20_000, ro),
+            objective_branch_by(BranchRule::LargerEpsPrime, c, 10.0, eps, 20_000, ro),
+        )
+    };
+    let (p, l) = both(0.1);
+    assert_eq!(p, l);
+    let (p, l) = both(0.02);
+    assert_eq!(p, l);
+    // Monotone: on a fine grid of eps the variant's noise scale never rises.
+    let mut last = f64::INFINITY;
+    let mut jumps = 0;
+    let mut last_published = f64::INFINITY;
+    for i in 1..=400 {
+        let eps = 0.001 * i as f64;
+        let (p, l) = both(eps);
+        assert!(l.noise_scale <= last, "rises at eps = {eps}");
+        assert!(l.eps_prime >= p.eps_prime);
+        jumps += usize::from(p.noise_scale > last_published);
+        last = l.noise_scale;
+        last_published = p.noise_scale;
+    }
+    assert_eq!(jumps, 1, "the published rule jumps once, at its threshold");
 }
 
 /// Critical value of the one-sample KS statistic at alpha = 0.001.

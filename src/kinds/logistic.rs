@@ -44,7 +44,8 @@ pub struct Logistic<const M: u8> {
     tolerance: Option<f64>,
     /// The functional mechanism's bound: `sens1` (D^2/4 + 3D) or `sens2` (D/4 + 3 sqrt D).
     fm_sensitivity: Option<FmSensitivity>,
-    /// An ablation variant ([`OUTPUT_LAMBDA_TWICE`], `lr_output` only); faithful when absent.
+    /// An ablation variant ([`OUTPUT_LAMBDA_TWICE`] of `lr_output`,
+    /// [`OBJECTIVE_LARGER_EPS_PRIME`] of `lr_objective`); faithful when absent.
     variant: Option<LrVariant>,
 }
 
@@ -56,7 +57,20 @@ pub const OUTPUT_LAMBDA_TWICE: Variant = Variant {
     name: "lambda_twice",
     about: "sensitivity 1/(N lambda) instead of 1/lambda (lambda = N Lambda applied twice): N times less noise",
     excess: Excess::TrainingSize,
+    label: "",
     audit: "lr_output_lambda_as_big_lambda",
+};
+
+/// Objective perturbation with the branch of the larger eps' (direct only when
+/// eps - k ln(1 + c/lambda) >= eps/2) instead of the published "direct whenever eps' > 0":
+/// the rule reads only public values and each branch is eps-DP, so privacy holds as claimed.
+pub const OBJECTIVE_LARGER_EPS_PRIME: Variant = Variant {
+    kind: "lr_objective",
+    name: "larger_eps_prime",
+    about: "Algorithm 7 takes the branch with the larger eps' (direct only if eps - k ln(1 + c/lambda) >= eps/2), not the direct one whenever eps' > 0: no noise jump above the threshold (still eps-DP)",
+    excess: Excess::None,
+    label: "variant: larger-ε′ branch rule, ε-DP",
+    audit: "",
 };
 
 /// Logistic regression's ablation variants.
@@ -65,6 +79,8 @@ pub const OUTPUT_LAMBDA_TWICE: Variant = Variant {
 pub enum LrVariant {
     /// [`OUTPUT_LAMBDA_TWICE`].
     LambdaTwice,
+    /// [`OBJECTIVE_LARGER_EPS_PRIME`].
+    LargerEpsPrime,
 }
 
 impl<const M: u8> Described for Logistic<M> {
@@ -87,7 +103,7 @@ impl<const M: u8> Described for Logistic<M> {
         "Huber SVM objective perturbation (Chaudhuri et al. 2011), c = 1/(2h) = 1 (eps-DP)",
     ][M as usize];
     const FIELDS: &'static [&'static str] = match M {
-        1 => &["lambda", "scaling", "solver", "tolerance", "variant"],
+        1 | 2 => &["lambda", "scaling", "solver", "tolerance", "variant"],
         3 => &["fm_sensitivity", "scaling"],
         _ => &["lambda", "scaling", "solver", "tolerance"],
     };
@@ -101,6 +117,9 @@ impl<const M: u8> Logistic<M> {
                 LrKind::Private(PrivateLrMethod::OutputLambdaTwice)
             }
             1 | 5 => LrKind::Private(PrivateLrMethod::Output),
+            2 if self.variant == Some(LrVariant::LargerEpsPrime) => {
+                LrKind::Private(PrivateLrMethod::ObjectiveLargerEpsPrime)
+            }
             2 | 6 => LrKind::Private(PrivateLrMethod::Objective),
             _ => LrKind::Private(PrivateLrMethod::Functional(
                 self.fm_sensitivity.unwrap_or_default(),

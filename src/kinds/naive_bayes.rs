@@ -46,6 +46,7 @@ pub const PRIVATE_NB_EXACT_PRIOR: Variant = Variant {
     name: "exact_prior",
     about: "class prior from the exact class counts instead of the noisy ones' mean",
     excess: Excess::Unbounded,
+    label: "",
     audit: "alg1_nb_exact_prior",
 };
 

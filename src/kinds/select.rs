@@ -171,6 +171,7 @@ pub const MASK_DELTA_Q: Variant = Variant {
     name: "delta_q",
     about: "quality sensitivity Delta_q instead of T Delta_q (eq. 3.30): T times less spread",
     excess: Excess::Features,
+    label: "",
     audit: "mask_variant_delta_q",
 };
 

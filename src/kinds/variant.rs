@@ -47,14 +47,29 @@ pub struct Variant {
     /// The one deviation from SPEC, shown by `epsilab list`.
     pub about: &'static str,
     pub excess: Excess,
+    /// Shown beside the series when privacy holds (a weakening variant shows its `Excess`
+    /// label instead), so a deviation from SPEC is named in every output either way.
+    pub label: &'static str,
     /// The `epsilab audit` row that measures a weakening variant's excess (empty otherwise).
     pub audit: &'static str,
+}
+
+impl Variant {
+    /// The label every table, legend and REPORT.md row shows beside a series run with it.
+    pub fn tag(&self) -> &'static str {
+        if self.excess.weakens() {
+            self.excess.label()
+        } else {
+            self.label
+        }
+    }
 }
 
 /// Every ablation variant, by owning kind.
 pub const VARIANTS: &[Variant] = &[
     super::select::MASK_DELTA_Q,
     super::logistic::OUTPUT_LAMBDA_TWICE,
+    super::logistic::OBJECTIVE_LARGER_EPS_PRIME,
     super::naive_bayes::PRIVATE_NB_EXACT_PRIOR,
 ];
 
@@ -92,6 +107,7 @@ mod tests {
             assert!(fields.contains(&"variant"), "{} reads no variant", v.kind);
             assert_eq!(find(v.kind, v.name), Some(v));
             assert_eq!(v.excess.weakens(), !v.excess.label().is_empty());
+            assert!(!v.tag().is_empty(), "{} shows no label", v.name);
         }
         assert_eq!(find("mask", "no_such"), None);
         assert_eq!(names_of("nb"), "none");

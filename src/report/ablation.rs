@@ -7,9 +7,10 @@
 //! reproduces it (within the cell's tolerance, or the claim holds), *unexplained* otherwise:
 //! the report then says which hypotheses were ruled out.
 
+use super::slope::SlopeVerdict;
 use super::table::Reading;
 use super::verdict::{self, CellVerdict, ClaimVerdict, show, show_diff};
-use crate::spec::{AblationDef, Hypothesis, PaperCell, PaperClaim, Spec};
+use crate::spec::{AblationDef, Hypothesis, PaperCell, PaperClaim, PaperSlope, Spec};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -92,6 +93,31 @@ pub fn cell_key(c: &PaperCell) -> VerdictKey {
     VerdictKey {
         base: format!("cell|{}|{}|{}|{:?}", c.dataset, c.pipeline, c.metric, c.x),
         params: c.params.clone(),
+    }
+}
+
+/// The key of a scaling law: its text.
+pub fn slope_key(c: &PaperSlope) -> VerdictKey {
+    VerdictKey {
+        base: format!("slope|{}", c.text),
+        params: c.params.clone(),
+    }
+}
+
+/// A scaling law's fitted slope, and whether it is within the law's tolerance.
+fn slope_outcome(spec: &Spec, records: &[TrialRecord], c: &PaperSlope) -> Outcome {
+    match super::slope::slope_verdict(spec, records, c) {
+        v @ (SlopeVerdict::Holds { fit, .. } | SlopeVerdict::Fails { fit, .. }) => Outcome {
+            text: format!(
+                "slope {:+.3} ± {:.3} ({})",
+                fit.slope,
+                fit.half_width,
+                v.word()
+            ),
+            ok: matches!(v, SlopeVerdict::Holds { .. }),
+            tested: true,
+        },
+        SlopeVerdict::Missing => Outcome::missing(),
     }
 }
 
@@ -370,6 +396,7 @@ pub fn evaluate<'a>(
                     }
                     sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
                     sub.metric = h.metric.clone().unwrap_or(sub.metric);
+                    sub.x_min = h.x_min.or(sub.x_min);
                     let mut ps = [c.params.clone(), c.params.clone()];
                     if h.both {
                         ps = [merged(&c.params, h), merged(&c.params, h)];
@@ -391,6 +418,30 @@ pub fn evaluate<'a>(
             verdict: c.text.clone(),
             published: format!("margin ≥ {}", show_diff(&c.metric, c.margin)),
             faithful: claim_outcome(read, records, c, [&c.params, &c.params]),
+            tested,
+        });
+    }
+    for c in &spec.paper.slope {
+        let tested = def
+            .hypothesis
+            .iter()
+            .map(|h| {
+                h.replaces(&c.pipeline).then(|| {
+                    let mut sub = c.clone();
+                    sub.pipeline = h.series(&c.pipeline).to_string();
+                    sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
+                    sub.metric = h.metric.clone().unwrap_or(sub.metric);
+                    sub.params = merged(&c.params, h);
+                    sub.x_min = h.x_min.or(sub.x_min);
+                    slope_outcome(read, records, &sub)
+                })
+            })
+            .collect();
+        rows.push(Row {
+            key: slope_key(c),
+            verdict: c.text.clone(),
+            published: format!("slope {:+} ± {}", c.expected, c.tolerance),
+            faithful: slope_outcome(read, records, c),
             tested,
         });
     }
@@ -459,7 +510,7 @@ impl Ablation<'_> {
                 .pipelines
                 .iter()
                 .find(|p| Some(&p.name) == h.pipeline.as_ref())
-                .map_or("", |p| p.weakening_label());
+                .map_or("", |p| p.variant_tag());
             let weak = if weak.is_empty() {
                 String::new()
             } else {
@@ -475,6 +526,10 @@ impl Ablation<'_> {
             }
             if h.both {
                 params.push("for both series".into());
+            }
+            if let Some(m) = h.x_min {
+                let axis = self.spec.report.x.as_deref().unwrap_or("x");
+                params.push(format!("{} ≥ {}", super::axis_symbol(axis), m));
             }
 
             let mut at = if params.is_empty() {

@@ -439,7 +439,7 @@ impl Figure {
                         .pipelines
                         .iter()
                         .find(|p| p.name == pipeline)
-                        .map_or("", |p| p.weakening_label());
+                        .map_or("", |p| p.variant_tag());
                     Series {
                         label: format!("{} {tag}", super::weakened(name.clone(), weak)),
                         look: Look {

@@ -46,7 +46,7 @@ pub struct Summary {
     pub n: usize,
     /// True when every trial in the cell was end-to-end private.
     pub private: bool,
-    /// The not-ε-DP label of a weakening ablation variant (empty otherwise).
+    /// The label of its ablation variant: not-ε-DP for a weakening one (empty without one).
     pub weakening: &'static str,
 }
 
@@ -57,8 +57,8 @@ impl Summary {
         format!("{} {}", self.name(), figure::privacy_tag(self.private))
     }
 
-    /// The label without the privacy tag: the pipeline, its other grid values and, for a
-    /// weakening ablation variant, its not-ε-DP label.
+    /// The label without the privacy tag: the pipeline, its other grid values and its
+    /// ablation variant's label (not-ε-DP for a weakening one).
     pub fn name(&self) -> String {
         let name = if self.variant.is_empty() {
             self.pipeline.clone()
@@ -137,13 +137,13 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
                 mode,
                 n: vals.len(),
                 private,
-                weakening: spec.pipelines[pi].weakening_label(),
+                weakening: spec.pipelines[pi].variant_tag(),
             }
         })
         .collect()
 }
 
-/// `name` followed by a weakening variant's label in brackets (unchanged when empty).
+/// `name` followed by its variant's label in brackets (unchanged when empty).
 pub fn weakened(name: String, label: &str) -> String {
     if label.is_empty() {
         name

@@ -75,6 +75,12 @@ pub fn section(
                 .filter(|(_, cv)| matches!(cv, verdict::ClaimVerdict::Fails { .. }))
                 .map(|(c, _)| super::ablation::claim_key(c)),
         )
+        .chain(
+            v.slopes
+                .iter()
+                .filter(|(_, sv)| matches!(sv, super::slope::SlopeVerdict::Fails { .. }))
+                .map(|(c, _)| super::ablation::slope_key(c)),
+        )
         .collect();
     let summary_row = format!(
         "| [{title}](#{anchor}) | {} | {ok} / {total} |",
@@ -178,7 +184,8 @@ pub const SUMMARY_HEAD: &str = "| experiment | verdicts | reproduced / holds | d
 
 /// Completes a section with its ablations: each ablation spec that explains it adds its
 /// "Ablation" sub-section, and the summary row counts the differing verdicts that a hypothesis
-/// reproduces (explained) apart from the rest (unexplained). An ablation spec's own row says
+/// reproduces (explained) apart from the rest (unexplained), and how many of those no ablation
+/// tests at all. An ablation spec's own row says
 /// which experiment it explains.
 fn with_ablations(
     s: &mut Section,
@@ -213,10 +220,16 @@ fn with_ablations(
         .iter()
         .filter(|k| mine.iter().any(|a| a.explains(k) == Some(true)))
         .count();
-    let cell = if s.differing.is_empty() {
-        "—".to_string()
-    } else {
-        format!("{explained} / {}", s.differing.len() - explained)
+    // A differing verdict no ablation repeats has no tested hypothesis at all: say so.
+    let untested = s
+        .differing
+        .iter()
+        .filter(|k| mine.iter().all(|a| a.explains(k).is_none()))
+        .count();
+    let cell = match (s.differing.len(), untested) {
+        (0, _) => "—".to_string(),
+        (n, 0) => format!("{explained} / {}", n - explained),
+        (n, u) => format!("{explained} / {} ({u} untested)", n - explained),
     };
     s.summary_row.push_str(&format!(" {cell} |"));
 }
@@ -452,7 +465,7 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
 fn pipeline_label(spec: &Spec, name: &str) -> String {
     let p = spec.pipelines.iter().find(|p| p.name == name);
     let weak = p.map_or("", |p| p.weakening_label());
-    let name = super::weakened(name.to_string(), weak);
+    let name = super::weakened(name.to_string(), p.map_or("", |p| p.variant_tag()));
     if p.is_some_and(|p| p.end_to_end_private()) && weak.is_empty() {
         name
     } else {

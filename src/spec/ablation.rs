@@ -61,6 +61,9 @@ pub struct Hypothesis {
     pub epsilon_scale: Option<f64>,
     /// The whole verdict (both series of a claim) on this dataset of the spec instead.
     pub dataset: Option<String>,
+    /// The verdict read over x >= this only (a claim's or a scaling law's range): e.g. a law
+    /// fitted past the small N where a mechanism saturates.
+    pub x_min: Option<f64>,
     /// Apply `params` and `epsilon_scale` to both series of a claim (a setting of the whole
     /// verdict, e.g. both models at another epsilon), not only to the replacing one.
     #[serde(default)]
@@ -153,6 +156,12 @@ impl AblationDef {
                 return Some((
                     format!("ablation.hypothesis[{i}].dataset"),
                     format!("`{d}` is not in [experiment] datasets"),
+                ));
+            }
+            if let Some(m) = h.x_min.filter(|m| !m.is_finite()) {
+                return Some((
+                    format!("ablation.hypothesis[{i}].x_min"),
+                    format!("must be finite, got {m}"),
                 ));
             }
             if let Some(f) = h.epsilon_scale.filter(|f| !(f.is_finite() && *f > 0.0)) {

@@ -98,6 +98,12 @@ impl Pipeline {
         self.variant.map_or("", |v| v.excess.label())
     }
 
+    /// The label shown beside the series for its variant: the not-ε-DP label of a weakening
+    /// one, else the deviation it makes (empty without a variant).
+    pub fn variant_tag(&self) -> &'static str {
+        self.variant.map_or("", |v| v.tag())
+    }
+
     /// Whether it is the majority-class baseline.
     pub fn is_baseline(&self) -> bool {
         self.learner().is_some_and(|l| l.is_baseline())
@@ -544,9 +550,20 @@ mod tests {
         );
         assert_eq!(f, "variant");
         assert!(
-            r.contains("unknown variant `lambda_twice`") && r.contains("`lr_objective`: none"),
+            r.contains("unknown variant `lambda_twice`")
+                && r.contains("`lr_objective`: larger_eps_prime"),
             "{r}"
         );
+        // A variant that keeps privacy is named beside the series but stays private.
+        let obj = parse(
+            "name = \"p\"\nlearner = \"lr_objective\"\nlambda = 1\nvariant = \"larger_eps_prime\"",
+            &[Axis::Epsilon],
+        )
+        .unwrap();
+        assert_eq!(obj.weakening_label(), "");
+        assert!(obj.variant_tag().contains("larger-ε′ branch"));
+        assert!(obj.end_to_end_private());
+        assert_eq!(out.variant_tag(), out.weakening_label());
         let (f, r) = refusal(
             "name = \"p\"\nlearner = \"nb\"\nselection = \"gumbel\"\nfeatures = 2\n\
              variant = \"delta_q\"\nbudget = { selection = 1, train = 0 }",

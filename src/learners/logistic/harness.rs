@@ -7,7 +7,7 @@ use super::dp_sgd::SgdPlan;
 use super::ensemble::{Ensemble, fit_ensemble};
 use super::input::input_perturbation;
 use super::loss::Loss;
-use super::mechanisms::objective_branch_for;
+use super::mechanisms::objective_branch_by;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
 use super::select::{
     LAMBDA_GRID, Starts, cross_validate_lambda, cross_validate_path, private_select_lambda,
@@ -291,8 +291,11 @@ impl LrConfig {
             log.shared.insert("fit".into(), key.to_string());
         }
         let model = self.fit_once(design, &y, lambda, &mut rng, &mut log.ledger)?;
-        if let LrKind::Private(PrivateLrMethod::Objective) = self.kind {
-            let b = objective_branch_for(
+        if let LrKind::Private(m) = self.kind
+            && m.is_objective()
+        {
+            let b = objective_branch_by(
+                m.branch_rule(),
                 self.loss.curvature(),
                 lambda,
                 self.epsilon.unwrap_or(f64::NAN),

@@ -208,11 +208,41 @@ pub fn objective_branch_for(
     n: usize,
     relation: Relation,
 ) -> ObjectiveBranch {
+    objective_branch_by(BranchRule::Published, c, lambda, epsilon, n, relation)
+}
+
+/// How Algorithm 7 chooses between its two branches. Both rules read only lambda, eps and the
+/// relation (public), and each branch is eps-DP on its own, so either rule is eps-DP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BranchRule {
+    /// Chaudhuri et al.'s and the thesis's: direct whenever eps' = eps - k ln(1 + c/lambda) > 0.
+    /// Just above the threshold eps' is near 0, so the noise jumps there (the discontinuity of
+    /// the surveys' ERM sweep at eps = 0.05, lambda = 10).
+    Published,
+    /// Ablation variant: the branch with the larger eps', i.e. direct only when
+    /// eps - k ln(1 + c/lambda) >= eps/2; the noise scale is then monotone in eps.
+    LargerEpsPrime,
+}
+
+/// [`objective_branch_for`] under `rule`.
+pub fn objective_branch_by(
+    rule: BranchRule,
+    c: f64,
+    lambda: f64,
+    epsilon: f64,
+    n: usize,
+    relation: Relation,
+) -> ObjectiveBranch {
     // Number of rank-one Hessian terms that differ between neighbours.
     let k = relation.doubled_for_replace(1.0);
     let sens = objective_noise_sensitivity(relation);
     let eps1 = epsilon - k * (1.0 + c / lambda).ln();
-    if eps1 > 0.0 {
+    let direct = match rule {
+        BranchRule::Published => eps1 > 0.0,
+        BranchRule::LargerEpsPrime => eps1 >= epsilon / 2.0,
+    };
+    if direct {
         ObjectiveBranch {
             direct: true,
             eps_prime: eps1,
@@ -288,7 +318,18 @@ pub fn objective_perturbation(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
-    let (b, branch) = objective_noise(&problem, epsilon, rng, ledger)?;
+    objective_perturbation_by(BranchRule::Published, problem, epsilon, rng, ledger)
+}
+
+/// [`objective_perturbation`] with the branch chosen by `rule`.
+pub fn objective_perturbation_by(
+    rule: BranchRule,
+    problem: Problem,
+    epsilon: f64,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
+    let (b, branch) = objective_noise_by(rule, &problem, epsilon, rng, ledger)?;
     let (theta, conv) = objective_perturbation_with_noise_for(problem, &b, branch.delta);
     Ok((theta, conv, branch))
 }
@@ -301,20 +342,35 @@ pub fn objective_noise(
     rng: &mut Rng,
     ledger: &mut Ledger,
 ) -> Result<(Vec<f64>, ObjectiveBranch)> {
+    objective_noise_by(BranchRule::Published, problem, epsilon, rng, ledger)
+}
+
+/// [`objective_noise`] with the branch chosen by `rule` (the ledger label names a variant rule).
+pub fn objective_noise_by(
+    rule: BranchRule,
+    problem: &Problem,
+    epsilon: f64,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<(Vec<f64>, ObjectiveBranch)> {
     problem.check()?;
     crate::privacy::check_epsilon(epsilon)?;
     let (loss, design, lambda) = (problem.loss, problem.design, problem.lambda);
     let n = design.n_rows();
     let relation = ledger.relation();
-    let branch = objective_branch_for(loss.curvature(), lambda, epsilon, n, relation);
+    let branch = objective_branch_by(rule, loss.curvature(), lambda, epsilon, n, relation);
     // The noise enters the objective; the proof above gives eps for beta = Delta_b / eps'.
     let mech = L2Mechanism::with_map(
         L2Noise::with_scale(branch.noise_scale)?,
         PrivacyMap::pure(objective_noise_sensitivity(relation), epsilon, relation)?,
     );
     let label = format!(
-        "l2 vector mechanism (objective perturbation, Algorithm 7{}; eps' = {:.6}, Delta = {:.3e})",
+        "l2 vector mechanism (objective perturbation, Algorithm 7{}{}; eps' = {:.6}, Delta = {:.3e})",
         loss_note(loss),
+        match rule {
+            BranchRule::Published => "",
+            BranchRule::LargerEpsPrime => ", variant larger_eps_prime",
+        },
         branch.eps_prime,
         branch.delta
     );

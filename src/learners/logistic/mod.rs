@@ -223,6 +223,10 @@ pub enum PrivateLrMethod {
     OutputLambdaTwice,
     /// Algorithm 7.
     Objective,
+    /// Ablation variant of Algorithm 7 that takes the branch with the larger eps'
+    /// ([`mechanisms::BranchRule::LargerEpsPrime`]): still eps-DP, a deviation from the
+    /// published branch rule.
+    ObjectiveLargerEpsPrime,
     /// Functional mechanism (appendix B) with a sensitivity bound; ignores lambda.
     Functional(FmSensitivity),
 }
@@ -335,8 +339,10 @@ impl PrivateLogisticValidParams {
                     fm: None,
                 }
             }
-            PrivateLrMethod::Objective => {
-                let (t, c, b) = mechanisms::objective_perturbation(problem, e, rng, ledger)?;
+            PrivateLrMethod::Objective | PrivateLrMethod::ObjectiveLargerEpsPrime => {
+                let rule = self.method.branch_rule();
+                let (t, c, b) =
+                    mechanisms::objective_perturbation_by(rule, problem, e, rng, ledger)?;
                 PrivateLogisticFit {
                     model: LogisticModel::new(t, Some(c), design),
                     branch: Some(b),
@@ -365,6 +371,22 @@ pub enum DrawnNoise {
 }
 
 impl PrivateLrMethod {
+    /// How objective perturbation picks its branch (the published rule for every other method).
+    pub fn branch_rule(self) -> mechanisms::BranchRule {
+        match self {
+            PrivateLrMethod::ObjectiveLargerEpsPrime => mechanisms::BranchRule::LargerEpsPrime,
+            _ => mechanisms::BranchRule::Published,
+        }
+    }
+
+    /// Whether it is Algorithm 7 (under either branch rule).
+    pub fn is_objective(self) -> bool {
+        matches!(
+            self,
+            PrivateLrMethod::Objective | PrivateLrMethod::ObjectiveLargerEpsPrime
+        )
+    }
+
     /// Whether the noise can be drawn before the fit (it depends on lambda, N and eps only):
     /// output and objective perturbation, not the functional mechanism.
     pub fn draws_before_fit(self) -> bool {
@@ -407,8 +429,10 @@ impl PrivateLogisticValidParams {
                 mechanisms::output_noise(&problem, self.epsilon, twice, rng, ledger)
                     .map(DrawnNoise::Output)
             }
-            PrivateLrMethod::Objective => {
-                let (b, branch) = mechanisms::objective_noise(&problem, self.epsilon, rng, ledger)?;
+            PrivateLrMethod::Objective | PrivateLrMethod::ObjectiveLargerEpsPrime => {
+                let rule = self.method.branch_rule();
+                let (b, branch) =
+                    mechanisms::objective_noise_by(rule, &problem, self.epsilon, rng, ledger)?;
                 Ok(DrawnNoise::Objective(b, branch.delta))
             }
             PrivateLrMethod::Functional(_) => Err(Error::param(

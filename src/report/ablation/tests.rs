@@ -142,3 +142,73 @@ fn an_ablation_verdict_with_more_grid_values_stands_for_the_experiments() {
     assert_eq!(a.explains(&of), Some(true));
     assert_eq!(a.explains(&cell_key(&other)), None);
 }
+
+/// A scaling law that fails is re-evaluated under each hypothesis: read over N >= x_min only,
+/// and on another series. Points: w = 1 flat up to N = 10^3 (a saturating mechanism), then 1/N;
+/// the other series falls like 1/N everywhere.
+#[test]
+fn a_scaling_law_read_over_large_n_and_on_another_series() {
+    let text = r#"
+experiment = { name = "abl", trials = 1, seed = 1, datasets = ["d"] }
+dataset = { d = { source = "toy_gaussian", dimension = 1, train = 1000000, test = 100, seed = 1 } }
+grid = { epsilon = [0.1], n_train = [100, 1000, 10000, 100000, 1000000], lambda = [1] }
+pipeline = [{ name = "obj", learner = "lr_objective" }, { name = "obj2", learner = "lr_objective" }]
+report = { x = "n_train", log_x = true }
+
+[[paper.slope]]
+text = "falls like 1/N"
+dataset = "d"
+pipeline = "obj"
+metric = "w_distance"
+expected = -1.0
+tolerance = 0.2
+
+[ablation]
+of = "sc"
+meaning = "m"
+hypothesis = [
+    { id = "HN1", text = "large N", replaces = "obj", x_min = 10000 },
+    { id = "HN2", text = "other", replaces = "obj", pipeline = "obj2" },
+    { id = "HN3", text = "too late", replaces = "obj", x_min = 1000000 },
+]
+"#;
+    let spec = Spec::parse(text, std::path::Path::new("abl.toml")).unwrap();
+    let mut records = Vec::new();
+    for (i, n) in [100u64, 1000, 10000, 100_000, 1_000_000]
+        .into_iter()
+        .enumerate()
+    {
+        for (p, w) in [
+            ("obj", if n <= 1000 { 1.0 } else { 1e4 / n as f64 }),
+            ("obj2", 1e3 / n as f64),
+        ] {
+            let mut r = rec(p, n, 0.5);
+            r.key = format!("{p}|{i}");
+            r.metrics.insert("w_distance".into(), w);
+            records.push(r);
+        }
+    }
+    let a = evaluate(&spec, &records, None).unwrap();
+    let row = &a.rows[0];
+    assert!(
+        !row.faithful.ok && row.faithful.text.contains("(fails)"),
+        "{row:?}"
+    );
+    let t: Vec<&Outcome> = row.tested.iter().map(|o| o.as_ref().unwrap()).collect();
+    assert!(
+        t[0].ok && t[0].text.starts_with("slope -1.000"),
+        "{:?}",
+        t[0]
+    );
+    assert!(
+        t[1].ok && t[1].text.starts_with("slope -1.000"),
+        "{:?}",
+        t[1]
+    );
+    // One N left: no fit, so not tested (and not ruled out).
+    assert!(!t[2].ok && !t[2].tested, "{:?}", t[2]);
+    assert_eq!(row.explained_by(&a.def.hypothesis), ["HN1", "HN2"]);
+    assert_eq!(a.explains(&slope_key(&spec.paper.slope[0])), Some(true));
+    let md = a.markdown("");
+    assert!(md.contains("at n_train ≥ 10000, read this way"), "{md}");
+}
