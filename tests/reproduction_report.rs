@@ -232,3 +232,87 @@ fn ablations_label_weakening_variants_and_explain_differing_verdicts() {
         "{md}"
     );
 }
+
+/// An ablation that reuses the explained experiment's trials plans only its own series: it is
+/// complete when those are, and incomplete when they are cut, whatever it reads besides.
+#[test]
+fn a_reusing_ablation_is_complete_by_its_own_series() {
+    let (tmp, exp, out) = folders();
+    std::fs::write(exp.join("rep.toml"), SPEC).unwrap();
+    let abl = r#"
+[experiment]
+name = "abl"
+title = "Ablation test"
+trials = 4
+seed = 3
+datasets = ["dense"]
+
+[dataset.dense]
+source = "nb_sampled"
+dimension = 20
+theta = [0.8, 0.5]
+train = 1000
+test = 1000
+seed = 1
+
+[grid]
+epsilon = [0.1, 10]
+
+[[pipeline]]
+name = "private NB again"
+learner = "private_nb"
+
+[report]
+x = "epsilon"
+
+[[paper.cell]]
+dataset = "dense"
+pipeline = "NB"
+value = 0.0
+tolerance = 0.01
+
+[ablation]
+of = "rep"
+reuse = true
+meaning = "m"
+
+[[ablation.hypothesis]]
+id = "H1"
+text = "t"
+pipeline = "private NB again"
+replaces = "NB"
+
+[[ablation.hypothesis]]
+id = "H2"
+text = "t"
+replaces = "NB"
+metric = "train_accuracy"
+"#;
+    std::fs::write(exp.join("abl.toml"), abl).unwrap();
+    let opts = RunOptions {
+        data_dir: DataDir(tmp.path().into()),
+        ..common::run_options(&out, 1)
+    };
+    let mut dirs = Vec::new();
+    for f in ["rep.toml", "abl.toml"] {
+        let spec = Spec::load(&exp.join(f)).unwrap();
+        dirs.push(run(&spec, &opts).unwrap().results_dir);
+    }
+    epsilab::report::reproduction::write_all(&exp, &out).unwrap();
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    let section = &md[md.find("## Ablation test").unwrap()..];
+    // Its 8 own trials and the 12 reused ones are read; 8 are planned.
+    assert!(section.contains("(20 trials;"), "{section}");
+    assert!(!md.contains("incomplete"), "{md}");
+    let trials = dirs[1].join("trials.jsonl");
+    let text = std::fs::read_to_string(&trials).unwrap();
+    let kept: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&trials, kept).unwrap();
+    epsilab::report::reproduction::write_all(&exp, &out).unwrap();
+    let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
+    let section = &md[md.find("## Ablation test").unwrap()..];
+    assert!(
+        section.contains("3 of 8 planned trials, **incomplete**"),
+        "{section}"
+    );
+}

@@ -380,7 +380,8 @@ pub fn write_formats(
             || PathBuf::from(format!("{}.toml", spec.experiment.name)),
             Path::to_path_buf,
         );
-        let s = reproduction::section(spec, &path, dir, &records, "")?;
+        let progress = reproduction::Progress::of(spec, &records);
+        let s = reproduction::section(spec, &path, dir, &records, "", progress)?;
         let page = html::page(spec.title(), reproduction::INTRO, &[s], false);
         let p = dir.join("index.html");
         std::fs::write(&p, page).map_err(|e| Error::io(&p, e))?;

@@ -50,14 +50,36 @@ pub struct Section {
     pub differing: Vec<super::ablation::VerdictKey>,
 }
 
-/// The section of one experiment; links are relative to `prefix` (`NAME/` from the results
-/// root, empty from the experiment's own folder).
+/// Trials stored against trials planned, for a spec as loaded and its own records: an
+/// ablation that reuses another spec's trials plans and runs only its own series, so the
+/// reused ones never make it look incomplete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub done: u64,
+    pub planned: u64,
+}
+
+impl Progress {
+    /// Counts as `epsilab status` does (records of planned cells only).
+    pub fn of(spec: &Spec, records: &[crate::store::TrialRecord]) -> Self {
+        let plan = crate::plan::plan(spec, false);
+        Progress {
+            done: plan.count_done(records.iter().map(|r| r.key.as_str())),
+            planned: plan.n_cells(),
+        }
+    }
+}
+
+/// The section of one experiment, its verdicts read from `spec` and `records` (with an
+/// ablation's reused trials) and its completeness from `progress`; links are relative to
+/// `prefix` (`NAME/` from the results root, empty from the experiment's own folder).
 pub fn section(
     spec: &Spec,
     spec_path: &Path,
     dir: &Path,
     records: &[crate::store::TrialRecord],
     prefix: &str,
+    progress: Progress,
 ) -> Result<Section> {
     let name = &spec.experiment.name;
     let title = spec.title().to_string();
@@ -121,15 +143,11 @@ pub fn section(
         }
     }
     // A run stopped part-way (a cancelled array) is reported as such: its tables hold the
-    // trials stored so far. (An ablation that reuses another spec's trials plans only its own.)
-    let reuses = spec.ablation.as_ref().is_some_and(|a| a.reuse);
-    let plan = crate::plan::plan(spec, false);
-    let done = plan.count_done(records.iter().map(|r| r.key.as_str()));
-    let count = if !reuses && done < plan.n_cells() {
+    // trials stored so far.
+    let count = if progress.done < progress.planned {
         format!(
             "{} of {} planned trials, **incomplete**: `epsilab status` lists what is left",
-            done,
-            plan.n_cells()
+            progress.done, progress.planned
         )
     } else {
         format!("{} trials", records.len())
@@ -294,7 +312,8 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         let (read, all) = reused
             .as_ref()
             .map_or((spec, &records[..]), |(s, r)| (s, &r[..]));
-        let mut s = section(read, path, dir, all, &prefix)?;
+        let progress = Progress::of(spec, records);
+        let mut s = section(read, path, dir, all, &prefix, progress)?;
         with_ablations(&mut s, spec, &ablations, &loaded);
         sections.push(s);
     }
