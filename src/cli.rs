@@ -47,8 +47,8 @@ pub enum Command {
         /// trials go to `trials.jsonl.staging` and replace `trials.jsonl` only once all of them
         /// have finished, so a forced run that fails or is interrupted keeps the old results
         /// (and a repeated `--force` resumes it). Without `--force`, stored results are reused
-        /// when the spec only gained trials, grid values or datasets, and refused when the
-        /// spec or a dataset file changed in a way that alters them.
+        /// when the spec only gained trials, grid values, datasets or pipelines, and refused
+        /// when the spec, a pipeline or a dataset file changed in a way that alters them.
         #[arg(long)]
         force: bool,
         /// Run plans of more than 1000000 pending trials without asking. Such a run prints its

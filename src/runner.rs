@@ -105,7 +105,7 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
         return Err(Error::Store {
             path: dir,
             reason: format!(
-                "holds {n} trial(s) this spec no longer plans (e.g. `{example}`): a dataset, grid value or trial was removed or a grid axis changed. Only adding trials, grid values or datasets keeps stored results; rerun with --force to replace them, or choose another --out"
+                "holds {n} trial(s) this spec no longer plans (e.g. `{example}`): a dataset, pipeline, grid value or trial was removed or a grid axis changed. Only adding trials, grid values, datasets or pipelines keeps stored results; rerun with --force to replace them, or choose another --out"
             ),
         });
     }
@@ -255,12 +255,10 @@ pub fn manifest(spec: &Spec, data_dir: &DataDir) -> Result<Manifest> {
         }
         inputs.insert(name.clone(), h);
     }
-    Ok(Manifest::new(
-        &spec.experiment.name,
-        &spec.hash,
-        &spec.cells_hash,
-        inputs,
-    ))
+    Ok(
+        Manifest::new(&spec.experiment.name, &spec.hash, &spec.cells_hash, inputs)
+            .with_pipelines(&spec.base_hash, spec.pipeline_hashes.clone()),
+    )
 }
 
 /// Per (dataset, trial): the split and what every cell of the trial shares.
@@ -363,7 +361,15 @@ impl Prepared<'_> {
             ran: 0,
             seconds: 0.0,
         };
+        let records = self
+            .opts
+            .shard
+            .map_or_else(|| TRIALS_FILE.to_string(), |s| s.records_file());
         if self.pending == 0 && !self.opts.force {
+            if self.stored.upgrades_manifest {
+                // Opening the store (under the folder's lock) writes the current manifest.
+                Store::open(&self.dir, &self.manifest, false, self.stored, &records)?;
+            }
             summary.seconds = self.start.elapsed().as_secs_f64();
             return Ok(summary);
         }
@@ -371,10 +377,6 @@ impl Prepared<'_> {
             .num_threads(self.opts.threads)
             .build()
             .map_err(|e| Error::param("jobs", e.to_string()))?;
-        let records = self
-            .opts
-            .shard
-            .map_or_else(|| TRIALS_FILE.to_string(), |s| s.records_file());
         let store = Store::open(
             &self.dir,
             &self.manifest,

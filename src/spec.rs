@@ -489,6 +489,12 @@ pub struct Spec {
     pub cells_hash: String,
     /// SHA-256 of each inline `[dataset.NAME]` definition (canonical JSON of the TOML table).
     pub definitions: BTreeMap<String, String>,
+    /// [`Spec::cells_hash`] without the pipelines, which [`Spec::pipeline_hashes`] pin one by
+    /// one: a spec that gains a pipeline keeps the stored cells of the others (a cell's seed
+    /// and streams derive from its own pipeline's name, never from the others).
+    pub base_hash: String,
+    /// SHA-256 of each `[[pipeline]]` table, by pipeline name.
+    pub pipeline_hashes: BTreeMap<String, String>,
 }
 
 impl Spec {
@@ -538,6 +544,7 @@ impl Spec {
         }
         let hash = spec_hash(text);
         let (cells_hash, definitions) = cells_hash(text);
+        let (base_hash, pipeline_hashes) = pipeline_hashes(text);
         let mut spec = Spec {
             path: path.into(),
             experiment: raw.experiment,
@@ -550,6 +557,8 @@ impl Spec {
             hash,
             cells_hash,
             definitions,
+            base_hash,
+            pipeline_hashes,
         };
         spec.validate_experiment()?;
         spec.validate_grid()?;
@@ -880,6 +889,23 @@ fn cells_hash(text: &str) -> (String, BTreeMap<String, String>) {
         _ => BTreeMap::new(),
     };
     (canon_hash(&doc), definitions)
+}
+
+/// [`Spec::base_hash`] and [`Spec::pipeline_hashes`] of spec text.
+fn pipeline_hashes(text: &str) -> (String, BTreeMap<String, String>) {
+    let mut doc: toml::Table = toml::from_str(text).unwrap_or_default();
+    let pipelines = match doc.remove("pipeline") {
+        Some(toml::Value::Array(ps)) => ps
+            .iter()
+            .filter_map(|p| {
+                let name = p.get("name")?.as_str()?;
+                Some((name.to_string(), canon_hash(p)))
+            })
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    let base = toml::to_string(&doc).unwrap_or_default();
+    (cells_hash(&base).0, pipelines)
 }
 
 /// A dataset definition as the smaller spec it grows spelt it: `first_train = F` keeps every

@@ -125,9 +125,17 @@ pub struct Manifest {
     pub experiment: String,
     /// Hash of the whole spec of the last run (informational; see `cells_hash`).
     pub spec_hash: String,
-    /// Must match for stored cells to be reused.
+    /// Must match for stored cells to be reused, in a manifest without `base_hash` (written
+    /// before pipelines were pinned one by one).
     #[serde(default)]
     pub cells_hash: String,
+    /// Must match for stored cells to be reused: the cells' settings but the pipelines.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub base_hash: String,
+    /// Per pipeline: must match for that pipeline's stored cells to be reused; a pipeline the
+    /// new spec adds has none stored.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pipelines: BTreeMap<String, String>,
     /// Per dataset: must match for that dataset's stored cells to be reused.
     #[serde(default)]
     pub inputs: BTreeMap<String, Inputs>,
@@ -145,9 +153,18 @@ impl Manifest {
             experiment: experiment.into(),
             spec_hash: spec_hash.into(),
             cells_hash: cells_hash.into(),
+            base_hash: String::new(),
+            pipelines: BTreeMap::new(),
             inputs,
             epsilab_version: env!("CARGO_PKG_VERSION").into(),
         }
+    }
+
+    /// With the spec's hash without pipelines and each pipeline's own.
+    pub fn with_pipelines(mut self, base_hash: &str, pipelines: BTreeMap<String, String>) -> Self {
+        self.base_hash = base_hash.into();
+        self.pipelines = pipelines;
+        self
     }
 
     /// Why stored results made from `self` cannot be reused for `new`, if they cannot.
@@ -158,11 +175,29 @@ impl Manifest {
                 self.epsilab_version
             ));
         }
-        if self.cells_hash != new.cells_hash {
-            return Some(format!(
-                "holds results of a different version of the spec `{}` (a change to the seed, a pipeline or another setting that alters stored trials); rerun with --force to replace them, or choose another --out",
+        let other_spec = |what: &str| {
+            format!(
+                "holds results of a different version of the spec `{}` ({what}); rerun with --force to replace them, or choose another --out",
                 self.experiment
+            )
+        };
+        if self.base_hash.is_empty() || new.base_hash.is_empty() {
+            if self.cells_hash != new.cells_hash {
+                return Some(other_spec(
+                    "a change to the seed, a pipeline or another setting that alters stored trials",
+                ));
+            }
+        } else if self.base_hash != new.base_hash {
+            return Some(other_spec(
+                "a change to the seed, the neighbours or another setting that alters stored trials",
             ));
+        } else if let Some(name) = (self.pipelines.iter())
+            .find(|(name, h)| new.pipelines.get(*name).is_some_and(|n| n != *h))
+            .map(|(name, _)| name)
+        {
+            return Some(other_spec(&format!(
+                "[[pipeline]] `{name}` changed since its trials were stored"
+            )));
         }
         for (dataset, old) in &self.inputs {
             let Some(now) = new.inputs.get(dataset) else {
@@ -206,6 +241,9 @@ pub struct Stored {
     pub keys: HashSet<String>,
     /// A forced run resumes its own unfinished staging files.
     pub resumes_staging: bool,
+    /// The stored manifest predates per-pipeline hashes: the run rewrites it (even with
+    /// nothing to run), so that the next spec may gain a pipeline without `--force`.
+    pub upgrades_manifest: bool,
 }
 
 /// Reads what `dir` holds for a run described by `manifest`. Without `force`, stored results
@@ -233,16 +271,18 @@ pub fn inspect(dir: &Path, manifest: &Manifest, force: bool) -> Result<Stored> {
             None => Ok(Stored {
                 keys: dir_keys(dir)?,
                 resumes_staging: false,
+                upgrades_manifest: old.base_hash.is_empty() && !manifest.base_hash.is_empty(),
             }),
         },
         None if !force => Ok(Stored {
             keys: dir_keys(dir)?,
-            resumes_staging: false,
+            ..Stored::default()
         }),
         Some(Ok(old)) if old.spec_hash == manifest.spec_hash && old.inputs == manifest.inputs => {
             Ok(Stored {
                 keys: keys(&trials)?,
                 resumes_staging: true,
+                upgrades_manifest: false,
             })
         }
         _ => Ok(Stored::default()),

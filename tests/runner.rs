@@ -103,6 +103,69 @@ fn a_changed_spec_is_not_mixed_with_old_results() {
     assert_eq!(run(&changed, &force).unwrap().skipped, 0);
 }
 
+/// A spec that gains a pipeline keeps every stored cell of the others and runs only the new
+/// pipeline's; a changed pipeline is refused by name. A results folder whose manifest predates
+/// per-pipeline hashes is accepted for the unchanged spec and upgraded by that run.
+#[test]
+fn a_spec_that_gains_a_pipeline_reuses_the_others_cells() {
+    let (d, spec) = synthetic();
+    let out = tempfile::tempdir().unwrap();
+    let first = run(&spec, &opts(out.path(), 2)).unwrap();
+    let manifest = first.results_dir.join("manifest.json");
+    // A manifest written before pipelines were pinned one by one.
+    let mut old: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    let obj = old.as_object_mut().unwrap();
+    assert!(obj.remove("base_hash").is_some() && obj.remove("pipelines").is_some());
+    std::fs::write(&manifest, old.to_string()).unwrap();
+    let extra = "\n[[pipeline]]\nname = \"private again\"\nlearner = \"private_nb\"\n";
+    let gained = common::write_spec(
+        d.path(),
+        "gained.toml",
+        &(common::SYNTHETIC_SPEC.to_string() + extra),
+    );
+    let gained = Spec::load(&gained).unwrap();
+    let err = run(&gained, &opts(out.path(), 2)).unwrap_err().to_string();
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(run(&spec, &opts(out.path(), 1)).unwrap().ran, 0);
+    assert!(
+        std::fs::read_to_string(&manifest)
+            .unwrap()
+            .contains("\"pipelines\"")
+    );
+    // Now the gained spec runs only its new pipeline's cells.
+    let s = run(&gained, &opts(out.path(), 2)).unwrap();
+    assert_eq!(s.skipped, first.total);
+    assert_eq!(s.ran, s.total - first.total);
+    assert!(s.ran > 0);
+    let path = first.results_dir.join(TRIALS_FILE);
+    let stored = by_key(read_records(&path).unwrap());
+    let fresh = run_fresh(&gained, 2);
+    assert_eq!(
+        stored, fresh,
+        "the same records as a fresh run of the gained spec"
+    );
+    // Changing a stored pipeline is refused, naming it.
+    let changed = common::write_spec(
+        d.path(),
+        "changed.toml",
+        &(common::SYNTHETIC_SPEC.to_string() + extra).replace(
+            "name = \"on-only\"\nlearner = \"private_nb\"\nrelease = \"on_only\"",
+            "name = \"on-only\"\nlearner = \"private_nb\"",
+        ),
+    );
+    let changed = Spec::load(&changed).unwrap();
+    let err = run(&changed, &opts(out.path(), 2)).unwrap_err().to_string();
+    assert!(
+        err.contains("`on-only` changed") && err.contains("--force"),
+        "{err}"
+    );
+    // Dropping it again would leave stored trials the spec no longer plans: refused.
+    let err = run(&spec, &opts(out.path(), 2)).unwrap_err().to_string();
+    assert!(err.contains("no longer plans"), "{err}");
+    assert_eq!(run(&gained, &opts(out.path(), 2)).unwrap().ran, 0);
+}
+
 /// Ten `kill -9` rounds, each landing mid-run at a later point of the same results folder,
 /// then a final resume: every trial present once, no corrupt line, values of a clean run.
 #[test]
