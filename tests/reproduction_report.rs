@@ -98,6 +98,8 @@ fn report_all_writes_verdicts_and_booktabs() {
     assert!(md.contains("NB (non-private)"));
     assert!(md.contains("**differs**") && md.contains("deliberately wrong"));
     assert!(md.contains("NB above private NB — **holds"));
+    // The differing cell has no ablation: the summary says it is untested, not just unexplained.
+    assert!(md.contains("| 0 / 1 (1 untested) |"), "{md}");
     assert!(
         md.contains("(12 trials;") && !md.contains("incomplete"),
         "{md}"
@@ -304,6 +306,8 @@ metric = "train_accuracy"
     // Its 8 own trials and the 12 reused ones are read; 8 are planned.
     assert!(section.contains("(20 trials;"), "{section}");
     assert!(!md.contains("incomplete"), "{md}");
+    // The ablation tests the explained experiment's differing cell: unexplained, not untested.
+    assert!(md.contains("| 0 / 1 |") && !md.contains("untested"), "{md}");
     let trials = dirs[1].join("trials.jsonl");
     let text = std::fs::read_to_string(&trials).unwrap();
     let kept: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
