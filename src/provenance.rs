@@ -50,7 +50,12 @@ pub fn crate_versions() -> BTreeMap<String, String> {
     out
 }
 
-/// `git rev-parse HEAD` of the working directory, or "unknown".
+/// The commit the running binary was built from (`-dirty` when its code differed from it;
+/// "unknown" when built outside a git checkout).
+pub const BUILD_COMMIT: &str = env!("EPSILAB_BUILD_COMMIT");
+
+/// `git rev-parse HEAD` of the working directory, or "unknown": the checkout at the time of
+/// writing, which a long run may outlive (see [`BUILD_COMMIT`] for the code that ran).
 pub fn git_commit() -> String {
     std::process::Command::new("git")
         .args(["rev-parse", "HEAD"])
@@ -102,6 +107,7 @@ pub fn write(
         "spec": spec.path.display().to_string(),
         "spec_hash": spec.hash,
         "git_commit": git_commit(),
+        "binary_commit": BUILD_COMMIT,
         "epsilab_version": env!("CARGO_PKG_VERSION"),
         "crate_versions": crate_versions(),
         "data_sha256": data,

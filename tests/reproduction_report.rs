@@ -72,6 +72,9 @@ fn report_all_writes_verdicts_and_booktabs() {
     epsilab::report::write(&spec, &s.results_dir).unwrap();
     let prov = std::fs::read_to_string(s.results_dir.join("provenance.json")).unwrap();
     assert!(prov.contains("\"spec_hash\"") && prov.contains("\"crate_versions\""));
+    // The commit the binary was built from, as well as the checkout's at the time of writing.
+    let binary = epsilab::provenance::BUILD_COMMIT;
+    assert!(!binary.is_empty() && prov.contains(&format!("\"binary_commit\": \"{binary}\"")));
 
     let notes = "Why it differs: a hand-written note.";
     std::fs::write(s.results_dir.join("NOTES.md"), notes).unwrap();

@@ -1,0 +1,44 @@
+//! Embeds the commit the binary is built from (`EPSILAB_BUILD_COMMIT`, with `-dirty` when the
+//! code differs from it), so that provenance names the code that computed a result, not the
+//! checkout that happens to be current when a long run ends.
+
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    let commit = git(&["rev-parse", "HEAD"]).filter(|c| !c.is_empty());
+    // Only the code counts: results and docs change without changing what the binary does.
+    let dirty = git(&[
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "src",
+        "build.rs",
+        "Cargo.toml",
+        "Cargo.lock",
+    ])
+    .is_some_and(|s| !s.is_empty());
+    let value = match commit {
+        Some(c) if dirty => format!("{c}-dirty"),
+        Some(c) => c,
+        None => "unknown".into(),
+    };
+    println!("cargo:rustc-env=EPSILAB_BUILD_COMMIT={value}");
+    for path in [
+        "src",
+        "build.rs",
+        "Cargo.toml",
+        "Cargo.lock",
+        ".git/HEAD",
+        ".git/index",
+    ] {
+        println!("cargo:rerun-if-changed={path}");
+    }
+}
