@@ -518,6 +518,15 @@ pub fn tex_escape(s: &str) -> String {
             '²' => out.push_str("$^2$"),
             '³' => out.push_str("$^3$"),
             '¹' => out.push_str("$^1$"),
+            '⁰' => out.push_str("$^0$"),
+            '⁴'..='⁹' => {
+                let d = ch as u32 - '⁰' as u32;
+                out.push_str(&format!("$^{d}$"));
+            }
+            '⁻' => out.push_str("$^-$"),
+            '′' => out.push_str("$'$"),
+            '″' => out.push_str("$''$"),
+            '√' => out.push_str("$\\surd$"),
             'μ' => out.push_str("$\\mu$"),
             '≤' => out.push_str("$\\le$"),
             '≥' => out.push_str("$\\ge$"),
@@ -566,6 +575,27 @@ mod tests {
     #[test]
     fn latex_escapes_and_uses_booktabs() {
         assert_eq!(tex_escape("a_b & 5% ε"), "a\\_b \\& 5\\% $\\varepsilon$");
+        assert_eq!(tex_escape("ε′ 10⁻⁴"), "$\\varepsilon$$'$ 10$^-$$^4$");
+        // Every label a table can show is plain ASCII once escaped (pdflatex rejects the rest):
+        // each variant's tag and every pipeline name of the committed specs.
+        let mut names: Vec<String> = crate::kinds::variant::VARIANTS
+            .iter()
+            .map(|v| v.tag().to_string())
+            .collect();
+        for entry in std::fs::read_dir("experiments").unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let spec = Spec::load(&path).unwrap();
+                names.extend(spec.pipelines.iter().map(|p| p.name.clone()));
+                names.extend(spec.experiment.datasets.iter().map(|d| {
+                    super::super::dataset_title(&spec, d)
+                }));
+            }
+        }
+        for n in names {
+            let t = tex_escape(&n);
+            assert!(t.is_ascii(), "{n} -> {t}");
+        }
     }
 }
 
