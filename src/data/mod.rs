@@ -12,6 +12,7 @@ pub mod libsvm;
 pub mod scalar;
 pub mod synthetic;
 
+use crate::memo::Key;
 use crate::rng::Rng;
 use ndarray::Array2;
 use rand::seq::SliceRandom;
@@ -162,6 +163,42 @@ pub struct Dataset {
     /// The true weights w* of a synthetic source drawn from a linear model (the population
     /// minimiser), for the sampling error ||w_np(n) - w*||.
     pub truth: Option<Vec<f64>>,
+    /// Content keys of row sets already hashed, so a large set is hashed once per process.
+    pub row_keys: RowKeys,
+}
+
+/// The memo keys of this dataset's row sets that have been hashed, by a cheap identity of the
+/// set (its row indices and how it is scaled). A memo key hashes the rows' content, which at
+/// appendix B's N = 2^20, D = 1500 means reading 12.7 GB; every later cell of the same rows in
+/// the process reads the key here instead. It lives in the dataset, so it never outlives the
+/// content it describes; the keys are the same values, so results and recorded keys are too.
+#[derive(Default)]
+pub struct RowKeys(std::sync::Mutex<std::collections::HashMap<Key, Key>>);
+
+impl RowKeys {
+    /// The key of the row set identified by `id`, computed by `content` at its first request.
+    pub fn get_or_insert(&self, id: Key, content: impl FnOnce() -> Key) -> Key {
+        if let Some(k) = self.0.lock().expect("row keys").get(&id) {
+            return *k;
+        }
+        // Hashed outside the lock: two threads may both hash one set, to the same key.
+        let key = content();
+        self.0.lock().expect("row keys").insert(id, key);
+        key
+    }
+}
+
+impl Clone for RowKeys {
+    /// A copy starts empty (it is a cache).
+    fn clone(&self) -> Self {
+        RowKeys::default()
+    }
+}
+
+impl std::fmt::Debug for RowKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RowKeys({})", self.0.lock().map_or(0, |m| m.len()))
+    }
 }
 
 /// Public per-feature bounds of a real-valued dataset and how many values each row had

@@ -587,9 +587,12 @@ mod tests {
             if path.extension().is_some_and(|e| e == "toml") {
                 let spec = Spec::load(&path).unwrap();
                 names.extend(spec.pipelines.iter().map(|p| p.name.clone()));
-                names.extend(spec.experiment.datasets.iter().map(|d| {
-                    super::super::dataset_title(&spec, d)
-                }));
+                names.extend(
+                    spec.experiment
+                        .datasets
+                        .iter()
+                        .map(|d| super::super::dataset_title(&spec, d)),
+                );
             }
         }
         for n in names {

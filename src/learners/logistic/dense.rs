@@ -19,7 +19,7 @@ use super::LogisticModel;
 use super::design::Design;
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
-use crate::data::{Dataset, PublicBounds, SplitRule};
+use crate::data::{Dataset, PublicBounds, RowKeys, SplitRule};
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use ndarray::ArrayView2;
 use std::borrow::Cow;
@@ -89,6 +89,8 @@ pub struct DenseRows<'a> {
     pub scaling: Scaling,
     /// The declared public bounds, when the scaling uses them.
     pub public: Option<&'a PublicBounds>,
+    /// The dataset's keys of row sets already hashed (`x` is its feature matrix).
+    pub known: Option<&'a RowKeys>,
 }
 
 impl DenseRows<'_> {
@@ -107,6 +109,9 @@ impl DenseRows<'_> {
     /// bounds, from which the scaled design is derived alone (equal keys mean equal bits).
     /// Hashing N rows costs far less than one exact fit on them. `None` when `x` is not in
     /// standard layout (its rows are not slices).
+    /// With `known`, the content is hashed once per row set and process: later requests
+    /// identify the set by everything but the content (its rows' indices into the same
+    /// dataset) and read the same key.
     pub fn key(&self) -> Option<Key> {
         let x = self.x;
         if !x.is_standard_layout() {
@@ -114,22 +119,30 @@ impl DenseRows<'_> {
         }
         let public = self.public;
         let (lo, hi) = public.map_or((&[][..], &[][..]), |b| (&b.lo[..], &b.hi[..]));
-        let key = KeyBuilder::new("lr-dense-design")
-            .str(self.scaling.name())
-            .u64(u64::from(public.is_some()))
-            .f64s(lo)
-            .f64s(hi)
-            .u64(x.ncols() as u64)
-            .u64(u64::from(self.features.is_some()))
-            .usizes(self.features.unwrap_or(&[]))
-            .u32s(self.rows)
-            .f64_rows(
-                self.rows
-                    .iter()
-                    .map(|&r| x.row(r as usize).to_slice().expect("standard layout")),
-            )
-            .finish();
-        Some(key)
+        let settings = |tag: &str| {
+            KeyBuilder::new(tag)
+                .str(self.scaling.name())
+                .u64(u64::from(public.is_some()))
+                .f64s(lo)
+                .f64s(hi)
+                .u64(x.ncols() as u64)
+                .u64(u64::from(self.features.is_some()))
+                .usizes(self.features.unwrap_or(&[]))
+                .u32s(self.rows)
+        };
+        let content = || {
+            settings("lr-dense-design")
+                .f64_rows(
+                    self.rows
+                        .iter()
+                        .map(|&r| x.row(r as usize).to_slice().expect("standard layout")),
+                )
+                .finish()
+        };
+        Some(match self.known {
+            Some(known) => known.get_or_insert(settings("lr-dense-rows").finish(), content),
+            None => content(),
+        })
     }
 }
 
@@ -156,6 +169,7 @@ impl ColumnTransform {
             features,
             scaling,
             public,
+            ..
         } = *src;
         let cols: Vec<usize> = features.map_or_else(|| (0..x.ncols()).collect(), <[usize]>::to_vec);
         let (mut a, mut b) = (
@@ -230,5 +244,45 @@ impl ColumnTransform {
         model.theta = theta.iter().zip(&self.a).map(|(t, a)| t * a).collect();
         model.cols = self.cols.clone();
         model
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::Array2;
+
+    /// The dataset's known keys give the content key itself (results and recorded keys stay
+    /// what they are), hash a row set's content once, and tell row sets apart.
+    #[test]
+    fn a_known_row_set_reads_its_content_key_without_rehashing() {
+        let x = Array2::from_shape_fn((50, 3), |(i, j)| (i * 3 + j) as f64);
+        let rows: Vec<u32> = (0..40).rev().collect();
+        let fewer: Vec<u32> = (0..39).rev().collect();
+        let known = RowKeys::default();
+        let at = |rows: &[u32], known: Option<&RowKeys>| {
+            DenseRows {
+                x: x.view(),
+                rows,
+                features: None,
+                scaling: Scaling::Thesis,
+                public: None,
+                known,
+            }
+            .key()
+            .unwrap()
+        };
+        let content = at(&rows, None);
+        assert_eq!(at(&rows, Some(&known)), content);
+        assert_eq!(at(&rows, Some(&known)), content);
+        assert_eq!(format!("{known:?}"), "RowKeys(1)");
+        assert_ne!(at(&fewer, Some(&known)), content);
+        assert_eq!(at(&fewer, Some(&known)), at(&fewer, None));
+        assert_eq!(format!("{known:?}"), "RowKeys(2)");
+        // A known set is never hashed again.
+        let id = KeyBuilder::new("id").u64(1).finish();
+        let first = known.get_or_insert(id, || content);
+        let again = known.get_or_insert(id, || panic!("hashed twice"));
+        assert_eq!((first, again), (content, content));
     }
 }

@@ -190,6 +190,7 @@ impl LrConfig {
                 features,
                 scaling: self.scaling,
                 public: bounds,
+                known: Some(&data.row_keys),
             }
             .shared()
         });
@@ -382,6 +383,7 @@ impl LrConfig {
                     features,
                     scaling: self.scaling,
                     public: None,
+                    known: Some(&data.row_keys),
                 };
                 let Some(key) = rows.key() else {
                     return Ok((design, pre));
