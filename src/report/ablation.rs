@@ -330,23 +330,17 @@ pub fn evaluate<'a>(
     };
     let mut rows = Vec::new();
     for c in &spec.paper.cell {
-        let tested = def
-            .hypothesis
-            .iter()
-            .map(|h| {
-                h.replaces(&c.pipeline).then(|| {
-                    let mut sub = c.clone();
-                    sub.pipeline = h.series(&c.pipeline).to_string();
-                    sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
-                    sub.metric = h.metric.clone().unwrap_or(sub.metric);
-                    sub.params = merged(&c.params, h);
-                    if x_is_epsilon(spec) {
-                        sub.x = sub.x.map(|x| scaled(&x, h.epsilon_scale));
-                    }
-                    outcome(&sub, Some(h))
-                })
-            })
-            .collect();
+        let tested = per_hypothesis(def, &c.pipeline, |h| {
+            let mut sub = c.clone();
+            sub.pipeline = h.series(&c.pipeline).to_string();
+            sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
+            sub.metric = h.metric.clone().unwrap_or(sub.metric);
+            sub.params = merged(&c.params, h);
+            if x_is_epsilon(spec) {
+                sub.x = sub.x.map(|x| scaled(&x, h.epsilon_scale));
+            }
+            outcome(&sub, Some(h))
+        });
         rows.push(Row {
             key: cell_key(c),
             verdict: format!(
@@ -422,21 +416,15 @@ pub fn evaluate<'a>(
         });
     }
     for c in &spec.paper.slope {
-        let tested = def
-            .hypothesis
-            .iter()
-            .map(|h| {
-                h.replaces(&c.pipeline).then(|| {
-                    let mut sub = c.clone();
-                    sub.pipeline = h.series(&c.pipeline).to_string();
-                    sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
-                    sub.metric = h.metric.clone().unwrap_or(sub.metric);
-                    sub.params = merged(&c.params, h);
-                    sub.x_min = h.x_min.or(sub.x_min);
-                    slope_outcome(read, records, &sub)
-                })
-            })
-            .collect();
+        let tested = per_hypothesis(def, &c.pipeline, |h| {
+            let mut sub = c.clone();
+            sub.pipeline = h.series(&c.pipeline).to_string();
+            sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
+            sub.metric = h.metric.clone().unwrap_or(sub.metric);
+            sub.params = merged(&c.params, h);
+            sub.x_min = h.x_min.or(sub.x_min);
+            slope_outcome(read, records, &sub)
+        });
         rows.push(Row {
             key: slope_key(c),
             verdict: c.text.clone(),
@@ -451,6 +439,19 @@ pub fn evaluate<'a>(
         rows,
         trials: records.len(),
     })
+}
+
+/// Each hypothesis's outcome for a verdict on the faithful `series` (`None` where the
+/// hypothesis replaces another series).
+fn per_hypothesis(
+    def: &AblationDef,
+    series: &str,
+    outcome: impl Fn(&Hypothesis) -> Outcome,
+) -> Vec<Option<Outcome>> {
+    def.hypothesis
+        .iter()
+        .map(|h| h.replaces(series).then(|| outcome(h)))
+        .collect()
 }
 
 fn cell_where(spec: &Spec, c: &PaperCell) -> String {
