@@ -543,8 +543,12 @@ impl Spec {
             catalog.insert(name, def.clone(), base.clone());
         }
         let hash = spec_hash(text);
-        let (cells_hash, definitions) = cells_hash(text);
-        let (base_hash, pipeline_hashes) = pipeline_hashes(text);
+        let CellHashes {
+            cells: cells_hash,
+            definitions,
+            base: base_hash,
+            pipelines: pipeline_hashes,
+        } = cell_hashes(text);
         let mut spec = Spec {
             path: path.into(),
             experiment: raw.experiment,
@@ -870,8 +874,19 @@ pub fn spec_hash(text: &str) -> String {
     crate::data::catalog::hex(&crate::rng::digest(&[&canon.to_string()]))
 }
 
-/// [`Spec::cells_hash`] and [`Spec::definitions`] of spec text.
-fn cells_hash(text: &str) -> (String, BTreeMap<String, String>) {
+/// What stored cells are pinned by, from one parse of the spec text.
+struct CellHashes {
+    /// [`Spec::cells_hash`].
+    cells: String,
+    /// [`Spec::definitions`].
+    definitions: BTreeMap<String, String>,
+    /// [`Spec::base_hash`]: `cells` without the pipelines.
+    base: String,
+    /// [`Spec::pipeline_hashes`].
+    pipelines: BTreeMap<String, String>,
+}
+
+fn cell_hashes(text: &str) -> CellHashes {
     let mut doc: toml::Table = toml::from_str(text).unwrap_or_default();
     for key in ["report", "paper", "grid", "ablation"] {
         doc.remove(key);
@@ -888,12 +903,7 @@ fn cells_hash(text: &str) -> (String, BTreeMap<String, String>) {
             .collect(),
         _ => BTreeMap::new(),
     };
-    (canon_hash(&doc), definitions)
-}
-
-/// [`Spec::base_hash`] and [`Spec::pipeline_hashes`] of spec text.
-fn pipeline_hashes(text: &str) -> (String, BTreeMap<String, String>) {
-    let mut doc: toml::Table = toml::from_str(text).unwrap_or_default();
+    let cells = canon_hash(&doc);
     let pipelines = match doc.remove("pipeline") {
         Some(toml::Value::Array(ps)) => ps
             .iter()
@@ -904,8 +914,12 @@ fn pipeline_hashes(text: &str) -> (String, BTreeMap<String, String>) {
             .collect(),
         _ => BTreeMap::new(),
     };
-    let base = toml::to_string(&doc).unwrap_or_default();
-    (cells_hash(&base).0, pipelines)
+    CellHashes {
+        cells,
+        definitions,
+        base: canon_hash(&doc),
+        pipelines,
+    }
 }
 
 /// A dataset definition as the smaller spec it grows spelt it: `first_train = F` keeps every
