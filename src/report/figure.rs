@@ -433,15 +433,12 @@ impl Figure {
                         counts[b] += 1;
                     }
                     // By index: a pipeline's own name may contain " (".
-                    let pipeline = spec.pipelines.get(pi).map_or("", |p| p.name.as_str());
+                    let p = spec.pipelines.get(pi);
+                    let pipeline = p.map_or("", |p| p.name.as_str());
                     let tag = privacy_tag(private.get(pipeline).copied().unwrap_or(false));
-                    let weak = spec
-                        .pipelines
-                        .iter()
-                        .find(|p| p.name == pipeline)
-                        .map_or("", |p| p.variant_tag());
+                    let variant = p.map_or("", |p| p.variant_tag());
                     Series {
-                        label: format!("{} {tag}", super::weakened(name.clone(), weak)),
+                        label: format!("{} {tag}", super::tagged(name.clone(), variant)),
                         look: Look {
                             steps: true,
                             marker: None,

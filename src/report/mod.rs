@@ -47,7 +47,7 @@ pub struct Summary {
     /// True when every trial in the cell was end-to-end private.
     pub private: bool,
     /// The label of its ablation variant: not-ε-DP for a weakening one (empty without one).
-    pub weakening: &'static str,
+    pub variant_tag: &'static str,
 }
 
 impl Summary {
@@ -65,7 +65,7 @@ impl Summary {
         } else {
             format!("{} ({})", self.pipeline, self.variant)
         };
-        weakened(name, self.weakening)
+        tagged(name, self.variant_tag)
     }
 }
 
@@ -137,14 +137,14 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
                 mode,
                 n: vals.len(),
                 private,
-                weakening: spec.pipelines[pi].variant_tag(),
+                variant_tag: spec.pipelines[pi].variant_tag(),
             }
         })
         .collect()
 }
 
-/// `name` followed by its variant's label in brackets (unchanged when empty).
-pub fn weakened(name: String, label: &str) -> String {
+/// `name` followed by its ablation variant's label in brackets (unchanged when empty).
+pub fn tagged(name: String, label: &str) -> String {
     if label.is_empty() {
         name
     } else {

@@ -484,7 +484,7 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
 fn pipeline_label(spec: &Spec, name: &str) -> String {
     let p = spec.pipelines.iter().find(|p| p.name == name);
     let weak = p.map_or("", |p| p.weakening_label());
-    let name = super::weakened(name.to_string(), p.map_or("", |p| p.variant_tag()));
+    let name = super::tagged(name.to_string(), p.map_or("", |p| p.variant_tag()));
     if p.is_some_and(|p| p.end_to_end_private()) && weak.is_empty() {
         name
     } else {
@@ -515,12 +515,9 @@ pub fn tex_escape(s: &str) -> String {
                 let d = ch as u32 - '₀' as u32;
                 out.push_str(&format!("$_{d}$"));
             }
-            '²' => out.push_str("$^2$"),
-            '³' => out.push_str("$^3$"),
-            '¹' => out.push_str("$^1$"),
-            '⁰' => out.push_str("$^0$"),
-            '⁴'..='⁹' => {
-                let d = ch as u32 - '⁰' as u32;
+            // ¹, ² and ³ sit apart from the other superscript digits in Unicode.
+            '⁰' | '¹' | '²' | '³' | '⁴'..='⁹' => {
+                let d = "⁰¹²³⁴⁵⁶⁷⁸⁹".chars().position(|c| c == ch).unwrap_or(0);
                 out.push_str(&format!("$^{d}$"));
             }
             '⁻' => out.push_str("$^-$"),
@@ -576,6 +573,7 @@ mod tests {
     fn latex_escapes_and_uses_booktabs() {
         assert_eq!(tex_escape("a_b & 5% ε"), "a\\_b \\& 5\\% $\\varepsilon$");
         assert_eq!(tex_escape("ε′ 10⁻⁴"), "$\\varepsilon$$'$ 10$^-$$^4$");
+        assert_eq!(tex_escape("2¹⁰ 2²⁰"), "2$^1$$^0$ 2$^2$$^0$");
         // Every label a table can show is plain ASCII once escaped (pdflatex rejects the rest):
         // each variant's tag and every pipeline name of the committed specs.
         let mut names: Vec<String> = crate::kinds::variant::VARIANTS

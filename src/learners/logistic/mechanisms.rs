@@ -213,8 +213,7 @@ pub fn objective_branch_for(
 
 /// How Algorithm 7 chooses between its two branches. Both rules read only lambda, eps and the
 /// relation (public), and each branch is eps-DP on its own, so either rule is eps-DP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BranchRule {
     /// Chaudhuri et al.'s and the thesis's: direct whenever eps' = eps - k ln(1 + c/lambda) > 0.
     /// Just above the threshold eps' is near 0, so the noise jumps there (the discontinuity of
