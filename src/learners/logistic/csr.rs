@@ -84,3 +84,131 @@ pub(super) fn scatter_sums(
     }
     total
 }
+
+/// [`scatter_sums`] on two threads, split by output column at `split`: each entry still
+/// receives its rows' terms in row order, so the result is bit for bit the one-thread pass.
+/// `cut[i][0]` is the number of row i's on-indices below `split` (rows are ascending), so
+/// neither half tests an index.
+pub(super) fn scatter_sums_halves(
+    m: &BinaryMatrix,
+    rows: &[u32],
+    cut: &[[u32; 2]],
+    scale: &[f64],
+    c: &[f64],
+    acc: &mut [f64],
+    split: usize,
+) -> f64 {
+    assert!(acc.len() >= m.n_cols() && split <= m.n_cols() && cut.len() == rows.len());
+    let (lo, hi) = acc.split_at_mut(split);
+    let terms = || {
+        rows.iter()
+            .zip(cut)
+            .zip(c.iter().zip(scale))
+            .map(|((&r, k), (&ci, &si))| (m.row(r as usize).split_at(k[0] as usize), ci * si))
+    };
+    let (total, ()) = rayon::join(
+        || {
+            let mut total = 0.0;
+            for ((low, _), a) in terms() {
+                total += a;
+                for &j in low {
+                    // SAFETY: j < split = lo.len() (cut's definition).
+                    unsafe { *lo.get_unchecked_mut(j as usize) += a };
+                }
+            }
+            total
+        },
+        || {
+            for ((_, high), a) in terms() {
+                for &j in high {
+                    // SAFETY: split <= j < n_cols <= acc.len(), so j - split < hi.len().
+                    unsafe { *hi.get_unchecked_mut(j as usize - split) += a };
+                }
+            }
+        },
+    );
+    total
+}
+
+/// Rows `k0..` of the upper triangle of sum_i a_i b_i b_i^T, a_i = w_i s_i^2 (rows with
+/// a_i = 0 skipped), every source column a parameter (`d = n_cols`): for each row i, the
+/// pairs (row[p], row[q]), q >= p, for p in `part(i, row)`, whose first index must lie in
+/// `k0..k0 + h.len() / d`. One add per pair, each entry receiving its rows' terms in row
+/// order, so the triangle's rows split across threads add bit for bit what one pass adds.
+/// Returns sum_i a_i.
+pub(super) fn gram_pairs(
+    m: &BinaryMatrix,
+    rows: &[u32],
+    scale: &[f64],
+    w: &[f64],
+    h: &mut [f64],
+    k0: usize,
+    part: impl Fn(usize, &[u32]) -> std::ops::Range<usize>,
+) -> f64 {
+    let d = m.n_cols();
+    assert!(h.len().is_multiple_of(d));
+    let mut total = 0.0;
+    for (i, ((&wi, &si), &r)) in w.iter().zip(scale).zip(rows).enumerate() {
+        let a = wi * si * si;
+        if a == 0.0 {
+            continue;
+        }
+        total += a;
+        let row = m.row(r as usize);
+        for p in part(i, row) {
+            let k = row[p] as usize - k0;
+            let hk = &mut h[k * d..(k + 1) * d];
+            for &l in &row[p..] {
+                // SAFETY: on-indices are < n_cols = d = hk.len() (BinaryMatrix invariant).
+                unsafe { *hk.get_unchecked_mut(l as usize) += a };
+            }
+        }
+    }
+    total
+}
+
+/// [`gram_pairs`] for a design on a subset of the source columns: each row's on-indices are
+/// mapped to parameters through `col_map` (`unused` dropped) and sorted, once per row, and the
+/// pairs of the mapped row add into the `d x d` upper triangle as the identity pass adds
+/// them. Each entry receives one term per row, in row order, as in a pass that maps every
+/// pair: the same bits, without two lookups per pair. Returns sum_i a_i.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn gram_pairs_mapped(
+    m: &BinaryMatrix,
+    rows: &[u32],
+    scale: &[f64],
+    w: &[f64],
+    h: &mut [f64],
+    d: usize,
+    col_map: &[u32],
+    unused: u32,
+) -> f64 {
+    assert!(h.len() == d * d && col_map.len() >= m.n_cols());
+    let mut mapped: Vec<u32> = Vec::new();
+    let mut total = 0.0;
+    for ((&wi, &si), &r) in w.iter().zip(scale).zip(rows) {
+        let a = wi * si * si;
+        if a == 0.0 {
+            continue;
+        }
+        total += a;
+        mapped.clear();
+        mapped.extend(
+            m.row(r as usize)
+                .iter()
+                .map(|&j| col_map[j as usize])
+                .filter(|&k| k != unused),
+        );
+        if !mapped.is_sorted() {
+            mapped.sort_unstable();
+        }
+        for (p, &k) in mapped.iter().enumerate() {
+            let hk = &mut h[k as usize * d..(k as usize + 1) * d];
+            for &l in &mapped[p..] {
+                // SAFETY: mapped parameters are < d = hk.len() (col_map's range).
+                unsafe { *hk.get_unchecked_mut(l as usize) += a };
+            }
+        }
+    }
+    total
+}

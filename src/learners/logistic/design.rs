@@ -48,6 +48,62 @@ pub struct Design<'a> {
     /// [`Self::grouped_cached`]'s result and the labels it is for: a cross-validation fold
     /// is solved at every lambda of the grid, and groups once.
     grouping: OnceLock<(Vec<f64>, Option<Arc<Grouped<'a>>>)>,
+    /// Where the passes split across two threads ([`Self::halves`]); depends on the rows only.
+    halves: OnceLock<Halves>,
+}
+
+/// A design with at least this many rows runs its passes on two threads when the pool has
+/// them (a join costs microseconds; a pass over 4096 rows tens of them).
+pub const PAR_MIN_ROWS: usize = 4096;
+
+/// How one pass splits across two threads so that every sum adds the same terms in the same
+/// order as on one thread: margins by rows, X^T c by output column, the Gram matrix by row of
+/// its upper triangle. The column splits balance the design's non-zeros and pairs.
+#[derive(Debug, Clone)]
+pub struct Halves {
+    /// First row of the second half (a multiple of four, as the four-row passes take them).
+    pub row: usize,
+    /// First source column of X^T c's second half.
+    pub col: usize,
+    /// First row of the Gram matrix's second half.
+    pub gram: usize,
+    /// Per row: how many of its on-indices lie below `col`, and below `gram`.
+    cuts: Vec<[u32; 2]>,
+}
+
+thread_local! {
+    /// Whether this thread's passes may split ([`with_split_passes`]).
+    static SPLIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` on a thread of the current rayon pool (the global one from outside any pool) with
+/// the passes of large binary designs split across the pool's threads ([`Design::halves`]).
+/// For a single fit: the runner's trials already keep every thread busy, and splitting their
+/// passes too only adds joins (T4.2 at `-j 2`: 10% more CPU time), so the runner does not.
+pub fn with_split_passes<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SPLIT.set(self.0);
+        }
+    }
+    rayon::scope(|_| {
+        let _reset = Reset(SPLIT.replace(true));
+        f()
+    })
+}
+
+/// The smallest s with sum(v[..s]) >= sum(v) / 2.
+fn balance(v: &[u64]) -> usize {
+    let total: u64 = v.iter().sum();
+    let mut acc = 0;
+    for (s, &x) in v.iter().enumerate() {
+        if 2 * acc >= total {
+            return s;
+        }
+        acc += x;
+    }
+    v.len()
 }
 
 /// A binary design whose identical examples would leave at most this fraction of its rows is
@@ -145,6 +201,7 @@ impl<'a> Design<'a> {
             identity,
             key: None,
             grouping: OnceLock::new(),
+            halves: OnceLock::new(),
         })
     }
 
@@ -189,6 +246,48 @@ impl<'a> Design<'a> {
         self.key.as_ref()
     }
 
+    /// How this binary design's passes split across two threads, or `None` when they run on
+    /// one: outside [`with_split_passes`], for dense sources (appendix B's multi-gigabyte fits
+    /// keep one thread each, so a thread waiting on a join never takes up a second such
+    /// trial), under [`PAR_MIN_ROWS`] rows, or in a pool of one thread. Every split pass is
+    /// bit for bit the one-thread pass.
+    pub fn halves(&self) -> Option<&Halves> {
+        let Source::Binary(m, _) = &self.source else {
+            return None;
+        };
+        if !SPLIT.get() || self.rows.len() < PAR_MIN_ROWS || rayon::current_num_threads() < 2 {
+            return None;
+        }
+        Some(self.halves.get_or_init(|| {
+            let row = self.rows.len() / 8 * 4;
+            // Non-zeros and upper-triangle pairs per source column, in one pass.
+            let (mut ones, mut pairs) = (vec![0u64; m.n_cols()], vec![0u64; m.n_cols()]);
+            for &r in &self.rows {
+                let row = m.row(r as usize);
+                for (p, &j) in row.iter().enumerate() {
+                    ones[j as usize] += 1;
+                    pairs[j as usize] += (row.len() - p) as u64;
+                }
+            }
+            let (col, gram) = (balance(&ones), balance(&pairs));
+            let below = |row: &[u32], s: usize| row.partition_point(|&j| (j as usize) < s) as u32;
+            let cuts = self
+                .rows
+                .iter()
+                .map(|&r| {
+                    let row = m.row(r as usize);
+                    [below(row, col), below(row, gram)]
+                })
+                .collect();
+            Halves {
+                row,
+                col,
+                gram,
+                cuts,
+            }
+        }))
+    }
+
     /// The same columns, encoding and source on other rows (scales reset to 1).
     pub fn with_rows(&self, rows: &[u32]) -> Design<'a> {
         Design {
@@ -200,6 +299,7 @@ impl<'a> Design<'a> {
             identity: self.identity,
             key: None,
             grouping: OnceLock::new(),
+            halves: OnceLock::new(),
         }
     }
 
@@ -214,6 +314,7 @@ impl<'a> Design<'a> {
             identity: self.identity,
             key: None,
             grouping: OnceLock::new(),
+            halves: OnceLock::new(),
         }
     }
 
@@ -483,15 +584,27 @@ impl<'a> Design<'a> {
         };
         // The same sums as `dot_with`, four rows at a time (see `csr`).
         let z = &mut z[..self.rows.len()];
+        // Each row's sum is its own, so the rows split across threads as they come.
+        let gather = |table: &[f64], z: &mut [f64]| match self.halves() {
+            Some(h) => {
+                let (r0, r1) = self.rows.split_at(h.row);
+                let (z0, z1) = z.split_at_mut(h.row);
+                rayon::join(
+                    || csr::gather_sums(m, r0, table, z0),
+                    || csr::gather_sums(m, r1, table, z1),
+                );
+            }
+            None => csr::gather_sums(m, &self.rows, table, z),
+        };
         if self.identity {
             assert_eq!(theta.len(), m.n_cols());
-            csr::gather_sums(m, &self.rows, theta, z);
+            gather(theta, z);
         } else {
             csr::with_scratch(m.n_cols(), |table| {
                 for (&c, &t) in self.cols.iter().zip(theta) {
                     table[c] = t;
                 }
-                csr::gather_sums(m, &self.rows, table, z);
+                gather(table, z);
             });
         }
         for (zi, &s) in z.iter_mut().zip(&self.scale) {
@@ -510,12 +623,17 @@ impl<'a> Design<'a> {
             Source::Binary(m, enc) => {
                 // Each entry receives its rows' terms in row order (see `csr`).
                 let (rows, scale) = (&self.rows[..c.len()], &self.scale[..c.len()]);
+                let halves = self.halves().filter(|_| c.len() == self.rows.len());
+                let scatter = |acc: &mut [f64]| match halves {
+                    Some(h) => csr::scatter_sums_halves(m, rows, &h.cuts, scale, c, acc, h.col),
+                    None => csr::scatter_sums(m, rows, scale, c, acc),
+                };
                 let total = if self.identity {
                     assert_eq!(out.len(), m.n_cols());
-                    csr::scatter_sums(m, rows, scale, c, out)
+                    scatter(out)
                 } else {
                     csr::with_scratch(m.n_cols(), |acc| {
-                        let total = csr::scatter_sums(m, rows, scale, c, acc);
+                        let total = scatter(acc);
                         for (o, &col) in out.iter_mut().zip(&self.cols) {
                             *o = acc[col];
                         }
@@ -552,28 +670,34 @@ impl<'a> Design<'a> {
             Source::Binary(m, enc) => {
                 // Upper triangle of sum_i a_i b_i b_i^T with a_i = w_i s_i^2. Its diagonal is
                 // u = sum_i a_i b_i (b_k^2 = b_k), which the +-1 encoding needs.
-                let mut total = 0.0;
                 assert!(!self.identity || d == m.n_cols());
                 let n = w.len();
-                for ((&wi, &si), &r) in w.iter().zip(&self.scale[..n]).zip(&self.rows[..n]) {
-                    let a = wi * si * si;
-                    if a == 0.0 {
-                        continue;
-                    }
-                    total += a;
-                    let row = m.row(r as usize);
-                    if self.identity {
-                        for (p, &k) in row.iter().enumerate() {
-                            let hk = &mut h[k as usize * d..(k as usize + 1) * d];
-                            for &l in &row[p..] {
-                                // SAFETY: on-indices are < n_cols = d (BinaryMatrix invariant).
-                                unsafe { *hk.get_unchecked_mut(l as usize) += a };
-                            }
+                let (scale, rows) = (&self.scale[..n], &self.rows[..n]);
+                let total = if self.identity {
+                    // The triangle's rows split across threads (see `csr::gram_pairs`).
+                    match self.halves().filter(|_| n == self.rows.len()) {
+                        Some(halves) => {
+                            let (h0, h1) = h.split_at_mut(halves.gram * d);
+                            let cut = &halves.cuts;
+                            let (total, _) = rayon::join(
+                                || {
+                                    csr::gram_pairs(m, rows, scale, w, h0, 0, |i, _| {
+                                        0..cut[i][1] as usize
+                                    })
+                                },
+                                || {
+                                    csr::gram_pairs(m, rows, scale, w, h1, halves.gram, |i, row| {
+                                        cut[i][1] as usize..row.len()
+                                    })
+                                },
+                            );
+                            total
                         }
-                    } else {
-                        self.scatter_pairs(row, a, h);
+                        None => csr::gram_pairs(m, rows, scale, w, h, 0, |_, row| 0..row.len()),
                     }
-                }
+                } else {
+                    csr::gram_pairs_mapped(m, rows, scale, w, h, d, &self.col_map, UNUSED)
+                };
                 if *enc == Encoding::PlusMinus {
                     // (2b - 1)(2b - 1)^T = 4 b b^T - 2 (b 1^T + 1 b^T) + 1 1^T; off-diagonal
                     // entries first, while the diagonal still holds u.
@@ -636,25 +760,6 @@ impl<'a> Design<'a> {
         for k in 0..d {
             for l in 0..k {
                 h[k * d + l] = h[l * d + k];
-            }
-        }
-    }
-
-    /// Adds `a` at (min(k, l), max(k, l)) for every pair p <= q of the used on-indices of
-    /// `row` mapped to parameters k, l: the upper triangle, whatever the column order.
-    fn scatter_pairs(&self, row: &[u32], a: f64, h: &mut [f64]) {
-        let d = self.dim();
-        for (p, &j) in row.iter().enumerate() {
-            let k = self.col_map[j as usize];
-            if k == UNUSED {
-                continue;
-            }
-            for &jl in &row[p..] {
-                let l = self.col_map[jl as usize];
-                if l != UNUSED {
-                    let (lo, hi) = (k.min(l) as usize, k.max(l) as usize);
-                    h[lo * d + hi] += a;
-                }
             }
         }
     }
@@ -885,12 +990,13 @@ mod tests {
     }
 
     /// The Hessian's scatter (rows in order, each row's pairs into the upper triangle, zero
-    /// weights skipped) rounds exactly as the textbook loop, entry by entry.
+    /// weights skipped) rounds exactly as the textbook loop, entry by entry: on every column,
+    /// and on a permuted subset of the columns (rows mapped to parameters once per row).
     #[test]
     fn gram_rounds_as_one_pass_over_the_rows() {
         let mut rng = rng_from(&["gram-bits"]);
-        let d = 100;
-        let m = varied_binary(&mut rng, 203, d, [0.02, 0.1, 0.3]);
+        let n_cols = 100;
+        let m = varied_binary(&mut rng, 203, n_cols, [0.02, 0.1, 0.3]);
         let rows: Vec<u32> = (0..203).collect();
         let w: Vec<f64> = (0..203)
             .map(|i| {
@@ -898,27 +1004,91 @@ mod tests {
                 if i % 17 == 0 { 0.0 } else { v }
             })
             .collect();
-        let mut des = Design::binary(&m, &rows, None, Encoding::Indicator).unwrap();
-        des.set_scales((0..203).map(|i| 0.5 + (i % 5) as f64 * 0.2).collect());
-        let h = des.weighted_gram(&w);
-        let mut want = vec![0.0; d * d];
-        for (i, &r) in rows.iter().enumerate() {
-            let a = w[i] * des.scales()[i] * des.scales()[i];
-            if a == 0.0 {
-                continue;
+        let sub: Vec<usize> = (0..n_cols).rev().filter(|j| j % 3 != 1).collect();
+        for cols in [None, Some(&sub[..])] {
+            let mut des = Design::binary(&m, &rows, cols, Encoding::Indicator).unwrap();
+            des.set_scales((0..203).map(|i| 0.5 + (i % 5) as f64 * 0.2).collect());
+            let d = des.dim();
+            let h = des.weighted_gram(&w);
+            let mut want = vec![0.0; d * d];
+            for (i, &r) in rows.iter().enumerate() {
+                let a = w[i] * des.scales()[i] * des.scales()[i];
+                if a == 0.0 {
+                    continue;
+                }
+                let row = m.row(r as usize);
+                for (p, &j) in row.iter().enumerate() {
+                    for &jl in &row[p..] {
+                        let (k, l) = (des.col_map[j as usize], des.col_map[jl as usize]);
+                        if k != UNUSED && l != UNUSED {
+                            want[k.min(l) as usize * d + k.max(l) as usize] += a;
+                        }
+                    }
+                }
             }
-            let row = m.row(r as usize);
-            for (p, &k) in row.iter().enumerate() {
-                for &l in &row[p..] {
-                    want[k as usize * d + l as usize] += a;
+            for k in 0..d {
+                for l in k..d {
+                    let (x, y) = (h[k * d + l], want[k * d + l]);
+                    assert_eq!(x.to_bits(), y.to_bits(), "({k}, {l}), {} columns", d);
+                    assert_eq!(h[l * d + k].to_bits(), y.to_bits(), "({l}, {k})");
                 }
             }
         }
-        for k in 0..d {
-            for l in k..d {
-                let (x, y) = (h[k * d + l], want[k * d + l]);
-                assert_eq!(x.to_bits(), y.to_bits(), "({k}, {l})");
-                assert_eq!(h[l * d + k].to_bits(), y.to_bits(), "({l}, {k})");
+    }
+
+    /// On a two-thread pool, in [`with_split_passes`], the passes split ([`Design::halves`])
+    /// and still round as on one thread: margins, X^T c and the Gram matrix, all columns and a permuted subset, both
+    /// encodings, zero weights, rows of every length and values over twelve orders of
+    /// magnitude.
+    #[test]
+    fn two_thread_passes_round_as_one_thread() {
+        let mut rng = rng_from(&["halves-bits"]);
+        let (n, d) = (PAR_MIN_ROWS + 1003, 41);
+        let m = varied_binary(&mut rng, n, d, [0.02, 0.2, 0.7]);
+        let mut wide = |len: usize| -> Vec<f64> {
+            (0..len)
+                .map(|_| (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6)))
+                .collect()
+        };
+        let (theta_all, theta_sub, c) = (wide(d), wide(9), wide(n));
+        let w: Vec<f64> = c
+            .iter()
+            .enumerate()
+            .map(|(i, v)| if i % 13 == 0 { 0.0 } else { v.abs() })
+            .collect();
+        let sub: [usize; 9] = [40, 3, 0, 17, 9, 22, 5, 31, 12];
+        let rows: Vec<u32> = (0..n as u32).rev().collect();
+        let pool = |t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap()
+        };
+        let (one, two) = (pool(1), pool(2));
+        for enc in [Encoding::Indicator, Encoding::PlusMinus] {
+            for (cols, theta) in [(None, &theta_all), (Some(&sub[..]), &theta_sub)] {
+                let mut des = Design::binary(&m, &rows, cols, enc).unwrap();
+                des.set_scales((0..n).map(|i| 0.5 + (i % 7) as f64 * 0.1).collect());
+                let passes = |des: &Design| {
+                    let mut z = vec![0.0; n];
+                    des.margins(theta, &mut z);
+                    let mut g = vec![0.0; theta.len()];
+                    des.weighted_sum(&c, &mut g);
+                    let h = des.weighted_gram(&w);
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    (bits(&z), bits(&g), bits(&h))
+                };
+                assert!(
+                    two.install(|| des.halves().is_none()),
+                    "the runner's fits do not split"
+                );
+                assert!(one.install(|| with_split_passes(|| des.halves().is_none())));
+                let split = two
+                    .install(|| with_split_passes(|| des.halves().map(|h| (h.row, h.col, h.gram))));
+                let (_, col, gram) = split.expect("a two-thread pool splits the passes");
+                assert!(0 < col && col < d && 0 < gram && gram < d, "{split:?}");
+                let split = two.install(|| with_split_passes(|| passes(&des)));
+                assert_eq!(one.install(|| passes(&des)), split);
             }
         }
     }

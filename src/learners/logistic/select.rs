@@ -19,9 +19,15 @@ pub struct LambdaChoice {
     pub scores: Vec<(f64, f64)>,
 }
 
+/// Held-out rows classified correctly. The margins pass computes each row's `dot` bit for bit
+/// (`design::tests::csr_passes_round_as_the_one_row_loops`), without `dot`'s per-row sum of
+/// theta under the +-1 encoding.
 fn correct(model_theta: &[f64], design: &Design, y: &[f64]) -> usize {
-    (0..design.n_rows())
-        .filter(|&i| (design.dot(i, model_theta) > 0.0) == (y[i] > 0.0))
+    let mut z = vec![0.0; design.n_rows()];
+    design.margins(model_theta, &mut z);
+    z.iter()
+        .zip(y)
+        .filter(|&(&zi, &yi)| (zi > 0.0) == (yi > 0.0))
         .count()
 }
 

@@ -13,7 +13,7 @@
 //! minimiser to the tolerance: Adult keeps 80% of its rows, a 10-feature selection of it under
 //! 200).
 
-use super::design::{Design, Grouped};
+use super::design::{Design, Grouped, with_split_passes};
 use super::linalg::{cholesky, cholesky_solve};
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use serde::{Deserialize, Serialize};
@@ -315,6 +315,12 @@ impl<'d, 'a> Objective<'d, 'a> {
     /// Minimises on the grouped rows when identical examples make that pay (the same F: a
     /// row of weight k is k examples), else on the rows as they are.
     fn solve(&self, settings: &SolverSettings, start: Option<&[f64]>) -> (Vec<f64>, Convergence) {
+        // A fit called from outside any pool (a library user's single fit, the benches) has the
+        // pool's threads to itself: its passes split across them, and it runs on a pool
+        // thread, since a join from outside a pool would hand both halves over and sleep.
+        if rayon::current_thread_index().is_none() {
+            return with_split_passes(|| self.solve(settings, start));
+        }
         if self.weights.is_empty()
             && let Some(g) = self.design.grouped_cached(self.y)
         {
@@ -530,23 +536,46 @@ impl<'d, 'a> Objective<'d, 'a> {
 
     /// Sets e_i = exp(-|m_i|), c_i and w_i (see [`Self::derivatives_from_e`]) at `x`'s margins
     /// in one O(N) pass; returns sum_i c_i u_i, the loss part of the slope along u.
+    /// The exponentials are per row, so the rows split across threads ([`Design::halves`]);
+    /// the slope is then summed in row order, bit for bit the one-thread sum.
     fn derivatives_at(&self, x: &mut Iterate, u: &[f64]) -> f64 {
-        let inv_n = 1.0 / self.n();
+        let n = u.len();
+        let (z, e, c, w) = (&x.z[..n], &mut x.e[..n], &mut x.c[..n], &mut x.w[..n]);
+        match self.design.halves().filter(|_| n == self.design.n_rows()) {
+            Some(h) => {
+                let (z0, z1) = z.split_at(h.row);
+                let (e0, e1) = e.split_at_mut(h.row);
+                let (c0, c1) = c.split_at_mut(h.row);
+                let (w0, w1) = w.split_at_mut(h.row);
+                rayon::join(
+                    || self.derivatives_of(0, z0, e0, c0, w0),
+                    || self.derivatives_of(h.row, z1, e1, c1, w1),
+                );
+            }
+            None => self.derivatives_of(0, z, e, c, w),
+        }
         let mut slope = 0.0;
-        for (i, &ui) in u.iter().enumerate() {
+        for (&ci, &ui) in c.iter().zip(u) {
+            slope += ci * ui;
+        }
+        slope
+    }
+
+    /// e_i = exp(-|m_i|), c_i and w_i for the rows `first..first + z.len()` at margins `z`.
+    fn derivatives_of(&self, first: usize, z: &[f64], e: &mut [f64], c: &mut [f64], w: &mut [f64]) {
+        let inv_n = 1.0 / self.n();
+        for (k, &zk) in z.iter().enumerate() {
+            let i = first + k;
             let yi = self.y[i];
-            let m = yi * x.z[i];
+            let m = yi * zk;
             let ei = (-m.abs()).exp();
             let r = 1.0 / (1.0 + ei);
             let sig_neg = if m >= 0.0 { ei * r } else { r };
             let wi = self.weight(i);
-            let ci = -yi * sig_neg * inv_n * wi;
-            x.e[i] = ei;
-            x.c[i] = ci;
-            x.w[i] = ei * r * r * inv_n * wi;
-            slope += ci * ui;
+            e[k] = ei;
+            c[k] = -yi * sig_neg * inv_n * wi;
+            w[k] = ei * r * r * inv_n * wi;
         }
-        slope
     }
 
     /// Newton's method with an Armijo backtracking line search, from `start` or 0.
@@ -1027,6 +1056,72 @@ mod tests {
                 dist(&t_rows, &t_grouped) <= 1e-9,
                 "{t_rows:?} {t_grouped:?}"
             );
+        }
+    }
+
+    /// A fit whose passes split across two threads ([`with_split_passes`]) ends bit for bit
+    /// where the one-thread fit ends, with every solver and objective perturbation's linear
+    /// term, also when called from outside any pool (then solved, split, on the global pool).
+    #[test]
+    fn two_thread_fits_equal_one_thread_fits_bit_for_bit() {
+        use crate::data::BinaryMatrix;
+        use crate::rng::rng_from;
+        use rand::Rng as _;
+        let (n, d) = (super::super::design::PAR_MIN_ROWS * 2, 30);
+        let mut rng = rng_from(&["halves-fit"]);
+        let mut m = BinaryMatrix::new(d);
+        let mut y = Vec::with_capacity(n);
+        for _ in 0..n {
+            let ones: Vec<u32> = (0..d as u32)
+                .filter(|_| rng.r#gen::<f64>() < 0.25)
+                .collect();
+            let s = ones
+                .iter()
+                .map(|&j| if j % 3 == 0 { 1.0 } else { -0.4 })
+                .sum::<f64>();
+            y.push(if s + rng.r#gen::<f64>() > 0.5 {
+                1.0
+            } else {
+                -1.0
+            });
+            m.push_row(&ones);
+        }
+        let rows: Vec<u32> = (0..n as u32).collect();
+        let mut design =
+            Design::binary(&m, &rows, None, super::super::Encoding::Indicator).unwrap();
+        design.scale_all(0.3);
+        let mut obj = Objective::regularised(&design, &y, 0.5);
+        obj.lin = (0..d).map(|k| 1e-3 * (k as f64 - 15.0)).collect();
+        let pool = |t| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap()
+        };
+        let (one, two) = (pool(1), pool(2));
+        assert!(two.install(|| with_split_passes(|| design.halves().is_some())));
+        for solver in [Solver::Newton, Solver::NewtonCg, Solver::Lbfgs] {
+            let s = SolverSettings {
+                solver,
+                tol: 1e-10,
+                ..SolverSettings::default()
+            };
+            let fit = || {
+                let (theta, c) = obj.minimise(&s);
+                let bits: Vec<u64> = theta.iter().map(|t| t.to_bits()).collect();
+                (
+                    bits,
+                    c.iterations,
+                    c.grad_norm.to_bits(),
+                    c.objective.to_bits(),
+                )
+            };
+            let single = one.install(fit);
+            assert!(single.1 > 2, "{solver:?} took {} iterations", single.1);
+            assert_eq!(single, two.install(|| with_split_passes(fit)), "{solver:?}");
+            if rayon::current_num_threads() > 1 {
+                assert_eq!(single, fit(), "{solver:?} from outside a pool");
+            }
         }
     }
 
