@@ -79,7 +79,7 @@ thread_local! {
 /// Runs `f` on a thread of the current rayon pool (the global one from outside any pool) with
 /// the passes of large binary designs split across the pool's threads ([`Design::halves`]).
 /// For a single fit: the runner's trials already keep every thread busy, and splitting their
-/// passes too only adds joins (T4.2 at `-j 2`: 10% more CPU time), so the runner does not.
+/// passes too only adds joins (T4.2 at `-j 2`: 14% more CPU time), so the runner does not.
 pub fn with_split_passes<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     struct Reset(bool);
     impl Drop for Reset {
