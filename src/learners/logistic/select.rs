@@ -95,10 +95,16 @@ where
     let perm = fold_permutation(n, grid, folds, rng)?;
     let fold_data = fold_designs(design, y, &perm, folds);
     let mut noise: Vec<Vec<N>> = Vec::with_capacity(grid.len());
+    // Fits here (`cross_validate_with`) alternate between the folds: each fold's design
+    // drops what its fit built before the next fold's fit, so that one is held at a time.
     for &lambda in grid {
         let per_fold = fold_data
             .iter()
-            .map(|f| draw(&f.train, &f.y_train, lambda, rng))
+            .map(|f| {
+                let drawn = draw(&f.train, &f.y_train, lambda, rng);
+                f.train.release_fit_scratch();
+                drawn
+            })
             .collect::<Result<Vec<N>>>()?;
         noise.push(per_fold);
     }
@@ -118,6 +124,7 @@ where
             hits[g] += correct(&released, &f.valid, &f.y_valid);
             start = Some(t);
         }
+        f.train.release_fit_scratch();
     }
     Ok(best_of(
         grid.iter()
