@@ -117,6 +117,18 @@ pub fn with_split_passes<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     })
 }
 
+/// Pools of one and two threads, for tests that compare a split pass with the one-thread pass.
+#[cfg(test)]
+pub(super) fn one_and_two_thread_pools() -> (rayon::ThreadPool, rayon::ThreadPool) {
+    let pool = |t| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .expect("thread pool")
+    };
+    (pool(1), pool(2))
+}
+
 /// The smallest s with sum(v[..s]) >= sum(v) / 2.
 fn balance(v: &[u64]) -> usize {
     let total: u64 = v.iter().sum();
@@ -1167,13 +1179,7 @@ mod tests {
             .collect();
         let sub: [usize; 9] = [40, 3, 0, 17, 9, 22, 5, 31, 12];
         let rows: Vec<u32> = (0..n as u32).rev().collect();
-        let pool = |t| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap()
-        };
-        let (one, two) = (pool(1), pool(2));
+        let (one, two) = one_and_two_thread_pools();
         for enc in [Encoding::Indicator, Encoding::PlusMinus] {
             for (cols, theta) in [(None, &theta_all), (Some(&sub[..]), &theta_sub)] {
                 let mut des = Design::binary(&m, &rows, cols, enc).unwrap();

@@ -1092,13 +1092,7 @@ mod tests {
         design.scale_all(0.3);
         let mut obj = Objective::regularised(&design, &y, 0.5);
         obj.lin = (0..d).map(|k| 1e-3 * (k as f64 - 15.0)).collect();
-        let pool = |t| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(t)
-                .build()
-                .unwrap()
-        };
-        let (one, two) = (pool(1), pool(2));
+        let (one, two) = super::super::design::one_and_two_thread_pools();
         assert!(two.install(|| with_split_passes(|| design.halves().is_some())));
         for solver in [Solver::Newton, Solver::NewtonCg, Solver::Lbfgs] {
             let s = SolverSettings {
