@@ -231,12 +231,8 @@ impl<'d, 'a> Objective<'d, 'a> {
     fn derivatives_from_e(&self, z: &[f64], e: &[f64], c: &mut [f64], w: &mut [f64]) {
         let inv_n = 1.0 / self.n();
         for i in 0..z.len() {
-            let (yi, ei) = (self.y[i], e[i]);
-            let r = 1.0 / (1.0 + ei);
-            let sig_neg = if yi * z[i] >= 0.0 { ei * r } else { r };
-            let wi = self.weight(i);
-            c[i] = -yi * sig_neg * inv_n * wi;
-            w[i] = ei * r * r * inv_n * wi;
+            let yi = self.y[i];
+            (c[i], w[i]) = row_derivatives(yi, yi * z[i], e[i], inv_n, self.weight(i));
         }
     }
 
@@ -568,13 +564,8 @@ impl<'d, 'a> Objective<'d, 'a> {
             let i = first + k;
             let yi = self.y[i];
             let m = yi * zk;
-            let ei = (-m.abs()).exp();
-            let r = 1.0 / (1.0 + ei);
-            let sig_neg = if m >= 0.0 { ei * r } else { r };
-            let wi = self.weight(i);
-            e[k] = ei;
-            c[k] = -yi * sig_neg * inv_n * wi;
-            w[k] = ei * r * r * inv_n * wi;
+            e[k] = (-m.abs()).exp();
+            (c[k], w[k]) = row_derivatives(yi, m, e[k], inv_n, self.weight(i));
         }
     }
 
@@ -855,6 +846,15 @@ impl<'d, 'a> Objective<'d, 'a> {
         }
         accepted
     }
+}
+
+/// A row's gradient coefficient c = -y sigma(-m) wi/N and Hessian weight
+/// w = sigma(m) sigma(-m) wi/N from its label y, m = y z and e = exp(-|m|).
+#[inline]
+fn row_derivatives(y: f64, m: f64, e: f64, inv_n: f64, wi: f64) -> (f64, f64) {
+    let r = 1.0 / (1.0 + e);
+    let sig_neg = if m >= 0.0 { e * r } else { r };
+    (-y * sig_neg * inv_n * wi, e * r * r * inv_n * wi)
 }
 
 /// log(1 + exp(-m)) = max(-m, 0) + log(1 + x) given x = exp(-|m|); ln(1 + x) is exact enough
