@@ -15,11 +15,23 @@ use std::cell::RefCell;
 thread_local! {
     /// Per-thread scratch indexed by source column (no allocation per pass once sized).
     static SCRATCH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+    /// Per-thread row-indexed scratch for [`scatter_sums_hot`]'s terms a_i (its caller may
+    /// hold [`SCRATCH`]).
+    static ROW_SCRATCH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs `f` on this thread's scratch, resized to `len` and zeroed.
 pub(super) fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
-    SCRATCH.with(|s| {
+    zeroed(&SCRATCH, len, f)
+}
+
+/// Runs `f` on the thread-local buffer `key`, resized to `len` and zeroed.
+fn zeroed<R>(
+    key: &'static std::thread::LocalKey<RefCell<Vec<f64>>>,
+    len: usize,
+    f: impl FnOnce(&mut [f64]) -> R,
+) -> R {
+    key.with(|s| {
         let mut s = s.borrow_mut();
         s.clear();
         s.resize(len, 0.0);
@@ -308,11 +320,6 @@ impl HotColumns {
     }
 }
 
-thread_local! {
-    /// Per-thread row-indexed scratch for [`scatter_sums_hot`]'s terms a_i.
-    static ROW_SCRATCH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
-}
-
 /// [`scatter_sums`] through a [`HotColumns`] split of the same rows: the cold on-indices are
 /// scattered row by row, each hot column summed over its rows in row order, so every used
 /// entry of `acc` receives the same terms in the same order as in [`scatter_sums`]: bit for
@@ -320,11 +327,7 @@ thread_local! {
 pub(super) fn scatter_sums_hot(hot: &HotColumns, scale: &[f64], c: &[f64], acc: &mut [f64]) -> f64 {
     let n = c.len();
     assert!(hot.cold_ptr.len() == n + 1 && scale.len() >= n && acc.len() >= hot.n_source_cols);
-    ROW_SCRATCH.with(|buf| {
-        let mut buf = buf.borrow_mut();
-        buf.clear();
-        buf.resize(n, 0.0);
-        let terms: &mut [f64] = &mut buf;
+    zeroed(&ROW_SCRATCH, n, |terms| {
         let (cold_ptr, cold) = (&hot.cold_ptr[..], &hot.cold[..]);
         let mut total = 0.0;
         for (i, ((ai, &ci), &si)) in terms.iter_mut().zip(c).zip(scale).enumerate() {
