@@ -246,6 +246,23 @@ fn claim_outcome(
 }
 
 /// The hypothesis's grid values over the verdict's own (its epsilon scaled if it says so).
+/// The series, dataset, metric and grid values hypothesis `h` reads in place of a verdict's
+/// (a published cell's or a scaling law's).
+fn retarget(
+    h: &Hypothesis,
+    pipeline: &str,
+    dataset: &str,
+    metric: &str,
+    params: &BTreeMap<String, serde_json::Value>,
+) -> (String, String, String, BTreeMap<String, serde_json::Value>) {
+    (
+        h.series(pipeline).to_string(),
+        h.dataset.clone().unwrap_or_else(|| dataset.to_string()),
+        h.metric.clone().unwrap_or_else(|| metric.to_string()),
+        merged(params, h),
+    )
+}
+
 fn merged(
     base: &BTreeMap<String, serde_json::Value>,
     h: &Hypothesis,
@@ -332,10 +349,8 @@ pub fn evaluate<'a>(
     for c in &spec.paper.cell {
         let tested = per_hypothesis(def, &c.pipeline, |h| {
             let mut sub = c.clone();
-            sub.pipeline = h.series(&c.pipeline).to_string();
-            sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
-            sub.metric = h.metric.clone().unwrap_or(sub.metric);
-            sub.params = merged(&c.params, h);
+            (sub.pipeline, sub.dataset, sub.metric, sub.params) =
+                retarget(h, &c.pipeline, &c.dataset, &c.metric, &c.params);
             if x_is_epsilon(spec) {
                 sub.x = sub.x.map(|x| scaled(&x, h.epsilon_scale));
             }
@@ -418,10 +433,8 @@ pub fn evaluate<'a>(
     for c in &spec.paper.slope {
         let tested = per_hypothesis(def, &c.pipeline, |h| {
             let mut sub = c.clone();
-            sub.pipeline = h.series(&c.pipeline).to_string();
-            sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
-            sub.metric = h.metric.clone().unwrap_or(sub.metric);
-            sub.params = merged(&c.params, h);
+            (sub.pipeline, sub.dataset, sub.metric, sub.params) =
+                retarget(h, &c.pipeline, &c.dataset, &c.metric, &c.params);
             sub.x_min = h.x_min.or(sub.x_min);
             slope_outcome(read, records, &sub)
         });
