@@ -283,6 +283,14 @@ impl<'a> Design<'a> {
         self.key.as_ref()
     }
 
+    /// Whether this design's passes would split in [`with_split_passes`]: a binary source of
+    /// at least [`PAR_MIN_ROWS`] rows, and a pool of two threads or more.
+    pub fn splittable(&self) -> bool {
+        matches!(self.source, Source::Binary(..))
+            && self.rows.len() >= PAR_MIN_ROWS
+            && rayon::current_num_threads() >= 2
+    }
+
     /// How this binary design's passes split across two threads, or `None` when they run on
     /// one: outside [`with_split_passes`], for dense sources (appendix B's multi-gigabyte fits
     /// keep one thread each, so a thread waiting on a join never takes up a second such
@@ -292,7 +300,7 @@ impl<'a> Design<'a> {
         let Source::Binary(m, _) = &self.source else {
             return None;
         };
-        if !SPLIT.get() || self.rows.len() < PAR_MIN_ROWS || rayon::current_num_threads() < 2 {
+        if !SPLIT.get() || !self.splittable() {
             return None;
         }
         Some(self.halves.get_or_init(|| {

@@ -314,7 +314,8 @@ impl<'d, 'a> Objective<'d, 'a> {
         // A fit called from outside any pool (a library user's single fit, the benches) has the
         // pool's threads to itself: its passes split across them, and it runs on a pool
         // thread, since a join from outside a pool would hand both halves over and sleep.
-        if rayon::current_thread_index().is_none() {
+        // Designs that would not split stay on the caller's thread.
+        if rayon::current_thread_index().is_none() && self.design.splittable() {
             return with_split_passes(|| self.solve(settings, start));
         }
         if self.weights.is_empty()
