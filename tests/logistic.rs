@@ -1008,10 +1008,10 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
         known: Some(&grown.row_keys),
     };
     let (shared, again) = (rows.shared(), rows.shared());
-    let keyed = shared.design();
+    let keyed = shared.design(x.view());
     assert!(keyed.key().is_some());
-    assert_eq!(again.design().key(), keyed.key());
-    let mut plain = shared.design();
+    assert_eq!(again.design(x.view()).key(), keyed.key());
+    let mut plain = shared.design(x.view());
     plain.set_scales(plain.scales().to_vec());
     assert!(plain.key().is_none());
     let y = labels_pm1(&grown, &order[..2000]).unwrap();

@@ -1,13 +1,17 @@
 //! Dense training rows for logistic regression: scaled once, shared by every cell that reads
-//! the same rows (issue 15: no work done twice, no per-trial copies of a 2^20-row matrix).
+//! the same rows (issue 15: no work done twice, no copies of a 2^20-row matrix).
 //!
 //! A dense fit reads its training rows through a per-column affine map ([`ColumnTransform`])
-//! and clips them to norm 1. That scaled copy, its row scales and everything computed from it
-//! without noise (exact fits, the functional mechanism's polynomial coefficients) depend only
-//! on the rows' content in order, the columns and the scaling, so they are memoised under one
-//! content key (see [`crate::memo`]): FMsens1 and FMsens2 of a trial share one copy and one
-//! X^T X, and output perturbation, the `w_distance` reference and LR at the same lambda share
-//! one minimiser.
+//! and clips them to norm 1. The scaled rows are an owned copy, which the passes stream
+//! fastest, unless the copy would be large ([`COPY_MAX_BYTES`]) and hold more than half the
+//! source's rows (appendix B's whole 2^20-row training set at D = 1000 and 1500, 8-12 GB): those
+//! are read through the map ([`ColumnMap`]) instead, so a run stays within twice its datasets
+//! plus a constant. Either way the values round exactly as the copy holds them.
+//! The scaled rows, the row scales and everything computed from them without noise (exact fits, the functional
+//! mechanism's polynomial coefficients) depend only on the rows' content in order, the
+//! columns and the scaling, so they are memoised under one content key (see
+//! [`crate::memo`]): FMsens1 and FMsens2 of a trial share one X^T X, and output perturbation,
+//! the `w_distance` reference and LR at the same lambda share one minimiser.
 //!
 //! The whole training set of a grown split (`first_train`) is read in ascending row order
 //! ([`fit_rows`]): every trial's nested order ends in that same set, so its fits (LR's target
@@ -16,7 +20,7 @@
 //! smaller N stay bit for bit.
 
 use super::LogisticModel;
-use super::design::Design;
+use super::design::{ColumnMap, Design};
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
 use crate::data::{Dataset, PublicBounds, RowKeys, SplitRule};
@@ -25,28 +29,39 @@ use ndarray::ArrayView2;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-/// Scaled dense training rows shared across cells (2 GiB, where the 2^20 x 100 copy and one
-/// trial's smaller subsets of it fit together; a larger copy is kept alone until the next miss,
-/// see [`crate::memo`]).
+/// Scaled dense training rows shared across cells (2 GiB: the 2^20 x 100 copy and one trial's
+/// smaller subsets of it fit together; past it the least recently used go, see
+/// [`crate::memo`]).
 static DENSE: Memo<SharedDense> = Memo::new(2 << 30);
 
-/// A scaled copy of some training rows with its row scales and memo key.
+/// Scaled copies up to this size are always made (1 GiB); a larger one only of at most half
+/// the source's rows. A copy streams at the memory's bandwidth; the map's fused passes at
+/// 0.8x of it in row order (the whole training set) and 0.45-0.6x in a trial's shuffled
+/// order (D = 1000), so the map is kept for the sets whose copy would double the run's memory.
+pub const COPY_MAX_BYTES: usize = 1 << 30;
+
+/// Some training rows' scaled values (a copy, or their column map over the source), row
+/// scales and memo key.
 pub struct SharedDense {
     pub transform: ColumnTransform,
+    rows: Vec<u32>,
+    copy: Option<ndarray::Array2<f64>>,
     scales: Vec<f64>,
     key: Option<Key>,
 }
 
 impl Footprint for SharedDense {
     fn bytes(&self) -> usize {
-        (self.transform.x.len() + self.scales.len()) * 8
+        let copy = self.copy.as_ref().map_or(0, ndarray::Array2::len);
+        (copy + self.scales.len()) * 8 + self.rows.len() * 4
     }
 }
 
 impl SharedDense {
-    /// The design over the scaled copy, rows clipped to norm 1, carrying the memo key.
-    pub fn design(&self) -> Design<'_> {
-        let mut design = Design::dense(self.transform.x.view());
+    /// The design over `x` (the matrix these rows were read from) through the column map,
+    /// rows clipped to norm 1, carrying the memo key.
+    pub fn design<'s>(&'s self, x: ArrayView2<'s, f64>) -> Design<'s> {
+        let mut design = self.unclipped(x);
         design.set_scales(self.scales.clone());
         match self.key {
             Some(key) => design.with_key(key),
@@ -54,16 +69,38 @@ impl SharedDense {
         }
     }
 
-    /// The rows of `transform` clipped to norm 1 (their scales), under memo key `key`.
-    fn new(transform: ColumnTransform, key: Option<Key>) -> Self {
-        let mut design = Design::dense(transform.x.view());
-        let _ = scale_rows(&mut design, RowScaling::ClipToUnit);
-        let scales = design.scales().to_vec();
-        SharedDense {
-            transform,
-            scales,
-            key,
+    fn unclipped<'s>(&'s self, x: ArrayView2<'s, f64>) -> Design<'s> {
+        let t = &self.transform;
+        match &self.copy {
+            Some(copy) => Design::dense(copy.view()),
+            None => Design::dense_mapped(x, &self.rows, &t.cols, &t.map)
+                .expect("one constant per column"),
         }
+    }
+
+    /// `rows` of `x` through `transform` (copied unless [`COPY_MAX_BYTES`] says otherwise),
+    /// clipped to norm 1 (their scales), under `key`.
+    fn new(x: ArrayView2<f64>, rows: &[u32], transform: ColumnTransform, key: Option<Key>) -> Self {
+        let (cols, map) = (&transform.cols, &transform.map);
+        let small = rows.len() * cols.len() * 8 <= COPY_MAX_BYTES;
+        let copy = (small || 2 * rows.len() <= x.nrows()).then(|| {
+            ndarray::Array2::from_shape_fn((rows.len(), cols.len()), |(i, j)| {
+                map.a[j] * x[[rows[i] as usize, cols[j]]] + map.b[j]
+            })
+        });
+        let mut shared = SharedDense {
+            transform,
+            rows: rows.to_vec(),
+            copy,
+            scales: Vec::new(),
+            key,
+        };
+        shared.scales = {
+            let mut design = shared.unclipped(x.view());
+            let _ = scale_rows(&mut design, RowScaling::ClipToUnit);
+            design.scales().to_vec()
+        };
+        shared
     }
 }
 
@@ -97,12 +134,11 @@ impl DenseRows<'_> {
     /// The scaled rows (through the memo when `x` is in standard layout, so that its rows can
     /// be hashed as slices).
     pub fn shared(&self) -> Arc<SharedDense> {
-        let Some(key) = self.key() else {
-            return Arc::new(SharedDense::new(ColumnTransform::fit(self), None));
-        };
-        DENSE.get_or_compute(key, || {
-            SharedDense::new(ColumnTransform::fit(self), Some(key))
-        })
+        let new = |key| SharedDense::new(self.x, self.rows, ColumnTransform::fit(self), key);
+        match self.key() {
+            Some(key) => DENSE.get_or_compute(key, || new(Some(key))),
+            None => Arc::new(new(None)),
+        }
     }
 
     /// The memo key: the rows' content in order, the features, the scaling and its public
@@ -150,13 +186,11 @@ impl DenseRows<'_> {
 /// min-max to [-1, 1] (`Scaling::Thesis`) or division by the largest |x_d| (`ColumnMax`); or,
 /// with the dataset's declared public bounds (`Scaling::Public`), min-max to [-1, 1] by those
 /// bounds: every constant is public, so the map is per-example and the step is private.
-/// The transformed training rows are an owned copy; the fitted theta is folded back into
-/// weights on the original features plus an intercept, so prediction needs no copy.
+/// The fit reads the rows through the map ([`ColumnMap`]); the fitted theta is folded back
+/// into weights on the original features plus an intercept, so prediction needs no copy.
 pub struct ColumnTransform {
-    x: ndarray::Array2<f64>,
     cols: Vec<usize>,
-    a: Vec<f64>,
-    b: Vec<f64>,
+    map: ColumnMap,
     scaling: Scaling,
     public: bool,
 }
@@ -205,14 +239,9 @@ impl ColumnTransform {
             a.push(ac);
             b.push(bc);
         }
-        let t = ndarray::Array2::from_shape_fn((rows.len(), cols.len()), |(i, j)| {
-            a[j] * x[[rows[i] as usize, cols[j]]] + b[j]
-        });
         ColumnTransform {
-            x: t,
             cols,
-            a,
-            b,
+            map: ColumnMap { a, b },
             scaling,
             public: public.is_some(),
         }
@@ -240,8 +269,8 @@ impl ColumnTransform {
     /// theta.(a x + b) = (theta a).x + theta.b: weights on the original columns and an intercept.
     pub fn fold_into(&self, mut model: LogisticModel) -> LogisticModel {
         let theta = model.theta.clone();
-        model.offset = theta.iter().zip(&self.b).map(|(t, b)| t * b).sum();
-        model.theta = theta.iter().zip(&self.a).map(|(t, a)| t * a).collect();
+        model.offset = theta.iter().zip(&self.map.b).map(|(t, b)| t * b).sum();
+        model.theta = theta.iter().zip(&self.map.a).map(|(t, a)| t * a).collect();
         model.cols = self.cols.clone();
         model
     }

@@ -6,6 +6,8 @@
 //! weighted Gram matrices X^T diag(w) X, which each encoding computes from the sparse on-indices.
 
 use super::csr;
+use super::gram;
+use super::mapped::{self, dot4};
 use crate::data::{BinaryMatrix, Dataset, Features};
 use crate::error::{Error, Result};
 use crate::memo::{Footprint, Key};
@@ -27,7 +29,31 @@ pub enum Encoding {
 #[derive(Debug, Clone)]
 enum Source<'a> {
     Binary(&'a BinaryMatrix, Encoding),
-    Dense(ArrayView2<'a, f64>),
+    /// Dense values, read through a per-column affine map when there is one.
+    Dense(ArrayView2<'a, f64>, Option<&'a ColumnMap>),
+}
+
+/// A per-column affine map applied as a dense source's rows are read: value j of a row is
+/// `a[j] * x[c_j] + b[j]`, rounded exactly as an owned scaled copy of the rows would hold it.
+/// Appendix B's designs read the shared 2^20-row matrix through it instead of a scaled copy
+/// of 8-12 GB beside it (a run stays within its datasets' size plus a constant).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnMap {
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+}
+
+/// Rows of a mapped dense source as a pass reads them.
+enum RowRead<'r> {
+    /// A group of source rows (every column used, in order): the pass fuses the map in.
+    Source(&'r [&'r [f64]]),
+    /// One row's values through the map.
+    Mapped(&'r [f64]),
+}
+
+thread_local! {
+    /// One mapped row at a time (no allocation per row or pass once sized).
+    static MAPPED_ROW: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The rows and columns a logistic-regression fit sees (see the module doc).
@@ -182,7 +208,7 @@ impl<'a> Design<'a> {
     ) -> Result<Self> {
         let source = match &data.features {
             Features::Binary(m) => Source::Binary(m, encoding),
-            Features::Dense(x) => Source::Dense(x.view()),
+            Features::Dense(x) => Source::Dense(x.view(), None),
         };
         Self::build(source, data.n_features(), rows, cols)
     }
@@ -191,7 +217,29 @@ impl<'a> Design<'a> {
     pub fn dense(x: ArrayView2<'a, f64>) -> Self {
         let (n, d) = x.dim();
         let rows: Vec<u32> = (0..n as u32).collect();
-        Self::build(Source::Dense(x), d, &rows, None).expect("all columns are in range")
+        Self::build(Source::Dense(x, None), d, &rows, None).expect("all columns are in range")
+    }
+
+    /// Rows `rows` of `x` at columns `cols`, read through `map` (one pair of constants per
+    /// column of `cols`): the design of a scaled copy without the copy.
+    pub fn dense_mapped(
+        x: ArrayView2<'a, f64>,
+        rows: &[u32],
+        cols: &[usize],
+        map: &'a ColumnMap,
+    ) -> Result<Self> {
+        if map.a.len() != cols.len() || map.b.len() != cols.len() {
+            return Err(Error::param(
+                "features",
+                format!(
+                    "{} columns but {} and {} map constants",
+                    cols.len(),
+                    map.a.len(),
+                    map.b.len()
+                ),
+            ));
+        }
+        Self::build(Source::Dense(x, Some(map)), x.ncols(), rows, Some(cols))
     }
 
     /// Rows of a binary matrix.
@@ -417,7 +465,7 @@ impl<'a> Design<'a> {
     pub fn encoding(&self) -> Option<Encoding> {
         match self.source {
             Source::Binary(_, e) => Some(e),
-            Source::Dense(_) => None,
+            Source::Dense(..) => None,
         }
     }
 
@@ -446,7 +494,10 @@ impl<'a> Design<'a> {
         match &self.source {
             Source::Binary(m, Encoding::Indicator) => self.used_ones(m.row(r)) as f64,
             Source::Binary(_, Encoding::PlusMinus) => self.cols.len() as f64,
-            Source::Dense(x) => self.cols.iter().map(|&c| x[[r, c]].powi(2)).sum(),
+            Source::Dense(x, None) => self.cols.iter().map(|&c| x[[r, c]].powi(2)).sum(),
+            Source::Dense(x, Some(map)) => {
+                self.with_mapped(x, map, r, |v| v.iter().map(|v| v.powi(2)).sum())
+            }
         }
     }
 
@@ -454,7 +505,7 @@ impl<'a> Design<'a> {
     pub fn ones(&self, i: usize) -> usize {
         match &self.source {
             Source::Binary(m, _) => self.used_ones(m.row(self.rows[i] as usize)),
-            Source::Dense(_) => 0,
+            Source::Dense(..) => 0,
         }
     }
 
@@ -512,7 +563,9 @@ impl<'a> Design<'a> {
                     Encoding::PlusMinus => 2.0 * s - sum_theta,
                 }
             }
-            Source::Dense(x) => match self.dense_row(x, r) {
+            // The mapped values as a copy would hold them, summed as the copy's rows are.
+            Source::Dense(x, Some(map)) => self.with_mapped(x, map, r, |v| dot4(v, theta)),
+            Source::Dense(x, None) => match self.dense_row(x, r) {
                 Some(row) => dot4(row, theta),
                 None => self
                     .cols
@@ -523,6 +576,81 @@ impl<'a> Design<'a> {
             },
         };
         self.scale[i] * raw
+    }
+
+    /// Runs `f` on row r's values through `map` (in this thread's row buffer).
+    #[inline]
+    fn with_mapped<R>(
+        &self,
+        x: &ArrayView2<'a, f64>,
+        map: &ColumnMap,
+        r: usize,
+        f: impl FnOnce(&[f64]) -> R,
+    ) -> R {
+        MAPPED_ROW.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            buf.resize(self.cols.len(), 0.0);
+            self.mapped_row(x, map, r, &mut buf);
+            f(&buf)
+        })
+    }
+
+    /// Runs `f(first, rows)` over the first `n` rows in order: groups of up to
+    /// [`mapped::GROUP`] source rows when every column is used in order and rows are slices,
+    /// else one mapped row at a time (see [`RowRead`]).
+    fn each_mapped(
+        &self,
+        x: &ArrayView2<'a, f64>,
+        map: &ColumnMap,
+        n: usize,
+        mut f: impl FnMut(usize, RowRead<'_>),
+    ) {
+        if self.identity && x.is_standard_layout() {
+            let row = |i: usize| {
+                self.dense_row(x, self.rows[i] as usize)
+                    .expect("standard layout")
+            };
+            let mut group: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
+            for first in (0..n).step_by(mapped::GROUP) {
+                let g = mapped::GROUP.min(n - first);
+                for (k, slot) in group[..g].iter_mut().enumerate() {
+                    *slot = row(first + k);
+                }
+                // The next group's rows come from anywhere in a shuffled order.
+                for i in first + g..(first + 2 * g).min(n) {
+                    prefetch_row(row(i));
+                }
+                f(first, RowRead::Source(&group[..g]));
+            }
+            return;
+        }
+        MAPPED_ROW.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            buf.resize(self.cols.len(), 0.0);
+            for i in 0..n {
+                self.mapped_row(x, map, self.rows[i] as usize, &mut buf);
+                f(i, RowRead::Mapped(&buf));
+            }
+        })
+    }
+
+    /// Writes row r's values through `map` into `out` (one per used column).
+    #[inline]
+    fn mapped_row(&self, x: &ArrayView2<'a, f64>, map: &ColumnMap, r: usize, out: &mut [f64]) {
+        let consts = map.a.iter().zip(&map.b);
+        match self.dense_row(x, r) {
+            Some(row) => {
+                for ((v, &s), (&a, &b)) in out.iter_mut().zip(row).zip(consts) {
+                    *v = a * s + b;
+                }
+            }
+            None => {
+                let row = x.row(r);
+                for ((v, &c), (&a, &b)) in out.iter_mut().zip(&self.cols).zip(consts) {
+                    *v = a * row[c] + b;
+                }
+            }
+        }
     }
 
     /// Row r of a dense source as a slice when every column is used in order and the row is
@@ -553,7 +681,7 @@ impl<'a> Design<'a> {
             Source::Binary(m, Encoding::PlusMinus) => {
                 self.rows.iter().map(|&r| m.row(r as usize).len() + 1).sum()
             }
-            Source::Dense(_) => self.rows.len() * self.cols.len(),
+            Source::Dense(..) => self.rows.len() * self.cols.len(),
         }
     }
 
@@ -578,7 +706,7 @@ impl<'a> Design<'a> {
                 };
                 pairs + dense + d * d
             }
-            Source::Dense(_) => self.rows.len() as f64 * d * (d + 1.0) / 2.0 + d * d,
+            Source::Dense(..) => self.rows.len() as f64 * d * (d + 1.0) / 2.0 + d * d,
         }
     }
 
@@ -601,7 +729,7 @@ impl<'a> Design<'a> {
                 let total: f64 = w.iter().zip(&self.scale).map(|(wi, s)| wi * s * s).sum();
                 out.iter_mut().for_each(|o| *o = total);
             }
-            Source::Dense(x) => {
+            Source::Dense(x, None) => {
                 for (i, &wi) in w.iter().enumerate() {
                     let a = wi * self.scale[i] * self.scale[i];
                     let r = self.rows[i] as usize;
@@ -609,6 +737,16 @@ impl<'a> Design<'a> {
                         let v = x[[r, c]];
                         *o += a * v * v;
                     }
+                }
+            }
+            Source::Dense(x, Some(map)) => {
+                for (i, &wi) in w.iter().enumerate() {
+                    let a = wi * self.scale[i] * self.scale[i];
+                    self.with_mapped(x, map, self.rows[i] as usize, |row| {
+                        for (o, &v) in out.iter_mut().zip(row) {
+                            *o += a * v * v;
+                        }
+                    });
                 }
             }
         }
@@ -635,7 +773,12 @@ impl<'a> Design<'a> {
                     }
                 }
             }
-            Source::Dense(x) => match self.dense_row(x, r) {
+            Source::Dense(x, Some(map)) => self.with_mapped(x, map, r, |row| {
+                for (o, &v) in out.iter_mut().zip(row) {
+                    *o += a * v;
+                }
+            }),
+            Source::Dense(x, None) => match self.dense_row(x, r) {
                 Some(row) => {
                     for (o, &v) in out.iter_mut().zip(row) {
                         *o += a * v;
@@ -653,11 +796,28 @@ impl<'a> Design<'a> {
     /// z_i = x_i . theta for every row.
     pub fn margins(&self, theta: &[f64], z: &mut [f64]) {
         let sum_theta: f64 = theta.iter().sum();
-        let Source::Binary(m, enc) = &self.source else {
-            for (i, zi) in z.iter_mut().enumerate() {
-                *zi = self.dot_with(i, theta, sum_theta);
+        let (m, enc) = match &self.source {
+            Source::Binary(m, enc) => (m, enc),
+            Source::Dense(x, Some(map)) => {
+                // `dot_with`'s sums, the map fused into the dot products of a group of rows.
+                let z = &mut z[..self.rows.len()];
+                return self.each_mapped(x, map, z.len(), |first, rows| match rows {
+                    RowRead::Source(rows) => {
+                        let z = &mut z[first..first + rows.len()];
+                        mapped::dots_mapped(rows, &map.a, &map.b, theta, z);
+                        for (zi, &s) in z.iter_mut().zip(&self.scale[first..]) {
+                            *zi *= s;
+                        }
+                    }
+                    RowRead::Mapped(values) => z[first] = self.scale[first] * dot4(values, theta),
+                });
             }
-            return;
+            Source::Dense(_, None) => {
+                for (i, zi) in z.iter_mut().enumerate() {
+                    *zi = self.dot_with(i, theta, sum_theta);
+                }
+                return;
+            }
         };
         // The same sums as `dot_with`, four rows at a time (see `csr`).
         let z = &mut z[..self.rows.len()];
@@ -729,7 +889,26 @@ impl<'a> Design<'a> {
                     out.iter_mut().for_each(|o| *o = 2.0 * *o - total);
                 }
             }
-            Source::Dense(_) => {
+            Source::Dense(x, Some(map)) => {
+                // `axpy`'s sums, one row buffer for the whole pass.
+                let mut coef = [0.0; mapped::GROUP];
+                self.each_mapped(x, map, c.len(), |first, rows| match rows {
+                    RowRead::Source(rows) => {
+                        let coef = &mut coef[..rows.len()];
+                        for (k, a) in coef.iter_mut().enumerate() {
+                            *a = c[first + k] * self.scale[first + k];
+                        }
+                        mapped::axpys_mapped(rows, coef, &map.a, &map.b, out);
+                    }
+                    RowRead::Mapped(values) => {
+                        let a = c[first] * self.scale[first];
+                        for (o, &v) in out.iter_mut().zip(values) {
+                            *o += a * v;
+                        }
+                    }
+                });
+            }
+            Source::Dense(_, None) => {
                 for (i, &ci) in c.iter().enumerate() {
                     self.axpy(i, ci, out);
                 }
@@ -798,11 +977,10 @@ impl<'a> Design<'a> {
                     }
                 }
             }
-            Source::Dense(x) => {
-                // Rows in blocks of GRAM_BLOCK: row k of the triangle stays in L1 while the
-                // block's rows update it, so the D x D triangle is streamed once per block, not
-                // once per row (4 MB per row at D = 1000). Every entry still adds its rows in
-                // row order with the same products and skips: bit for bit the row-wise sum.
+            Source::Dense(x, map) => {
+                // Rows in blocks of GRAM_BLOCK (in L2), added tile by tile into the triangle
+                // ([`gram::add_block`]); every entry still adds its rows in row order with
+                // the same products: bit for bit the row-wise sum.
                 const GRAM_BLOCK: usize = 64;
                 let mut block = vec![0.0; GRAM_BLOCK * d];
                 let mut coef = [0.0; GRAM_BLOCK];
@@ -816,9 +994,10 @@ impl<'a> Design<'a> {
                         }
                         let r = self.rows[i] as usize;
                         let row = &mut block[m * d..(m + 1) * d];
-                        match self.dense_row(x, r) {
-                            Some(src) => row.copy_from_slice(src),
-                            None => {
+                        match (map, self.dense_row(x, r)) {
+                            (Some(map), _) => self.mapped_row(x, map, r, row),
+                            (None, Some(src)) => row.copy_from_slice(src),
+                            (None, None) => {
                                 for (v, &c) in row.iter_mut().zip(&self.cols) {
                                     *v = x[[r, c]];
                                 }
@@ -827,18 +1006,7 @@ impl<'a> Design<'a> {
                         coef[m] = a;
                         m += 1;
                     }
-                    for k in 0..d {
-                        let hk = &mut h[k * d + k..(k + 1) * d];
-                        for (row, &a) in block.chunks_exact(d).zip(&coef[..m]) {
-                            let ak = a * row[k];
-                            if ak == 0.0 {
-                                continue;
-                            }
-                            for (hv, &xl) in hk.iter_mut().zip(&row[k..]) {
-                                *hv += ak * xl;
-                            }
-                        }
-                    }
+                    gram::add_block(&block[..m * d], &coef[..m], d, h);
                 }
             }
         }
@@ -946,27 +1114,26 @@ impl<'a> Design<'a> {
     }
 }
 
-/// a . b with four independent accumulators (vectorises; the dense margins' inner loop).
-#[inline]
-fn dot4(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
-    let mut acc = [0.0f64; 4];
-    let mut ca = a.chunks_exact(4);
-    let mut cb = b.chunks_exact(4);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for k in 0..4 {
-            acc[k] += x[k] * y[k];
+/// Asks for the first lines of `row` ahead of its use: rows come in a trial's shuffled order,
+/// where the hardware prefetcher cannot guess the next one (a hint: it never faults).
+#[inline(always)]
+fn prefetch_row(row: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        for k in (0..row.len().min(PREFETCH_VALUES)).step_by(8) {
+            // SAFETY: a prefetch is a hint that never faults (SSE is baseline on x86_64).
+            unsafe {
+                use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(k).cast::<i8>());
+            }
         }
     }
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = row;
 }
+
+/// Values of the next row prefetched by [`prefetch_row`].
+const PREFETCH_VALUES: usize = 64;
 
 /// Logistic regression (and every linear ERM learner) separates exactly two classes.
 pub fn check_two_classes(data: &Dataset) -> Result<()> {
@@ -1002,6 +1169,7 @@ mod tests {
     use super::*;
     use crate::rng::rng_from;
     use rand::Rng as _;
+    use rand::seq::SliceRandom as _;
 
     fn random_binary(n: usize, d: usize) -> BinaryMatrix {
         let mut rng = rng_from(&["design-test"]);
@@ -1253,6 +1421,62 @@ mod tests {
             let hd = dd.weighted_gram(&c);
             for (a, b) in h.iter().zip(&hd) {
                 assert!((a - b).abs() < 1e-12);
+            }
+        }
+    }
+
+    /// A design read through a column map gives every pass of a design over the mapped copy
+    /// bit for bit (margins, X^T c, the Gram matrix, dot, axpy, norms, squared sums), with
+    /// rows in a shuffled order, all columns or a subset, at D across a block's edge.
+    #[test]
+    fn mapped_rows_pass_as_a_mapped_copy() {
+        let mut rng = rng_from(&["mapped-design"]);
+        for (n, d) in [(37usize, 5usize), (70, 300)] {
+            let x = Array2::from_shape_fn((n + 3, d), |_| rng.r#gen::<f64>() * 8.0 - 3.0);
+            let mut rows: Vec<u32> = (0..n as u32 + 3).collect();
+            rows.shuffle(&mut rng);
+            rows.truncate(n);
+            for cols in [
+                (0..d).collect::<Vec<_>>(),
+                (0..d).rev().step_by(2).collect(),
+            ] {
+                let k = cols.len();
+                let map = ColumnMap {
+                    a: (0..k).map(|_| rng.r#gen::<f64>() * 2.0 - 0.5).collect(),
+                    b: (0..k).map(|_| rng.r#gen::<f64>() - 0.5).collect(),
+                };
+                let copy = Array2::from_shape_fn((n, k), |(i, j)| {
+                    map.a[j] * x[[rows[i] as usize, cols[j]]] + map.b[j]
+                });
+                let scales: Vec<f64> = (0..n).map(|_| rng.r#gen::<f64>() + 0.1).collect();
+                let mut by_copy = Design::dense(copy.view());
+                let mut mapped = Design::dense_mapped(x.view(), &rows, &cols, &map).unwrap();
+                for i in 0..n {
+                    assert_eq!(
+                        mapped.raw_sq_norm(i).to_bits(),
+                        by_copy.raw_sq_norm(i).to_bits()
+                    );
+                }
+                by_copy.set_scales(scales.clone());
+                mapped.set_scales(scales);
+                let theta: Vec<f64> = (0..k).map(|_| rng.r#gen::<f64>() - 0.5).collect();
+                let c: Vec<f64> = (0..n).map(|_| rng.r#gen::<f64>() - 0.3).collect();
+                let pass = |des: &Design| {
+                    let (mut z, mut g, mut q) = (vec![0.0; n], vec![0.0; k], vec![0.0; k]);
+                    des.margins(&theta, &mut z);
+                    des.weighted_sum(&c, &mut g);
+                    des.weighted_sq_sum(&c, &mut q);
+                    let mut ax = theta.clone();
+                    des.axpy(n / 2, 0.7, &mut ax);
+                    let dots: Vec<f64> = (0..n).map(|i| des.dot(i, &theta)).collect();
+                    [z, g, q, ax, dots, des.weighted_gram(&c)]
+                        .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                };
+                assert_eq!(
+                    pass(&mapped),
+                    pass(&by_copy),
+                    "n = {n}, d = {d}, {k} columns"
+                );
             }
         }
     }

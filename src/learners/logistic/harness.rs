@@ -194,7 +194,7 @@ impl LrConfig {
             }
             .shared()
         });
-        let design = shared.design();
+        let design = shared.design(x);
         if let Some(key) = design.key() {
             log.shared.insert("design".into(), key.to_string());
         }
