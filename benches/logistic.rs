@@ -10,6 +10,9 @@
 //! * `lr_dense`: Gaussian rows, N = 2^17 x D = 100 (`EPSILAB_BENCH_DENSE_N` overrides N;
 //!   `scripts/lr-speed.sh` uses the 2^20): `auto` (L-BFGS on dense D > 16), and at
 //!   N <= 2^17 also Newton-CG, the previous automatic choice.
+//! * `lr_gram`: the dense weighted Gram X^T diag(w) X behind the functional mechanism's
+//!   coefficients and dense Newton's Hessian, N = 2^15 x D = 1000 uniform rows (appendix B's
+//!   D = 1000); the peer is numpy's `X.T @ (w[:, None] * X)` on one BLAS thread.
 //!
 //! Iteration counts go to `target/lr-peer/epsilab-iterations.txt` for the ratio table.
 
@@ -189,5 +192,19 @@ fn dense(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, adult, xwindows, dense);
+fn gram(c: &mut Criterion) {
+    let (n, d) = (1usize << 15, 1000usize);
+    let mut rng = rng_from(&["bench", "gram"]);
+    let x = Array2::from_shape_fn((n, d), |_| rng.r#gen::<f64>() * 2.0 - 1.0);
+    let w: Vec<f64> = (0..n).map(|_| rng.r#gen::<f64>()).collect();
+    let design = Design::dense(x.view());
+    let mut g = c.benchmark_group("lr_gram");
+    g.sample_size(10);
+    g.bench_function(format!("n_{n}_d_{d}"), |b| {
+        b.iter(|| black_box(design.weighted_gram(&w)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, adult, xwindows, dense, gram);
 criterion_main!(benches);

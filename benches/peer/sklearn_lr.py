@@ -7,7 +7,7 @@ stderr), and appends it as JSON to target/lr-peer/sklearn.jsonl. Needs scikit-le
 `scripts/lr-speed.sh` runs it beside the criterion benches and prints the ratios
 (`table` mode below).
 
-    python3 benches/peer/sklearn_lr.py [adult|xwindows|dense ...]
+    python3 benches/peer/sklearn_lr.py [adult|xwindows|dense|gram ...]
     python3 benches/peer/sklearn_lr.py table
 """
 import os
@@ -126,6 +126,18 @@ def dense():
     record(f"dense_{n}_tol_1e-08", t, iterations=int(m.n_iter_[0]))
 
 
+def gram():
+    """numpy's weighted Gram X^T diag(w) X on the bench's shape (one BLAS thread; numpy's
+    BLAS fuses multiply-adds and reorders sums, which epsilab's kernel may not)."""
+    n, d = 1 << 15, 1000
+    rng = np.random.default_rng(0)
+    x = rng.random((n, d)) * 2 - 1
+    w = rng.random(n)
+    t, _ = median_time(lambda: x.T @ (w[:, None] * x), 5)
+    print(f"gram {n} x {d}: {t * 1e3:.1f} ms")
+    record(f"gram_{n}_{d}", t)
+
+
 def criterion(group, bench):
     """Median seconds of a criterion bench (target/criterion/<group>/<bench>/new)."""
     path = os.path.join("target", "criterion", group, bench, "new", "estimates.json")
@@ -184,11 +196,16 @@ def table():
     print("|---|---|---|---|---|---|")
     for name, e, p8, p4 in rows:
         print(f"| {name} | {fmt(e)} | {fmt(p8)} | {ratio(p8, e)} | {fmt(p4)} | {ratio(p4, e)} |")
+    e = criterion("lr_gram", "n_32768_d_1000")
+    if e is not None:
+        rows.append(("Weighted Gram X^T diag(w) X, 32768 x 1000 (numpy)", e,
+                     sk.get("gram_32768_1000"), None))
     nb = criterion("algorithm1_adult", "fit_and_predict")
     print(f"| Private NB (Algorithm 1) fit + predict, Adult | {fmt(nb)} | | | | |")
 
 
 if __name__ == "__main__":
-    todo = sys.argv[1:] or ["adult", "xwindows", "dense"]
+    todo = sys.argv[1:] or ["adult", "xwindows", "dense", "gram"]
     for name in todo:
-        {"adult": adult, "xwindows": xwindows, "dense": dense, "table": table}[name]()
+        {"adult": adult, "xwindows": xwindows, "dense": dense, "gram": gram,
+         "table": table}[name]()
