@@ -36,7 +36,7 @@ enum Source<'a> {
 /// A per-column affine map applied as a dense source's rows are read: value j of a row is
 /// `a[j] * x[c_j] + b[j]`, rounded exactly as an owned scaled copy of the rows would hold it.
 /// Appendix B's designs read the shared 2^20-row matrix through it instead of a scaled copy
-/// of 8-12 GB beside it (a run stays within its datasets' size plus a constant).
+/// of 8-12 GB beside it, so a run stays within twice its datasets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnMap {
     pub a: Vec<f64>,
@@ -800,7 +800,8 @@ impl<'a> Design<'a> {
             Source::Binary(m, enc) => (m, enc),
             Source::Dense(x, Some(map)) => {
                 // `dot_with`'s sums, the map fused into the dot products of a group of rows.
-                let z = &mut z[..self.rows.len()];
+                let n = z.len().min(self.rows.len());
+                let z = &mut z[..n];
                 return self.each_mapped(x, map, z.len(), |first, rows| match rows {
                     RowRead::Source(rows) => {
                         let z = &mut z[first..first + rows.len()];
