@@ -985,6 +985,7 @@ impl<'a> Design<'a> {
                 const GRAM_BLOCK: usize = 64;
                 let mut block = vec![0.0; GRAM_BLOCK * d];
                 let mut coef = [0.0; GRAM_BLOCK];
+                let mut panels = gram::Panels::default();
                 for (b, wb) in w.chunks(GRAM_BLOCK).enumerate() {
                     let mut m = 0;
                     for (j, &wi) in wb.iter().enumerate() {
@@ -1007,7 +1008,7 @@ impl<'a> Design<'a> {
                         coef[m] = a;
                         m += 1;
                     }
-                    gram::add_block(&block[..m * d], &coef[..m], d, h);
+                    gram::add_block(&mut panels, &block[..m * d], &coef[..m], d, h);
                 }
             }
         }

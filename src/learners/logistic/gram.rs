@@ -21,74 +21,99 @@ const L: usize = 8;
 /// A zero weight or a zero x_ik adds (+-0) x_il = +-0 to an entry that is never -0 (it starts
 /// at +0, and round-to-nearest never rounds a sum to -0 unless both terms are -0), so the
 /// plain loop's skip of such terms is not needed for the same bits (the values are finite).
-pub fn add_block(block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
+///
+/// `panels` is the packing scratch, reused across the blocks of one Gram matrix.
+pub fn add_block(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
     debug_assert_eq!(block.len(), coef.len() * d);
     debug_assert_eq!(h.len(), d * d);
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { add_block_avx512(block, coef, d, h) };
+            return unsafe { add_block_avx512(panels, block, coef, d, h) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { add_block_avx2(block, coef, d, h) };
+            return unsafe { add_block_avx2(panels, block, coef, d, h) };
         }
     }
-    add_block_any(block, coef, d, h)
+    add_block_any(panels, block, coef, d, h)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn add_block_avx512(block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
-    add_block_any(block, coef, d, h)
+fn add_block_avx512(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
+    add_block_any(panels, block, coef, d, h)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn add_block_avx2(block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
-    add_block_any(block, coef, d, h)
+fn add_block_avx2(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
+    add_block_any(panels, block, coef, d, h)
+}
+
+/// A block's rows packed so a tile reads its rows' values contiguously: column tile j as
+/// `xp[j][r][0..L]`; a_r x_rk (once per block: every tile of triangle row k multiplies by it)
+/// row-major in `weighted`, and by triangle rows of K as `wp[t][r][0..K]`. Held by the
+/// caller for a whole Gram matrix, so the blocks allocate nothing.
+#[derive(Debug, Default)]
+pub struct Panels {
+    xp: Vec<f64>,
+    weighted: Vec<f64>,
+    wp: Vec<f64>,
+}
+
+/// `v` resized to `len` (its contents are about to be overwritten).
+fn sized(v: &mut Vec<f64>, len: usize) -> &mut [f64] {
+    v.resize(len, 0.0);
+    &mut v[..len]
 }
 
 #[inline(always)]
-fn add_block_any(block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
+fn add_block_any(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
     let m = coef.len();
-    let tiles = d / L;
-    // Packed panels, so a tile reads its rows' values contiguously: column tile j as
-    // `xp[j][r][0..L]`, and a_r x_rk (once per block: every tile of triangle row k multiplies
-    // by it) by triangle rows of K as `wp[t][r][0..K]`, row-major in `weighted` for the rest.
-    let mut xp = vec![0.0; tiles * m * L];
+    let (tiles, ktiles) = (d / L, d / K);
+    let xp = sized(&mut panels.xp, tiles * m * L);
     for (r, row) in block.chunks_exact(d).enumerate() {
         for (j, x) in row[..tiles * L].chunks_exact(L).enumerate() {
             xp[(j * m + r) * L..(j * m + r + 1) * L].copy_from_slice(x);
         }
     }
-    let weighted: Vec<f64> = block
-        .chunks_exact(d)
+    let weighted = sized(&mut panels.weighted, m * d);
+    for ((w, row), &c) in weighted
+        .chunks_exact_mut(d)
+        .zip(block.chunks_exact(d))
         .zip(coef)
-        .flat_map(|(row, &c)| row.iter().map(move |&v| c * v))
-        .collect();
-    let ktiles = d / K;
-    let mut wp = vec![0.0; ktiles * m * K];
+    {
+        for (w, &v) in w.iter_mut().zip(row) {
+            *w = c * v;
+        }
+    }
+    let wp = sized(&mut panels.wp, ktiles * m * K);
     for (r, row) in weighted.chunks_exact(d).enumerate() {
         for (t, w) in row[..ktiles * K].chunks_exact(K).enumerate() {
             wp[(t * m + r) * K..(t * m + r + 1) * K].copy_from_slice(w);
         }
     }
+    let (xp, weighted) = (&*xp, &*weighted);
     for t in 0..ktiles {
         let k0 = t * K;
         let w = &wp[t * m * K..(t + 1) * m * K];
         for j in k0 / L..tiles {
             tile::<K>(&xp[j * m * L..(j + 1) * m * L], w, d, h, k0, j * L);
         }
-        tail_columns::<K>(block, &weighted, d, h, k0, (tiles * L).max(k0));
+        tail_columns::<K>(block, weighted, d, h, k0, (tiles * L).max(k0));
     }
+    // The last d mod K triangle rows: their a_r x_rk one row at a time, reusing `wp`.
     for k0 in ktiles * K..d {
-        let w: Vec<f64> = weighted.chunks_exact(d).map(|row| row[k0]).collect();
-        for j in k0 / L..tiles {
-            tile::<1>(&xp[j * m * L..(j + 1) * m * L], &w, d, h, k0, j * L);
+        let w = sized(&mut panels.wp, m);
+        for (w, row) in w.iter_mut().zip(weighted.chunks_exact(d)) {
+            *w = row[k0];
         }
-        tail_columns::<1>(block, &weighted, d, h, k0, (tiles * L).max(k0));
+        for j in k0 / L..tiles {
+            tile::<1>(&xp[j * m * L..(j + 1) * m * L], w, d, h, k0, j * L);
+        }
+        tail_columns::<1>(block, weighted, d, h, k0, (tiles * L).max(k0));
     }
 }
 
@@ -162,6 +187,8 @@ mod tests {
     #[test]
     fn tiles_round_as_the_row_by_row_loop() {
         let mut rng = rng_from(&["gram-tiles"]);
+        // One scratch for every size, as across a Gram matrix's blocks (it grows and shrinks).
+        let mut panels = Panels::default();
         for d in [1usize, 3, 4, 7, 8, 9, 13, 33] {
             for n in [1usize, 5, 64] {
                 let value = |rng: &mut crate::rng::Rng| {
@@ -177,14 +204,14 @@ mod tests {
                 let mut want = start.clone();
                 plain(&block, &coef, d, &mut want);
                 let mut any = start.clone();
-                add_block_any(&block, &coef, d, &mut any);
+                add_block_any(&mut panels, &block, &coef, d, &mut any);
                 let mut chosen = start.clone();
-                add_block(&block, &coef, d, &mut chosen);
+                add_block(&mut panels, &block, &coef, d, &mut chosen);
                 #[cfg(target_arch = "x86_64")]
                 if std::arch::is_x86_feature_detected!("avx2") {
                     let mut avx2 = start;
                     // SAFETY: the CPU supports AVX2 (checked just above).
-                    unsafe { add_block_avx2(&block, &coef, d, &mut avx2) };
+                    unsafe { add_block_avx2(&mut panels, &block, &coef, d, &mut avx2) };
                     assert_eq!(avx2, chosen, "AVX2 path d={d} n={n}");
                 }
                 for k in 0..d {
