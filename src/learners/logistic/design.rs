@@ -43,14 +43,6 @@ pub struct ColumnMap {
     pub b: Vec<f64>,
 }
 
-/// Rows of a mapped dense source as a pass reads them.
-enum RowRead<'r> {
-    /// A group of source rows (every column used, in order): the pass fuses the map in.
-    Source(&'r [&'r [f64]]),
-    /// One row's values through the map.
-    Mapped(&'r [f64]),
-}
-
 thread_local! {
     /// One mapped row at a time (no allocation per row or pass once sized).
     static MAPPED_ROW: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -595,43 +587,32 @@ impl<'a> Design<'a> {
         })
     }
 
-    /// Runs `f(first, rows)` over the first `n` rows in order: groups of up to
-    /// [`mapped::GROUP`] source rows when every column is used in order and rows are slices,
-    /// else one mapped row at a time (see [`RowRead`]).
-    fn each_mapped(
-        &self,
-        x: &ArrayView2<'a, f64>,
-        map: &ColumnMap,
-        n: usize,
-        mut f: impl FnMut(usize, RowRead<'_>),
-    ) {
-        if self.identity && x.is_standard_layout() {
-            let row = |i: usize| {
-                self.dense_row(x, self.rows[i] as usize)
-                    .expect("standard layout")
-            };
-            let mut group: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
-            for first in (0..n).step_by(mapped::GROUP) {
-                let g = mapped::GROUP.min(n - first);
-                for (k, slot) in group[..g].iter_mut().enumerate() {
-                    *slot = row(first + k);
-                }
-                // The next group's rows come from anywhere in a shuffled order.
-                for i in first + g..(first + 2 * g).min(n) {
-                    prefetch_row(row(i));
-                }
-                f(first, RowRead::Source(&group[..g]));
+    /// Whether the passes over `x` can fuse a column map into groups of source rows: every
+    /// column is used in order and the rows are slices. Otherwise they go row by row through
+    /// [`Self::dot_with`] and [`Self::axpy`], the same sums.
+    fn fuses_map(&self, x: &ArrayView2<'a, f64>) -> bool {
+        self.identity && x.is_standard_layout()
+    }
+
+    /// Runs `f(first, rows)` over the first `n` source rows in order, in groups of up to
+    /// [`mapped::GROUP`] (only when [`Self::fuses_map`]).
+    fn each_group(&self, x: &ArrayView2<'a, f64>, n: usize, mut f: impl FnMut(usize, &[&[f64]])) {
+        let row = |i: usize| {
+            self.dense_row(x, self.rows[i] as usize)
+                .expect("standard layout")
+        };
+        let mut group: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
+        for first in (0..n).step_by(mapped::GROUP) {
+            let g = mapped::GROUP.min(n - first);
+            for (k, slot) in group[..g].iter_mut().enumerate() {
+                *slot = row(first + k);
             }
-            return;
+            // The next group's rows come from anywhere in a shuffled order.
+            for i in first + g..(first + 2 * g).min(n) {
+                prefetch_row(row(i));
+            }
+            f(first, &group[..g]);
         }
-        MAPPED_ROW.with(|buf| {
-            let mut buf = buf.borrow_mut();
-            buf.resize(self.cols.len(), 0.0);
-            for i in 0..n {
-                self.mapped_row(x, map, self.rows[i] as usize, &mut buf);
-                f(i, RowRead::Mapped(&buf));
-            }
-        })
     }
 
     /// Writes row r's values through `map` into `out` (one per used column).
@@ -798,22 +779,19 @@ impl<'a> Design<'a> {
         let sum_theta: f64 = theta.iter().sum();
         let (m, enc) = match &self.source {
             Source::Binary(m, enc) => (m, enc),
-            Source::Dense(x, Some(map)) => {
+            Source::Dense(x, Some(map)) if self.fuses_map(x) => {
                 // `dot_with`'s sums, the map fused into the dot products of a group of rows.
                 let n = z.len().min(self.rows.len());
                 let z = &mut z[..n];
-                return self.each_mapped(x, map, z.len(), |first, rows| match rows {
-                    RowRead::Source(rows) => {
-                        let z = &mut z[first..first + rows.len()];
-                        mapped::dots_mapped(rows, &map.a, &map.b, theta, z);
-                        for (zi, &s) in z.iter_mut().zip(&self.scale[first..]) {
-                            *zi *= s;
-                        }
+                return self.each_group(x, n, |first, rows| {
+                    let z = &mut z[first..first + rows.len()];
+                    mapped::dots_mapped(rows, &map.a, &map.b, theta, z);
+                    for (zi, &s) in z.iter_mut().zip(&self.scale[first..]) {
+                        *zi *= s;
                     }
-                    RowRead::Mapped(values) => z[first] = self.scale[first] * dot4(values, theta),
                 });
             }
-            Source::Dense(_, None) => {
+            Source::Dense(..) => {
                 for (i, zi) in z.iter_mut().enumerate() {
                     *zi = self.dot_with(i, theta, sum_theta);
                 }
@@ -890,26 +868,18 @@ impl<'a> Design<'a> {
                     out.iter_mut().for_each(|o| *o = 2.0 * *o - total);
                 }
             }
-            Source::Dense(x, Some(map)) => {
-                // `axpy`'s sums, one row buffer for the whole pass.
+            Source::Dense(x, Some(map)) if self.fuses_map(x) => {
+                // `axpy`'s sums, the map fused into a group of rows at a time.
                 let mut coef = [0.0; mapped::GROUP];
-                self.each_mapped(x, map, c.len(), |first, rows| match rows {
-                    RowRead::Source(rows) => {
-                        let coef = &mut coef[..rows.len()];
-                        for (k, a) in coef.iter_mut().enumerate() {
-                            *a = c[first + k] * self.scale[first + k];
-                        }
-                        mapped::axpys_mapped(rows, coef, &map.a, &map.b, out);
+                self.each_group(x, c.len(), |first, rows| {
+                    let coef = &mut coef[..rows.len()];
+                    for (k, a) in coef.iter_mut().enumerate() {
+                        *a = c[first + k] * self.scale[first + k];
                     }
-                    RowRead::Mapped(values) => {
-                        let a = c[first] * self.scale[first];
-                        for (o, &v) in out.iter_mut().zip(values) {
-                            *o += a * v;
-                        }
-                    }
+                    mapped::axpys_mapped(rows, coef, &map.a, &map.b, out);
                 });
             }
-            Source::Dense(_, None) => {
+            Source::Dense(..) => {
                 for (i, &ci) in c.iter().enumerate() {
                     self.axpy(i, ci, out);
                 }
