@@ -13,6 +13,10 @@
 //! * `lr_gram`: the dense weighted Gram X^T diag(w) X behind the functional mechanism's
 //!   coefficients and dense Newton's Hessian, N = 2^15 x D = 1000 uniform rows (appendix B's
 //!   D = 1000); the peer is numpy's `X.T @ (w[:, None] * X)` on one BLAS thread.
+//! * `lr_trim`: the functional mechanism's trimming step at D = 1000 and 1500 (the minimiser
+//!   on the positive eigenspace of an indefinite symmetric matrix, entries uniform in
+//!   [-1, 1]); the peer is numpy's `eigh` (LAPACK's divide and conquer, one BLAS thread) and
+//!   the projection onto the kept eigenvectors.
 //!
 //! Iteration counts go to `target/lr-peer/epsilab-iterations.txt` for the ratio table.
 
@@ -206,5 +210,26 @@ fn gram(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, adult, xwindows, dense, gram);
+fn trim(c: &mut Criterion) {
+    let mut g = c.benchmark_group("lr_trim");
+    g.sample_size(10);
+    for d in [1000usize, 1500] {
+        let mut rng = rng_from(&["bench", "trim", &d.to_string()]);
+        let mut a = vec![0.0; d * d];
+        for i in 0..d {
+            for j in i..d {
+                let v = rng.r#gen::<f64>() * 2.0 - 1.0;
+                a[i * d + j] = v;
+                a[j * d + i] = v;
+            }
+        }
+        let b: Vec<f64> = (0..d).map(|_| rng.r#gen::<f64>() - 0.5).collect();
+        g.bench_function(format!("d_{d}"), |bench| {
+            bench.iter(|| black_box(eigenspace::solve_on_positive_eigenspace(&a, d, &b, 1e-12)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, adult, xwindows, dense, gram, trim);
 criterion_main!(benches);

@@ -17,8 +17,8 @@ if ! python3 -c 'import sklearn' 2>/dev/null; then
 fi
 rm -rf target/lr-peer
 echo "load before: $(uptime)"
-for w in adult xwindows dense gram; do
-    cargo bench --locked --bench logistic -- "lr_$w" 2>&1 | grep -E "^lr_|time:|^(adult|xwindows|dense|gram)" || true
+for w in adult xwindows dense gram trim; do
+    cargo bench --locked --bench logistic -- "lr_$w" 2>&1 | grep -E "^lr_|time:|^(adult|xwindows|dense|gram|trim)" || true
     python3 benches/peer/sklearn_lr.py "$w"
 done
 cargo bench --locked --bench naive_bayes -- algorithm1_adult/fit_and_predict 2>&1 | grep -E "^algorithm1|time:" || true

@@ -7,7 +7,7 @@ stderr), and appends it as JSON to target/lr-peer/sklearn.jsonl. Needs scikit-le
 `scripts/lr-speed.sh` runs it beside the criterion benches and prints the ratios
 (`table` mode below).
 
-    python3 benches/peer/sklearn_lr.py [adult|xwindows|dense|gram ...]
+    python3 benches/peer/sklearn_lr.py [adult|xwindows|dense|gram|trim ...]
     python3 benches/peer/sklearn_lr.py table
 """
 import os
@@ -138,6 +138,27 @@ def gram():
     record(f"gram_{n}_{d}", t)
 
 
+def trim():
+    """The functional mechanism's trimming step with numpy: eigh (LAPACK dsyevd, one BLAS
+    thread), then the minimiser on the eigenvectors whose eigenvalues exceed 1e-12 of the
+    largest |eigenvalue|, on the bench's shapes (random symmetric, entries in [-1, 1])."""
+    rng = np.random.default_rng(0)
+    for d in (1000, 1500):
+        a = np.triu(rng.random((d, d)) * 2 - 1)
+        a = a + np.triu(a, 1).T
+        b = rng.random(d) - 0.5
+
+        def solve():
+            w, v = np.linalg.eigh(a)
+            keep = w > 1e-12 * np.abs(w).max()
+            vk = v[:, keep]
+            return vk @ ((vk.T @ b) / w[keep])
+
+        t, _ = median_time(solve, 5)
+        print(f"trim d = {d}: {t * 1e3:.1f} ms")
+        record(f"trim_{d}", t)
+
+
 def criterion(group, bench):
     """Median seconds of a criterion bench (target/criterion/<group>/<bench>/new)."""
     path = os.path.join("target", "criterion", group, bench, "new", "estimates.json")
@@ -194,18 +215,22 @@ def table():
                              sk.get(f"dense_{n}_tol_1e-08"), None))
     print("| workload | epsilab | sklearn lbfgs, equal tol | ratio | sklearn tol 1e-4 | ratio |")
     print("|---|---|---|---|---|---|")
-    for name, e, p8, p4 in rows:
-        print(f"| {name} | {fmt(e)} | {fmt(p8)} | {ratio(p8, e)} | {fmt(p4)} | {ratio(p4, e)} |")
     e = criterion("lr_gram", "n_32768_d_1000")
     if e is not None:
         rows.append(("Weighted Gram X^T diag(w) X, 32768 x 1000 (numpy)", e,
                      sk.get("gram_32768_1000"), None))
+    for d in (1000, 1500):
+        e = criterion("lr_trim", f"d_{d}")
+        if e is not None:
+            rows.append((f"FM trimming solve, D = {d} (numpy eigh)", e, sk.get(f"trim_{d}"), None))
+    for name, e, p8, p4 in rows:
+        print(f"| {name} | {fmt(e)} | {fmt(p8)} | {ratio(p8, e)} | {fmt(p4)} | {ratio(p4, e)} |")
     nb = criterion("algorithm1_adult", "fit_and_predict")
     print(f"| Private NB (Algorithm 1) fit + predict, Adult | {fmt(nb)} | | | | |")
 
 
 if __name__ == "__main__":
-    todo = sys.argv[1:] or ["adult", "xwindows", "dense", "gram"]
+    todo = sys.argv[1:] or ["adult", "xwindows", "dense", "gram", "trim"]
     for name in todo:
-        {"adult": adult, "xwindows": xwindows, "dense": dense, "gram": gram,
+        {"adult": adult, "xwindows": xwindows, "dense": dense, "gram": gram, "trim": trim,
          "table": table}[name]()

@@ -10,8 +10,9 @@
 //! l'' x x^T of rank one and norm <= c.
 
 use super::design::Design;
+use super::eigenspace::solve_on_positive_eigenspace;
 use super::erm::minimise_from;
-use super::linalg::{solve_spd, symmetric_eigen, symmetric_eigen_large};
+use super::linalg::{solve_spd, symmetric_eigen};
 use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
@@ -504,9 +505,13 @@ pub fn shared_fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>
 }
 
 /// Largest D whose trimming step uses the Jacobi eigen-solver: every stored functional-mechanism
-/// result (D <= 100) was computed with it and stays bit for bit; above it (D = 1000, 1500) the
-/// Jacobi sweeps took minutes per fit, so nalgebra's Householder-QL solver takes over.
+/// result at D <= 100 was computed with it and stays bit for bit; above it (D = 1000, 1500) the
+/// Jacobi sweeps took minutes per fit, and the same sum runs on the Householder reduction
+/// without forming an eigenvector ([`solve_on_positive_eigenspace`]).
 pub const JACOBI_MAX_D: usize = 100;
+
+/// Eigenvalues at or below this fraction of the largest |eigenvalue| are trimmed.
+const TRIM_FLOOR: f64 = 1e-12;
 
 /// Minimises a.theta + theta^T M theta: M PD -> theta = -(1/2) M^-1 a; else add rho I; if
 /// still not PD, drop the non-positive eigenvalues (minimise on the positive eigenspace).
@@ -522,16 +527,16 @@ pub fn fm_minimise(a: &[f64], m: &[f64], d: usize, rho: f64) -> (Vec<f64>, f64, 
     if let Some(t) = solve_spd(&mr, d, &half_neg) {
         return (t, rho, 0);
     }
-    let (vals, v) = if d <= JACOBI_MAX_D {
-        symmetric_eigen(&mr, d)
-    } else {
-        symmetric_eigen_large(&mr, d)
-    };
+    if d > JACOBI_MAX_D {
+        let (theta, trimmed) = solve_on_positive_eigenspace(&mr, d, &half_neg, TRIM_FLOOR);
+        return (theta, rho, trimmed);
+    }
+    let (vals, v) = symmetric_eigen(&mr, d);
     let top = vals.iter().fold(0.0f64, |x, &y| x.max(y.abs()));
     let mut theta = vec![0.0; d];
     let mut trimmed = 0;
     for (k, &lk) in vals.iter().enumerate() {
-        if lk <= 1e-12 * top {
+        if lk <= TRIM_FLOOR * top {
             trimmed += 1;
             continue;
         }

@@ -22,6 +22,7 @@ mod csr;
 pub mod dense;
 pub mod design;
 pub mod dp_sgd;
+pub mod eigenspace;
 pub mod ensemble;
 pub mod erm;
 mod gram;
