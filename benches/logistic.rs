@@ -13,6 +13,9 @@
 //! * `lr_gram`: the dense weighted Gram X^T diag(w) X behind the functional mechanism's
 //!   coefficients and dense Newton's Hessian, N = 2^15 x D = 1000 uniform rows (appendix B's
 //!   D = 1000); the peer is numpy's `X.T @ (w[:, None] * X)` on one BLAS thread.
+//! * `lr_passes_each`: objective perturbation's lockstep passes, margins and X^T c for four
+//!   vectors over a 2^17 x 1000 copy, one combined pass (`margins_each`, `weighted_sum_each`)
+//!   against four separate ones: what a lockstep round saves.
 //! * `lr_trim`: the functional mechanism's trimming step at D = 1000 and 1500 (the minimiser
 //!   on the positive eigenspace of an indefinite symmetric matrix, entries uniform in
 //!   [-1, 1]); the peer is numpy's `eigh` (LAPACK's divide and conquer, one BLAS thread) and
@@ -231,5 +234,50 @@ fn trim(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, adult, xwindows, dense, gram, trim);
+fn passes_each(c: &mut Criterion) {
+    let (n, d) = (1usize << 17, 1000usize);
+    let mut rng = rng_from(&["bench", "passes-each"]);
+    let x = Array2::from_shape_fn((n, d), |_| rng.r#gen::<f64>() - 0.5);
+    let design = Design::dense(x.view());
+    let thetas: Vec<Vec<f64>> = (0..4)
+        .map(|_| (0..d).map(|_| rng.r#gen::<f64>() - 0.5).collect())
+        .collect();
+    let cs: Vec<Vec<f64>> = (0..4)
+        .map(|_| (0..n).map(|_| rng.r#gen::<f64>() - 0.5).collect())
+        .collect();
+    let (mut zs, mut gs) = (vec![vec![0.0; n]; 4], vec![vec![0.0; d]; 4]);
+    let mut g = c.benchmark_group("lr_passes_each");
+    g.sample_size(10);
+    g.bench_function("margins_4_separate", |b| {
+        b.iter(|| {
+            for (t, z) in thetas.iter().zip(zs.iter_mut()) {
+                design.margins(t, z);
+            }
+        })
+    });
+    g.bench_function("margins_4_each", |b| {
+        b.iter(|| {
+            let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
+            let mut z: Vec<&mut [f64]> = zs.iter_mut().map(Vec::as_mut_slice).collect();
+            design.margins_each(&t, &mut z)
+        })
+    });
+    g.bench_function("xtc_4_separate", |b| {
+        b.iter(|| {
+            for (c, o) in cs.iter().zip(gs.iter_mut()) {
+                design.weighted_sum(c, o);
+            }
+        })
+    });
+    g.bench_function("xtc_4_each", |b| {
+        b.iter(|| {
+            let c: Vec<&[f64]> = cs.iter().map(Vec::as_slice).collect();
+            let mut o: Vec<&mut [f64]> = gs.iter_mut().map(Vec::as_mut_slice).collect();
+            design.weighted_sum_each(&c, &mut o)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, adult, xwindows, dense, gram, trim, passes_each);
 criterion_main!(benches);

@@ -411,13 +411,24 @@ impl Prepared<'_> {
                         }
                         let group = Group::new(spec, &self.plan, di, data, trial)?;
                         let td = group.data(data);
-                        for cell in &cells {
-                            let name = &spec.pipelines[cell.pipeline].name;
-                            let record =
-                                crate::profile::in_pipeline(name, || run_cell(spec, cell, &td))?;
-                            crate::profile::time("write", || store.append(&record))?;
-                            ran.fetch_add(1, Ordering::Relaxed);
-                            bar.inc(1);
+                        let shape = (data.n_rows(), data.n_features());
+                        for batch in lockstep_batches(spec, &cells, shape, LOCKSTEP_MIN_VALUES) {
+                            // A batch's finished cells are kept even if one of them failed.
+                            let mut failed = None;
+                            for record in run_batch(spec, &batch, &td) {
+                                match record {
+                                    Ok(r) => crate::profile::time("write", || store.append(&r))?,
+                                    Err(e) => {
+                                        failed.get_or_insert(e);
+                                        continue;
+                                    }
+                                }
+                                ran.fetch_add(1, Ordering::Relaxed);
+                                bar.inc(1);
+                            }
+                            if let Some(e) = failed {
+                                return Err(e);
+                            }
                         }
                         Ok(())
                     })
@@ -443,6 +454,91 @@ impl Prepared<'_> {
         )?;
         Ok(summary)
     }
+}
+
+/// Rows x columns from which objective perturbation's lambda siblings fit in lockstep (2^28
+/// values, 2 GB): at appendix B's D = 1000 the groups were measured faster than the cells one
+/// after another only from 2^19 rows on two workers (below, their threads compete with the
+/// other worker's passes for the two cores).
+const LOCKSTEP_MIN_VALUES: usize = 1 << 28;
+
+/// A trial's cells in the order they run, as batches: one cell, or the cells of a pipeline
+/// whose kind fits in lockstep that differ only in lambda, on a design of at least
+/// `min_values` rows x columns of the dataset's `(rows, columns)` (gathered at the first of
+/// them; each cell has its own streams, so the order changes no result).
+fn lockstep_batches<'c>(
+    spec: &Spec,
+    cells: &'c [Cell],
+    (n_rows, n_features): (usize, usize),
+    min_values: usize,
+) -> Vec<Vec<&'c Cell>> {
+    let eligible = |c: &Cell| {
+        let rows = c.at.n_train.unwrap_or(n_rows);
+        c.at.lambda.is_some()
+            && rows.saturating_mul(n_features) >= min_values
+            && spec.pipelines[c.pipeline]
+                .learner()
+                .is_some_and(|k| k.lockstep())
+    };
+    let sibling = |a: &Cell, b: &Cell| {
+        let lambda = |c: &Cell| crate::kinds::GridValues {
+            lambda: None,
+            ..c.at
+        };
+        a.pipeline == b.pipeline && lambda(a) == lambda(b) && a.budget == b.budget
+    };
+    let mut taken = vec![false; cells.len()];
+    let mut batches = Vec::new();
+    for i in 0..cells.len() {
+        if taken[i] {
+            continue;
+        }
+        taken[i] = true;
+        let mut batch = vec![&cells[i]];
+        if eligible(&cells[i]) {
+            for j in i + 1..cells.len() {
+                if !taken[j] && eligible(&cells[j]) && sibling(&cells[i], &cells[j]) {
+                    taken[j] = true;
+                    batch.push(&cells[j]);
+                }
+            }
+        }
+        batches.push(batch);
+    }
+    batches
+}
+
+/// Runs one batch: a lone cell on this thread; a lockstep batch one thread per cell, its fits
+/// sharing their passes over the rows. Records in the batch's order.
+fn run_batch(
+    spec: &Spec,
+    batch: &[&Cell],
+    td: &TrialData,
+) -> Vec<Result<crate::store::TrialRecord>> {
+    let run = |cell: &Cell| {
+        let name = &spec.pipelines[cell.pipeline].name;
+        crate::profile::in_pipeline(name, || run_cell(spec, cell, td))
+    };
+    if let [cell] = batch {
+        return vec![run(cell)];
+    }
+    let group = crate::learners::logistic::lockstep::Lockstep::new(batch.len());
+    std::thread::scope(|s| {
+        let members: Vec<_> = batch
+            .iter()
+            .map(|&cell| {
+                let group = group.clone();
+                s.spawn(move || group.member(|| run(cell)))
+            })
+            .collect();
+        members
+            .into_iter()
+            .map(|m| {
+                m.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// Checks every (learner, dataset) pair before the first trial runs.
@@ -637,4 +733,56 @@ fn shard_count_of(name: &str) -> Option<usize> {
         .1
         .parse()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Objective perturbation's lambda siblings at one N form a batch once the design is
+    /// large enough; other kinds, other N and small designs run alone, every cell once.
+    #[test]
+    fn lockstep_batches_gather_objective_perturbations_lambda_siblings() {
+        let text = r#"
+[experiment]
+name = "b"
+trials = 1
+seed = 1
+datasets = ["toy"]
+[dataset.toy]
+source = "toy_gaussian"
+dimension = 100
+train = 1000
+test = 100
+[grid]
+epsilon = [0.1, 1]
+n_train = [100, 1000]
+lambda = [0.01, 1, 100]
+[[pipeline]]
+name = "op"
+learner = "lr_objective"
+[[pipeline]]
+name = "lr"
+learner = "lr"
+[report]
+x = "n_train"
+"#;
+        let spec = Spec::parse(text, std::path::Path::new("b.toml")).unwrap();
+        let plan = plan(&spec, false);
+        let mut cells: Vec<Cell> = plan.combos_of(0).map(|c| c.cell(0)).collect();
+        cells.sort_by_key(|c| c.at.n_train);
+        let batches = lockstep_batches(&spec, &cells, (1000, 100), 50_000);
+        assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), cells.len());
+        let grouped: Vec<&Vec<&Cell>> = batches.iter().filter(|b| b.len() > 1).collect();
+        // N = 1000 (10^5 values), one batch per epsilon of the three lambdas.
+        assert_eq!(grouped.len(), 2);
+        for b in grouped {
+            assert_eq!(b.len(), 3);
+            assert!(b.iter().all(|c| spec.pipelines[c.pipeline].name == "op"));
+            assert!(b.iter().all(|c| c.at.n_train == Some(1000)));
+            assert!(b.iter().all(|c| c.budget == b[0].budget));
+        }
+        let none = lockstep_batches(&spec, &cells, (1000, 100), 200_000);
+        assert!(none.iter().all(|b| b.len() == 1));
+    }
 }

@@ -180,6 +180,12 @@ impl<const M: u8> LearnerKind for Logistic<M> {
         lr_learner(kind, loss, settings, self.lambda, self.scaling, at, budget)
     }
 
+    /// Objective perturbation: every fit has its own noise, so none is shared, but each reads
+    /// the same rows, two passes per L-BFGS iteration.
+    fn lockstep(&self) -> bool {
+        M == 2 || M == 6
+    }
+
     fn cost(&self) -> u64 {
         20 * match self.lambda {
             // 5 folds × the λ grid, plus the final fit.

@@ -210,6 +210,12 @@ pub trait LearnerKind: Debug + Send + Sync {
     fn cost(&self) -> u64 {
         1
     }
+    /// Whether the cells of one trial that differ only in lambda may fit side by side in
+    /// [`crate::learners::logistic::lockstep`], sharing their passes over the rows (each
+    /// fit's bits unchanged).
+    fn lockstep(&self) -> bool {
+        false
+    }
     /// Whether it is the majority-class baseline every figure already draws.
     fn is_baseline(&self) -> bool {
         false

@@ -832,6 +832,81 @@ impl<'a> Design<'a> {
         }
     }
 
+    /// [`Self::margins`] for several thetas in one pass over the rows: `zs[j]` is bit for bit
+    /// `margins(thetas[j])`. Dense rows are read once for all (a copy's rows, or the column
+    /// map's groups of source rows, which stay in cache while each theta passes); other
+    /// sources take one pass per theta.
+    pub fn margins_each(&self, thetas: &[&[f64]], zs: &mut [&mut [f64]]) {
+        let n = self.rows.len();
+        match &self.source {
+            Source::Dense(x, Some(map)) if self.fuses_map(x) && zs.iter().all(|z| z.len() >= n) => {
+                self.each_group(x, n, |first, rows| {
+                    for (theta, z) in thetas.iter().zip(zs.iter_mut()) {
+                        let z = &mut z[first..first + rows.len()];
+                        mapped::dots_mapped(rows, &map.a, &map.b, theta, z);
+                        for (zi, &s) in z.iter_mut().zip(&self.scale[first..]) {
+                            *zi *= s;
+                        }
+                    }
+                })
+            }
+            Source::Dense(x, None) if self.identity && zs.iter().all(|z| z.len() >= n) => {
+                let mut sums = vec![0.0; thetas.len()];
+                for i in 0..n {
+                    let row = self.dense_row(x, self.rows[i] as usize).expect("identity");
+                    mapped::dot4_each(row, thetas, &mut sums);
+                    for (z, &raw) in zs.iter_mut().zip(&sums) {
+                        z[i] = self.scale[i] * raw;
+                    }
+                }
+            }
+            _ => {
+                for (theta, z) in thetas.iter().zip(zs.iter_mut()) {
+                    self.margins(theta, z);
+                }
+            }
+        }
+    }
+
+    /// [`Self::weighted_sum`] for several coefficient vectors in one pass over the rows:
+    /// `outs[j]` is bit for bit `weighted_sum(cs[j])` (each output receives its rows' terms in
+    /// row order, as there).
+    pub fn weighted_sum_each(&self, cs: &[&[f64]], outs: &mut [&mut [f64]]) {
+        let n = cs.first().map_or(0, |c| c.len());
+        let same_rows = n <= self.rows.len() && cs.iter().all(|c| c.len() == n);
+        match &self.source {
+            Source::Dense(x, Some(map)) if self.fuses_map(x) && same_rows => {
+                outs.iter_mut().for_each(|o| o.fill(0.0));
+                let mut coef = [0.0; mapped::GROUP];
+                self.each_group(x, n, |first, rows| {
+                    for (c, out) in cs.iter().zip(outs.iter_mut()) {
+                        let coef = &mut coef[..rows.len()];
+                        for (k, a) in coef.iter_mut().enumerate() {
+                            *a = c[first + k] * self.scale[first + k];
+                        }
+                        mapped::axpys_mapped(rows, coef, &map.a, &map.b, out);
+                    }
+                });
+            }
+            Source::Dense(x, None) if self.identity && same_rows => {
+                outs.iter_mut().for_each(|o| o.fill(0.0));
+                let mut coefs = vec![0.0; cs.len()];
+                for i in 0..n {
+                    let row = self.dense_row(x, self.rows[i] as usize).expect("identity");
+                    for (a, c) in coefs.iter_mut().zip(cs) {
+                        *a = c[i] * self.scale[i];
+                    }
+                    mapped::axpy_each(row, &coefs, outs);
+                }
+            }
+            _ => {
+                for (c, out) in cs.iter().zip(outs.iter_mut()) {
+                    self.weighted_sum(c, out);
+                }
+            }
+        }
+    }
+
     /// out = sum_i c_i x_i (X^T c).
     pub fn weighted_sum(&self, c: &[f64], out: &mut [f64]) {
         out.iter_mut().for_each(|o| *o = 0.0);
@@ -1397,6 +1472,37 @@ mod tests {
         }
     }
 
+    /// `margins_each` and `weighted_sum_each` for one to six vectors give each vector's own
+    /// `margins` and `weighted_sum`, bit for bit (called on every design of the test below).
+    fn passes_each_round_as_one_at_a_time(des: &Design, rng: &mut crate::rng::Rng) {
+        let (n, k) = (des.n_rows(), des.dim());
+        for count in 1..=6 {
+            let thetas: Vec<Vec<f64>> = (0..count)
+                .map(|_| (0..k).map(|_| rng.r#gen::<f64>() - 0.5).collect())
+                .collect();
+            let cs: Vec<Vec<f64>> = (0..count)
+                .map(|_| (0..n).map(|_| rng.r#gen::<f64>() - 0.3).collect())
+                .collect();
+            let (mut zs, mut gs) = (vec![vec![0.0; n]; count], vec![vec![1.0; k]; count]);
+            {
+                let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
+                let mut z: Vec<&mut [f64]> = zs.iter_mut().map(Vec::as_mut_slice).collect();
+                des.margins_each(&t, &mut z);
+                let c: Vec<&[f64]> = cs.iter().map(Vec::as_slice).collect();
+                let mut g: Vec<&mut [f64]> = gs.iter_mut().map(Vec::as_mut_slice).collect();
+                des.weighted_sum_each(&c, &mut g);
+            }
+            for j in 0..count {
+                let (mut z, mut g) = (vec![0.0; n], vec![0.0; k]);
+                des.margins(&thetas[j], &mut z);
+                des.weighted_sum(&cs[j], &mut g);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&zs[j]), bits(&z), "margins {j} of {count}");
+                assert_eq!(bits(&gs[j]), bits(&g), "X^T c {j} of {count}");
+            }
+        }
+    }
+
     /// A design read through a column map gives every pass of a design over the mapped copy
     /// bit for bit (margins, X^T c, the Gram matrix, dot, axpy, norms, squared sums), with
     /// rows in a shuffled order, all columns or a subset, at D across a block's edge.
@@ -1449,6 +1555,8 @@ mod tests {
                     pass(&by_copy),
                     "n = {n}, d = {d}, {k} columns"
                 );
+                passes_each_round_as_one_at_a_time(&mapped, &mut rng);
+                passes_each_round_as_one_at_a_time(&by_copy, &mut rng);
             }
         }
     }

@@ -31,6 +31,139 @@ pub fn dot4(a: &[f64], b: &[f64]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
+/// [`dot4`] of `a` with each of `thetas` into `out`, the row read once: each sum keeps
+/// [`dot4`]'s four lanes and their combination, so each is bit for bit its own `dot4`, and
+/// up to four run interleaved (sixteen independent chains instead of four).
+pub fn dot4_each(a: &[f64], thetas: &[&[f64]], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { dot4_each_avx2(a, thetas, out) };
+    }
+    dot4_each_any(a, thetas, out)
+}
+
+/// [`dot4_each`] with AVX2 intrinsics: each sum's four lanes in one register, the product
+/// and the sum rounded separately, as [`dot4`]'s lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot4_each_avx2(a: &[f64], thetas: &[&[f64]], out: &mut [f64]) {
+    let mut at = 0;
+    for t in thetas.chunks(4) {
+        let o = &mut out[at..at + t.len()];
+        match *t {
+            [t0, t1, t2, t3] => o.copy_from_slice(&dot4_k_avx2(a, [t0, t1, t2, t3])),
+            [t0, t1, t2] => o.copy_from_slice(&dot4_k_avx2(a, [t0, t1, t2])),
+            [t0, t1] => o.copy_from_slice(&dot4_k_avx2(a, [t0, t1])),
+            [t0] => o.copy_from_slice(&dot4_k_avx2(a, [t0])),
+            _ => unreachable!("chunks of one to four"),
+        }
+        at += t.len();
+    }
+}
+
+/// K sums of [`dot4_each_avx2`], their registers held across the row.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot4_k_avx2<const K: usize>(a: &[f64], t: [&[f64]; K]) -> [f64; K] {
+    use std::arch::x86_64::{
+        __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+    };
+    let n = t.iter().fold(a.len(), |n, t| n.min(t.len()));
+    let full = n / 4 * 4;
+    let mut acc: [__m256d; K] = [_mm256_setzero_pd(); K];
+    for i in (0..full).step_by(4) {
+        // SAFETY: i + 4 <= full <= the length of `a` and of every theta.
+        unsafe {
+            let x = _mm256_loadu_pd(a.as_ptr().add(i));
+            for j in 0..K {
+                let y = _mm256_loadu_pd(t[j].as_ptr().add(i));
+                acc[j] = _mm256_add_pd(acc[j], _mm256_mul_pd(x, y));
+            }
+        }
+    }
+    std::array::from_fn(|j| {
+        let mut lanes = [0.0f64; 4];
+        // SAFETY: `lanes` holds four doubles.
+        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), acc[j]) };
+        let tail: f64 = a[full..n]
+            .iter()
+            .zip(&t[j][full..n])
+            .map(|(x, y)| x * y)
+            .sum();
+        (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
+    })
+}
+
+#[inline(always)]
+fn dot4_each_any(a: &[f64], thetas: &[&[f64]], out: &mut [f64]) {
+    let mut at = 0;
+    for t in thetas.chunks(4) {
+        let o = &mut out[at..at + t.len()];
+        match *t {
+            [t0, t1, t2, t3] => o.copy_from_slice(&dot4_k(a, [t0, t1, t2, t3])),
+            [t0, t1, t2] => o.copy_from_slice(&dot4_k(a, [t0, t1, t2])),
+            [t0, t1] => o.copy_from_slice(&dot4_k(a, [t0, t1])),
+            [t0] => o[0] = dot4(a, t0),
+            _ => unreachable!("chunks of one to four"),
+        }
+        at += t.len();
+    }
+}
+
+#[inline(always)]
+fn dot4_k<const K: usize>(a: &[f64], t: [&[f64]; K]) -> [f64; K] {
+    let n = t.iter().fold(a.len(), |n, t| n.min(t.len()));
+    let a = &a[..n];
+    let t = t.map(|t| &t[..n]);
+    let mut acc = [[0.0f64; 4]; K];
+    let full = n / 4 * 4;
+    let mut chunks = t.map(|t| t[..full].chunks_exact(4));
+    for x in a[..full].chunks_exact(4) {
+        for (acc, y) in acc.iter_mut().zip(chunks.iter_mut()) {
+            let y = y.next().expect("same length");
+            for k in 0..4 {
+                acc[k] += x[k] * y[k];
+            }
+        }
+    }
+    std::array::from_fn(|j| {
+        let tail: f64 = a[full..]
+            .iter()
+            .zip(&t[j][full..])
+            .map(|(x, y)| x * y)
+            .sum();
+        let acc = acc[j];
+        (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+    })
+}
+
+/// out_j += c_j * row for each j (X^T c's row-order axpy for several c at once, the row read
+/// once), compiled for AVX2 where the CPU has it; each output rounds as its own axpy.
+pub fn axpy_each(row: &[f64], coefs: &[f64], outs: &mut [&mut [f64]]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { axpy_each_avx2(row, coefs, outs) };
+    }
+    axpy_each_any(row, coefs, outs)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn axpy_each_avx2(row: &[f64], coefs: &[f64], outs: &mut [&mut [f64]]) {
+    axpy_each_any(row, coefs, outs)
+}
+
+#[inline(always)]
+fn axpy_each_any(row: &[f64], coefs: &[f64], outs: &mut [&mut [f64]]) {
+    for (&a, out) in coefs.iter().zip(outs.iter_mut()) {
+        for (o, &v) in out.iter_mut().zip(row) {
+            *o += a * v;
+        }
+    }
+}
+
 /// [`dot4`] of the mapped row `a * s + b` with `theta` (all of length D): the definition the
 /// grouped passes keep bit for bit.
 #[inline(always)]
@@ -202,6 +335,44 @@ mod tests {
     use super::*;
     use crate::rng::rng_from;
     use rand::Rng as _;
+
+    /// Several thetas against one row: every sum is its own `dot4` and every output its own
+    /// axpy, bit for bit, on the dispatched and the portable code, for one to nine vectors
+    /// (chunks of four and their remainders) at lengths across a register's edge.
+    #[test]
+    fn each_rounds_as_one_at_a_time() {
+        let mut rng = rng_from(&["each-rows"]);
+        let value = |rng: &mut crate::rng::Rng| {
+            (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
+        };
+        for n in [0usize, 1, 3, 4, 5, 8, 13, 64, 67] {
+            for k in 1..=9 {
+                let row: Vec<f64> = (0..n).map(|_| value(&mut rng)).collect();
+                let thetas: Vec<Vec<f64>> = (0..k)
+                    .map(|_| (0..n).map(|_| value(&mut rng)).collect())
+                    .collect();
+                let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
+                let want: Vec<u64> = t.iter().map(|t| dot4(&row, t).to_bits()).collect();
+                let (mut got, mut any) = (vec![0.0; k], vec![0.0; k]);
+                dot4_each(&row, &t, &mut got);
+                dot4_each_any(&row, &t, &mut any);
+                assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
+                assert_eq!(any.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
+                let coefs: Vec<f64> = (0..k).map(|_| value(&mut rng)).collect();
+                let mut outs = thetas.clone();
+                let mut slots: Vec<&mut [f64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+                axpy_each(&row, &coefs, &mut slots);
+                for ((out, theta), &a) in outs.iter().zip(&thetas).zip(&coefs) {
+                    let one: Vec<u64> = theta
+                        .iter()
+                        .zip(&row)
+                        .map(|(o, v)| (o + a * v).to_bits())
+                        .collect();
+                    assert_eq!(out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), one);
+                }
+            }
+        }
+    }
 
     /// The grouped passes equal the passes over a mapped copy in every bit (four-lane dots,
     /// row-order axpys), on every code path, at lengths across a block's and a register's edge,

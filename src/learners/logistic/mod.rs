@@ -29,6 +29,7 @@ mod gram;
 pub mod harness;
 pub mod input;
 pub mod linalg;
+pub mod lockstep;
 pub mod loss;
 mod mapped;
 pub mod mechanisms;

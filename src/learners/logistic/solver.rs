@@ -15,6 +15,7 @@
 
 use super::design::{Design, Grouped, with_split_passes};
 use super::linalg::{cholesky, cholesky_solve};
+use super::lockstep;
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use serde::{Deserialize, Serialize};
 
@@ -377,6 +378,26 @@ impl<'d, 'a> Objective<'d, 'a> {
         }
     }
 
+    /// z = X theta for L-BFGS and the gradient. A fit with a linear term (objective
+    /// perturbation's noise: never memoised) shares the pass with the other fits of its
+    /// [`lockstep`] group, if its thread is in one; the same bits either way.
+    fn pass_margins(&self, theta: &[f64], z: &mut Vec<f64>) {
+        if self.lin.is_empty() {
+            self.design.margins(theta, z);
+        } else {
+            lockstep::margins(self.design, theta, z);
+        }
+    }
+
+    /// g = X^T c, shared as [`Self::pass_margins`].
+    fn pass_weighted_sum(&self, c: &[f64], g: &mut [f64]) {
+        if self.lin.is_empty() {
+            self.design.weighted_sum(c, g);
+        } else {
+            lockstep::weighted_sum(self.design, c, g);
+        }
+    }
+
     /// ||grad F(0)||: the reference of the relative tolerance.
     fn initial_grad_norm(&self, c: &mut [f64], g: &mut [f64]) -> f64 {
         let inv_n = 1.0 / self.n();
@@ -384,7 +405,7 @@ impl<'d, 'a> Objective<'d, 'a> {
         for (i, (ci, &yi)) in c.iter_mut().zip(self.y).enumerate() {
             *ci = -yi * 0.5 * inv_n * self.weight(i);
         }
-        self.design.weighted_sum(c, g);
+        self.pass_weighted_sum(c, g);
         for (k, gk) in g.iter_mut().enumerate() {
             *gk += self.lin.get(k).copied().unwrap_or(0.0);
         }
@@ -639,7 +660,7 @@ impl<'d, 'a> Objective<'d, 'a> {
         let g0 = match start {
             Some(_) => {
                 let g0 = self.initial_grad_norm(&mut x.c, g);
-                self.design.margins(&x.theta, &mut x.z);
+                self.pass_margins(&x.theta, &mut x.z);
                 Some(g0)
             }
             None => None,
@@ -652,7 +673,7 @@ impl<'d, 'a> Objective<'d, 'a> {
 
     /// g = X^T c + reg theta + lin.
     fn finish_gradient(&self, theta: &[f64], c: &[f64], g: &mut [f64]) {
-        self.design.weighted_sum(c, g);
+        self.pass_weighted_sum(c, g);
         for (k, gk) in g.iter_mut().enumerate() {
             *gk += self.reg * theta[k] + self.lin.get(k).copied().unwrap_or(0.0);
         }
@@ -741,7 +762,7 @@ impl<'d, 'a> Objective<'d, 'a> {
                 gp = -gn * gn;
                 len = 0;
             }
-            self.design.margins(&p, &mut u);
+            self.pass_margins(&p, &mut u);
             let line = Line {
                 z: &x.z,
                 u: &u,

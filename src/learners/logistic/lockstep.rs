@@ -1,0 +1,283 @@
+//! Fits that share their passes over one design's rows.
+//!
+//! Objective perturbation's λ grid fits one trial's rows several times, each with its own
+//! noise, and at appendix B's sizes every fit is bound by reading the rows (two passes per
+//! L-BFGS iteration over up to 12.6 GB). The runner runs such sibling cells side by side, one
+//! thread each, as the members of a [`Lockstep`]; a member's passes wait until every member
+//! still fitting has asked for one, and then one member computes them all in one read of the
+//! rows ([`Design::margins_each`], [`Design::weighted_sum_each`]). Each result is bit for bit
+//! the member's own pass, so a fit's iterates, and its cell's record, do not depend on whether
+//! it ran alone or in a group, nor on which member computed a pass.
+//!
+//! Only fits with a linear term (objective perturbation's noise) take part: a noise-free fit
+//! may be computed under the memo's lock on its key, which another member could wait on.
+
+use super::design::Design;
+use crate::memo::Key;
+use std::cell::RefCell;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// A group of fits run side by side; see the module doc.
+pub struct Lockstep {
+    state: Mutex<State>,
+    turn: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// Members not yet gone.
+    active: usize,
+    next_id: u64,
+    /// This round's requests, one per waiting member.
+    pending: Vec<Request>,
+    /// Computed passes not yet collected, by request id.
+    served: Vec<(u64, Vec<f64>)>,
+    /// Requests computed in a round with others (what the group saved, for tests).
+    shared: u64,
+}
+
+enum Pass {
+    /// z = X theta (`input` = theta).
+    Margins,
+    /// out = X^T c (`input` = c).
+    WeightedSum,
+}
+
+struct Request {
+    id: u64,
+    /// The rows' key: a round combines the requests on the computing member's rows.
+    key: Key,
+    pass: Pass,
+    input: Vec<f64>,
+    out: Vec<f64>,
+}
+
+thread_local! {
+    static MEMBER: RefCell<Option<Arc<Lockstep>>> = const { RefCell::new(None) };
+}
+
+impl Lockstep {
+    /// A group of `members` fits.
+    pub fn new(members: usize) -> Arc<Self> {
+        Arc::new(Lockstep {
+            state: Mutex::new(State {
+                active: members,
+                ..State::default()
+            }),
+            turn: Condvar::new(),
+        })
+    }
+
+    /// Runs `f` on this thread as one member: its objective-perturbation passes go through
+    /// the group until `f` returns (or unwinds), when the member leaves.
+    pub fn member<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {
+        struct Leave(Arc<Lockstep>);
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                MEMBER.with(|m| m.borrow_mut().take());
+                self.0.leave();
+            }
+        }
+        MEMBER.with(|m| *m.borrow_mut() = Some(self.clone()));
+        let _leave = Leave(self.clone());
+        f()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A member that panicked left the state consistent (it only ever pushes whole
+        // requests and results), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn leave(&self) {
+        let mut s = self.lock();
+        s.active -= 1;
+        drop(s);
+        // The members still waiting may now all be waiting: one of them computes.
+        self.turn.notify_all();
+    }
+
+    /// The member's pass (into `out`, returned), computed once every member still in the
+    /// group is waiting for one: by a waiting member, together with the other requests on its
+    /// rows. (Members on other rows, which a per-cell selection could give, are served in
+    /// later rounds, by one of their own.)
+    fn request(
+        &self,
+        design: &Design,
+        key: Key,
+        pass: Pass,
+        input: Vec<f64>,
+        out: Vec<f64>,
+    ) -> Vec<f64> {
+        let mut s = self.lock();
+        let id = s.next_id;
+        s.next_id += 1;
+        s.pending.push(Request {
+            id,
+            key,
+            pass,
+            input,
+            out,
+        });
+        loop {
+            if let Some(at) = s.served.iter().position(|(i, _)| *i == id) {
+                return s.served.swap_remove(at).1;
+            }
+            if s.pending.len() == s.active {
+                // Every member is waiting: this one computes its rows' requests, holding the
+                // lock (nobody else needs it until the round is served).
+                let (round, rest) = std::mem::take(&mut s.pending)
+                    .into_iter()
+                    .partition(|r: &Request| r.key == key);
+                s.pending = rest;
+                if round.len() > 1 {
+                    s.shared += round.len() as u64;
+                }
+                for (id, out) in compute(design, round) {
+                    s.served.push((id, out));
+                }
+                self.turn.notify_all();
+                continue;
+            }
+            s = self.turn.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// One round's passes: the margins together, then the column sums together.
+fn compute(design: &Design, round: Vec<Request>) -> Vec<(u64, Vec<f64>)> {
+    let (margins, sums): (Vec<Request>, Vec<Request>) = round
+        .into_iter()
+        .partition(|r| matches!(r.pass, Pass::Margins));
+    let mut done = Vec::new();
+    for (pass, mut group) in [(Pass::Margins, margins), (Pass::WeightedSum, sums)] {
+        let mut outs: Vec<Vec<f64>> = group
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.out))
+            .collect();
+        let inputs: Vec<&[f64]> = group.iter().map(|r| r.input.as_slice()).collect();
+        let mut slots: Vec<&mut [f64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+        match pass {
+            Pass::Margins => design.margins_each(&inputs, &mut slots),
+            Pass::WeightedSum => design.weighted_sum_each(&inputs, &mut slots),
+        }
+        done.extend(group.iter().map(|r| r.id).zip(outs));
+    }
+    done
+}
+
+/// The group this thread's fits belong to, if any.
+fn current() -> Option<Arc<Lockstep>> {
+    MEMBER.with(|m| m.borrow().clone())
+}
+
+/// z = X theta, with the group's other members' passes when this thread is in one (and the
+/// design has a key: rows without one cannot be told apart from other rows).
+pub fn margins(design: &Design, theta: &[f64], z: &mut Vec<f64>) {
+    match (current(), design.key()) {
+        (Some(group), Some(&key)) => {
+            let out = std::mem::take(z);
+            *z = group.request(design, key, Pass::Margins, theta.to_vec(), out);
+        }
+        _ => design.margins(theta, z),
+    }
+}
+
+/// out = X^T c, with the group's other members' passes when this thread is in one.
+pub fn weighted_sum(design: &Design, c: &[f64], out: &mut [f64]) {
+    match (current(), design.key()) {
+        (Some(group), Some(&key)) => {
+            let done = group.request(design, key, Pass::WeightedSum, c.to_vec(), out.to_vec());
+            out.copy_from_slice(&done);
+        }
+        _ => design.weighted_sum(c, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learners::logistic::mechanisms::objective_perturbation_with_noise;
+    use crate::learners::logistic::solver::{Convergence, Solver, SolverSettings};
+    use crate::memo::KeyBuilder;
+    use crate::rng::rng_from;
+    use ndarray::Array2;
+    use rand::Rng as _;
+
+    type Fit = (Vec<f64>, Convergence);
+
+    /// Objective perturbation's fits at four lambdas, each with its own noise, run as the
+    /// members of one group (with a fifth member that fits other rows, and a sixth that fits
+    /// nothing), give every member's solo theta and convergence bit for bit, whichever member
+    /// computes a round; fits of different lengths leave as they finish, and most passes are
+    /// computed in rounds of several.
+    #[test]
+    fn members_fit_as_they_would_alone() {
+        let (n, d) = (3000, 40);
+        let mut rng = rng_from(&["lockstep"]);
+        let x = Array2::from_shape_fn((n, d), |_| (rng.r#gen::<f64>() * 2.0 - 1.0) / 7.0);
+        let y: Vec<f64> = (0..n)
+            .map(|i| {
+                if x[[i, 0]] + x[[i, 1]] > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let key = |what: &str| KeyBuilder::new(what).finish();
+        let design = Design::dense(x.view()).with_key(key("rows"));
+        let other = Design::dense(x.view()).with_key(key("other rows"));
+        let settings = SolverSettings {
+            solver: Solver::Lbfgs,
+            tol: 1e-10,
+            ..SolverSettings::default()
+        };
+        let fits: Vec<(f64, Vec<f64>)> = [0.01, 1.0, 100.0, 1000.0]
+            .into_iter()
+            .map(|l| (l, (0..d).map(|_| rng.r#gen::<f64>() * 4.0 - 2.0).collect()))
+            .collect();
+        let fit = |des: &Design, (l, b): &(f64, Vec<f64>)| {
+            objective_perturbation_with_noise(des, &y, *l, b, 0.0, &settings)
+        };
+        let alone: Vec<Fit> = fits.iter().map(|f| fit(&design, f)).collect();
+        let other_alone = fit(&other, &fits[1]);
+        for _ in 0..3 {
+            let group = Lockstep::new(fits.len() + 2);
+            let (together, other_together) = std::thread::scope(|s| {
+                let members: Vec<_> = fits
+                    .iter()
+                    .map(|f| {
+                        let group = group.clone();
+                        let design = &design;
+                        s.spawn(move || group.member(|| fit(design, f)))
+                    })
+                    .collect();
+                let (g, other, f1) = (group.clone(), &other, &fits[1]);
+                let odd = s.spawn(move || g.member(|| fit(other, f1)));
+                let g = group.clone();
+                s.spawn(move || g.member(|| ()));
+                let together: Vec<Fit> = members.into_iter().map(|m| m.join().unwrap()).collect();
+                (together, odd.join().unwrap())
+            });
+            let passes: usize = alone.iter().map(|f| 2 * f.1.iterations + 1).sum();
+            let shared = group.lock().shared as usize;
+            assert!(shared * 2 > passes, "{shared} of {passes} passes shared");
+            let bits = |f: &Fit| {
+                let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
+                v.extend([f.1.grad_norm.to_bits(), f.1.objective.to_bits()]);
+                v.push(f.1.iterations as u64);
+                v
+            };
+            for (a, b) in alone.iter().zip(&together) {
+                assert_eq!(bits(a), bits(b));
+            }
+            assert_eq!(bits(&other_alone), bits(&other_together));
+            let its: Vec<usize> = alone.iter().map(|f| f.1.iterations).collect();
+            assert!(
+                its.iter().any(|&i| i != its[0]),
+                "fits of different lengths: {its:?}"
+            );
+        }
+    }
+}
