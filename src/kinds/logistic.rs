@@ -180,10 +180,11 @@ impl<const M: u8> LearnerKind for Logistic<M> {
         lr_learner(kind, loss, settings, self.lambda, self.scaling, at, budget)
     }
 
-    /// Objective perturbation: every fit has its own noise, so none is shared, but each reads
-    /// the same rows, two passes per L-BFGS iteration.
+    /// Objective perturbation of the logistic loss: every fit has its own noise, so none is
+    /// shared, but each reads the same rows, two passes per L-BFGS iteration. (The Huber SVM's
+    /// damped Newton method does not route its passes through a group.)
     fn lockstep(&self) -> bool {
-        M == 2 || M == 6
+        M == 2
     }
 
     fn cost(&self) -> u64 {
