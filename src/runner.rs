@@ -480,12 +480,13 @@ fn lockstep_batches<'c>(
                 .learner()
                 .is_some_and(|k| k.lockstep())
     };
+    // Same pipeline and every grid value but lambda: so the same eligibility and budget.
     let sibling = |a: &Cell, b: &Cell| {
         let lambda = |c: &Cell| crate::kinds::GridValues {
             lambda: None,
             ..c.at
         };
-        a.pipeline == b.pipeline && lambda(a) == lambda(b) && a.budget == b.budget
+        a.pipeline == b.pipeline && lambda(a) == lambda(b)
     };
     let mut taken = vec![false; cells.len()];
     let mut batches = Vec::new();
@@ -497,7 +498,7 @@ fn lockstep_batches<'c>(
         let mut batch = vec![&cells[i]];
         if eligible(&cells[i]) {
             for j in i + 1..cells.len() {
-                if !taken[j] && eligible(&cells[j]) && sibling(&cells[i], &cells[j]) {
+                if !taken[j] && sibling(&cells[i], &cells[j]) {
                     taken[j] = true;
                     batch.push(&cells[j]);
                 }

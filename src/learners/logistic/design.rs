@@ -615,6 +615,41 @@ impl<'a> Design<'a> {
         }
     }
 
+    /// z for the group of source rows `rows` from row `first`: `dot_with`'s sums with `map`
+    /// fused in, scaled.
+    fn group_margins(
+        &self,
+        map: &ColumnMap,
+        first: usize,
+        rows: &[&[f64]],
+        theta: &[f64],
+        z: &mut [f64],
+    ) {
+        let z = &mut z[first..first + rows.len()];
+        mapped::dots_mapped(rows, &map.a, &map.b, theta, z);
+        for (zi, &s) in z.iter_mut().zip(&self.scale[first..]) {
+            *zi *= s;
+        }
+    }
+
+    /// out += sum over the group `rows` from row `first` of c_i x_i: `axpy`'s sums with `map`
+    /// fused in.
+    fn group_sums(
+        &self,
+        map: &ColumnMap,
+        first: usize,
+        rows: &[&[f64]],
+        c: &[f64],
+        out: &mut [f64],
+    ) {
+        let mut coef = [0.0; mapped::GROUP];
+        let coef = &mut coef[..rows.len()];
+        for (k, a) in coef.iter_mut().enumerate() {
+            *a = c[first + k] * self.scale[first + k];
+        }
+        mapped::axpys_mapped(rows, coef, &map.a, &map.b, out);
+    }
+
     /// Writes row r's values through `map` into `out` (one per used column).
     #[inline]
     fn mapped_row(&self, x: &ArrayView2<'a, f64>, map: &ColumnMap, r: usize, out: &mut [f64]) {
@@ -784,11 +819,7 @@ impl<'a> Design<'a> {
                 let n = z.len().min(self.rows.len());
                 let z = &mut z[..n];
                 return self.each_group(x, n, |first, rows| {
-                    let z = &mut z[first..first + rows.len()];
-                    mapped::dots_mapped(rows, &map.a, &map.b, theta, z);
-                    for (zi, &s) in z.iter_mut().zip(&self.scale[first..]) {
-                        *zi *= s;
-                    }
+                    self.group_margins(map, first, rows, theta, z)
                 });
             }
             Source::Dense(..) => {
@@ -842,11 +873,7 @@ impl<'a> Design<'a> {
             Source::Dense(x, Some(map)) if self.fuses_map(x) && zs.iter().all(|z| z.len() >= n) => {
                 self.each_group(x, n, |first, rows| {
                     for (theta, z) in thetas.iter().zip(zs.iter_mut()) {
-                        let z = &mut z[first..first + rows.len()];
-                        mapped::dots_mapped(rows, &map.a, &map.b, theta, z);
-                        for (zi, &s) in z.iter_mut().zip(&self.scale[first..]) {
-                            *zi *= s;
-                        }
+                        self.group_margins(map, first, rows, theta, z);
                     }
                 })
             }
@@ -877,14 +904,9 @@ impl<'a> Design<'a> {
         match &self.source {
             Source::Dense(x, Some(map)) if self.fuses_map(x) && same_rows => {
                 outs.iter_mut().for_each(|o| o.fill(0.0));
-                let mut coef = [0.0; mapped::GROUP];
                 self.each_group(x, n, |first, rows| {
                     for (c, out) in cs.iter().zip(outs.iter_mut()) {
-                        let coef = &mut coef[..rows.len()];
-                        for (k, a) in coef.iter_mut().enumerate() {
-                            *a = c[first + k] * self.scale[first + k];
-                        }
-                        mapped::axpys_mapped(rows, coef, &map.a, &map.b, out);
+                        self.group_sums(map, first, rows, c, out);
                     }
                 });
             }
@@ -945,13 +967,8 @@ impl<'a> Design<'a> {
             }
             Source::Dense(x, Some(map)) if self.fuses_map(x) => {
                 // `axpy`'s sums, the map fused into a group of rows at a time.
-                let mut coef = [0.0; mapped::GROUP];
                 self.each_group(x, c.len(), |first, rows| {
-                    let coef = &mut coef[..rows.len()];
-                    for (k, a) in coef.iter_mut().enumerate() {
-                        *a = c[first + k] * self.scale[first + k];
-                    }
-                    mapped::axpys_mapped(rows, coef, &map.a, &map.b, out);
+                    self.group_sums(map, first, rows, c, out)
                 });
             }
             Source::Dense(..) => {

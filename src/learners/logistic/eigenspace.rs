@@ -350,39 +350,16 @@ fn reflect_vector(v: &[f64], tau: f64, y: &mut [f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learners::logistic::linalg::symmetric_eigen;
+    use crate::learners::logistic::linalg::{
+        random_symmetric, solve_on_eigenpairs, symmetric_eigen,
+    };
     use crate::rng::rng_from;
     use rand::Rng as _;
 
-    fn random_symmetric(d: usize, rng: &mut crate::rng::Rng) -> Vec<f64> {
-        let mut a = vec![0.0; d * d];
-        for i in 0..d {
-            for j in i..d {
-                let x: f64 = rng.r#gen::<f64>() * 2.0 - 1.0;
-                a[i * d + j] = x;
-                a[j * d + i] = x;
-            }
-        }
-        a
-    }
-
-    /// sum_{l > floor} v (v . b) / l from the Jacobi decomposition: the reference.
+    /// The minimiser from the Jacobi decomposition's eigenpairs: the reference.
     fn by_jacobi(a: &[f64], d: usize, b: &[f64], rel_floor: f64) -> (Vec<f64>, usize) {
         let (vals, v) = symmetric_eigen(a, d);
-        let top = vals.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let mut x = vec![0.0; d];
-        let mut trimmed = 0;
-        for (k, &l) in vals.iter().enumerate() {
-            if l <= rel_floor * top {
-                trimmed += 1;
-                continue;
-            }
-            let proj: f64 = (0..d).map(|i| v[i * d + k] * b[i]).sum();
-            for i in 0..d {
-                x[i] += v[i * d + k] * proj / l;
-            }
-        }
-        (x, trimmed)
+        solve_on_eigenpairs(&vals, &v, d, b, rel_floor)
     }
 
     fn assert_close(x: &[f64], y: &[f64], what: &str) {
@@ -442,15 +419,8 @@ mod tests {
         let b: Vec<f64> = (0..d).map(|_| rng.r#gen::<f64>() - 0.5).collect();
         let (x, trimmed) = solve_on_positive_eigenspace(&a, d, &b, 1e-12);
         assert_eq!(trimmed, d / 2);
-        let mut want = vec![0.0; d];
-        for (k, &l) in vals.iter().enumerate() {
-            if l > 0.0 {
-                let proj: f64 = (0..d).map(|i| v[i * d + k] * b[i]).sum();
-                for i in 0..d {
-                    want[i] += v[i * d + k] * proj / l;
-                }
-            }
-        }
+        // The exact spectrum: the positive eigenvalues, no floor.
+        let (want, _) = solve_on_eigenpairs(&vals, &v, d, &b, 0.0);
         assert_close(&x, &want, "built spectrum");
     }
 

@@ -131,6 +131,47 @@ pub fn symmetric_eigen(a: &[f64], d: usize) -> (Vec<f64>, Vec<f64>) {
     ((0..d).map(|i| m[i * d + i]).collect(), v)
 }
 
+/// sum_{l_k > floor} v_k (v_k . b) / l_k over explicit eigenpairs (`vals`, eigenvectors as the
+/// columns of the row-major `v`), floor = `rel_floor` max_k |l_k|, and the number of
+/// eigenvalues at or below the floor: the minimiser on the positive eigenspace.
+pub fn solve_on_eigenpairs(
+    vals: &[f64],
+    v: &[f64],
+    d: usize,
+    b: &[f64],
+    rel_floor: f64,
+) -> (Vec<f64>, usize) {
+    let top = vals.iter().fold(0.0f64, |x, &y| x.max(y.abs()));
+    let mut x = vec![0.0; d];
+    let mut trimmed = 0;
+    for (k, &lk) in vals.iter().enumerate() {
+        if lk <= rel_floor * top {
+            trimmed += 1;
+            continue;
+        }
+        let proj: f64 = (0..d).map(|i| v[i * d + k] * b[i]).sum();
+        for i in 0..d {
+            x[i] += v[i * d + k] * proj / lk;
+        }
+    }
+    (x, trimmed)
+}
+
+/// A d x d symmetric matrix (row-major) with entries uniform in [-1, 1], for tests.
+#[cfg(test)]
+pub(crate) fn random_symmetric(d: usize, rng: &mut crate::rng::Rng) -> Vec<f64> {
+    use rand::Rng as _;
+    let mut a = vec![0.0; d * d];
+    for i in 0..d {
+        for j in i..d {
+            let x: f64 = rng.r#gen::<f64>() * 2.0 - 1.0;
+            a[i * d + j] = x;
+            a[j * d + i] = x;
+        }
+    }
+    a
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,14 +225,7 @@ mod tests {
     fn jacobi_reconstructs_a_random_symmetric_matrix() {
         let mut rng = rng_from(&["jacobi"]);
         for d in [1usize, 2, 7, 30, 31, 120] {
-            let mut a = vec![0.0; d * d];
-            for i in 0..d {
-                for j in i..d {
-                    let x: f64 = rng.r#gen::<f64>() * 2.0 - 1.0;
-                    a[i * d + j] = x;
-                    a[j * d + i] = x;
-                }
-            }
+            let a = random_symmetric(d, &mut rng);
             let (vals, v) = symmetric_eigen(&a, d);
             for i in 0..d {
                 for j in 0..d {

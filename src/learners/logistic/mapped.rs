@@ -32,8 +32,8 @@ pub fn dot4(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// [`dot4`] of `a` with each of `thetas` into `out`, the row read once: each sum keeps
-/// [`dot4`]'s four lanes and their combination, so each is bit for bit its own `dot4`, and
-/// up to four run interleaved (sixteen independent chains instead of four).
+/// [`dot4`]'s four lanes and their combination, so each is bit for bit its own `dot4`; with
+/// AVX2 up to four run interleaved (sixteen independent chains instead of four).
 pub fn dot4_each(a: &[f64], thetas: &[&[f64]], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -95,47 +95,12 @@ fn dot4_k_avx2<const K: usize>(a: &[f64], t: [&[f64]; K]) -> [f64; K] {
     })
 }
 
+/// The portable [`dot4_each`]: its definition, one [`dot4`] per theta.
 #[inline(always)]
 fn dot4_each_any(a: &[f64], thetas: &[&[f64]], out: &mut [f64]) {
-    let mut at = 0;
-    for t in thetas.chunks(4) {
-        let o = &mut out[at..at + t.len()];
-        match *t {
-            [t0, t1, t2, t3] => o.copy_from_slice(&dot4_k(a, [t0, t1, t2, t3])),
-            [t0, t1, t2] => o.copy_from_slice(&dot4_k(a, [t0, t1, t2])),
-            [t0, t1] => o.copy_from_slice(&dot4_k(a, [t0, t1])),
-            [t0] => o[0] = dot4(a, t0),
-            _ => unreachable!("chunks of one to four"),
-        }
-        at += t.len();
+    for (o, t) in out.iter_mut().zip(thetas) {
+        *o = dot4(a, t);
     }
-}
-
-#[inline(always)]
-fn dot4_k<const K: usize>(a: &[f64], t: [&[f64]; K]) -> [f64; K] {
-    let n = t.iter().fold(a.len(), |n, t| n.min(t.len()));
-    let a = &a[..n];
-    let t = t.map(|t| &t[..n]);
-    let mut acc = [[0.0f64; 4]; K];
-    let full = n / 4 * 4;
-    let mut chunks = t.map(|t| t[..full].chunks_exact(4));
-    for x in a[..full].chunks_exact(4) {
-        for (acc, y) in acc.iter_mut().zip(chunks.iter_mut()) {
-            let y = y.next().expect("same length");
-            for k in 0..4 {
-                acc[k] += x[k] * y[k];
-            }
-        }
-    }
-    std::array::from_fn(|j| {
-        let tail: f64 = a[full..]
-            .iter()
-            .zip(&t[j][full..])
-            .map(|(x, y)| x * y)
-            .sum();
-        let acc = acc[j];
-        (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-    })
 }
 
 /// out_j += c_j * row for each j (X^T c's row-order axpy for several c at once, the row read

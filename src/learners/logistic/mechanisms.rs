@@ -12,7 +12,7 @@
 use super::design::Design;
 use super::eigenspace::solve_on_positive_eigenspace;
 use super::erm::minimise_from;
-use super::linalg::{solve_spd, symmetric_eigen};
+use super::linalg::{solve_on_eigenpairs, solve_spd, symmetric_eigen};
 use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
@@ -532,19 +532,7 @@ pub fn fm_minimise(a: &[f64], m: &[f64], d: usize, rho: f64) -> (Vec<f64>, f64, 
         return (theta, rho, trimmed);
     }
     let (vals, v) = symmetric_eigen(&mr, d);
-    let top = vals.iter().fold(0.0f64, |x, &y| x.max(y.abs()));
-    let mut theta = vec![0.0; d];
-    let mut trimmed = 0;
-    for (k, &lk) in vals.iter().enumerate() {
-        if lk <= TRIM_FLOOR * top {
-            trimmed += 1;
-            continue;
-        }
-        let proj: f64 = (0..d).map(|i| v[i * d + k] * half_neg[i]).sum();
-        for i in 0..d {
-            theta[i] += v[i * d + k] * proj / lk;
-        }
-    }
+    let (theta, trimmed) = solve_on_eigenpairs(&vals, &v, d, &half_neg, TRIM_FLOOR);
     (theta, rho, trimmed)
 }
 
