@@ -178,19 +178,19 @@ pub struct Dataset {
 /// appendix B's N = 2^20, D = 1500 means reading 12.7 GB; every later cell of the same rows in
 /// the process reads the key here instead. It lives in the dataset, so it never outlives the
 /// content it describes; the keys are the same values, so results and recorded keys are too.
+/// Concurrent requests for one set wait for the first to hash it (a lockstep batch's four λ
+/// cells ask at once, and hashing is most of their preprocessing).
 #[derive(Default)]
-pub struct RowKeys(std::sync::Mutex<std::collections::HashMap<Key, Key>>);
+pub struct RowKeys(
+    std::sync::Mutex<std::collections::HashMap<Key, std::sync::Arc<std::sync::OnceLock<Key>>>>,
+);
 
 impl RowKeys {
     /// The key of the row set identified by `id`, computed by `content` at its first request.
     pub fn get_or_insert(&self, id: Key, content: impl FnOnce() -> Key) -> Key {
-        if let Some(k) = self.0.lock().expect("row keys").get(&id) {
-            return *k;
-        }
-        // Hashed outside the lock: two threads may both hash one set, to the same key.
-        let key = content();
-        self.0.lock().expect("row keys").insert(id, key);
-        key
+        let slot = std::sync::Arc::clone(self.0.lock().expect("row keys").entry(id).or_default());
+        // Hashed outside the map's lock, inside the set's own: other sets go on meanwhile.
+        *slot.get_or_init(content)
     }
 }
 
@@ -203,7 +203,11 @@ impl Clone for RowKeys {
 
 impl std::fmt::Debug for RowKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RowKeys({})", self.0.lock().map_or(0, |m| m.len()))
+        let known = self
+            .0
+            .lock()
+            .map_or(0, |m| m.values().filter(|k| k.get().is_some()).count());
+        write!(f, "RowKeys({known})")
     }
 }
 

@@ -493,6 +493,36 @@ impl<'a> Design<'a> {
         }
     }
 
+    /// [`Self::raw_sq_norm`] of every row. Dense rows that are slices go eight at a time, side
+    /// by side: each row's sum is one chain of dependent adds, so alone it runs at the add's
+    /// latency; every row still adds its squares in column order, so each is bit for bit its
+    /// own `raw_sq_norm`.
+    pub fn raw_sq_norms(&self) -> Vec<f64> {
+        let n = self.rows.len();
+        let Source::Dense(x, map) = &self.source else {
+            return (0..n).map(|i| self.raw_sq_norm(i)).collect();
+        };
+        if !self.fuses_map(x) {
+            return (0..n).map(|i| self.raw_sq_norm(i)).collect();
+        }
+        let d = self.cols.len();
+        let mut out = vec![0.0; n];
+        for (g, sums) in out.chunks_mut(8).enumerate() {
+            let row = |k: usize| {
+                let i = g * 8 + k.min(sums.len() - 1);
+                let row = self.dense_row(x, self.rows[i] as usize).expect("slices");
+                &row[..d]
+            };
+            let rows: [&[f64]; 8] = std::array::from_fn(row);
+            let acc = match map {
+                None => sq_norms8(rows, |_, v| v),
+                Some(m) => sq_norms8(rows, |j, v| m.a[j] * v + m.b[j]),
+            };
+            sums.copy_from_slice(&acc[..sums.len()]);
+        }
+        out
+    }
+
     /// Number of used on-features of binary row i (0 for dense sources).
     pub fn ones(&self, i: usize) -> usize {
         match &self.source {
@@ -513,10 +543,12 @@ impl<'a> Design<'a> {
         self.scale[i].abs() * self.raw_sq_norm(i).sqrt()
     }
 
-    /// max_i ||x_i||_2.
+    /// max_i ||x_i||_2 (each [`Self::row_norm`], from [`Self::raw_sq_norms`]).
     pub fn max_row_norm(&self) -> f64 {
-        (0..self.n_rows())
-            .map(|i| self.row_norm(i))
+        self.raw_sq_norms()
+            .into_iter()
+            .zip(&self.scale)
+            .map(|(sq, s)| s.abs() * sq.sqrt())
             .fold(0.0, f64::max)
     }
 
@@ -870,22 +902,21 @@ impl<'a> Design<'a> {
     pub fn margins_each(&self, thetas: &[&[f64]], zs: &mut [&mut [f64]]) {
         let n = self.rows.len();
         match &self.source {
-            Source::Dense(x, Some(map)) if self.fuses_map(x) && zs.iter().all(|z| z.len() >= n) => {
+            // A group of rows at a time against every vector (`mapped::dots_each`), the map
+            // (if any) applied once per value.
+            Source::Dense(x, map) if self.fuses_map(x) && zs.iter().all(|z| z.len() >= n) => {
+                let consts = map.as_ref().map(|m| (&m.a[..], &m.b[..]));
+                let mut sums = vec![0.0; thetas.len() * mapped::GROUP];
                 self.each_group(x, n, |first, rows| {
-                    for (theta, z) in thetas.iter().zip(zs.iter_mut()) {
-                        self.group_margins(map, first, rows, theta, z);
+                    let g = rows.len();
+                    let sums = &mut sums[..thetas.len() * g];
+                    mapped::dots_each(rows, thetas, consts, sums);
+                    for (z, sums) in zs.iter_mut().zip(sums.chunks_exact(g)) {
+                        for (r, &raw) in sums.iter().enumerate() {
+                            z[first + r] = self.scale[first + r] * raw;
+                        }
                     }
                 })
-            }
-            Source::Dense(x, None) if self.identity && zs.iter().all(|z| z.len() >= n) => {
-                let mut sums = vec![0.0; thetas.len()];
-                for i in 0..n {
-                    let row = self.dense_row(x, self.rows[i] as usize).expect("identity");
-                    mapped::dot4_each(row, thetas, &mut sums);
-                    for (z, &raw) in zs.iter_mut().zip(&sums) {
-                        z[i] = self.scale[i] * raw;
-                    }
-                }
             }
             _ => {
                 for (theta, z) in thetas.iter().zip(zs.iter_mut()) {
@@ -902,24 +933,21 @@ impl<'a> Design<'a> {
         let n = cs.first().map_or(0, |c| c.len());
         let same_rows = n <= self.rows.len() && cs.iter().all(|c| c.len() == n);
         match &self.source {
-            Source::Dense(x, Some(map)) if self.fuses_map(x) && same_rows => {
+            // A group of rows at a time, every output's entries held while the group passes
+            // (`mapped::axpys_each`), the map (if any) applied once per value.
+            Source::Dense(x, map) if self.fuses_map(x) && same_rows => {
                 outs.iter_mut().for_each(|o| o.fill(0.0));
+                let consts = map.as_ref().map(|m| (&m.a[..], &m.b[..]));
+                let mut coefs = vec![0.0; cs.len() * mapped::GROUP];
                 self.each_group(x, n, |first, rows| {
-                    for (c, out) in cs.iter().zip(outs.iter_mut()) {
-                        self.group_sums(map, first, rows, c, out);
+                    let g = rows.len();
+                    for (k, c) in cs.iter().enumerate() {
+                        for (r, a) in coefs[k * g..(k + 1) * g].iter_mut().enumerate() {
+                            *a = c[first + r] * self.scale[first + r];
+                        }
                     }
+                    mapped::axpys_each(rows, &coefs[..cs.len() * g], consts, outs);
                 });
-            }
-            Source::Dense(x, None) if self.identity && same_rows => {
-                outs.iter_mut().for_each(|o| o.fill(0.0));
-                let mut coefs = vec![0.0; cs.len()];
-                for i in 0..n {
-                    let row = self.dense_row(x, self.rows[i] as usize).expect("identity");
-                    for (a, c) in coefs.iter_mut().zip(cs) {
-                        *a = c[i] * self.scale[i];
-                    }
-                    mapped::axpy_each(row, &coefs, outs);
-                }
             }
             _ => {
                 for (c, out) in cs.iter().zip(outs.iter_mut()) {
@@ -1228,6 +1256,22 @@ pub fn labels_pm1(data: &Dataset, rows: &[u32]) -> Result<Vec<f64>> {
         .collect())
 }
 
+/// Sums of squares of eight rows of equal length, value j of a row taken as `value(j, x_j)`,
+/// each row's terms added in column order (as `iter().map(|v| v.powi(2)).sum()`).
+#[inline(always)]
+fn sq_norms8(rows: [&[f64]; 8], value: impl Fn(usize, f64) -> f64) -> [f64; 8] {
+    let d = rows[0].len();
+    let rows = rows.map(|r| &r[..d]);
+    let mut acc = [0.0f64; 8];
+    for j in 0..d {
+        for (acc, row) in acc.iter_mut().zip(&rows) {
+            let v = value(j, row[j]);
+            *acc += v * v;
+        }
+    }
+    acc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1353,6 +1397,40 @@ mod tests {
     /// The Hessian's scatter (rows in order, each row's pairs into the upper triangle, zero
     /// weights skipped) rounds exactly as the textbook loop, entry by entry: on every column,
     /// and on a permuted subset of the columns (rows mapped to parameters once per row).
+    /// The row norms eight rows at a time are each row's own sum, bit for bit, on a copy and
+    /// through a column map (shuffled rows, a count that is not a multiple of eight, columns
+    /// of every scale, and a column subset that takes the row-by-row path).
+    #[test]
+    fn row_norms_side_by_side_round_as_one_at_a_time() {
+        let mut rng = rng_from(&["row-norms"]);
+        let (n, d) = (61, 37);
+        let x = ndarray::Array2::from_shape_fn((n, d), |_| {
+            (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-8..8))
+        });
+        let map = ColumnMap {
+            a: (0..d).map(|j| 0.25 + j as f64 * 0.37).collect(),
+            b: (0..d).map(|j| j as f64 * -0.11).collect(),
+        };
+        let mut rows: Vec<u32> = (0..n as u32).collect();
+        rows.shuffle(&mut rng);
+        let all: Vec<usize> = (0..d).collect();
+        let some: Vec<usize> = (0..d).filter(|j| j % 4 != 2).collect();
+        let some_map = ColumnMap {
+            a: some.iter().map(|&j| map.a[j]).collect(),
+            b: some.iter().map(|&j| map.b[j]).collect(),
+        };
+        let designs = [
+            Design::dense(x.view()),
+            Design::dense_mapped(x.view(), &rows, &all, &map).unwrap(),
+            Design::dense_mapped(x.view(), &rows[..13], &some, &some_map).unwrap(),
+        ];
+        for des in &designs {
+            let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+            let one = (0..des.n_rows()).map(|i| des.raw_sq_norm(i)).collect();
+            assert_eq!(bits(des.raw_sq_norms()), bits(one));
+        }
+    }
+
     #[test]
     fn gram_rounds_as_one_pass_over_the_rows() {
         let mut rng = rng_from(&["gram-bits"]);

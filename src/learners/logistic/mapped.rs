@@ -5,9 +5,11 @@
 //! those values ([`dot4`]'s four lanes, X^T c's row-order axpy), so fits are bit for bit the
 //! copy's. Eight rows go side by side, so the prefetchers follow eight streams: at D = 1000
 //! the margins and X^T c run at 0.8x a copy's speed in row order, 0.6x in a trial's shuffled
-//! order (a copy would have to be gathered, and held). The AVX2 paths are written with
-//! intrinsics, one register lane per sum, and chosen at run time; the portable path is the
-//! definition they keep.
+//! order (a copy would have to be gathered, and held). Lockstep's combined passes
+//! ([`dots_each`], [`axpys_each`]) take a group of rows against several vectors at once, over a
+//! copy or through the map (applied once per value). The AVX2 and AVX-512 paths are written
+//! with intrinsics, one register lane per sum, and chosen at run time; the portable path is
+//! the definition they keep.
 
 /// a . b with four independent accumulators (vectorises; the dense margins' inner loop).
 #[inline]
@@ -29,78 +31,6 @@ pub fn dot4(a: &[f64], b: &[f64]) -> f64 {
         .map(|(x, y)| x * y)
         .sum();
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
-}
-
-/// [`dot4`] of `a` with each of `thetas` into `out`, the row read once: each sum keeps
-/// [`dot4`]'s four lanes and their combination, so each is bit for bit its own `dot4`; with
-/// AVX2 up to four run interleaved (sixteen independent chains instead of four).
-pub fn dot4_each(a: &[f64], thetas: &[&[f64]], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { dot4_each_avx2(a, thetas, out) };
-    }
-    dot4_each_any(a, thetas, out)
-}
-
-/// [`dot4_each`] with AVX2 intrinsics: each sum's four lanes in one register, the product
-/// and the sum rounded separately, as [`dot4`]'s lanes.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dot4_each_avx2(a: &[f64], thetas: &[&[f64]], out: &mut [f64]) {
-    let mut at = 0;
-    for t in thetas.chunks(4) {
-        let o = &mut out[at..at + t.len()];
-        match *t {
-            [t0, t1, t2, t3] => o.copy_from_slice(&dot4_k_avx2(a, [t0, t1, t2, t3])),
-            [t0, t1, t2] => o.copy_from_slice(&dot4_k_avx2(a, [t0, t1, t2])),
-            [t0, t1] => o.copy_from_slice(&dot4_k_avx2(a, [t0, t1])),
-            [t0] => o.copy_from_slice(&dot4_k_avx2(a, [t0])),
-            _ => unreachable!("chunks of one to four"),
-        }
-        at += t.len();
-    }
-}
-
-/// K sums of [`dot4_each_avx2`], their registers held across the row.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dot4_k_avx2<const K: usize>(a: &[f64], t: [&[f64]; K]) -> [f64; K] {
-    use std::arch::x86_64::{
-        __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
-    };
-    let n = t.iter().fold(a.len(), |n, t| n.min(t.len()));
-    let full = n / 4 * 4;
-    let mut acc: [__m256d; K] = [_mm256_setzero_pd(); K];
-    for i in (0..full).step_by(4) {
-        // SAFETY: i + 4 <= full <= the length of `a` and of every theta.
-        unsafe {
-            let x = _mm256_loadu_pd(a.as_ptr().add(i));
-            for j in 0..K {
-                let y = _mm256_loadu_pd(t[j].as_ptr().add(i));
-                acc[j] = _mm256_add_pd(acc[j], _mm256_mul_pd(x, y));
-            }
-        }
-    }
-    std::array::from_fn(|j| {
-        let mut lanes = [0.0f64; 4];
-        // SAFETY: `lanes` holds four doubles.
-        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), acc[j]) };
-        let tail: f64 = a[full..n]
-            .iter()
-            .zip(&t[j][full..n])
-            .map(|(x, y)| x * y)
-            .sum();
-        (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
-    })
-}
-
-/// The portable [`dot4_each`]: its definition, one [`dot4`] per theta.
-#[inline(always)]
-fn dot4_each_any(a: &[f64], thetas: &[&[f64]], out: &mut [f64]) {
-    for (o, t) in out.iter_mut().zip(thetas) {
-        *o = dot4(a, t);
-    }
 }
 
 /// out_j += c_j * row for each j (X^T c's row-order axpy for several c at once, the row read
@@ -223,6 +153,129 @@ fn dots_mapped_avx2(rows: &[&[f64]], a: &[f64], b: &[f64], theta: &[f64], out: &
     }
 }
 
+/// Margins for several vectors over one group of rows, each row read once:
+/// `outs[k * g + r]` is [`dot4`] of row r's values (the row itself or, with
+/// `map = Some((a, b))`, `a * row + b`) with `thetas[k]`, bit for bit: each sum keeps its own
+/// four lanes and their combination.
+pub fn dots_each(
+    rows: &[&[f64]],
+    thetas: &[&[f64]],
+    map: Option<(&[f64], &[f64])>,
+    outs: &mut [f64],
+) {
+    let g = rows.len();
+    debug_assert_eq!(outs.len(), g * thetas.len());
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+    {
+        for (t, out) in thetas.chunks(4).zip(outs.chunks_mut(4 * g)) {
+            for (r0, half) in (0..g).step_by(4).map(|r0| (r0, &rows[r0..g.min(r0 + 4)])) {
+                let put = |k: usize, sums: &[f64; 4], out: &mut [f64]| {
+                    out[k * g + r0..k * g + r0 + half.len()].copy_from_slice(&sums[..half.len()]);
+                };
+                // SAFETY: the CPU supports AVX-512F and VL (checked just above).
+                unsafe {
+                    match *t {
+                        [t0, t1, t2, t3] => {
+                            let sums = dots_k_avx512(half, [t0, t1, t2, t3], map);
+                            sums.iter().enumerate().for_each(|(k, s)| put(k, s, out));
+                        }
+                        [t0, t1, t2] => {
+                            let sums = dots_k_avx512(half, [t0, t1, t2], map);
+                            sums.iter().enumerate().for_each(|(k, s)| put(k, s, out));
+                        }
+                        [t0, t1] => {
+                            let sums = dots_k_avx512(half, [t0, t1], map);
+                            sums.iter().enumerate().for_each(|(k, s)| put(k, s, out));
+                        }
+                        [t0] => {
+                            let sums = dots_k_avx512(half, [t0], map);
+                            sums.iter().enumerate().for_each(|(k, s)| put(k, s, out));
+                        }
+                        _ => unreachable!("chunks of one to four"),
+                    }
+                }
+            }
+        }
+        return;
+    }
+    dots_each_any(rows, thetas, map, outs)
+}
+
+/// The portable [`dots_each`]: its definition, one [`dot4`] (or [`dots_mapped`]) per vector.
+fn dots_each_any(
+    rows: &[&[f64]],
+    thetas: &[&[f64]],
+    map: Option<(&[f64], &[f64])>,
+    outs: &mut [f64],
+) {
+    for (out, theta) in outs.chunks_mut(rows.len()).zip(thetas) {
+        match map {
+            Some((a, b)) => dots_mapped(rows, a, b, theta, out),
+            None => {
+                for (o, s) in out.iter_mut().zip(rows) {
+                    *o = dot4(s, theta);
+                }
+            }
+        }
+    }
+}
+
+/// Up to four rows by K vectors of [`dots_each`]: the sixteen sums' four-lane registers held
+/// across the row (AVX-512VL gives the 32 registers they need beside the operands).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn dots_k_avx512<const K: usize>(
+    rows: &[&[f64]],
+    t: [&[f64]; K],
+    map: Option<(&[f64], &[f64])>,
+) -> [[f64; 4]; K] {
+    use std::arch::x86_64::{
+        __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+    };
+    let g = rows.len().min(4);
+    let mut n = t.iter().fold(usize::MAX, |n, t| n.min(t.len()));
+    if let Some((a, b)) = map {
+        n = n.min(a.len()).min(b.len());
+    }
+    assert!(rows[..g].iter().all(|r| r.len() >= n), "rows of length D");
+    let full = n / 4 * 4;
+    let mut acc: [[__m256d; 4]; K] = [[_mm256_setzero_pd(); 4]; K];
+    let mut j = 0;
+    while j < full {
+        // SAFETY: j + 4 <= full <= n <= the length of every slice read (asserted above).
+        let load = |p: &[f64]| unsafe { _mm256_loadu_pd(p.as_ptr().add(j)) };
+        let tj: [__m256d; K] = std::array::from_fn(|k| load(t[k]));
+        let consts = map.map(|(a, b)| (load(a), load(b)));
+        for (r, s) in rows[..g].iter().enumerate() {
+            let mut v = load(s);
+            if let Some((a, b)) = consts {
+                v = _mm256_add_pd(_mm256_mul_pd(a, v), b);
+            }
+            for (acc, &tk) in acc.iter_mut().zip(&tj) {
+                acc[r] = _mm256_add_pd(acc[r], _mm256_mul_pd(v, tk));
+            }
+        }
+        j += 4;
+    }
+    let mut sums = [[0.0; 4]; K];
+    for ((sums, acc), theta) in sums.iter_mut().zip(&acc).zip(&t) {
+        for ((o, acc), s) in sums.iter_mut().zip(acc).zip(&rows[..g]) {
+            let mut lanes = [0.0f64; 4];
+            // SAFETY: `lanes` holds four f64.
+            unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), *acc) };
+            let value = |j: usize| match map {
+                Some((a, b)) => a[j] * s[j] + b[j],
+                None => s[j],
+            };
+            let tail: f64 = (full..n).map(|j| value(j) * theta[j]).sum();
+            *o = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail;
+        }
+    }
+    sums
+}
+
 /// `out += c[r] (a * rows[r] + b)` for the rows in order, block by block of columns: every
 /// entry receives its rows' terms in row order, as [`axpy_mapped`] row after row.
 pub fn axpys_mapped(rows: &[&[f64]], c: &[f64], a: &[f64], b: &[f64], out: &mut [f64]) {
@@ -279,6 +332,131 @@ fn axpys_mapped_avx2(rows: &[&[f64]], c: &[f64], a: &[f64], b: &[f64], out: &mut
     }
 }
 
+/// X^T c for several coefficient vectors over one group of rows, each row read once:
+/// `outs[k] += sum_r coefs[k * g + r] * value_r` for the group's g rows in order, where
+/// `value_r` is the row itself or, with `map = Some((a, b))`, `a * row + b`. Every entry of
+/// every output receives its rows' terms in row order, so each output is bit for bit its own
+/// [`axpys_mapped`] (mapped) or its rows' [`axpy_each`] one after another (a copy).
+pub fn axpys_each(
+    rows: &[&[f64]],
+    coefs: &[f64],
+    map: Option<(&[f64], &[f64])>,
+    outs: &mut [&mut [f64]],
+) {
+    let g = rows.len();
+    debug_assert_eq!(coefs.len(), g * outs.len());
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        let mut at = 0;
+        for chunk in outs.chunks_mut(4) {
+            let c = &coefs[at * g..(at + chunk.len()) * g];
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            unsafe {
+                match (chunk, map) {
+                    ([o0, o1, o2, o3], m) => axpys_k_avx512(rows, c, m, [o0, o1, o2, o3]),
+                    ([o0, o1, o2], m) => axpys_k_avx512(rows, c, m, [o0, o1, o2]),
+                    ([o0, o1], m) => axpys_k_avx512(rows, c, m, [o0, o1]),
+                    ([o0], m) => axpys_k_avx512(rows, c, m, [o0]),
+                    _ => unreachable!("chunks of one to four"),
+                }
+            }
+            at += 4;
+        }
+        return;
+    }
+    axpys_each_any(rows, coefs, map, outs)
+}
+
+/// The portable [`axpys_each`]: its definition, one vector at a time.
+fn axpys_each_any(
+    rows: &[&[f64]],
+    coefs: &[f64],
+    map: Option<(&[f64], &[f64])>,
+    outs: &mut [&mut [f64]],
+) {
+    let g = rows.len();
+    for (k, out) in outs.iter_mut().enumerate() {
+        let c = &coefs[k * g..(k + 1) * g];
+        match map {
+            Some((a, b)) => axpys_mapped(rows, c, a, b, out),
+            None => {
+                for (row, &cr) in rows.iter().zip(c) {
+                    axpy_each(row, &[cr], &mut [&mut **out]);
+                }
+            }
+        }
+    }
+}
+
+/// K outputs of [`axpys_each`]: for each 16 columns, the K outputs' entries stay in registers
+/// (two of eight lanes each) while the group's rows pass, each row's values (mapped once)
+/// multiplied into every output; the product and the sum rounded separately, as the
+/// one-output kernels do.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn axpys_k_avx512<const K: usize>(
+    rows: &[&[f64]],
+    coefs: &[f64],
+    map: Option<(&[f64], &[f64])>,
+    outs: [&mut &mut [f64]; K],
+) {
+    use std::arch::x86_64::{
+        __m512d, _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_storeu_pd,
+    };
+    const W: usize = 16;
+    let g = rows.len();
+    let mut n = outs.iter().fold(usize::MAX, |n, o| n.min(o.len()));
+    if let Some((a, b)) = map {
+        n = n.min(a.len()).min(b.len());
+    }
+    assert!(rows.iter().all(|r| r.len() >= n), "rows of length D");
+    assert_eq!(coefs.len(), K * g);
+    let full = n / W * W;
+    let mut j = 0;
+    while j < full {
+        let load = |p: &[f64], h: usize| -> __m512d {
+            // SAFETY: j + W <= full <= n <= the length of `p` (asserted above).
+            unsafe { _mm512_loadu_pd(p.as_ptr().add(j + 8 * h)) }
+        };
+        let consts = map.map(|(a, b)| ([load(a, 0), load(a, 1)], [load(b, 0), load(b, 1)]));
+        let mut o: [[__m512d; 2]; K] =
+            std::array::from_fn(|k| [load(outs[k], 0), load(outs[k], 1)]);
+        for (r, s) in rows.iter().enumerate() {
+            let mut v = [load(s, 0), load(s, 1)];
+            if let Some((a, b)) = consts {
+                for h in 0..2 {
+                    v[h] = _mm512_add_pd(_mm512_mul_pd(a[h], v[h]), b[h]);
+                }
+            }
+            for (k, o) in o.iter_mut().enumerate() {
+                let cv = _mm512_set1_pd(coefs[k * g + r]);
+                for h in 0..2 {
+                    o[h] = _mm512_add_pd(o[h], _mm512_mul_pd(cv, v[h]));
+                }
+            }
+        }
+        for (k, o) in o.iter().enumerate() {
+            let out = outs[k].as_mut_ptr();
+            for (h, o) in o.iter().enumerate() {
+                // SAFETY: j + 8h + 8 <= n <= the output's length.
+                unsafe { _mm512_storeu_pd(out.add(j + 8 * h), *o) };
+            }
+        }
+        j += W;
+    }
+    for (k, out) in outs.into_iter().enumerate() {
+        for j in full..n {
+            for (r, s) in rows.iter().enumerate() {
+                let v = match map {
+                    Some((a, b)) => a[j] * s[j] + b[j],
+                    None => s[j],
+                };
+                out[j] += coefs[k * g + r] * v;
+            }
+        }
+    }
+}
+
 #[inline(always)]
 fn axpys_mapped_any(rows: &[&[f64]], c: &[f64], a: &[f64], b: &[f64], out: &mut [f64]) {
     let n = out.len().min(a.len()).min(b.len());
@@ -301,39 +479,103 @@ mod tests {
     use crate::rng::rng_from;
     use rand::Rng as _;
 
-    /// Several thetas against one row: every sum is its own `dot4` and every output its own
-    /// axpy, bit for bit, on the dispatched and the portable code, for one to nine vectors
-    /// (chunks of four and their remainders) at lengths across a register's edge.
+    /// Margins for several vectors over a group of rows: every sum is its own `dot4` of the
+    /// row's values (a copy's, or mapped as `dot4_mapped`), bit for bit, on the dispatched and
+    /// the portable code, for one to nine vectors (chunks of four and their remainders), groups
+    /// of one to eight rows (halves of four and their remainders), lengths across a register's
+    /// edge. One output of `axpy_each` is its own axpy.
     #[test]
-    fn each_rounds_as_one_at_a_time() {
+    fn dots_each_round_as_one_at_a_time() {
         let mut rng = rng_from(&["each-rows"]);
         let value = |rng: &mut crate::rng::Rng| {
             (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
         };
         for n in [0usize, 1, 3, 4, 5, 8, 13, 64, 67] {
-            for k in 1..=9 {
-                let row: Vec<f64> = (0..n).map(|_| value(&mut rng)).collect();
-                let thetas: Vec<Vec<f64>> = (0..k)
-                    .map(|_| (0..n).map(|_| value(&mut rng)).collect())
-                    .collect();
+            let vecs = |k: usize, rng: &mut crate::rng::Rng| -> Vec<Vec<f64>> {
+                (0..k)
+                    .map(|_| (0..n).map(|_| value(rng)).collect())
+                    .collect()
+            };
+            let (rows, ab) = (vecs(GROUP, &mut rng), vecs(2, &mut rng));
+            for (g, k) in [(1, 1), (4, 4), (5, 3), (8, 9), (7, 5), (3, 2)] {
+                let refs: Vec<&[f64]> = rows[..g].iter().map(Vec::as_slice).collect();
+                let thetas = vecs(k, &mut rng);
                 let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
-                let want: Vec<u64> = t.iter().map(|t| dot4(&row, t).to_bits()).collect();
-                let (mut got, mut any) = (vec![0.0; k], vec![0.0; k]);
-                dot4_each(&row, &t, &mut got);
-                dot4_each_any(&row, &t, &mut any);
-                assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
-                assert_eq!(any.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
-                let coefs: Vec<f64> = (0..k).map(|_| value(&mut rng)).collect();
-                let mut outs = thetas.clone();
-                let mut slots: Vec<&mut [f64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-                axpy_each(&row, &coefs, &mut slots);
-                for ((out, theta), &a) in outs.iter().zip(&thetas).zip(&coefs) {
-                    let one: Vec<u64> = theta
+                for map in [None, Some((&ab[0][..], &ab[1][..]))] {
+                    let want: Vec<u64> = t
                         .iter()
-                        .zip(&row)
-                        .map(|(o, v)| (o + a * v).to_bits())
+                        .flat_map(|theta| {
+                            refs.iter().map(move |s| match map {
+                                Some((a, b)) => dot4_mapped(s, a, b, theta).to_bits(),
+                                None => dot4(s, theta).to_bits(),
+                            })
+                        })
                         .collect();
-                    assert_eq!(out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), one);
+                    let (mut got, mut any) = (vec![0.0; g * k], vec![0.0; g * k]);
+                    dots_each(&refs, &t, map, &mut got);
+                    dots_each_any(&refs, &t, map, &mut any);
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&got), want, "n = {n}, g = {g}, k = {k}");
+                    assert_eq!(bits(&any), want, "portable, n = {n}, g = {g}, k = {k}");
+                }
+            }
+            let (row, start) = (vecs(1, &mut rng).remove(0), vecs(1, &mut rng).remove(0));
+            let a = value(&mut rng);
+            let mut out = start.clone();
+            axpy_each(&row, &[a], &mut [&mut out[..]]);
+            let one: Vec<f64> = start.iter().zip(&row).map(|(o, v)| o + a * v).collect();
+            assert_eq!(out, one);
+        }
+    }
+
+    /// X^T c for several vectors over a group of rows: each output is bit for bit its own
+    /// one-vector pass (mapped: `axpys_mapped`; a copy: `axpy` row after row), for one to nine
+    /// vectors, groups of one to eight rows, lengths across a register block's edge.
+    #[test]
+    fn axpys_each_rounds_as_one_vector_at_a_time() {
+        let mut rng = rng_from(&["axpys-each"]);
+        let value = |rng: &mut crate::rng::Rng| {
+            (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
+        };
+        for d in [1usize, 15, 16, 17, 40, 261] {
+            let vecs = |k: usize, rng: &mut crate::rng::Rng| -> Vec<Vec<f64>> {
+                (0..k)
+                    .map(|_| (0..d).map(|_| value(rng)).collect())
+                    .collect()
+            };
+            let (rows, ab) = (vecs(GROUP, &mut rng), vecs(2, &mut rng));
+            for (g, k) in [(1, 1), (3, 4), (8, 5), (8, 9), (5, 2)] {
+                let refs: Vec<&[f64]> = rows[..g].iter().map(Vec::as_slice).collect();
+                let coefs: Vec<f64> = (0..k * g).map(|_| value(&mut rng)).collect();
+                let start = vecs(k, &mut rng);
+                for map in [None, Some((&ab[0][..], &ab[1][..]))] {
+                    let mut outs = start.clone();
+                    let mut slots: Vec<&mut [f64]> =
+                        outs.iter_mut().map(Vec::as_mut_slice).collect();
+                    axpys_each(&refs, &coefs, map, &mut slots);
+                    let mut portable = start.clone();
+                    let mut slots: Vec<&mut [f64]> =
+                        portable.iter_mut().map(Vec::as_mut_slice).collect();
+                    axpys_each_any(&refs, &coefs, map, &mut slots);
+                    assert_eq!(portable, outs, "portable, d = {d}, g = {g}, k = {k}");
+                    for (j, (got, want)) in outs.iter().zip(&start).enumerate() {
+                        let mut want = want.clone();
+                        let c = &coefs[j * g..(j + 1) * g];
+                        match map {
+                            Some((a, b)) => axpys_mapped_any(&refs, c, a, b, &mut want),
+                            None => {
+                                for (s, &cr) in refs.iter().zip(c) {
+                                    axpy_each_any(s, &[cr], &mut [&mut want[..]]);
+                                }
+                            }
+                        }
+                        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(
+                            bits(got),
+                            bits(&want),
+                            "d = {d}, g = {g}, k = {k}, output {j}"
+                        );
+                    }
                 }
             }
         }

@@ -53,7 +53,7 @@ impl Preprocessing {
 /// Sets the row scales of `design` by `rule`.
 pub fn scale_rows(design: &mut Design, rule: RowScaling) -> Preprocessing {
     let n = design.n_rows();
-    let raw: Vec<f64> = (0..n).map(|i| design.raw_sq_norm(i).sqrt()).collect();
+    let raw: Vec<f64> = design.raw_sq_norms().into_iter().map(f64::sqrt).collect();
     let (scales, description, private): (Vec<f64>, String, bool) = match rule {
         RowScaling::None => (vec![1.0; n], "no row scaling".into(), true),
         RowScaling::OwnNorm => (
