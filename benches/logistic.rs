@@ -11,8 +11,9 @@
 //!   `scripts/lr-speed.sh` uses the 2^20): `auto` (L-BFGS on dense D > 16), and at
 //!   N <= 2^17 also Newton-CG, the previous automatic choice.
 //! * `lr_gram`: the dense weighted Gram X^T diag(w) X behind the functional mechanism's
-//!   coefficients and dense Newton's Hessian, N = 2^15 x D = 1000 uniform rows (appendix B's
-//!   D = 1000); the peer is numpy's `X.T @ (w[:, None] * X)` on one BLAS thread.
+//!   coefficients and dense Newton's Hessian, N = 2^15 x D = 1000 and 2^14 x D = 1500 uniform
+//!   rows (appendix B's two largest D); the peer is numpy's `X.T @ (w[:, None] * X)` on one
+//!   BLAS thread.
 //! * `lr_passes_each`: objective perturbation's lockstep passes, margins and X^T c for four
 //!   vectors over a 2^17 x 1000 copy, one combined pass (`margins_each`, `weighted_sum_each`)
 //!   against four separate ones: what a lockstep round saves.
@@ -200,16 +201,17 @@ fn dense(c: &mut Criterion) {
 }
 
 fn gram(c: &mut Criterion) {
-    let (n, d) = (1usize << 15, 1000usize);
-    let mut rng = rng_from(&["bench", "gram"]);
-    let x = Array2::from_shape_fn((n, d), |_| rng.r#gen::<f64>() * 2.0 - 1.0);
-    let w: Vec<f64> = (0..n).map(|_| rng.r#gen::<f64>()).collect();
-    let design = Design::dense(x.view());
     let mut g = c.benchmark_group("lr_gram");
     g.sample_size(10);
-    g.bench_function(format!("n_{n}_d_{d}"), |b| {
-        b.iter(|| black_box(design.weighted_gram(&w)))
-    });
+    for (n, d) in [(1usize << 15, 1000usize), (1 << 14, 1500)] {
+        let mut rng = rng_from(&["bench", "gram"]);
+        let x = Array2::from_shape_fn((n, d), |_| rng.r#gen::<f64>() * 2.0 - 1.0);
+        let w: Vec<f64> = (0..n).map(|_| rng.r#gen::<f64>()).collect();
+        let design = Design::dense(x.view());
+        g.bench_function(format!("n_{n}_d_{d}"), |b| {
+            b.iter(|| black_box(design.weighted_gram(&w)))
+        });
+    }
     g.finish();
 }
 

@@ -854,6 +854,20 @@ impl<'a> Design<'a> {
                     self.group_margins(map, first, rows, theta, z)
                 });
             }
+            Source::Dense(x, None) if self.fuses_map(x) => {
+                // `dot_with`'s sums (`dot4`), a group of rows side by side: one row's sum is
+                // a single chain of dependent adds.
+                let n = z.len().min(self.rows.len());
+                let mut sums = [0.0; mapped::GROUP];
+                return self.each_group(x, n, |first, rows| {
+                    let sums = &mut sums[..rows.len()];
+                    mapped::dots_each(rows, &[theta], None, sums);
+                    let scales = &self.scale[first..first + rows.len()];
+                    for (zi, (&raw, &s)) in z[first..].iter_mut().zip(sums.iter().zip(scales)) {
+                        *zi = s * raw;
+                    }
+                });
+            }
             Source::Dense(..) => {
                 for (i, zi) in z.iter_mut().enumerate() {
                     *zi = self.dot_with(i, theta, sum_theta);
@@ -1642,6 +1656,9 @@ mod tests {
                     let mut ax = theta.clone();
                     des.axpy(n / 2, 0.7, &mut ax);
                     let dots: Vec<f64> = (0..n).map(|i| des.dot(i, &theta)).collect();
+                    // The grouped margins are each row's own dot product.
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&z), bits(&dots), "margins as row-by-row dots");
                     [z, g, q, ax, dots, des.weighted_gram(&c)]
                         .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
                 };
