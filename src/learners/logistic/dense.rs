@@ -35,15 +35,23 @@ use std::sync::Arc;
 static DENSE: Memo<SharedDense> = Memo::new(2 << 30);
 
 /// Scaled copies up to this size are always made (1 GiB); a larger one only of at most half
-/// the source's rows. A copy streams at the memory's bandwidth; the map's fused passes at
-/// 0.8x of it in row order (the whole training set) and 0.45-0.6x in a trial's shuffled
-/// order (D = 1000), so the map is kept for the sets whose copy would double the run's memory.
+/// the source's rows, and of at most [`COPY_LARGE_MAX_BYTES`]. A copy streams at the memory's
+/// bandwidth; the map's fused passes at 0.8x of it in row order (the whole training set) and
+/// 0.45-0.6x in a trial's shuffled order (D = 1000, before the grouped rounds), so the map is
+/// kept for the sets whose copy would double the run's memory.
 pub const COPY_MAX_BYTES: usize = 1 << 30;
 
+/// The largest copy of a subset (2 GiB). Two workers' half-size copies at D = 1500 (2 x 6.3 GB)
+/// beside the 12.7 GB of mapped source rows overfilled the 24 GB machine: the kernel dropped
+/// the source's pages and read them back at 1.1 GB/s with the CPUs waiting (57% iowait), so
+/// past this size a subset is read through the map, from rows that stay in memory.
+pub const COPY_LARGE_MAX_BYTES: usize = 2 << 30;
+
 /// Whether `n` rows of `d` columns out of a source of `source_rows` rows get a scaled copy
-/// (see [`COPY_MAX_BYTES`]).
+/// (see [`COPY_MAX_BYTES`], [`COPY_LARGE_MAX_BYTES`]).
 fn copies(n: usize, d: usize, source_rows: usize) -> bool {
-    n * d * 8 <= COPY_MAX_BYTES || 2 * n <= source_rows
+    let bytes = n * d * 8;
+    bytes <= COPY_MAX_BYTES || (2 * n <= source_rows && bytes <= COPY_LARGE_MAX_BYTES)
 }
 
 /// Some training rows' scaled values (a copy, or their column map over the source), row
@@ -304,18 +312,18 @@ mod tests {
     use ndarray::Array2;
 
     /// Appendix B's whole 2^20 training set at D = 1000 and 1500 is read through its map, so
-    /// no copy doubles the run's memory; a trial's half-size subsets and anything up to 1 GiB
-    /// are copied (the passes stream a copy fastest).
+    /// no copy doubles the run's memory, and so are its subsets whose copy passes 2 GiB; the
+    /// smaller subsets and anything up to 1 GiB are copied (the passes stream a copy fastest).
     #[test]
     fn only_large_copies_of_most_of_the_source_are_avoided() {
         let source = (1 << 20) + 10_000;
         for d in [1000, 1500] {
             assert!(!copies(1 << 20, d, source), "D = {d}: whole set mapped");
-            assert!(
-                copies(1 << 19, d, source),
-                "D = {d}: half-size subset copied"
-            );
+            assert!(!copies(1 << 19, d, source), "D = {d}: 2^19 rows mapped");
+            assert!(copies(1 << 17, d, source), "D = {d}: 2^17 rows copied");
         }
+        assert!(copies(1 << 18, 1000, source), "2.1 GB at D = 1000: copied");
+        assert!(!copies(1 << 18, 1500, source), "3.1 GB at D = 1500: mapped");
         assert!(copies(1 << 20, 100, source), "800 MB: copied");
         assert!(
             copies(1 << 17, 1000, 1 << 17),
