@@ -647,39 +647,56 @@ impl<'a> Design<'a> {
         }
     }
 
-    /// z for the group of source rows `rows` from row `first`: `dot_with`'s sums with `map`
-    /// fused in, scaled.
-    fn group_margins(
+    /// `zs[k]` = the margins of the first `n` rows for `thetas[k]`, a group of rows at a time
+    /// against every vector (`mapped::dots_each`), the map (if any) applied once per value:
+    /// `dot_with`'s sums, each its row's own `dot4` (only when [`Self::fuses_map`]).
+    fn fused_margins(
         &self,
-        map: &ColumnMap,
-        first: usize,
-        rows: &[&[f64]],
-        theta: &[f64],
-        z: &mut [f64],
+        x: &ArrayView2<'a, f64>,
+        map: Option<&ColumnMap>,
+        n: usize,
+        thetas: &[&[f64]],
+        zs: &mut [&mut [f64]],
     ) {
-        let z = &mut z[first..first + rows.len()];
-        mapped::dots_mapped(rows, &map.a, &map.b, theta, z);
-        for (zi, &s) in z.iter_mut().zip(&self.scale[first..]) {
-            *zi *= s;
-        }
+        let consts = map.map(|m| (&m.a[..], &m.b[..]));
+        let mut sums = vec![0.0; thetas.len() * mapped::GROUP];
+        self.each_group(x, n, |first, rows| {
+            let g = rows.len();
+            let sums = &mut sums[..thetas.len() * g];
+            mapped::dots_each(rows, thetas, consts, sums);
+            let scales = &self.scale[first..first + g];
+            for (z, sums) in zs.iter_mut().zip(sums.chunks_exact(g)) {
+                for (zi, (&raw, &s)) in z[first..].iter_mut().zip(sums.iter().zip(scales)) {
+                    *zi = s * raw;
+                }
+            }
+        })
     }
 
-    /// out += sum over the group `rows` from row `first` of c_i x_i: `axpy`'s sums with `map`
-    /// fused in.
-    fn group_sums(
+    /// `outs[k]` = X^T `cs[k]` over the first `n` rows, a group of rows at a time with every
+    /// output's entries held while the group passes (`mapped::axpys_each`), the map (if any)
+    /// applied once per value: `axpy`'s sums, every entry in row order (only when
+    /// [`Self::fuses_map`]).
+    fn fused_sums(
         &self,
-        map: &ColumnMap,
-        first: usize,
-        rows: &[&[f64]],
-        c: &[f64],
-        out: &mut [f64],
+        x: &ArrayView2<'a, f64>,
+        map: Option<&ColumnMap>,
+        n: usize,
+        cs: &[&[f64]],
+        outs: &mut [&mut [f64]],
     ) {
-        let mut coef = [0.0; mapped::GROUP];
-        let coef = &mut coef[..rows.len()];
-        for (k, a) in coef.iter_mut().enumerate() {
-            *a = c[first + k] * self.scale[first + k];
-        }
-        mapped::axpys_mapped(rows, coef, &map.a, &map.b, out);
+        outs.iter_mut().for_each(|o| o.fill(0.0));
+        let consts = map.map(|m| (&m.a[..], &m.b[..]));
+        let mut coefs = vec![0.0; cs.len() * mapped::GROUP];
+        self.each_group(x, n, |first, rows| {
+            let g = rows.len();
+            for (k, c) in cs.iter().enumerate() {
+                for (r, a) in coefs[k * g..(k + 1) * g].iter_mut().enumerate() {
+                    *a = c[first + r] * self.scale[first + r];
+                }
+            }
+            mapped::axpys_each(rows, &coefs[..cs.len() * g], consts, outs);
+        });
     }
 
     /// Writes row r's values through `map` into `out` (one per used column).
@@ -846,27 +863,9 @@ impl<'a> Design<'a> {
         let sum_theta: f64 = theta.iter().sum();
         let (m, enc) = match &self.source {
             Source::Binary(m, enc) => (m, enc),
-            Source::Dense(x, Some(map)) if self.fuses_map(x) => {
-                // `dot_with`'s sums, the map fused into the dot products of a group of rows.
+            Source::Dense(x, map) if self.fuses_map(x) => {
                 let n = z.len().min(self.rows.len());
-                let z = &mut z[..n];
-                return self.each_group(x, n, |first, rows| {
-                    self.group_margins(map, first, rows, theta, z)
-                });
-            }
-            Source::Dense(x, None) if self.fuses_map(x) => {
-                // `dot_with`'s sums (`dot4`), a group of rows side by side: one row's sum is
-                // a single chain of dependent adds.
-                let n = z.len().min(self.rows.len());
-                let mut sums = [0.0; mapped::GROUP];
-                return self.each_group(x, n, |first, rows| {
-                    let sums = &mut sums[..rows.len()];
-                    mapped::dots_each(rows, &[theta], None, sums);
-                    let scales = &self.scale[first..first + rows.len()];
-                    for (zi, (&raw, &s)) in z[first..].iter_mut().zip(sums.iter().zip(scales)) {
-                        *zi = s * raw;
-                    }
-                });
+                return self.fused_margins(x, *map, n, &[theta], &mut [z]);
             }
             Source::Dense(..) => {
                 for (i, zi) in z.iter_mut().enumerate() {
@@ -916,21 +915,8 @@ impl<'a> Design<'a> {
     pub fn margins_each(&self, thetas: &[&[f64]], zs: &mut [&mut [f64]]) {
         let n = self.rows.len();
         match &self.source {
-            // A group of rows at a time against every vector (`mapped::dots_each`), the map
-            // (if any) applied once per value.
             Source::Dense(x, map) if self.fuses_map(x) && zs.iter().all(|z| z.len() >= n) => {
-                let consts = map.as_ref().map(|m| (&m.a[..], &m.b[..]));
-                let mut sums = vec![0.0; thetas.len() * mapped::GROUP];
-                self.each_group(x, n, |first, rows| {
-                    let g = rows.len();
-                    let sums = &mut sums[..thetas.len() * g];
-                    mapped::dots_each(rows, thetas, consts, sums);
-                    for (z, sums) in zs.iter_mut().zip(sums.chunks_exact(g)) {
-                        for (r, &raw) in sums.iter().enumerate() {
-                            z[first + r] = self.scale[first + r] * raw;
-                        }
-                    }
-                })
+                self.fused_margins(x, *map, n, thetas, zs)
             }
             _ => {
                 for (theta, z) in thetas.iter().zip(zs.iter_mut()) {
@@ -947,21 +933,8 @@ impl<'a> Design<'a> {
         let n = cs.first().map_or(0, |c| c.len());
         let same_rows = n <= self.rows.len() && cs.iter().all(|c| c.len() == n);
         match &self.source {
-            // A group of rows at a time, every output's entries held while the group passes
-            // (`mapped::axpys_each`), the map (if any) applied once per value.
             Source::Dense(x, map) if self.fuses_map(x) && same_rows => {
-                outs.iter_mut().for_each(|o| o.fill(0.0));
-                let consts = map.as_ref().map(|m| (&m.a[..], &m.b[..]));
-                let mut coefs = vec![0.0; cs.len() * mapped::GROUP];
-                self.each_group(x, n, |first, rows| {
-                    let g = rows.len();
-                    for (k, c) in cs.iter().enumerate() {
-                        for (r, a) in coefs[k * g..(k + 1) * g].iter_mut().enumerate() {
-                            *a = c[first + r] * self.scale[first + r];
-                        }
-                    }
-                    mapped::axpys_each(rows, &coefs[..cs.len() * g], consts, outs);
-                });
+                self.fused_sums(x, *map, n, cs, outs)
             }
             _ => {
                 for (c, out) in cs.iter().zip(outs.iter_mut()) {
@@ -1007,11 +980,8 @@ impl<'a> Design<'a> {
                     out.iter_mut().for_each(|o| *o = 2.0 * *o - total);
                 }
             }
-            Source::Dense(x, Some(map)) if self.fuses_map(x) => {
-                // `axpy`'s sums, the map fused into a group of rows at a time.
-                self.each_group(x, c.len(), |first, rows| {
-                    self.group_sums(map, first, rows, c, out)
-                });
+            Source::Dense(x, map) if self.fuses_map(x) => {
+                self.fused_sums(x, *map, c.len(), &[c], &mut [out])
             }
             Source::Dense(..) => {
                 for (i, &ci) in c.iter().enumerate() {
@@ -1659,6 +1629,11 @@ mod tests {
                     // The grouped margins are each row's own dot product.
                     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                     assert_eq!(bits(&z), bits(&dots), "margins as row-by-row dots");
+                    let mut by_rows = vec![0.0; k];
+                    for (i, &ci) in c.iter().enumerate() {
+                        des.axpy(i, ci, &mut by_rows);
+                    }
+                    assert_eq!(bits(&g), bits(&by_rows), "X^T c as row-by-row axpys");
                     [z, g, q, ax, dots, des.weighted_gram(&c)]
                         .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
                 };
