@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// What one (dataset, trial) group shares: the split, the counts and the baseline.
+#[derive(Clone, Copy)]
 pub struct TrialData<'a> {
     pub data: &'a Dataset,
     pub split: &'a Split,

@@ -373,10 +373,12 @@ impl Prepared<'_> {
             summary.seconds = self.start.elapsed().as_secs_f64();
             return Ok(summary);
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(self.opts.threads)
-            .build()
-            .map_err(|e| Error::param("jobs", e.to_string()))?;
+        let pool = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(self.opts.threads)
+                .build()
+                .map_err(|e| Error::param("jobs", e.to_string()))?,
+        );
         let store = Store::open(
             &self.dir,
             &self.manifest,
@@ -389,6 +391,23 @@ impl Prepared<'_> {
         // more stored than it planned for.
         let ran = AtomicUsize::new(0);
         let spec = self.spec;
+        // Appends a batch's records as they come; its finished cells are kept even if one of
+        // them failed.
+        let keep = |records: Vec<Result<crate::store::TrialRecord>>| -> Result<()> {
+            let mut failed = None;
+            for record in records {
+                match record {
+                    Ok(r) => crate::profile::time("write", || store.append(&r))?,
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                        continue;
+                    }
+                }
+                ran.fetch_add(1, Ordering::Relaxed);
+                bar.inc(1);
+            }
+            failed.map_or(Ok(()), Err)
+        };
         for (di, data) in self.datasets.iter().enumerate() {
             // A trial's cells by ascending N (stable: the spec's order within one N), so the
             // cells that read the same rows run one after another while their noise-free work
@@ -396,6 +415,26 @@ impl Prepared<'_> {
             // GB. Each cell has its own streams, so the order changes no result.
             let mut combos: Vec<&Combo> = self.plan.combos_of(di).collect();
             combos.sort_by_key(|c| c.at.n_train.unwrap_or(0));
+            // First the cells that fit one design in every trial, all trials as one lockstep
+            // group whose rounds split across the pool's threads.
+            let trials = (0..self.plan.trials).filter(|&t| runs(&self.sharding, di, t));
+            let across: Vec<Cell> = across_trials(spec, data, &combos, trials, LOCKSTEP_MIN_VALUES)
+                .into_iter()
+                .filter(|c| !store.is_done(&c.key))
+                .collect();
+            let mut ran_across = std::collections::HashSet::new();
+            if across.len() > 1 {
+                let mut groups = BTreeMap::new();
+                for c in &across {
+                    if let std::collections::btree_map::Entry::Vacant(e) = groups.entry(c.trial) {
+                        e.insert(Group::new(spec, &self.plan, di, data, c.trial)?);
+                    }
+                }
+                let batch: Vec<&Cell> = across.iter().collect();
+                let td = |c: &Cell| groups[&c.trial].data(data);
+                keep(run_batch(spec, &batch, td, Some(&pool)))?;
+                ran_across.extend(across.iter().map(|c| c.key.as_str()));
+            }
             pool.install(|| {
                 (0..self.plan.trials)
                     .into_par_iter()
@@ -404,7 +443,9 @@ impl Prepared<'_> {
                         let cells: Vec<Cell> = combos
                             .iter()
                             .map(|c| c.cell(trial))
-                            .filter(|c| !store.is_done(&c.key))
+                            .filter(|c| {
+                                !store.is_done(&c.key) && !ran_across.contains(c.key.as_str())
+                            })
                             .collect();
                         if cells.is_empty() {
                             return Ok(());
@@ -413,22 +454,7 @@ impl Prepared<'_> {
                         let td = group.data(data);
                         let shape = (data.n_rows(), data.n_features());
                         for batch in lockstep_batches(spec, &cells, shape, LOCKSTEP_MIN_VALUES) {
-                            // A batch's finished cells are kept even if one of them failed.
-                            let mut failed = None;
-                            for record in run_batch(spec, &batch, &td) {
-                                match record {
-                                    Ok(r) => crate::profile::time("write", || store.append(&r))?,
-                                    Err(e) => {
-                                        failed.get_or_insert(e);
-                                        continue;
-                                    }
-                                }
-                                ran.fetch_add(1, Ordering::Relaxed);
-                                bar.inc(1);
-                            }
-                            if let Some(e) = failed {
-                                return Err(e);
-                            }
+                            keep(run_batch(spec, &batch, |_| td, None))?;
                         }
                         Ok(())
                     })
@@ -509,21 +535,61 @@ fn lockstep_batches<'c>(
     batches
 }
 
+/// The cells of `combos` in `trials` that fit one design in every trial, in lockstep: a
+/// lockstep kind's lambda grid on a grown split's whole training set (read in ascending order
+/// whatever the trial, `dense::fit_rows`), with no selection step, on at least `min_values`
+/// rows x columns. Trial by trial, each in the combos' order (`trials` is read only when a
+/// combo qualifies: a plan may have 10^9 trials).
+fn across_trials(
+    spec: &Spec,
+    data: &Dataset,
+    combos: &[&Combo],
+    trials: impl Iterator<Item = u32>,
+    min_values: usize,
+) -> Vec<Cell> {
+    let crate::data::SplitRule::Grown { test, .. } = data.split else {
+        return Vec::new();
+    };
+    let whole = data.n_rows().saturating_sub(test);
+    let same = |c: &Combo| {
+        let pipeline = &spec.pipelines[c.pipeline];
+        c.at.lambda.is_some()
+            && c.at.n_train.is_none_or(|n| n == whole)
+            && whole.saturating_mul(data.n_features()) >= min_values
+            && pipeline.selection.is_none()
+            && pipeline.learner().is_some_and(|k| k.lockstep())
+    };
+    let same: Vec<&&Combo> = combos.iter().filter(|c| same(c)).collect();
+    if same.is_empty() {
+        return Vec::new();
+    }
+    trials
+        .flat_map(|t| same.iter().map(move |c| c.cell(t)))
+        .collect()
+}
+
 /// Runs one batch: a lone cell on this thread; a lockstep batch one thread per cell, its fits
-/// sharing their passes over the rows. Records in the batch's order.
-fn run_batch(
+/// sharing their passes over the rows (each round split across `pool`'s threads, if given,
+/// which then run nothing else). `td` gives each cell its trial's data. Records in the batch's
+/// order.
+fn run_batch<'d>(
     spec: &Spec,
     batch: &[&Cell],
-    td: &TrialData,
+    td: impl Fn(&Cell) -> TrialData<'d> + Sync,
+    pool: Option<&Arc<rayon::ThreadPool>>,
 ) -> Vec<Result<crate::store::TrialRecord>> {
     let run = |cell: &Cell| {
         let name = &spec.pipelines[cell.pipeline].name;
-        crate::profile::in_pipeline(name, || run_cell(spec, cell, td))
+        crate::profile::in_pipeline(name, || run_cell(spec, cell, &td(cell)))
     };
     if let [cell] = batch {
         return vec![run(cell)];
     }
-    let group = crate::learners::logistic::lockstep::Lockstep::new(batch.len());
+    use crate::learners::logistic::lockstep::Lockstep;
+    let group = match pool {
+        Some(pool) => Lockstep::on_pool(batch.len(), Arc::clone(pool)),
+        None => Lockstep::new(batch.len()),
+    };
     std::thread::scope(|s| {
         let members: Vec<_> = batch
             .iter()
@@ -785,5 +851,62 @@ x = "n_train"
         }
         let none = lockstep_batches(&spec, &cells, (1000, 100), 200_000);
         assert!(none.iter().all(|b| b.len() == 1));
+    }
+
+    /// The cells that fit one design in every trial are objective perturbation's on a grown
+    /// split's whole training set, in every trial asked for: not LR's (no lockstep), not at a
+    /// smaller N (a per-trial subset), not on a small design, not on a split drawn per trial.
+    #[test]
+    fn across_trials_gathers_the_whole_training_sets_lockstep_cells() {
+        let text = |first_train: &str| {
+            format!(
+                r#"
+[experiment]
+name = "b"
+trials = 3
+seed = 1
+datasets = ["toy"]
+[dataset.toy]
+source = "toy_gaussian"
+dimension = 100
+train = 1000
+{first_train}
+test = 100
+[grid]
+epsilon = [0.1]
+n_train = [100, 1000]
+lambda = [0.01, 1]
+[[pipeline]]
+name = "op"
+learner = "lr_objective"
+[[pipeline]]
+name = "lr"
+learner = "lr"
+[report]
+x = "n_train"
+"#
+            )
+        };
+        let spec = Spec::parse(&text("first_train = 500"), std::path::Path::new("b.toml")).unwrap();
+        let grown = plan(&spec, false);
+        let dir = crate::data::DataDir(std::path::PathBuf::from("."));
+        let data = spec.catalog.load("toy", &dir).unwrap();
+        let combos: Vec<&Combo> = grown.combos_of(0).collect();
+        let cells = across_trials(&spec, &data, &combos, [0, 2].into_iter(), 50_000);
+        assert_eq!(cells.len(), 4, "two lambdas in trials 0 and 2");
+        assert!(
+            cells
+                .iter()
+                .all(|c| spec.pipelines[c.pipeline].name == "op")
+        );
+        assert!(cells.iter().all(|c| c.at.n_train == Some(1000)));
+        let trials: Vec<u32> = cells.iter().map(|c| c.trial).collect();
+        assert_eq!(trials, [0, 0, 2, 2]);
+        assert!(across_trials(&spec, &data, &combos, [0, 2].into_iter(), 200_000).is_empty());
+        let spec = Spec::parse(&text(""), std::path::Path::new("b.toml")).unwrap();
+        let drawn = plan(&spec, false);
+        let data = spec.catalog.load("toy", &dir).unwrap();
+        let combos: Vec<&Combo> = drawn.combos_of(0).collect();
+        assert!(across_trials(&spec, &data, &combos, 0..3, 0).is_empty());
     }
 }

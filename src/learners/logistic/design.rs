@@ -43,6 +43,17 @@ pub struct ColumnMap {
     pub b: Vec<f64>,
 }
 
+/// [`Design::max_row_norm`] of keyed designs (a key names the exact design).
+static MAX_ROW_NORMS: crate::memo::Memo<MaxRowNorm> = crate::memo::Memo::new(1 << 20);
+
+struct MaxRowNorm(f64);
+
+impl Footprint for MaxRowNorm {
+    fn bytes(&self) -> usize {
+        8
+    }
+}
+
 thread_local! {
     /// One mapped row at a time (no allocation per row or pass once sized).
     static MAPPED_ROW: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -543,13 +554,26 @@ impl<'a> Design<'a> {
         self.scale[i].abs() * self.raw_sq_norm(i).sqrt()
     }
 
-    /// max_i ||x_i||_2 (each [`Self::row_norm`], from [`Self::raw_sq_norms`]).
+    /// max_i ||x_i||_2 (each [`Self::row_norm`], from [`Self::raw_sq_norms`]); once per keyed
+    /// design and process: every private fit checks it, and the cells of a trial, or a
+    /// lockstep group's members across trials, fit one design (12.6 GB read at appendix B's
+    /// largest).
     pub fn max_row_norm(&self) -> f64 {
-        self.raw_sq_norms()
-            .into_iter()
-            .zip(&self.scale)
-            .map(|(sq, s)| s.abs() * sq.sqrt())
-            .fold(0.0, f64::max)
+        let compute = || {
+            self.raw_sq_norms()
+                .into_iter()
+                .zip(&self.scale)
+                .map(|(sq, s)| s.abs() * sq.sqrt())
+                .fold(0.0, f64::max)
+        };
+        match self.key {
+            Some(key) => {
+                MAX_ROW_NORMS
+                    .get_or_compute(key, || MaxRowNorm(compute()))
+                    .0
+            }
+            None => compute(),
+        }
     }
 
     /// x_i . theta.
@@ -626,15 +650,21 @@ impl<'a> Design<'a> {
         self.identity && x.is_standard_layout()
     }
 
-    /// Runs `f(first, rows)` over the first `n` source rows in order, in groups of up to
+    /// Runs `f(first, rows)` over the design's rows `rows` in order, in groups of up to
     /// [`mapped::GROUP`] (only when [`Self::fuses_map`]).
-    fn each_group(&self, x: &ArrayView2<'a, f64>, n: usize, mut f: impl FnMut(usize, &[&[f64]])) {
+    fn each_group(
+        &self,
+        x: &ArrayView2<'a, f64>,
+        rows: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, &[&[f64]]),
+    ) {
         let row = |i: usize| {
             self.dense_row(x, self.rows[i] as usize)
                 .expect("standard layout")
         };
+        let n = rows.end;
         let mut group: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
-        for first in (0..n).step_by(mapped::GROUP) {
+        for first in rows.step_by(mapped::GROUP) {
             let g = mapped::GROUP.min(n - first);
             for (k, slot) in group[..g].iter_mut().enumerate() {
                 *slot = row(first + k);
@@ -647,55 +677,63 @@ impl<'a> Design<'a> {
         }
     }
 
-    /// `zs[k]` = the margins of the first `n` rows for `thetas[k]`, a group of rows at a time
-    /// against every vector (`mapped::dots_each`), the map (if any) applied once per value:
-    /// `dot_with`'s sums, each its row's own `dot4` (only when [`Self::fuses_map`]).
+    /// `zs[k][i - rows.start]` = the margin of row i in `rows` for `thetas[k]`, a group of rows
+    /// at a time against every vector (`mapped::dots_each`), the map (if any) applied once per
+    /// value: `dot_with`'s sums, each its row's own `dot4` (only when [`Self::fuses_map`]).
     fn fused_margins(
         &self,
         x: &ArrayView2<'a, f64>,
         map: Option<&ColumnMap>,
-        n: usize,
+        rows: std::ops::Range<usize>,
         thetas: &[&[f64]],
         zs: &mut [&mut [f64]],
     ) {
         let consts = map.map(|m| (&m.a[..], &m.b[..]));
         let mut sums = vec![0.0; thetas.len() * mapped::GROUP];
-        self.each_group(x, n, |first, rows| {
+        let start = rows.start;
+        self.each_group(x, rows, |first, rows| {
             let g = rows.len();
             let sums = &mut sums[..thetas.len() * g];
             mapped::dots_each(rows, thetas, consts, sums);
             let scales = &self.scale[first..first + g];
             for (z, sums) in zs.iter_mut().zip(sums.chunks_exact(g)) {
-                for (zi, (&raw, &s)) in z[first..].iter_mut().zip(sums.iter().zip(scales)) {
+                let z = &mut z[first - start..];
+                for (zi, (&raw, &s)) in z.iter_mut().zip(sums.iter().zip(scales)) {
                     *zi = s * raw;
                 }
             }
         })
     }
 
-    /// `outs[k]` = X^T `cs[k]` over the first `n` rows, a group of rows at a time with every
-    /// output's entries held while the group passes (`mapped::axpys_each`), the map (if any)
-    /// applied once per value: `axpy`'s sums, every entry in row order (only when
+    /// `outs[k][j - cols.start]` = entry j in `cols` of X^T `cs[k]` over the first `n` rows, a
+    /// group of rows at a time with every output's entries held while the group passes
+    /// (`mapped::axpys_each`), the map (if any) applied once per value: `axpy`'s sums, every
+    /// entry in row order, computed alike wherever the columns start (only when
     /// [`Self::fuses_map`]).
     fn fused_sums(
         &self,
         x: &ArrayView2<'a, f64>,
         map: Option<&ColumnMap>,
         n: usize,
+        cols: std::ops::Range<usize>,
         cs: &[&[f64]],
         outs: &mut [&mut [f64]],
     ) {
         outs.iter_mut().for_each(|o| o.fill(0.0));
-        let consts = map.map(|m| (&m.a[..], &m.b[..]));
+        let consts = map.map(|m| (&m.a[cols.clone()], &m.b[cols.clone()]));
         let mut coefs = vec![0.0; cs.len() * mapped::GROUP];
-        self.each_group(x, n, |first, rows| {
+        self.each_group(x, 0..n, |first, rows| {
             let g = rows.len();
             for (k, c) in cs.iter().enumerate() {
                 for (r, a) in coefs[k * g..(k + 1) * g].iter_mut().enumerate() {
                     *a = c[first + r] * self.scale[first + r];
                 }
             }
-            mapped::axpys_each(rows, &coefs[..cs.len() * g], consts, outs);
+            let mut part: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
+            for (p, row) in part.iter_mut().zip(rows) {
+                *p = &row[cols.clone()];
+            }
+            mapped::axpys_each(&part[..g], &coefs[..cs.len() * g], consts, outs);
         });
     }
 
@@ -865,7 +903,7 @@ impl<'a> Design<'a> {
             Source::Binary(m, enc) => (m, enc),
             Source::Dense(x, map) if self.fuses_map(x) => {
                 let n = z.len().min(self.rows.len());
-                return self.fused_margins(x, *map, n, &[theta], &mut [z]);
+                return self.fused_margins(x, *map, 0..n, &[theta], &mut [z]);
             }
             Source::Dense(..) => {
                 for (i, zi) in z.iter_mut().enumerate() {
@@ -916,7 +954,7 @@ impl<'a> Design<'a> {
         let n = self.rows.len();
         match &self.source {
             Source::Dense(x, map) if self.fuses_map(x) && zs.iter().all(|z| z.len() >= n) => {
-                self.fused_margins(x, *map, n, thetas, zs)
+                self.fused_margins(x, *map, 0..n, thetas, zs)
             }
             _ => {
                 for (theta, z) in thetas.iter().zip(zs.iter_mut()) {
@@ -934,7 +972,7 @@ impl<'a> Design<'a> {
         let same_rows = n <= self.rows.len() && cs.iter().all(|c| c.len() == n);
         match &self.source {
             Source::Dense(x, map) if self.fuses_map(x) && same_rows => {
-                self.fused_sums(x, *map, n, cs, outs)
+                self.fused_sums(x, *map, n, 0..self.cols.len(), cs, outs)
             }
             _ => {
                 for (c, out) in cs.iter().zip(outs.iter_mut()) {
@@ -942,6 +980,49 @@ impl<'a> Design<'a> {
                 }
             }
         }
+    }
+
+    /// Whether the combined passes can be computed in parts ([`Self::margins_each_rows`],
+    /// [`Self::weighted_sum_each_cols`]): dense rows read as slices, over a copy or through
+    /// the column map.
+    pub fn splits_combined(&self) -> bool {
+        matches!(&self.source, Source::Dense(x, _) if self.fuses_map(x))
+    }
+
+    /// The part `rows` of [`Self::margins_each`]: `zs[k][i - rows.start]` is row i's margin for
+    /// `thetas[k]`, bit for bit (each row's sum is its own). Only when
+    /// [`Self::splits_combined`].
+    pub fn margins_each_rows(
+        &self,
+        rows: std::ops::Range<usize>,
+        thetas: &[&[f64]],
+        zs: &mut [&mut [f64]],
+    ) {
+        let Source::Dense(x, map) = &self.source else {
+            panic!("margins_each_rows needs a dense design (splits_combined)");
+        };
+        assert!(self.fuses_map(x) && rows.end <= self.rows.len());
+        assert!(zs.iter().all(|z| z.len() >= rows.len()));
+        self.fused_margins(x, *map, rows, thetas, zs)
+    }
+
+    /// The entries `cols` of [`Self::weighted_sum_each`] over all of `cs`'s rows:
+    /// `outs[k][j - cols.start]`, bit for bit (each entry adds its rows' terms in row order,
+    /// computed alike wherever the part starts). Only when [`Self::splits_combined`].
+    pub fn weighted_sum_each_cols(
+        &self,
+        cols: std::ops::Range<usize>,
+        cs: &[&[f64]],
+        outs: &mut [&mut [f64]],
+    ) {
+        let Source::Dense(x, map) = &self.source else {
+            panic!("weighted_sum_each_cols needs a dense design (splits_combined)");
+        };
+        let n = cs.first().map_or(0, |c| c.len());
+        assert!(self.fuses_map(x) && n <= self.rows.len() && cols.end <= self.cols.len());
+        assert!(cs.iter().all(|c| c.len() == n));
+        assert!(outs.iter().all(|o| o.len() == cols.len()));
+        self.fused_sums(x, *map, n, cols, cs, outs)
     }
 
     /// out = sum_i c_i x_i (X^T c).
@@ -981,7 +1062,7 @@ impl<'a> Design<'a> {
                 }
             }
             Source::Dense(x, map) if self.fuses_map(x) => {
-                self.fused_sums(x, *map, c.len(), &[c], &mut [out])
+                self.fused_sums(x, *map, c.len(), 0..self.cols.len(), &[c], &mut [out])
             }
             Source::Dense(..) => {
                 for (i, &ci) in c.iter().enumerate() {
@@ -1571,13 +1652,45 @@ mod tests {
                 let mut g: Vec<&mut [f64]> = gs.iter_mut().map(Vec::as_mut_slice).collect();
                 des.weighted_sum_each(&c, &mut g);
             }
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             for j in 0..count {
                 let (mut z, mut g) = (vec![0.0; n], vec![0.0; k]);
                 des.margins(&thetas[j], &mut z);
                 des.weighted_sum(&cs[j], &mut g);
-                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&zs[j]), bits(&z), "margins {j} of {count}");
                 assert_eq!(bits(&gs[j]), bits(&g), "X^T c {j} of {count}");
+            }
+            // In parts (lockstep's split rounds): rows cut anywhere, columns at a block's
+            // edge or inside one, give the whole pass's entries.
+            if !des.splits_combined() {
+                continue;
+            }
+            for (row_cut, col_cut) in [(0, 0), (n / 2, k / 2), (n - 1, 16.min(k)), (n, k - 1)] {
+                let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
+                let c: Vec<&[f64]> = cs.iter().map(Vec::as_slice).collect();
+                let (mut z, mut g) = (vec![vec![9.0; n]; count], vec![vec![9.0; k]; count]);
+                for rows in [0..row_cut, row_cut..n] {
+                    let mut part: Vec<&mut [f64]> =
+                        z.iter_mut().map(|z| &mut z[rows.clone()]).collect();
+                    des.margins_each_rows(rows, &t, &mut part);
+                }
+                for cols in [0..col_cut, col_cut..k] {
+                    let mut part: Vec<&mut [f64]> =
+                        g.iter_mut().map(|g| &mut g[cols.clone()]).collect();
+                    des.weighted_sum_each_cols(cols, &c, &mut part);
+                }
+                for j in 0..count {
+                    assert_eq!(
+                        bits(&z[j]),
+                        bits(&zs[j]),
+                        "margins {j} cut at row {row_cut}"
+                    );
+                    assert_eq!(
+                        bits(&g[j]),
+                        bits(&gs[j]),
+                        "X^T c {j} cut at column {col_cut}"
+                    );
+                }
             }
         }
     }

@@ -11,6 +11,11 @@
 //!
 //! Only fits with a linear term (objective perturbation's noise) take part: a noise-free fit
 //! may be computed under the memo's lock on its key, which another member could wait on.
+//!
+//! A group [`Lockstep::on_pool`] splits each round across the pool's threads (margins by rows,
+//! X^T c by output columns, [`Design::splits_combined`]), every entry still its own pass's:
+//! the runner's group of the cells that fit one design in every trial (appendix B's whole
+//! 2^20-row training set, forty fits of ten trials) runs alone, with the pool's threads idle.
 
 use super::design::Design;
 use crate::memo::Key;
@@ -21,6 +26,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 pub struct Lockstep {
     state: Mutex<State>,
     turn: Condvar,
+    /// Threads a round's passes split across, if any.
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 #[derive(Default)]
@@ -59,12 +66,23 @@ thread_local! {
 impl Lockstep {
     /// A group of `members` fits.
     pub fn new(members: usize) -> Arc<Self> {
+        Self::with(members, None)
+    }
+
+    /// A group of `members` fits whose rounds split across `pool`'s threads (which nothing
+    /// else uses while the group runs).
+    pub fn on_pool(members: usize, pool: Arc<rayon::ThreadPool>) -> Arc<Self> {
+        Self::with(members, Some(pool))
+    }
+
+    fn with(members: usize, pool: Option<Arc<rayon::ThreadPool>>) -> Arc<Self> {
         Arc::new(Lockstep {
             state: Mutex::new(State {
                 active: members,
                 ..State::default()
             }),
             turn: Condvar::new(),
+            pool,
         })
     }
 
@@ -133,7 +151,7 @@ impl Lockstep {
                 if round.len() > 1 {
                     s.shared += round.len() as u64;
                 }
-                for (id, out) in compute(design, round) {
+                for (id, out) in compute(design, round, self.pool.as_deref()) {
                     s.served.push((id, out));
                 }
                 self.turn.notify_all();
@@ -144,8 +162,13 @@ impl Lockstep {
     }
 }
 
-/// One round's passes: the margins together, then the column sums together.
-fn compute(design: &Design, round: Vec<Request>) -> Vec<(u64, Vec<f64>)> {
+/// One round's passes: the margins together, then the column sums together (split across
+/// `pool`'s threads, if given).
+fn compute(
+    design: &Design,
+    round: Vec<Request>,
+    pool: Option<&rayon::ThreadPool>,
+) -> Vec<(u64, Vec<f64>)> {
     let (margins, sums): (Vec<Request>, Vec<Request>) = round
         .into_iter()
         .partition(|r| matches!(r.pass, Pass::Margins));
@@ -158,12 +181,96 @@ fn compute(design: &Design, round: Vec<Request>) -> Vec<(u64, Vec<f64>)> {
         let inputs: Vec<&[f64]> = group.iter().map(|r| r.input.as_slice()).collect();
         let mut slots: Vec<&mut [f64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
         match pass {
-            Pass::Margins => design.margins_each(&inputs, &mut slots),
-            Pass::WeightedSum => design.weighted_sum_each(&inputs, &mut slots),
+            Pass::Margins => margins_each(design, &inputs, &mut slots, pool),
+            Pass::WeightedSum => weighted_sum_each(design, &inputs, &mut slots, pool),
         }
         done.extend(group.iter().map(|r| r.id).zip(outs));
     }
     done
+}
+
+/// The pool to split a combined pass across, when it has several threads and the design's
+/// passes split.
+fn parts_pool<'p>(
+    design: &Design,
+    pool: Option<&'p rayon::ThreadPool>,
+) -> Option<&'p rayon::ThreadPool> {
+    pool.filter(|p| p.current_num_threads() > 1 && design.splits_combined())
+}
+
+/// `0 = b_0 < b_1 < ... < b_parts = n`, each inner bound a multiple of `align` (parts may be
+/// empty when n is small).
+fn bounds(n: usize, parts: usize, align: usize) -> Vec<usize> {
+    let mut b: Vec<usize> = (0..parts)
+        .map(|p| (n * p / parts) / align * align)
+        .collect();
+    b.push(n);
+    b
+}
+
+/// `outs` cut at `bounds` (relative to each output's start): one list of pieces per part.
+fn pieces<'o>(outs: &'o mut [&mut [f64]], bounds: &[usize]) -> Vec<Vec<&'o mut [f64]>> {
+    let mut parts: Vec<Vec<&mut [f64]>> = (1..bounds.len()).map(|_| Vec::new()).collect();
+    for out in outs.iter_mut() {
+        let mut rest: &mut [f64] = &mut out[..bounds[bounds.len() - 1]];
+        for (part, w) in parts.iter_mut().zip(bounds.windows(2)) {
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            part.push(piece);
+            rest = tail;
+        }
+    }
+    parts
+}
+
+/// [`Design::margins_each`], by rows across `pool`'s threads when it splits.
+fn margins_each(
+    design: &Design,
+    thetas: &[&[f64]],
+    zs: &mut [&mut [f64]],
+    pool: Option<&rayon::ThreadPool>,
+) {
+    let n = design.n_rows();
+    match parts_pool(design, pool).filter(|_| zs.iter().all(|z| z.len() >= n)) {
+        None => design.margins_each(thetas, zs),
+        Some(pool) => {
+            let b = bounds(n, pool.current_num_threads(), super::mapped::GROUP);
+            let parts = pieces(zs, &b);
+            pool.scope(|s| {
+                for (mut part, w) in parts.into_iter().zip(b.windows(2)) {
+                    let rows = w[0]..w[1];
+                    s.spawn(move |_| design.margins_each_rows(rows, thetas, &mut part));
+                }
+            });
+        }
+    }
+}
+
+/// [`Design::weighted_sum_each`], by output columns across `pool`'s threads when it splits.
+fn weighted_sum_each(
+    design: &Design,
+    cs: &[&[f64]],
+    outs: &mut [&mut [f64]],
+    pool: Option<&rayon::ThreadPool>,
+) {
+    let d = design.dim();
+    let n = cs.first().map_or(0, |c| c.len());
+    let fits = n <= design.n_rows()
+        && cs.iter().all(|c| c.len() == n)
+        && outs.iter().all(|o| o.len() == d);
+    match parts_pool(design, pool).filter(|_| fits) {
+        None => design.weighted_sum_each(cs, outs),
+        Some(pool) => {
+            // Sixteen columns: the AVX-512 kernel's block.
+            let b = bounds(d, pool.current_num_threads(), 16);
+            let parts = pieces(outs, &b);
+            pool.scope(|s| {
+                for (mut part, w) in parts.into_iter().zip(b.windows(2)) {
+                    let cols = w[0]..w[1];
+                    s.spawn(move |_| design.weighted_sum_each_cols(cols, cs, &mut part));
+                }
+            });
+        }
+    }
 }
 
 /// The group this thread's fits belong to, if any.
@@ -209,8 +316,8 @@ mod tests {
     /// Objective perturbation's fits at four lambdas, each with its own noise, run as the
     /// members of one group (with a fifth member that fits other rows, and a sixth that fits
     /// nothing), give every member's solo theta and convergence bit for bit, whichever member
-    /// computes a round; fits of different lengths leave as they finish, and most passes are
-    /// computed in rounds of several.
+    /// computes a round and whether its rounds split across threads; fits of different lengths
+    /// leave as they finish, and most passes are computed in rounds of several.
     #[test]
     fn members_fit_as_they_would_alone() {
         let (n, d) = (3000, 40);
@@ -242,8 +349,18 @@ mod tests {
         };
         let alone: Vec<Fit> = fits.iter().map(|f| fit(&design, f)).collect();
         let other_alone = fit(&other, &fits[1]);
-        for _ in 0..3 {
-            let group = Lockstep::new(fits.len() + 2);
+        // Twice alone, once with each round split across a pool of two threads.
+        let pool = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap(),
+        );
+        for round in 0..3 {
+            let group = match round {
+                2 => Lockstep::on_pool(fits.len() + 2, Arc::clone(&pool)),
+                _ => Lockstep::new(fits.len() + 2),
+            };
             let (together, other_together) = std::thread::scope(|s| {
                 let members: Vec<_> = fits
                     .iter()
