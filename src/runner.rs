@@ -433,7 +433,7 @@ impl Prepared<'_> {
                 let batch: Vec<&Cell> = across.iter().collect();
                 let td = |c: &Cell| groups[&c.trial].data(data);
                 keep(run_batch(spec, &batch, td, Some(&pool)))?;
-                ran_across.extend(across.iter().map(|c| c.key.as_str()));
+                ran_across.extend(across.into_iter().map(|c| c.key));
             }
             pool.install(|| {
                 (0..self.plan.trials)
@@ -443,9 +443,7 @@ impl Prepared<'_> {
                         let cells: Vec<Cell> = combos
                             .iter()
                             .map(|c| c.cell(trial))
-                            .filter(|c| {
-                                !store.is_done(&c.key) && !ran_across.contains(c.key.as_str())
-                            })
+                            .filter(|c| !store.is_done(&c.key) && !ran_across.contains(&c.key))
                             .collect();
                         if cells.is_empty() {
                             return Ok(());
