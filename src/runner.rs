@@ -480,11 +480,14 @@ impl Prepared<'_> {
     }
 }
 
-/// Rows x columns from which objective perturbation's lambda siblings fit in lockstep (2^28
-/// values, 2 GB): at appendix B's D = 1000 the groups were measured faster than the cells one
-/// after another only from 2^19 rows on two workers (below, their threads compete with the
-/// other worker's passes for the two cores).
-const LOCKSTEP_MIN_VALUES: usize = 1 << 28;
+/// Rows x columns from which objective perturbation's lambda siblings fit in lockstep (2^20
+/// values, 8 MB). With the combined passes eight rows at a time, groups beat the cells one
+/// after another at every size of appendix B measured (`-j 2`, every record equal): four
+/// trials at D = 20-100, N = 2^12-2^16, 5.1 -> 4.0 s of wall time; at D = 1000 and 1500,
+/// N = 2^13-2^15, 14.7 -> 9.6 s; two trials at D = 1000, N = 2^17-2^18 and D = 1500,
+/// N = 2^16-2^17, 61 -> 29 s besides the datasets' generation. (At 2^28, the earlier bound,
+/// groups had been measured faster only from D = 1000's 2^19 rows.)
+const LOCKSTEP_MIN_VALUES: usize = 1 << 20;
 
 /// A trial's cells in the order they run, as batches: one cell, or the cells of a pipeline
 /// whose kind fits in lockstep that differ only in lambda, on a design of at least
