@@ -450,7 +450,7 @@ impl Prepared<'_> {
                         }
                         let group = Group::new(spec, &self.plan, di, data, trial)?;
                         let td = group.data(data);
-                        let shape = (data.n_rows(), data.n_features());
+                        let shape = dense_shape(data);
                         for batch in lockstep_batches(spec, &cells, shape, LOCKSTEP_MIN_VALUES) {
                             keep(run_batch(spec, &batch, |_| td, None))?;
                         }
@@ -492,14 +492,18 @@ const LOCKSTEP_MIN_VALUES: usize = 1 << 20;
 /// A trial's cells in the order they run, as batches: one cell, or the cells of a pipeline
 /// whose kind fits in lockstep that differ only in lambda, on a design of at least
 /// `min_values` rows x columns of the dataset's `(rows, columns)` (gathered at the first of
-/// them; each cell has its own streams, so the order changes no result).
+/// them; each cell has its own streams, so the order changes no result). `dense_shape` is
+/// `None` for a binary dataset: only dense rows are read once for several vectors.
 fn lockstep_batches<'c>(
     spec: &Spec,
     cells: &'c [Cell],
-    (n_rows, n_features): (usize, usize),
+    dense_shape: Option<(usize, usize)>,
     min_values: usize,
 ) -> Vec<Vec<&'c Cell>> {
     let eligible = |c: &Cell| {
+        let Some((n_rows, n_features)) = dense_shape else {
+            return false;
+        };
         let rows = c.at.n_train.unwrap_or(n_rows);
         c.at.lambda.is_some()
             && rows.saturating_mul(n_features) >= min_values
@@ -536,6 +540,14 @@ fn lockstep_batches<'c>(
     batches
 }
 
+/// A dataset's (rows, columns) when its features are dense, where lockstep pays.
+fn dense_shape(data: &Dataset) -> Option<(usize, usize)> {
+    data.features
+        .as_binary()
+        .is_none()
+        .then(|| (data.n_rows(), data.n_features()))
+}
+
 /// The cells of `combos` in `trials` that fit one design in every trial, in lockstep: a
 /// lockstep kind's lambda grid on a grown split's whole training set (read in ascending order
 /// whatever the trial, `dense::fit_rows`), with no selection step, on at least `min_values`
@@ -551,12 +563,15 @@ fn across_trials(
     let crate::data::SplitRule::Grown { test, .. } = data.split else {
         return Vec::new();
     };
-    let whole = data.n_rows().saturating_sub(test);
+    let Some((n_rows, n_features)) = dense_shape(data) else {
+        return Vec::new();
+    };
+    let whole = n_rows.saturating_sub(test);
     let same = |c: &Combo| {
         let pipeline = &spec.pipelines[c.pipeline];
         c.at.lambda.is_some()
             && c.at.n_train.is_none_or(|n| n == whole)
-            && whole.saturating_mul(data.n_features()) >= min_values
+            && whole.saturating_mul(n_features) >= min_values
             && pipeline.selection.is_none()
             && pipeline.learner().is_some_and(|k| k.lockstep())
     };
@@ -808,7 +823,8 @@ mod tests {
     use super::*;
 
     /// Objective perturbation's lambda siblings at one N form a batch once the design is
-    /// large enough; other kinds, other N and small designs run alone, every cell once.
+    /// large enough; other kinds, other N, small designs and binary data run alone, every
+    /// cell once.
     #[test]
     fn lockstep_batches_gather_objective_perturbations_lambda_siblings() {
         let text = r#"
@@ -839,7 +855,7 @@ x = "n_train"
         let plan = plan(&spec, false);
         let mut cells: Vec<Cell> = plan.combos_of(0).map(|c| c.cell(0)).collect();
         cells.sort_by_key(|c| c.at.n_train);
-        let batches = lockstep_batches(&spec, &cells, (1000, 100), 50_000);
+        let batches = lockstep_batches(&spec, &cells, Some((1000, 100)), 50_000);
         assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), cells.len());
         let grouped: Vec<&Vec<&Cell>> = batches.iter().filter(|b| b.len() > 1).collect();
         // N = 1000 (10^5 values), one batch per epsilon of the three lambdas.
@@ -850,8 +866,13 @@ x = "n_train"
             assert!(b.iter().all(|c| c.at.n_train == Some(1000)));
             assert!(b.iter().all(|c| c.budget == b[0].budget));
         }
-        let none = lockstep_batches(&spec, &cells, (1000, 100), 200_000);
-        assert!(none.iter().all(|b| b.len() == 1));
+        for none in [
+            lockstep_batches(&spec, &cells, Some((1000, 100)), 200_000),
+            lockstep_batches(&spec, &cells, None, 0),
+        ] {
+            assert!(none.iter().all(|b| b.len() == 1));
+            assert_eq!(none.len(), cells.len());
+        }
     }
 
     /// The cells that fit one design in every trial are objective perturbation's on a grown
