@@ -198,8 +198,8 @@ fn parts_pool<'p>(
     pool.filter(|p| p.current_num_threads() > 1 && design.splits_combined())
 }
 
-/// `0 = b_0 < b_1 < ... < b_parts = n`, each inner bound a multiple of `align` (parts may be
-/// empty when n is small).
+/// `0 = b_0 <= b_1 <= ... <= b_parts = n`, each inner bound a multiple of `align` (parts may
+/// be empty when n is small).
 fn bounds(n: usize, parts: usize, align: usize) -> Vec<usize> {
     let mut b: Vec<usize> = (0..parts)
         .map(|p| (n * p / parts) / align * align)
