@@ -877,7 +877,8 @@ x = "n_train"
 
     /// The cells that fit one design in every trial are objective perturbation's on a grown
     /// split's whole training set, in every trial asked for: not LR's (no lockstep), not at a
-    /// smaller N (a per-trial subset), not on a small design, not on a split drawn per trial.
+    /// smaller N (a per-trial subset), not on a small design, not on binary rows, not on a
+    /// split drawn per trial.
     #[test]
     fn across_trials_gathers_the_whole_training_sets_lockstep_cells() {
         let text = |first_train: &str| {
@@ -925,6 +926,14 @@ x = "n_train"
         let trials: Vec<u32> = cells.iter().map(|c| c.trial).collect();
         assert_eq!(trials, [0, 0, 2, 2]);
         assert!(across_trials(&spec, &data, &combos, [0, 2].into_iter(), 200_000).is_empty());
+        // The same grown split over binary rows: one pass per vector, so no group.
+        let mut binary = data.clone();
+        let mut m = crate::data::BinaryMatrix::new(data.n_features());
+        for _ in 0..data.n_rows() {
+            m.push_row(&[0, 3]);
+        }
+        binary.features = crate::data::Features::Binary(m);
+        assert!(across_trials(&spec, &binary, &combos, [0, 2].into_iter(), 0).is_empty());
         let spec = Spec::parse(&text(""), std::path::Path::new("b.toml")).unwrap();
         let drawn = plan(&spec, false);
         let data = spec.catalog.load("toy", &dir).unwrap();
