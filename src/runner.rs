@@ -501,15 +501,10 @@ fn lockstep_batches<'c>(
     min_values: usize,
 ) -> Vec<Vec<&'c Cell>> {
     let eligible = |c: &Cell| {
-        let Some((n_rows, n_features)) = dense_shape else {
-            return false;
-        };
-        let rows = c.at.n_train.unwrap_or(n_rows);
-        c.at.lambda.is_some()
-            && rows.saturating_mul(n_features) >= min_values
-            && spec.pipelines[c.pipeline]
-                .learner()
-                .is_some_and(|k| k.lockstep())
+        dense_shape.is_some_and(|(n_rows, n_features)| {
+            let values = c.at.n_train.unwrap_or(n_rows).saturating_mul(n_features);
+            fits_in_lockstep(spec, c.pipeline, &c.at, values, min_values)
+        })
     };
     // Same pipeline and every grid value but lambda: so the same eligibility and budget.
     let sibling = |a: &Cell, b: &Cell| {
@@ -540,6 +535,22 @@ fn lockstep_batches<'c>(
     batches
 }
 
+/// Whether cells of `pipeline` at grid values `at` fit in lockstep on a design of `values`
+/// rows x columns: a lockstep kind's lambda grid on at least `min_values`.
+fn fits_in_lockstep(
+    spec: &Spec,
+    pipeline: usize,
+    at: &crate::kinds::GridValues,
+    values: usize,
+    min_values: usize,
+) -> bool {
+    at.lambda.is_some()
+        && values >= min_values
+        && spec.pipelines[pipeline]
+            .learner()
+            .is_some_and(|k| k.lockstep())
+}
+
 /// A dataset's (rows, columns) when its features are dense, where lockstep pays.
 fn dense_shape(data: &Dataset) -> Option<(usize, usize)> {
     data.features
@@ -568,12 +579,10 @@ fn across_trials(
     };
     let whole = n_rows.saturating_sub(test);
     let same = |c: &Combo| {
-        let pipeline = &spec.pipelines[c.pipeline];
-        c.at.lambda.is_some()
+        let values = whole.saturating_mul(n_features);
+        fits_in_lockstep(spec, c.pipeline, &c.at, values, min_values)
             && c.at.n_train.is_none_or(|n| n == whole)
-            && whole.saturating_mul(n_features) >= min_values
-            && pipeline.selection.is_none()
-            && pipeline.learner().is_some_and(|k| k.lockstep())
+            && spec.pipelines[c.pipeline].selection.is_none()
     };
     let same: Vec<&&Combo> = combos.iter().filter(|c| same(c)).collect();
     if same.is_empty() {
