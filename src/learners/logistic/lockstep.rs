@@ -208,8 +208,14 @@ fn bounds(n: usize, parts: usize, align: usize) -> Vec<usize> {
     b
 }
 
-/// `outs` cut at `bounds` (relative to each output's start): one list of pieces per part.
-fn pieces<'o>(outs: &'o mut [&mut [f64]], bounds: &[usize]) -> Vec<Vec<&'o mut [f64]>> {
+/// Runs `f(part, pieces)` on `pool`'s threads for each part `b_p..b_(p+1)` of `bounds`, with
+/// `pieces` the same range of every output (outputs relative to their start).
+fn in_parts(
+    pool: &rayon::ThreadPool,
+    bounds: &[usize],
+    outs: &mut [&mut [f64]],
+    f: impl Fn(std::ops::Range<usize>, &mut [&mut [f64]]) + Sync,
+) {
     let mut parts: Vec<Vec<&mut [f64]>> = (1..bounds.len()).map(|_| Vec::new()).collect();
     for out in outs.iter_mut() {
         let mut rest: &mut [f64] = &mut out[..bounds[bounds.len() - 1]];
@@ -219,7 +225,12 @@ fn pieces<'o>(outs: &'o mut [&mut [f64]], bounds: &[usize]) -> Vec<Vec<&'o mut [
             rest = tail;
         }
     }
-    parts
+    let f = &f;
+    pool.scope(|s| {
+        for (mut part, w) in parts.into_iter().zip(bounds.windows(2)) {
+            s.spawn(move |_| f(w[0]..w[1], &mut part));
+        }
+    });
 }
 
 /// [`Design::margins_each`], by rows across `pool`'s threads when it splits.
@@ -234,12 +245,8 @@ fn margins_each(
         None => design.margins_each(thetas, zs),
         Some(pool) => {
             let b = bounds(n, pool.current_num_threads(), super::mapped::GROUP);
-            let parts = pieces(zs, &b);
-            pool.scope(|s| {
-                for (mut part, w) in parts.into_iter().zip(b.windows(2)) {
-                    let rows = w[0]..w[1];
-                    s.spawn(move |_| design.margins_each_rows(rows, thetas, &mut part));
-                }
+            in_parts(pool, &b, zs, |rows, part| {
+                design.margins_each_rows(rows, thetas, part)
             });
         }
     }
@@ -262,12 +269,8 @@ fn weighted_sum_each(
         Some(pool) => {
             // Sixteen columns: the AVX-512 kernel's block.
             let b = bounds(d, pool.current_num_threads(), 16);
-            let parts = pieces(outs, &b);
-            pool.scope(|s| {
-                for (mut part, w) in parts.into_iter().zip(b.windows(2)) {
-                    let cols = w[0]..w[1];
-                    s.spawn(move |_| design.weighted_sum_each_cols(cols, cs, &mut part));
-                }
+            in_parts(pool, &b, outs, |cols, part| {
+                design.weighted_sum_each_cols(cols, cs, part)
             });
         }
     }
