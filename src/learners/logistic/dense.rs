@@ -6,10 +6,11 @@
 //! fastest, unless the copy would be large ([`COPY_MAX_BYTES`]) and hold more than half the
 //! source's rows (appendix B's whole 2^20-row training set at D = 1000 and 1500, 8-12 GB), or
 //! be over [`COPY_LARGE_MAX_BYTES`] (its 2^18-2^19-row subsets there): those are read through
-//! the map ([`ColumnMap`]) instead, so a run stays within its datasets plus a constant. Either way the values round exactly as the copy holds them. The scaled
-//! rows, the row scales and everything computed from them without noise (exact fits, the
-//! functional mechanism's polynomial coefficients) depend only on the rows' content in order,
-//! the columns and the scaling, so they are memoised under one content key (see
+//! the map ([`ColumnMap`]) instead, so a run stays within its datasets plus a constant. Either
+//! way the values round exactly as the copy holds them. The scaled rows, the row scales and
+//! everything computed from them without noise (exact fits, the functional mechanism's
+//! polynomial coefficients) depend only on the rows' content in order, the columns and the
+//! scaling, so they are memoised under one content key (see
 //! [`crate::memo`]): FMsens1 and FMsens2 of a trial share one X^T X, and output perturbation,
 //! the `w_distance` reference and LR at the same lambda share one minimiser.
 //!
