@@ -151,17 +151,31 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
                 opts.force || stored_in[d] < groups * plan.combos_of(d).count() as u64
             })
             .collect();
-        for (d, name) in spec.experiment.datasets.iter().enumerate() {
-            let data = match (loaded[d].take(), needed[d]) {
-                (Some(data), true) => data,
-                (None, true) => Arc::new(crate::profile::time("load", || {
-                    spec.catalog
-                        .load_for(name, &opts.data_dir, plan.max_n_train(d))
-                })?),
-                (_, false) => Arc::new(crate::data::scalar::no_data(name, name)),
-            };
-            datasets.push(data);
-        }
+        // Side by side on the run's threads: each dataset is read or drawn from its own
+        // stream (appendix B's D = 1000 and 1500 take 13 and 20 s of one core), and the first
+        // failure in the spec's order is reported.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.threads)
+            .build()
+            .map_err(|e| Error::param("jobs", e.to_string()))?;
+        let read: Vec<Result<Arc<Dataset>>> = pool.install(|| {
+            spec.experiment
+                .datasets
+                .par_iter()
+                .zip(loaded.par_iter_mut())
+                .enumerate()
+                .map(|(d, (name, loaded))| match (loaded.take(), needed[d]) {
+                    (Some(data), true) => Ok(data),
+                    (None, true) => crate::profile::time("load", || {
+                        spec.catalog
+                            .load_for(name, &opts.data_dir, plan.max_n_train(d))
+                    })
+                    .map(Arc::new),
+                    (_, false) => Ok(Arc::new(crate::data::scalar::no_data(name, name))),
+                })
+                .collect()
+        });
+        datasets = read.into_iter().collect::<Result<_>>()?;
         preflight(spec, &plan, &datasets, &needed)?;
     }
     Ok(Prepared {
@@ -353,7 +367,7 @@ impl Prepared<'_> {
 
     /// Runs the pending cells, appending each record as it finishes; a forced run then swaps
     /// its results in for the previous ones.
-    pub fn execute(self) -> Result<RunSummary> {
+    pub fn execute(mut self) -> Result<RunSummary> {
         let mut summary = RunSummary {
             results_dir: self.dir.clone(),
             total: self.total as usize,
@@ -408,7 +422,11 @@ impl Prepared<'_> {
             }
             failed.map_or(Ok(()), Err)
         };
-        for (di, data) in self.datasets.iter().enumerate() {
+        // Each dataset is dropped once its trials are done: appendix B's D <= 100 hold 1.5 GB
+        // and D = 1000 8.5 GB that D = 1500's phase (12.7 GB of mapped rows, read back from
+        // disk when the kernel has dropped them) needs.
+        for (di, owned) in std::mem::take(&mut self.datasets).into_iter().enumerate() {
+            let data: &Dataset = &owned;
             // A trial's cells by ascending N (stable: the spec's order within one N), so the
             // cells that read the same rows run one after another while their noise-free work
             // (a scaled copy, X^T X) is held: at appendix B's D = 1500 one such copy is 12.6
@@ -434,6 +452,41 @@ impl Prepared<'_> {
                 let td = |c: &Cell| groups[&c.trial].data(data);
                 keep(run_batch(spec, &batch, td, Some(&pool)))?;
                 ran_across.extend(across.into_iter().map(|c| c.key));
+            }
+            // Then the first trial's other cells there, side by side (see `whole_set_first`).
+            let first = (0..self.plan.trials).find(|&t| runs(&self.sharding, di, t));
+            let pending = |c: &Cell| !store.is_done(&c.key) && !ran_across.contains(&c.key);
+            let tasks = whole_set_first(data, &combos, first, pending);
+            if let (Some(trial), true) = (first, tasks.len() > 1) {
+                let group = Group::new(spec, &self.plan, di, data, trial)?;
+                let td = group.data(data);
+                let next = AtomicUsize::new(0);
+                let workers = pool.current_num_threads().min(tasks.len());
+                let failed = std::sync::Mutex::new(None);
+                pool.scope(|s| {
+                    for _ in 0..workers {
+                        s.spawn(|_| {
+                            while let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                                if failed.lock().expect("no panic holding it").is_some() {
+                                    return;
+                                }
+                                for cell in task {
+                                    if let Err(e) = keep(run_batch(spec, &[cell], |_| td, None)) {
+                                        failed
+                                            .lock()
+                                            .expect("no panic holding it")
+                                            .get_or_insert(e);
+                                        return;
+                                    }
+                                }
+                            }
+                        });
+                    }
+                });
+                if let Some(e) = failed.into_inner().expect("no panic holding it") {
+                    return Err(e);
+                }
+                ran_across.extend(tasks.into_iter().flatten().map(|c| c.key));
             }
             pool.install(|| {
                 (0..self.plan.trials)
@@ -571,13 +624,12 @@ fn across_trials(
     trials: impl Iterator<Item = u32>,
     min_values: usize,
 ) -> Vec<Cell> {
-    let crate::data::SplitRule::Grown { test, .. } = data.split else {
+    let Some(whole) = whole_training_set(data) else {
         return Vec::new();
     };
-    let Some((n_rows, n_features)) = dense_shape(data) else {
+    let Some((_, n_features)) = dense_shape(data) else {
         return Vec::new();
     };
-    let whole = n_rows.saturating_sub(test);
     let same = |c: &Combo| {
         let values = whole.saturating_mul(n_features);
         fits_in_lockstep(spec, c.pipeline, &c.at, values, min_values)
@@ -591,6 +643,45 @@ fn across_trials(
     trials
         .flat_map(|t| same.iter().map(move |c| c.cell(t)))
         .collect()
+}
+
+/// The size of a grown split's whole training set: read in ascending row order whatever the
+/// trial (`dense::fit_rows`), so every trial's fits on it share their noise-free work.
+fn whole_training_set(data: &Dataset) -> Option<usize> {
+    match data.split {
+        crate::data::SplitRule::Grown { test, .. } => Some(data.n_rows().saturating_sub(test)),
+        _ => None,
+    }
+}
+
+/// Trial `trial`'s `pending` cells on a grown split's whole training set, as tasks to run side
+/// by side before the trials. Their noise-free work there (LR's minimisers, the functional
+/// mechanism's X^T X; 170 s of one core at appendix B's D = 1500) is the same in every trial
+/// and memoised; run inside the trials, the first two trials reached it together and one
+/// worker waited for the other's computation. Cells at one lambda, or with none, share that
+/// work, so each lambda is one task of cells run one after another; the lambda-less task (the
+/// X^T X, the largest) comes first, then ascending lambda (smaller lambdas take more
+/// iterations). Each cell has its own streams, so the order changes no result.
+fn whole_set_first(
+    data: &Dataset,
+    combos: &[&Combo],
+    trial: Option<u32>,
+    pending: impl Fn(&Cell) -> bool,
+) -> Vec<Vec<Cell>> {
+    let (Some(whole), Some(trial)) = (whole_training_set(data), trial) else {
+        return Vec::new();
+    };
+    // Keyed by lambda's bits: None first, then ascending (the bits of positive floats sort as
+    // their values).
+    let mut tasks: BTreeMap<Option<u64>, Vec<Cell>> = BTreeMap::new();
+    let on_whole = |c: &&&Combo| c.at.n_train.is_none_or(|n| n == whole);
+    for cell in combos.iter().filter(on_whole).map(|c| c.cell(trial)) {
+        if pending(&cell) {
+            let lambda = cell.at.lambda.map(f64::to_bits);
+            tasks.entry(lambda).or_default().push(cell);
+        }
+    }
+    tasks.into_values().collect()
 }
 
 /// Runs one batch: a lone cell on this thread; a lockstep batch one thread per cell, its fits
@@ -948,5 +1039,85 @@ x = "n_train"
         let data = spec.catalog.load("toy", &dir).unwrap();
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
         assert!(across_trials(&spec, &data, &combos, 0..3, 0).is_empty());
+    }
+
+    #[test]
+    fn whole_set_first_takes_the_first_trials_whole_set_cells_one_task_per_lambda() {
+        let text = |first_train: &str| {
+            format!(
+                r#"
+[experiment]
+name = "w"
+trials = 3
+seed = 1
+datasets = ["toy"]
+[dataset.toy]
+source = "toy_gaussian"
+dimension = 3
+train = 400
+{first_train}
+test = 50
+[grid]
+epsilon = [0.1]
+n_train = [100, 400]
+lambda = [100, 0.01, 1]
+[[pipeline]]
+name = "lr"
+learner = "lr"
+[[pipeline]]
+name = "fm1"
+learner = "lr_functional"
+[[pipeline]]
+name = "fm2"
+learner = "lr_functional"
+fm_sensitivity = "sens2"
+[report]
+x = "n_train"
+"#
+            )
+        };
+        let spec = Spec::parse(&text("first_train = 100"), std::path::Path::new("w.toml")).unwrap();
+        let grown = plan(&spec, false);
+        let dir = crate::data::DataDir(std::path::PathBuf::from("."));
+        let data = spec.catalog.load("toy", &dir).unwrap();
+        let combos: Vec<&Combo> = grown.combos_of(0).collect();
+        let tasks = whole_set_first(&data, &combos, Some(1), |_| true);
+        let names = |task: &Vec<Cell>| -> Vec<(String, Option<f64>)> {
+            task.iter()
+                .map(|c| (spec.pipelines[c.pipeline].name.clone(), c.at.lambda))
+                .collect()
+        };
+        let named: Vec<_> = tasks.iter().map(names).collect();
+        let lr = |l: f64| vec![("lr".to_string(), Some(l))];
+        // The lambda-less functional mechanism first (one task: both share X^T X), then LR by
+        // ascending lambda, all at the whole 400 rows of trial 1.
+        assert_eq!(
+            named,
+            [
+                vec![("fm1".to_string(), None), ("fm2".to_string(), None)],
+                lr(0.01),
+                lr(1.0),
+                lr(100.0)
+            ]
+        );
+        assert!(tasks.iter().flatten().all(|c| c.trial == 1));
+        assert!(tasks.iter().flatten().all(|c| c.at.n_train == Some(400)));
+        let pending =
+            |c: &Cell| spec.pipelines[c.pipeline].name != "fm2" && c.at.lambda != Some(1.0);
+        let named: Vec<_> = whole_set_first(&data, &combos, Some(0), pending)
+            .iter()
+            .map(names)
+            .collect();
+        assert_eq!(
+            named,
+            [vec![("fm1".to_string(), None)], lr(0.01), lr(100.0)]
+        );
+        assert!(whole_set_first(&data, &combos, None, |_| true).is_empty());
+        // Without a grown split every trial draws its own training rows: nothing is shared.
+        let spec = Spec::parse(&text(""), std::path::Path::new("w.toml")).unwrap();
+        let drawn = plan(&spec, false);
+        let data = spec.catalog.load("toy", &dir).unwrap();
+        let combos: Vec<&Combo> = drawn.combos_of(0).collect();
+        assert!(whole_set_first(&data, &combos, Some(0), |_| true).is_empty());
     }
 }
