@@ -453,11 +453,12 @@ impl Prepared<'_> {
                 keep(run_batch(spec, &batch, td, Some(&pool)))?;
                 ran_across.extend(across.into_iter().map(|c| c.key));
             }
-            // Then the first trial's other cells there, side by side (see `whole_set_first`).
-            let first = (0..self.plan.trials).find(|&t| runs(&self.sharding, di, t));
+            // Then one trial's other cells there, side by side (see `whole_set_first`).
+            let trials = (0..self.plan.trials).filter(|&t| runs(&self.sharding, di, t));
             let pending = |c: &Cell| !store.is_done(&c.key) && !ran_across.contains(&c.key);
-            let tasks = whole_set_first(data, &combos, first, pending);
-            if let (Some(trial), true) = (first, tasks.len() > 1) {
+            if let Some((trial, tasks)) = whole_set_first(data, &combos, trials, pending)
+                && tasks.len() > 1
+            {
                 let group = Group::new(spec, &self.plan, di, data, trial)?;
                 let td = group.data(data);
                 let next = AtomicUsize::new(0);
@@ -654,8 +655,8 @@ fn whole_training_set(data: &Dataset) -> Option<usize> {
     }
 }
 
-/// Trial `trial`'s `pending` cells on a grown split's whole training set, as tasks to run side
-/// by side before the trials. Their noise-free work there (LR's minimisers, the functional
+/// The first of `trials` with `pending` cells on a grown split's whole training set, and those
+/// cells as tasks to run side by side before the trials. Their noise-free work there (LR's minimisers, the functional
 /// mechanism's X^T X; 170 s of one core at appendix B's D = 1500) is the same in every trial
 /// and memoised; run inside the trials, the first two trials reached it together and one
 /// worker waited for the other's computation. Cells at one lambda, or with none, share that
@@ -665,23 +666,24 @@ fn whole_training_set(data: &Dataset) -> Option<usize> {
 fn whole_set_first(
     data: &Dataset,
     combos: &[&Combo],
-    trial: Option<u32>,
+    trials: impl IntoIterator<Item = u32>,
     pending: impl Fn(&Cell) -> bool,
-) -> Vec<Vec<Cell>> {
-    let (Some(whole), Some(trial)) = (whole_training_set(data), trial) else {
-        return Vec::new();
-    };
-    // Keyed by lambda's bits: None first, then ascending (the bits of positive floats sort as
-    // their values).
-    let mut tasks: BTreeMap<Option<u64>, Vec<Cell>> = BTreeMap::new();
-    let on_whole = |c: &&&Combo| c.at.n_train.is_none_or(|n| n == whole);
-    for cell in combos.iter().filter(on_whole).map(|c| c.cell(trial)) {
-        if pending(&cell) {
+) -> Option<(u32, Vec<Vec<Cell>>)> {
+    let whole = whole_training_set(data)?;
+    let on_whole: Vec<&&Combo> = combos
+        .iter()
+        .filter(|c| c.at.n_train.is_none_or(|n| n == whole))
+        .collect();
+    trials.into_iter().find_map(|trial| {
+        // Keyed by lambda's bits: None first, then ascending (the bits of positive floats
+        // sort as their values).
+        let mut tasks: BTreeMap<Option<u64>, Vec<Cell>> = BTreeMap::new();
+        for cell in on_whole.iter().map(|c| c.cell(trial)).filter(&pending) {
             let lambda = cell.at.lambda.map(f64::to_bits);
             tasks.entry(lambda).or_default().push(cell);
         }
-    }
-    tasks.into_values().collect()
+        (!tasks.is_empty()).then(|| (trial, tasks.into_values().collect()))
+    })
 }
 
 /// Runs one batch: a lone cell on this thread; a lockstep batch one thread per cell, its fits
@@ -1042,7 +1044,7 @@ x = "n_train"
     }
 
     #[test]
-    fn whole_set_first_takes_the_first_trials_whole_set_cells_one_task_per_lambda() {
+    fn whole_set_first_takes_the_first_pending_trials_whole_set_cells_one_task_per_lambda() {
         let text = |first_train: &str| {
             format!(
                 r#"
@@ -1081,7 +1083,8 @@ x = "n_train"
         let dir = crate::data::DataDir(std::path::PathBuf::from("."));
         let data = spec.catalog.load("toy", &dir).unwrap();
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
-        let tasks = whole_set_first(&data, &combos, Some(1), |_| true);
+        let (trial, tasks) = whole_set_first(&data, &combos, 1..3, |_| true).unwrap();
+        assert_eq!(trial, 1);
         let names = |task: &Vec<Cell>| -> Vec<(String, Option<f64>)> {
             task.iter()
                 .map(|c| (spec.pipelines[c.pipeline].name.clone(), c.at.lambda))
@@ -1102,22 +1105,23 @@ x = "n_train"
         );
         assert!(tasks.iter().flatten().all(|c| c.trial == 1));
         assert!(tasks.iter().flatten().all(|c| c.at.n_train == Some(400)));
-        let pending =
-            |c: &Cell| spec.pipelines[c.pipeline].name != "fm2" && c.at.lambda != Some(1.0);
-        let named: Vec<_> = whole_set_first(&data, &combos, Some(0), pending)
-            .iter()
-            .map(names)
-            .collect();
+        // A resumed run: trial 0 has finished there, trial 1 has some cells left.
+        let pending = |c: &Cell| {
+            c.trial > 0 && spec.pipelines[c.pipeline].name != "fm2" && c.at.lambda != Some(1.0)
+        };
+        let (trial, tasks) = whole_set_first(&data, &combos, 0..3, pending).unwrap();
+        assert_eq!(trial, 1);
+        let named: Vec<_> = tasks.iter().map(names).collect();
         assert_eq!(
             named,
             [vec![("fm1".to_string(), None)], lr(0.01), lr(100.0)]
         );
-        assert!(whole_set_first(&data, &combos, None, |_| true).is_empty());
+        assert!(whole_set_first(&data, &combos, 0..3, |_| false).is_none());
         // Without a grown split every trial draws its own training rows: nothing is shared.
         let spec = Spec::parse(&text(""), std::path::Path::new("w.toml")).unwrap();
         let drawn = plan(&spec, false);
         let data = spec.catalog.load("toy", &dir).unwrap();
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
-        assert!(whole_set_first(&data, &combos, Some(0), |_| true).is_empty());
+        assert!(whole_set_first(&data, &combos, 0..3, |_| true).is_none());
     }
 }
