@@ -461,32 +461,9 @@ impl Prepared<'_> {
             {
                 let group = Group::new(spec, &self.plan, di, data, trial)?;
                 let td = group.data(data);
-                let next = AtomicUsize::new(0);
-                let workers = pool.current_num_threads().min(tasks.len());
-                let failed = std::sync::Mutex::new(None);
-                pool.scope(|s| {
-                    for _ in 0..workers {
-                        s.spawn(|_| {
-                            while let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) {
-                                if failed.lock().expect("no panic holding it").is_some() {
-                                    return;
-                                }
-                                for cell in task {
-                                    if let Err(e) = keep(run_batch(spec, &[cell], |_| td, None)) {
-                                        failed
-                                            .lock()
-                                            .expect("no panic holding it")
-                                            .get_or_insert(e);
-                                        return;
-                                    }
-                                }
-                            }
-                        });
-                    }
-                });
-                if let Some(e) = failed.into_inner().expect("no panic holding it") {
-                    return Err(e);
-                }
+                run_tasks(&pool, &tasks, |cell| {
+                    keep(run_batch(spec, &[cell], |_| td, None))
+                })?;
                 ran_across.extend(tasks.into_iter().flatten().map(|c| c.key));
             }
             pool.install(|| {
@@ -656,10 +633,10 @@ fn whole_training_set(data: &Dataset) -> Option<usize> {
 }
 
 /// The first of `trials` with `pending` cells on a grown split's whole training set, and those
-/// cells as tasks to run side by side before the trials. Their noise-free work there (LR's minimisers, the functional
-/// mechanism's X^T X; 170 s of one core at appendix B's D = 1500) is the same in every trial
-/// and memoised; run inside the trials, the first two trials reached it together and one
-/// worker waited for the other's computation. Cells at one lambda, or with none, share that
+/// cells as tasks to run side by side before the trials. Their noise-free work there (LR's
+/// minimisers, the functional mechanism's X^T X; 170 s of one core at appendix B's D = 1500)
+/// is the same in every trial and memoised; run inside the trials, the first two trials reached
+/// it together and one worker waited for the other's computation. Cells at one lambda, or with none, share that
 /// work, so each lambda is one task of cells run one after another; the lambda-less task (the
 /// X^T X, the largest) comes first, then ascending lambda (smaller lambdas take more
 /// iterations). Each cell has its own streams, so the order changes no result.
@@ -684,6 +661,39 @@ fn whole_set_first(
         }
         (!tasks.is_empty()).then(|| (trial, tasks.into_values().collect()))
     })
+}
+
+/// Runs `tasks` on `pool`'s threads, each thread taking the next task in order and running its
+/// cells one after another; after a failure no thread starts another task, and the first
+/// failure is returned.
+fn run_tasks<T: Sync>(
+    pool: &rayon::ThreadPool,
+    tasks: &[Vec<T>],
+    run: impl Fn(&T) -> Result<()> + Sync,
+) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(None);
+    let failed_yet = || failed.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+    pool.scope(|s| {
+        for _ in 0..pool.current_num_threads().min(tasks.len()) {
+            s.spawn(|_| {
+                while let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if failed_yet() {
+                        return;
+                    }
+                    if let Err(e) = task.iter().try_for_each(&run) {
+                        let mut failed = failed.lock().unwrap_or_else(|e| e.into_inner());
+                        failed.get_or_insert(e);
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    failed
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .map_or(Ok(()), Err)
 }
 
 /// Runs one batch: a lone cell on this thread; a lockstep batch one thread per cell, its fits
@@ -1041,6 +1051,45 @@ x = "n_train"
         let data = spec.catalog.load("toy", &dir).unwrap();
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
         assert!(across_trials(&spec, &data, &combos, 0..3, 0).is_empty());
+    }
+
+    #[test]
+    fn run_tasks_runs_each_task_once_in_order_and_stops_after_a_failure() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let tasks: Vec<Vec<u32>> = (0..6).map(|t| vec![10 * t, 10 * t + 1]).collect();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let record = |&x: &u32| -> Result<()> {
+            seen.lock().unwrap().push(x);
+            Ok(())
+        };
+        run_tasks(&pool, &tasks, record).unwrap();
+        let mut all = seen.into_inner().unwrap();
+        // A task's cells run one after another on one thread.
+        for t in 0..6 {
+            let at = |x| all.iter().position(|&y| y == x).unwrap();
+            assert!(at(10 * t) < at(10 * t + 1));
+        }
+        all.sort_unstable();
+        assert_eq!(all, tasks.concat());
+        // On one thread: the failing cell ends its task, and no later task starts.
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let failing = |&x: &u32| -> Result<()> {
+            seen.lock().unwrap().push(x);
+            if x == 20 {
+                return Err(Error::param("cell", format!("{x} failed")));
+            }
+            Ok(())
+        };
+        let err = run_tasks(&one, &tasks, failing).unwrap_err();
+        assert!(err.to_string().contains("20 failed"), "{err}");
+        assert_eq!(seen.into_inner().unwrap(), [0, 1, 10, 11, 20]);
     }
 
     #[test]
