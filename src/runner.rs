@@ -934,6 +934,15 @@ fn shard_count_of(name: &str) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// A spec's text parsed, planned, and its dataset `toy` generated.
+    fn planned_toy(text: &str) -> (Spec, Plan, Dataset) {
+        let spec = Spec::parse(text, std::path::Path::new("t.toml")).unwrap();
+        let planned = plan(&spec, false);
+        let dir = crate::data::DataDir(std::path::PathBuf::from("."));
+        let data = spec.catalog.load("toy", &dir).unwrap();
+        (spec, planned, data)
+    }
+
     /// Objective perturbation's lambda siblings at one N form a batch once the design is
     /// large enough; other kinds, other N, small designs and binary data run alone, every
     /// cell once.
@@ -1022,10 +1031,7 @@ x = "n_train"
 "#
             )
         };
-        let spec = Spec::parse(&text("first_train = 500"), std::path::Path::new("b.toml")).unwrap();
-        let grown = plan(&spec, false);
-        let dir = crate::data::DataDir(std::path::PathBuf::from("."));
-        let data = spec.catalog.load("toy", &dir).unwrap();
+        let (spec, grown, data) = planned_toy(&text("first_train = 500"));
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
         let cells = across_trials(&spec, &data, &combos, [0, 2].into_iter(), 50_000);
         assert_eq!(cells.len(), 4, "two lambdas in trials 0 and 2");
@@ -1046,9 +1052,7 @@ x = "n_train"
         }
         binary.features = crate::data::Features::Binary(m);
         assert!(across_trials(&spec, &binary, &combos, [0, 2].into_iter(), 0).is_empty());
-        let spec = Spec::parse(&text(""), std::path::Path::new("b.toml")).unwrap();
-        let drawn = plan(&spec, false);
-        let data = spec.catalog.load("toy", &dir).unwrap();
+        let (spec, drawn, data) = planned_toy(&text(""));
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
         assert!(across_trials(&spec, &data, &combos, 0..3, 0).is_empty());
     }
@@ -1127,10 +1131,7 @@ x = "n_train"
 "#
             )
         };
-        let spec = Spec::parse(&text("first_train = 100"), std::path::Path::new("w.toml")).unwrap();
-        let grown = plan(&spec, false);
-        let dir = crate::data::DataDir(std::path::PathBuf::from("."));
-        let data = spec.catalog.load("toy", &dir).unwrap();
+        let (spec, grown, data) = planned_toy(&text("first_train = 100"));
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
         let (trial, tasks) = whole_set_first(&data, &combos, 1..3, |_| true).unwrap();
         assert_eq!(trial, 1);
@@ -1167,9 +1168,7 @@ x = "n_train"
         );
         assert!(whole_set_first(&data, &combos, 0..3, |_| false).is_none());
         // Without a grown split every trial draws its own training rows: nothing is shared.
-        let spec = Spec::parse(&text(""), std::path::Path::new("w.toml")).unwrap();
-        let drawn = plan(&spec, false);
-        let data = spec.catalog.load("toy", &dir).unwrap();
+        let (_, drawn, data) = planned_toy(&text(""));
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
         assert!(whole_set_first(&data, &combos, 0..3, |_| true).is_none());
     }
