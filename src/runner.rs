@@ -435,12 +435,24 @@ impl Prepared<'_> {
             combos.sort_by_key(|c| c.at.n_train.unwrap_or(0));
             // First the cells that fit one design in every trial, all trials as one lockstep
             // group whose rounds split across the pool's threads.
-            let trials = (0..self.plan.trials).filter(|&t| runs(&self.sharding, di, t));
-            let across: Vec<Cell> = across_trials(spec, data, &combos, trials, LOCKSTEP_MIN_VALUES)
-                .into_iter()
-                .filter(|c| !store.is_done(&c.key))
+            let trials: Vec<u32> = (0..self.plan.trials)
+                .filter(|&t| runs(&self.sharding, di, t))
                 .collect();
-            let mut ran_across = std::collections::HashSet::new();
+            // The cells run before the trials, which then leave them out.
+            let mut ran_first = std::collections::HashSet::new();
+            let pending = |ran_first: &std::collections::HashSet<String>, c: &Cell| {
+                !store.is_done(&c.key) && !ran_first.contains(&c.key)
+            };
+            let across: Vec<Cell> = across_trials(
+                spec,
+                data,
+                &combos,
+                trials.iter().copied(),
+                LOCKSTEP_MIN_VALUES,
+            )
+            .into_iter()
+            .filter(|c| pending(&ran_first, c))
+            .collect();
             if across.len() > 1 {
                 let mut groups = BTreeMap::new();
                 for c in &across {
@@ -451,12 +463,13 @@ impl Prepared<'_> {
                 let batch: Vec<&Cell> = across.iter().collect();
                 let td = |c: &Cell| groups[&c.trial].data(data);
                 keep(run_batch(spec, &batch, td, Some(&pool)))?;
-                ran_across.extend(across.into_iter().map(|c| c.key));
+                ran_first.extend(across.into_iter().map(|c| c.key));
             }
             // Then one trial's other cells there, side by side (see `whole_set_first`).
-            let trials = (0..self.plan.trials).filter(|&t| runs(&self.sharding, di, t));
-            let pending = |c: &Cell| !store.is_done(&c.key) && !ran_across.contains(&c.key);
-            if let Some((trial, tasks)) = whole_set_first(data, &combos, trials, pending)
+            let whole = whole_set_first(data, &combos, trials.iter().copied(), |c| {
+                pending(&ran_first, c)
+            });
+            if let Some((trial, tasks)) = whole
                 && tasks.len() > 1
             {
                 let group = Group::new(spec, &self.plan, di, data, trial)?;
@@ -464,29 +477,26 @@ impl Prepared<'_> {
                 run_tasks(&pool, &tasks, |cell| {
                     keep(run_batch(spec, &[cell], |_| td, None))
                 })?;
-                ran_across.extend(tasks.into_iter().flatten().map(|c| c.key));
+                ran_first.extend(tasks.into_iter().flatten().map(|c| c.key));
             }
             pool.install(|| {
-                (0..self.plan.trials)
-                    .into_par_iter()
-                    .filter(|&trial| runs(&self.sharding, di, trial))
-                    .try_for_each(|trial| -> Result<()> {
-                        let cells: Vec<Cell> = combos
-                            .iter()
-                            .map(|c| c.cell(trial))
-                            .filter(|c| !store.is_done(&c.key) && !ran_across.contains(&c.key))
-                            .collect();
-                        if cells.is_empty() {
-                            return Ok(());
-                        }
-                        let group = Group::new(spec, &self.plan, di, data, trial)?;
-                        let td = group.data(data);
-                        let shape = dense_shape(data);
-                        for batch in lockstep_batches(spec, &cells, shape, LOCKSTEP_MIN_VALUES) {
-                            keep(run_batch(spec, &batch, |_| td, None))?;
-                        }
-                        Ok(())
-                    })
+                trials.par_iter().try_for_each(|&trial| -> Result<()> {
+                    let cells: Vec<Cell> = combos
+                        .iter()
+                        .map(|c| c.cell(trial))
+                        .filter(|c| pending(&ran_first, c))
+                        .collect();
+                    if cells.is_empty() {
+                        return Ok(());
+                    }
+                    let group = Group::new(spec, &self.plan, di, data, trial)?;
+                    let td = group.data(data);
+                    let shape = dense_shape(data);
+                    for batch in lockstep_batches(spec, &cells, shape, LOCKSTEP_MIN_VALUES) {
+                        keep(run_batch(spec, &batch, |_| td, None))?;
+                    }
+                    Ok(())
+                })
             })?;
         }
         store.finish()?;
@@ -611,7 +621,7 @@ fn across_trials(
     let same = |c: &Combo| {
         let values = whole.saturating_mul(n_features);
         fits_in_lockstep(spec, c.pipeline, &c.at, values, min_values)
-            && c.at.n_train.is_none_or(|n| n == whole)
+            && on_whole_set(c, whole)
             && spec.pipelines[c.pipeline].selection.is_none()
     };
     let same: Vec<&&Combo> = combos.iter().filter(|c| same(c)).collect();
@@ -632,14 +642,20 @@ fn whole_training_set(data: &Dataset) -> Option<usize> {
     }
 }
 
+/// Whether `combo`'s cells train on all `whole` rows of a grown split's training set.
+fn on_whole_set(combo: &Combo, whole: usize) -> bool {
+    combo.at.n_train.is_none_or(|n| n == whole)
+}
+
 /// The first of `trials` with `pending` cells on a grown split's whole training set, and those
 /// cells as tasks to run side by side before the trials. Their noise-free work there (LR's
 /// minimisers, the functional mechanism's X^T X; 170 s of one core at appendix B's D = 1500)
 /// is the same in every trial and memoised; run inside the trials, the first two trials reached
-/// it together and one worker waited for the other's computation. Cells at one lambda, or with none, share that
-/// work, so each lambda is one task of cells run one after another; the lambda-less task (the
-/// X^T X, the largest) comes first, then ascending lambda (smaller lambdas take more
-/// iterations). Each cell has its own streams, so the order changes no result.
+/// it together and one worker waited for the other's computation. Cells at one lambda, or with
+/// none, share that work, so each lambda is one task of cells run one after another; the
+/// lambda-less task (the X^T X, the largest) comes first, then ascending lambda (smaller
+/// lambdas take more iterations). Each cell has its own streams, so the order changes no
+/// result.
 fn whole_set_first(
     data: &Dataset,
     combos: &[&Combo],
@@ -647,10 +663,7 @@ fn whole_set_first(
     pending: impl Fn(&Cell) -> bool,
 ) -> Option<(u32, Vec<Vec<Cell>>)> {
     let whole = whole_training_set(data)?;
-    let on_whole: Vec<&&Combo> = combos
-        .iter()
-        .filter(|c| c.at.n_train.is_none_or(|n| n == whole))
-        .collect();
+    let on_whole: Vec<&&Combo> = combos.iter().filter(|c| on_whole_set(c, whole)).collect();
     trials.into_iter().find_map(|trial| {
         // Keyed by lambda's bits: None first, then ascending (the bits of positive floats
         // sort as their values).
