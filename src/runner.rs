@@ -433,26 +433,21 @@ impl Prepared<'_> {
             // GB. Each cell has its own streams, so the order changes no result.
             let mut combos: Vec<&Combo> = self.plan.combos_of(di).collect();
             combos.sort_by_key(|c| c.at.n_train.unwrap_or(0));
-            // First the cells that fit one design in every trial, all trials as one lockstep
-            // group whose rounds split across the pool's threads.
-            let trials: Vec<u32> = (0..self.plan.trials)
-                .filter(|&t| runs(&self.sharding, di, t))
-                .collect();
+            // This run's trials of the dataset, streamed, never collected (a plan may have 10^9).
+            let sharding = &self.sharding;
+            let trials = || (0..self.plan.trials).filter(move |&t| runs(sharding, di, t));
             // The cells run before the trials, which then leave them out.
             let mut ran_first = std::collections::HashSet::new();
             let pending = |ran_first: &std::collections::HashSet<String>, c: &Cell| {
                 !store.is_done(&c.key) && !ran_first.contains(&c.key)
             };
-            let across: Vec<Cell> = across_trials(
-                spec,
-                data,
-                &combos,
-                trials.iter().copied(),
-                LOCKSTEP_MIN_VALUES,
-            )
-            .into_iter()
-            .filter(|c| pending(&ran_first, c))
-            .collect();
+            // First the cells that fit one design in every trial, all trials as one lockstep
+            // group whose rounds split across the pool's threads.
+            let across: Vec<Cell> =
+                across_trials(spec, data, &combos, trials(), LOCKSTEP_MIN_VALUES)
+                    .into_iter()
+                    .filter(|c| pending(&ran_first, c))
+                    .collect();
             if across.len() > 1 {
                 let mut groups = BTreeMap::new();
                 for c in &across {
@@ -466,9 +461,7 @@ impl Prepared<'_> {
                 ran_first.extend(across.into_iter().map(|c| c.key));
             }
             // Then one trial's other cells there, side by side (see `whole_set_first`).
-            let whole = whole_set_first(data, &combos, trials.iter().copied(), |c| {
-                pending(&ran_first, c)
-            });
+            let whole = whole_set_first(data, &combos, trials(), |c| pending(&ran_first, c));
             if let Some((trial, tasks)) = whole
                 && tasks.len() > 1
             {
@@ -480,23 +473,26 @@ impl Prepared<'_> {
                 ran_first.extend(tasks.into_iter().flatten().map(|c| c.key));
             }
             pool.install(|| {
-                trials.par_iter().try_for_each(|&trial| -> Result<()> {
-                    let cells: Vec<Cell> = combos
-                        .iter()
-                        .map(|c| c.cell(trial))
-                        .filter(|c| pending(&ran_first, c))
-                        .collect();
-                    if cells.is_empty() {
-                        return Ok(());
-                    }
-                    let group = Group::new(spec, &self.plan, di, data, trial)?;
-                    let td = group.data(data);
-                    let shape = dense_shape(data);
-                    for batch in lockstep_batches(spec, &cells, shape, LOCKSTEP_MIN_VALUES) {
-                        keep(run_batch(spec, &batch, |_| td, None))?;
-                    }
-                    Ok(())
-                })
+                (0..self.plan.trials)
+                    .into_par_iter()
+                    .filter(|&trial| runs(sharding, di, trial))
+                    .try_for_each(|trial| -> Result<()> {
+                        let cells: Vec<Cell> = combos
+                            .iter()
+                            .map(|c| c.cell(trial))
+                            .filter(|c| pending(&ran_first, c))
+                            .collect();
+                        if cells.is_empty() {
+                            return Ok(());
+                        }
+                        let group = Group::new(spec, &self.plan, di, data, trial)?;
+                        let td = group.data(data);
+                        let shape = dense_shape(data);
+                        for batch in lockstep_batches(spec, &cells, shape, LOCKSTEP_MIN_VALUES) {
+                            keep(run_batch(spec, &batch, |_| td, None))?;
+                        }
+                        Ok(())
+                    })
             })?;
         }
         store.finish()?;
