@@ -4,15 +4,15 @@
 //! separately, never fused).
 //!
 //! The plain loop streams a triangle row from memory for every example row: two loads and a
-//! store per update, bound at about 5 G updates/s per core. Here a tile of 4 x 8 entries stays
-//! in registers while the block's rows pass through it from packed panels, so an update costs
-//! one multiply and one add (4.7 -> 16 G updates/s on one core at D = 1000). The same function
-//! is compiled for AVX-512 and AVX2 and chosen at run time; IEEE multiplies and adds round the
-//! same at any vector width, so every path gives the same bits.
-
-/// Entries per tile: `K` triangle rows by `L` columns.
-const K: usize = 4;
-const L: usize = 8;
+//! store per update, bound at about 5 G updates/s per core. Here a tile of entries stays in
+//! registers while the block's rows pass through it from packed panels, so an update costs one
+//! multiply and one add. Each addition waits for the previous one into the same register, so
+//! the tile must hold enough of them to keep the adders busy: with AVX-512, 16 triangle rows
+//! by 8 columns (sixteen registers, each row's weight read straight into its multiply) reach
+//! 24 G updates/s on one core at D = 1000 and 1500, against 21.5 and 19.6 G/s for the 4 x 8
+//! tile that AVX2 and the portable path use, and about 29 G/s for the CPU's unfused peak.
+//! IEEE multiplies and adds round the same at any vector width and in any tile, so every path
+//! gives the same bits.
 
 /// Adds the rows of `block` (row-major, `coef.len()` rows of `d` values), row r weighted by
 /// `coef[r]`, into the upper triangle of `h` (d x d, row-major). Entries below the diagonal
@@ -37,25 +37,28 @@ pub fn add_block(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: 
             return unsafe { add_block_avx2(panels, block, coef, d, h) };
         }
     }
-    add_block_any(panels, block, coef, d, h)
+    // SAFETY: the portable tiles need no CPU feature.
+    unsafe { add_block_with::<Portable, 4>(panels, block, coef, d, h) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn add_block_avx512(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
-    add_block_any(panels, block, coef, d, h)
+    // SAFETY: this function runs only where the CPU supports AVX-512F.
+    unsafe { add_block_with::<Avx512, 16>(panels, block, coef, d, h) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn add_block_avx2(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
-    add_block_any(panels, block, coef, d, h)
+    // SAFETY: the portable tiles need no CPU feature.
+    unsafe { add_block_with::<Portable, 4>(panels, block, coef, d, h) }
 }
 
 /// A block's rows packed so a tile reads its rows' values contiguously: column tile j as
 /// `xp[j][r][0..L]`; a_r x_rk (once per block: every tile of triangle row k multiplies by it)
-/// row-major in `weighted`, and by triangle rows of K as `wp[t][r][0..K]`. Held by the
-/// caller for a whole Gram matrix, so the blocks allocate nothing.
+/// row-major in `weighted`, and for the triangle rows of one band as `wp[r][0..R]`. Held by
+/// the caller for a whole Gram matrix, so the blocks allocate nothing.
 #[derive(Debug, Default)]
 pub struct Panels {
     xp: Vec<f64>,
@@ -69,14 +72,144 @@ fn sized(v: &mut Vec<f64>, len: usize) -> &mut [f64] {
     &mut v[..len]
 }
 
+/// A register tile: `R` triangle rows by `L` columns of `h` held in registers while a
+/// block's rows pass, each entry adding its rows' terms in row order, product and sum
+/// rounded separately.
+trait Tiles {
+    /// Columns per tile.
+    const L: usize;
+    /// Entries (k0..k0 + R) x (l0..l0 + L) of `h` plus the block's terms: `x` is the packed
+    /// column tile (`x[r][0..L]`), `w` the rows' a_r x_rk for these k (`w[r][0..R]`).
+    ///
+    /// # Safety
+    /// The CPU must support the kernel's instructions.
+    unsafe fn tile<const R: usize>(
+        x: &[f64],
+        w: &[f64],
+        d: usize,
+        h: &mut [f64],
+        k0: usize,
+        l0: usize,
+    );
+}
+
+/// 4 x 8 tiles in plain Rust, which the compiler keeps in registers (eight AVX2 ones).
+struct Portable;
+
+impl Tiles for Portable {
+    const L: usize = 8;
+
+    #[inline(always)]
+    unsafe fn tile<const R: usize>(
+        x: &[f64],
+        w: &[f64],
+        d: usize,
+        h: &mut [f64],
+        k0: usize,
+        l0: usize,
+    ) {
+        let mut acc = [[0.0f64; 8]; R];
+        for (q, a) in acc.iter_mut().enumerate() {
+            a.copy_from_slice(&h[(k0 + q) * d + l0..(k0 + q) * d + l0 + 8]);
+        }
+        for (x, w) in x.chunks_exact(8).zip(w.chunks_exact(R)) {
+            for (a, &ak) in acc.iter_mut().zip(w) {
+                for (v, &xl) in a.iter_mut().zip(x) {
+                    *v += ak * xl;
+                }
+            }
+        }
+        for (q, a) in acc.iter().enumerate() {
+            h[(k0 + q) * d + l0..(k0 + q) * d + l0 + 8].copy_from_slice(a);
+        }
+    }
+}
+
+/// 16 x 8 tiles in AVX-512 registers: sixteen accumulators of the 32, and each row's weight
+/// read straight into its multiply (an embedded broadcast; a separate broadcast per two
+/// multiplies, as a 8 x 16 tile takes, competes with them for the same pipes and ran at 17 G
+/// updates/s). Written with intrinsics: the compiler spreads a plain-Rust tile of sixteen
+/// rows over gathers and scatters, sixteen times slower.
+#[cfg(target_arch = "x86_64")]
+struct Avx512;
+
+#[cfg(target_arch = "x86_64")]
+impl Tiles for Avx512 {
+    const L: usize = 8;
+
+    #[inline(always)]
+    unsafe fn tile<const R: usize>(
+        x: &[f64],
+        w: &[f64],
+        d: usize,
+        h: &mut [f64],
+        k0: usize,
+        l0: usize,
+    ) {
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe { tile_avx512::<R>(x, w, d, h, k0, l0) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn tile_avx512<const R: usize>(
+    x: &[f64],
+    w: &[f64],
+    d: usize,
+    h: &mut [f64],
+    k0: usize,
+    l0: usize,
+) {
+    use std::arch::x86_64::*;
+    let m = w.len() / R;
+    assert!(x.len() == m * 8 && w.len() == m * R);
+    assert!((k0 + R - 1) * d + l0 + 8 <= h.len());
+    let hp = h.as_mut_ptr();
+    let mut acc = [_mm512_setzero_pd(); R];
+    for (q, a) in acc.iter_mut().enumerate() {
+        // SAFETY: (k0 + q) * d + l0 + 8 <= h.len() (asserted above).
+        *a = unsafe { _mm512_loadu_pd(hp.add((k0 + q) * d + l0)) };
+    }
+    let (xp, wp) = (x.as_ptr(), w.as_ptr());
+    for r in 0..m {
+        // SAFETY: r < m, and x holds m rows of 8, w m rows of R (asserted above).
+        unsafe {
+            let x = _mm512_loadu_pd(xp.add(r * 8));
+            for (q, a) in acc.iter_mut().enumerate() {
+                *a = _mm512_add_pd(*a, _mm512_mul_pd(_mm512_set1_pd(*wp.add(r * R + q)), x));
+            }
+        }
+    }
+    for (q, a) in acc.iter().enumerate() {
+        // SAFETY: as for the loads.
+        unsafe { _mm512_storeu_pd(hp.add((k0 + q) * d + l0), *a) };
+    }
+}
+
+/// The block in tiles of `K` triangle rows by `T::L` columns; the last d mod K triangle rows
+/// in bands of 4 (when K > 4) and then of 1, and the columns no full tile covers entry by
+/// entry.
+///
+/// # Safety
+/// The CPU must support `T`'s instructions.
 #[inline(always)]
-fn add_block_any(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
-    let m = coef.len();
-    let (tiles, ktiles) = (d / L, d / K);
-    let xp = sized(&mut panels.xp, tiles * m * L);
+unsafe fn add_block_with<T: Tiles, const K: usize>(
+    panels: &mut Panels,
+    block: &[f64],
+    coef: &[f64],
+    d: usize,
+    h: &mut [f64],
+) {
+    let (m, l) = (coef.len(), T::L);
+    let tiles = d.div_ceil(l);
+    let xp = sized(&mut panels.xp, tiles * m * l);
     for (r, row) in block.chunks_exact(d).enumerate() {
-        for (j, x) in row[..tiles * L].chunks_exact(L).enumerate() {
-            xp[(j * m + r) * L..(j * m + r + 1) * L].copy_from_slice(x);
+        for (j, x) in row.chunks(l).enumerate() {
+            let to = &mut xp[(j * m + r) * l..(j * m + r + 1) * l];
+            to[..x.len()].copy_from_slice(x);
+            to[x.len()..].fill(0.0);
         }
     }
     let weighted = sized(&mut panels.weighted, m * d);
@@ -89,75 +222,81 @@ fn add_block_any(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: 
             *w = c * v;
         }
     }
-    let wp = sized(&mut panels.wp, ktiles * m * K);
-    for (r, row) in weighted.chunks_exact(d).enumerate() {
-        for (t, w) in row[..ktiles * K].chunks_exact(K).enumerate() {
-            wp[(t * m + r) * K..(t * m + r + 1) * K].copy_from_slice(w);
-        }
+    let band = Band {
+        weighted,
+        xp,
+        m,
+        d,
+        tiles,
+    };
+    let mut k0 = 0;
+    // SAFETY (each band): the caller guarantees T's instructions.
+    while k0 + K <= d {
+        unsafe { band.add::<T, K>(&mut panels.wp, h, k0) };
+        k0 += K;
     }
-    let (xp, weighted) = (&*xp, &*weighted);
-    for t in 0..ktiles {
-        let k0 = t * K;
-        let w = &wp[t * m * K..(t + 1) * m * K];
-        for j in k0 / L..tiles {
-            tile::<K>(&xp[j * m * L..(j + 1) * m * L], w, d, h, k0, j * L);
-        }
-        tail_columns::<K>(block, weighted, d, h, k0, (tiles * L).max(k0));
+    while K > 8 && k0 + 8 <= d {
+        unsafe { band.add::<T, 8>(&mut panels.wp, h, k0) };
+        k0 += 8;
     }
-    // The last d mod K triangle rows: their a_r x_rk one row at a time, reusing `wp`.
-    for k0 in ktiles * K..d {
-        let w = sized(&mut panels.wp, m);
-        for (w, row) in w.iter_mut().zip(weighted.chunks_exact(d)) {
-            *w = row[k0];
-        }
-        for j in k0 / L..tiles {
-            tile::<1>(&xp[j * m * L..(j + 1) * m * L], w, d, h, k0, j * L);
-        }
-        tail_columns::<1>(block, weighted, d, h, k0, (tiles * L).max(k0));
+    while k0 + 4 <= d {
+        unsafe { band.add::<T, 4>(&mut panels.wp, h, k0) };
+        k0 += 4;
     }
-}
-
-/// Entries (k0..k0 + R) x (l0..l0 + L) of `h` plus the block's terms, held in registers while
-/// the block's rows pass: `x` is the packed column tile, `w` the rows' a_r x_rk for these k.
-#[inline(always)]
-fn tile<const R: usize>(x: &[f64], w: &[f64], d: usize, h: &mut [f64], k0: usize, l0: usize) {
-    let mut acc = [[0.0f64; L]; R];
-    for (q, a) in acc.iter_mut().enumerate() {
-        a.copy_from_slice(&h[(k0 + q) * d + l0..(k0 + q) * d + l0 + L]);
-    }
-    for (x, w) in x.chunks_exact(L).zip(w.chunks_exact(R)) {
-        for (a, &ak) in acc.iter_mut().zip(w) {
-            for (v, &xl) in a.iter_mut().zip(x) {
-                *v += ak * xl;
-            }
-        }
-    }
-    for (q, a) in acc.iter().enumerate() {
-        h[(k0 + q) * d + l0..(k0 + q) * d + l0 + L].copy_from_slice(a);
+    while k0 < d {
+        unsafe { band.add::<T, 1>(&mut panels.wp, h, k0) };
+        k0 += 1;
     }
 }
 
-/// Triangle rows k0..k0 + R at the columns from `from` that no full tile covers, one entry at
-/// a time.
-#[inline(always)]
-fn tail_columns<const R: usize>(
-    block: &[f64],
-    weighted: &[f64],
+/// One block's packed rows, shared by its bands of triangle rows.
+struct Band<'a> {
+    weighted: &'a [f64],
+    /// Column tiles, the last one zero-padded to the full width when L does not divide d.
+    xp: &'a [f64],
+    m: usize,
     d: usize,
-    h: &mut [f64],
-    k0: usize,
-    from: usize,
-) {
-    for l in from..d {
-        for q in 0..R {
-            let mut v = h[(k0 + q) * d + l];
-            for (row, wrow) in block.chunks_exact(d).zip(weighted.chunks_exact(d)) {
-                v += wrow[k0 + q] * row[l];
+    tiles: usize,
+}
+
+impl Band<'_> {
+    /// Triangle rows k0..k0 + R: their a_r x_rk packed into `wp`, then every tile from the
+    /// one holding column k0. A last tile narrower than L runs on a padded copy of its
+    /// entries: its padding columns add a_r x_rk * 0 to lanes that are dropped.
+    ///
+    /// # Safety
+    /// The CPU must support `T`'s instructions.
+    #[inline(always)]
+    unsafe fn add<T: Tiles, const R: usize>(&self, wp: &mut Vec<f64>, h: &mut [f64], k0: usize) {
+        let (m, d, l) = (self.m, self.d, T::L);
+        let wp = sized(wp, m * R);
+        for (w, row) in wp.chunks_exact_mut(R).zip(self.weighted.chunks_exact(d)) {
+            w.copy_from_slice(&row[k0..k0 + R]);
+        }
+        let full = d / l;
+        for j in k0 / l..full {
+            // SAFETY: the caller guarantees T's instructions.
+            unsafe { T::tile::<R>(&self.xp[j * m * l..(j + 1) * m * l], wp, d, h, k0, j * l) };
+        }
+        if full < self.tiles {
+            let (l0, width) = (full * l, d - full * l);
+            let mut padded = [0.0; PADDED];
+            let padded = &mut padded[..R * l];
+            for (q, p) in padded.chunks_exact_mut(l).enumerate() {
+                p[..width].copy_from_slice(&h[(k0 + q) * d + l0..(k0 + q + 1) * d]);
             }
-            h[(k0 + q) * d + l] = v;
+            let x = &self.xp[full * m * l..(full + 1) * m * l];
+            // SAFETY: the caller guarantees T's instructions.
+            unsafe { T::tile::<R>(x, wp, l, padded, 0, 0) };
+            for (q, p) in padded.chunks_exact(l).enumerate() {
+                h[(k0 + q) * d + l0..(k0 + q + 1) * d].copy_from_slice(&p[..width]);
+            }
         }
     }
 }
+
+/// Room for the largest tile (16 x 8).
+const PADDED: usize = 128;
 
 #[cfg(test)]
 mod tests {
@@ -180,16 +319,17 @@ mod tests {
         }
     }
 
-    /// Both code paths equal the plain loop in every upper-triangle bit, over sizes with and
-    /// without remainders of rows and columns, values spanning twelve orders of magnitude
-    /// (another summation order would show), zero weights and zero entries, and a triangle
-    /// already holding earlier blocks' sums.
+    /// Every code path (portable, AVX2, AVX-512 and the one chosen at run time) equals the
+    /// plain loop in every upper-triangle bit, over sizes with and without remainders of rows
+    /// and columns for both tile shapes (4 x 8 and 8 x 16), values spanning twelve orders of
+    /// magnitude (another summation order would show), zero weights and zero entries, and a
+    /// triangle already holding earlier blocks' sums.
     #[test]
     fn tiles_round_as_the_row_by_row_loop() {
         let mut rng = rng_from(&["gram-tiles"]);
         // One scratch for every size, as across a Gram matrix's blocks (it grows and shrinks).
         let mut panels = Panels::default();
-        for d in [1usize, 3, 4, 7, 8, 9, 13, 33] {
+        for d in [1usize, 3, 4, 7, 8, 9, 13, 16, 20, 33, 47] {
             for n in [1usize, 5, 64] {
                 let value = |rng: &mut crate::rng::Rng| {
                     if rng.gen_bool(0.1) {
@@ -203,30 +343,38 @@ mod tests {
                 let start: Vec<f64> = (0..d * d).map(|_| value(&mut rng)).collect();
                 let mut want = start.clone();
                 plain(&block, &coef, d, &mut want);
-                let mut any = start.clone();
-                add_block_any(&mut panels, &block, &coef, d, &mut any);
-                let mut chosen = start.clone();
-                add_block(&mut panels, &block, &coef, d, &mut chosen);
+                let mut paths = Vec::new();
+                let mut h = start.clone();
+                // SAFETY: the portable tiles need no CPU feature.
+                unsafe { add_block_with::<Portable, 4>(&mut panels, &block, &coef, d, &mut h) };
+                paths.push(("portable", h));
+                let mut h = start.clone();
+                add_block(&mut panels, &block, &coef, d, &mut h);
+                paths.push(("chosen", h));
                 #[cfg(target_arch = "x86_64")]
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    let mut avx2 = start;
-                    // SAFETY: the CPU supports AVX2 (checked just above).
-                    unsafe { add_block_avx2(&mut panels, &block, &coef, d, &mut avx2) };
-                    assert_eq!(avx2, chosen, "AVX2 path d={d} n={n}");
+                {
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        let mut h = start.clone();
+                        // SAFETY: the CPU supports AVX2 (checked just above).
+                        unsafe { add_block_avx2(&mut panels, &block, &coef, d, &mut h) };
+                        paths.push(("AVX2", h));
+                    }
+                    if std::arch::is_x86_feature_detected!("avx512f") {
+                        let mut h = start.clone();
+                        // SAFETY: the CPU supports AVX-512F (checked just above).
+                        unsafe { add_block_avx512(&mut panels, &block, &coef, d, &mut h) };
+                        paths.push(("AVX-512", h));
+                    }
                 }
-                for k in 0..d {
-                    for l in k..d {
-                        let w = want[k * d + l].to_bits();
-                        assert_eq!(
-                            any[k * d + l].to_bits(),
-                            w,
-                            "portable d={d} n={n} ({k},{l})"
-                        );
-                        assert_eq!(
-                            chosen[k * d + l].to_bits(),
-                            w,
-                            "chosen d={d} n={n} ({k},{l})"
-                        );
+                for (path, h) in &paths {
+                    for k in 0..d {
+                        for l in k..d {
+                            assert_eq!(
+                                h[k * d + l].to_bits(),
+                                want[k * d + l].to_bits(),
+                                "{path} d={d} n={n} ({k},{l})"
+                            );
+                        }
                     }
                 }
             }
