@@ -137,7 +137,8 @@ struct Avx512;
 impl Tiles for Avx512 {
     const L: usize = 8;
 
-    #[inline(always)]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
     unsafe fn tile<const R: usize>(
         x: &[f64],
         w: &[f64],
@@ -146,51 +147,36 @@ impl Tiles for Avx512 {
         k0: usize,
         l0: usize,
     ) {
-        // SAFETY: the caller guarantees AVX-512F.
-        unsafe { tile_avx512::<R>(x, w, d, h, k0, l0) }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn tile_avx512<const R: usize>(
-    x: &[f64],
-    w: &[f64],
-    d: usize,
-    h: &mut [f64],
-    k0: usize,
-    l0: usize,
-) {
-    use std::arch::x86_64::*;
-    let m = w.len() / R;
-    assert!(x.len() == m * 8 && w.len() == m * R);
-    assert!((k0 + R - 1) * d + l0 + 8 <= h.len());
-    let hp = h.as_mut_ptr();
-    let mut acc = [_mm512_setzero_pd(); R];
-    for (q, a) in acc.iter_mut().enumerate() {
-        // SAFETY: (k0 + q) * d + l0 + 8 <= h.len() (asserted above).
-        *a = unsafe { _mm512_loadu_pd(hp.add((k0 + q) * d + l0)) };
-    }
-    let (xp, wp) = (x.as_ptr(), w.as_ptr());
-    for r in 0..m {
-        // SAFETY: r < m, and x holds m rows of 8, w m rows of R (asserted above).
-        unsafe {
-            let x = _mm512_loadu_pd(xp.add(r * 8));
-            for (q, a) in acc.iter_mut().enumerate() {
-                *a = _mm512_add_pd(*a, _mm512_mul_pd(_mm512_set1_pd(*wp.add(r * R + q)), x));
+        use std::arch::x86_64::*;
+        let m = w.len() / R;
+        assert!(x.len() == m * 8 && w.len() == m * R);
+        assert!((k0 + R - 1) * d + l0 + 8 <= h.len());
+        let hp = h.as_mut_ptr();
+        let mut acc = [_mm512_setzero_pd(); R];
+        for (q, a) in acc.iter_mut().enumerate() {
+            // SAFETY: (k0 + q) * d + l0 + 8 <= h.len() (asserted above).
+            *a = unsafe { _mm512_loadu_pd(hp.add((k0 + q) * d + l0)) };
+        }
+        let (xp, wp) = (x.as_ptr(), w.as_ptr());
+        for r in 0..m {
+            // SAFETY: r < m, and x holds m rows of 8, w m rows of R (asserted above).
+            unsafe {
+                let x = _mm512_loadu_pd(xp.add(r * 8));
+                for (q, a) in acc.iter_mut().enumerate() {
+                    *a = _mm512_add_pd(*a, _mm512_mul_pd(_mm512_set1_pd(*wp.add(r * R + q)), x));
+                }
             }
         }
-    }
-    for (q, a) in acc.iter().enumerate() {
-        // SAFETY: as for the loads.
-        unsafe { _mm512_storeu_pd(hp.add((k0 + q) * d + l0), *a) };
+        for (q, a) in acc.iter().enumerate() {
+            // SAFETY: as for the loads.
+            unsafe { _mm512_storeu_pd(hp.add((k0 + q) * d + l0), *a) };
+        }
     }
 }
 
 /// The block in tiles of `K` triangle rows by `T::L` columns; the last d mod K triangle rows
-/// in bands of 4 (when K > 4) and then of 1, and the columns no full tile covers entry by
-/// entry.
+/// in bands of 8 and 4 (those smaller than K) and then of 1 ([`Band::add`] runs a last column
+/// tile narrower than L on a padded copy).
 ///
 /// # Safety
 /// The CPU must support `T`'s instructions.
