@@ -443,11 +443,9 @@ impl Prepared<'_> {
             };
             // First the cells that fit one design in every trial, all trials as one lockstep
             // group whose rounds split across the pool's threads.
-            let across: Vec<Cell> =
-                across_trials(spec, data, &combos, trials(), LOCKSTEP_MIN_VALUES)
-                    .into_iter()
-                    .filter(|c| pending(&ran_first, c))
-                    .collect();
+            let across = across_trials(spec, data, &combos, trials(), LOCKSTEP_MIN_VALUES, |c| {
+                pending(&ran_first, c)
+            });
             if across.len() > 1 {
                 let mut groups = BTreeMap::new();
                 for c in &across {
@@ -596,17 +594,20 @@ fn dense_shape(data: &Dataset) -> Option<(usize, usize)> {
         .then(|| (data.n_rows(), data.n_features()))
 }
 
-/// The cells of `combos` in `trials` that fit one design in every trial, in lockstep: a
-/// lockstep kind's lambda grid on a grown split's whole training set (read in ascending order
-/// whatever the trial, `dense::fit_rows`), with no selection step, on at least `min_values`
-/// rows x columns. Trial by trial, each in the combos' order (`trials` is read only when a
-/// combo qualifies: a plan may have 10^9 trials).
+/// The `pending` cells of `combos` in `trials` that fit one design in every trial, in
+/// lockstep: a lockstep kind's lambda grid on a grown split's whole training set (read in
+/// ascending order whatever the trial, `dense::fit_rows`), with no selection step, on at least
+/// `min_values` rows x columns. Trial by trial, each in the combos' order, at most
+/// [`ACROSS_TRIALS_MAX`] (`trials` is read only when a combo qualifies: a plan may have 10^9
+/// trials, and each vector of the group holds its N margins); the later trials' cells stay in
+/// their own trials.
 fn across_trials(
     spec: &Spec,
     data: &Dataset,
     combos: &[&Combo],
     trials: impl Iterator<Item = u32>,
     min_values: usize,
+    pending: impl Fn(&Cell) -> bool,
 ) -> Vec<Cell> {
     let Some(whole) = whole_training_set(data) else {
         return Vec::new();
@@ -626,8 +627,14 @@ fn across_trials(
     }
     trials
         .flat_map(|t| same.iter().map(move |c| c.cell(t)))
+        .filter(|c| pending(c))
+        .take(ACROSS_TRIALS_MAX)
         .collect()
 }
+
+/// The most cells in the group of [`across_trials`]: appendix B's forty (ten trials by four
+/// lambdas) and room to spare, 512 MB of margins at its 2^20 rows.
+const ACROSS_TRIALS_MAX: usize = 64;
 
 /// The size of a grown split's whole training set: read in ascending row order whatever the
 /// trial (`dense::fit_rows`), so every trial's fits on it share their noise-free work.
@@ -1042,7 +1049,7 @@ x = "n_train"
         };
         let (spec, grown, data) = planned_toy(&text("first_train = 500"));
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
-        let cells = across_trials(&spec, &data, &combos, [0, 2].into_iter(), 50_000);
+        let cells = across_trials(&spec, &data, &combos, [0, 2].into_iter(), 50_000, |_| true);
         assert_eq!(cells.len(), 4, "two lambdas in trials 0 and 2");
         assert!(
             cells
@@ -1052,7 +1059,17 @@ x = "n_train"
         assert!(cells.iter().all(|c| c.at.n_train == Some(1000)));
         let trials: Vec<u32> = cells.iter().map(|c| c.trial).collect();
         assert_eq!(trials, [0, 0, 2, 2]);
-        assert!(across_trials(&spec, &data, &combos, [0, 2].into_iter(), 200_000).is_empty());
+        // Only pending cells, and at most ACROSS_TRIALS_MAX of a plan with many trials: the
+        // first ones, the rest left to their own trials.
+        let pending = |c: &Cell| c.trial != 0;
+        let cells = across_trials(&spec, &data, &combos, 0..1_000_000, 50_000, pending);
+        assert_eq!(cells.len(), ACROSS_TRIALS_MAX);
+        let trials: Vec<u32> = cells.iter().map(|c| c.trial).collect();
+        let want: Vec<u32> = (1..).flat_map(|t| [t, t]).take(ACROSS_TRIALS_MAX).collect();
+        assert_eq!(trials, want);
+        assert!(
+            across_trials(&spec, &data, &combos, [0, 2].into_iter(), 200_000, |_| true).is_empty()
+        );
         // The same grown split over binary rows: one pass per vector, so no group.
         let mut binary = data.clone();
         let mut m = crate::data::BinaryMatrix::new(data.n_features());
@@ -1060,10 +1077,10 @@ x = "n_train"
             m.push_row(&[0, 3]);
         }
         binary.features = crate::data::Features::Binary(m);
-        assert!(across_trials(&spec, &binary, &combos, [0, 2].into_iter(), 0).is_empty());
+        assert!(across_trials(&spec, &binary, &combos, [0, 2].into_iter(), 0, |_| true).is_empty());
         let (spec, drawn, data) = planned_toy(&text(""));
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
-        assert!(across_trials(&spec, &data, &combos, 0..3, 0).is_empty());
+        assert!(across_trials(&spec, &data, &combos, 0..3, 0, |_| true).is_empty());
     }
 
     #[test]
