@@ -599,8 +599,8 @@ fn dense_shape(data: &Dataset) -> Option<(usize, usize)> {
 /// ascending order whatever the trial, `dense::fit_rows`), with no selection step, on at least
 /// `min_values` rows x columns. Trial by trial, each in the combos' order, at most
 /// [`ACROSS_TRIALS_MAX`] (`trials` is read only when a combo qualifies: a plan may have 10^9
-/// trials, and each vector of the group holds its N margins); the later trials' cells stay in
-/// their own trials.
+/// trials, and each member of the group is a thread holding its own vectors of N values); the
+/// later trials' cells stay in their own trials.
 fn across_trials(
     spec: &Spec,
     data: &Dataset,
@@ -633,7 +633,9 @@ fn across_trials(
 }
 
 /// The most cells in the group of [`across_trials`]: appendix B's forty (ten trials by four
-/// lambdas) and room to spare, 512 MB of margins at its 2^20 rows.
+/// lambdas) and room to spare. Each member is a thread whose L-BFGS holds about ten vectors of
+/// N values (its iterate, the line search's scratch, its pass buffers): some 80 MB at 2^20
+/// rows, 5 GB for 64 members.
 const ACROSS_TRIALS_MAX: usize = 64;
 
 /// The size of a grown split's whole training set: read in ascending row order whatever the
