@@ -278,6 +278,33 @@ fn passes_each(c: &mut Criterion) {
             design.weighted_sum_each(&c, &mut o)
         })
     });
+    // As appendix B's objective perturbation reads a trial's subset: 2^17 rows in a shuffled
+    // order out of a source twice as large, through the column map (no copy). The throughput
+    // is the subset's bytes per pass, to set beside the machine's streaming read rate.
+    let src = Array2::from_shape_fn((2 * n, d), |_| rng.r#gen::<f64>() - 0.5);
+    let mut order: Vec<u32> = (0..2 * n as u32).collect();
+    rand::seq::SliceRandom::shuffle(&mut order[..], &mut rng);
+    let cols: Vec<usize> = (0..d).collect();
+    let map = ColumnMap {
+        a: (0..d).map(|_| 1.5 + rng.r#gen::<f64>()).collect(),
+        b: (0..d).map(|_| rng.r#gen::<f64>() - 0.5).collect(),
+    };
+    let mapped = Design::dense_mapped(src.view(), &order[..n], &cols, &map).expect("map");
+    g.throughput(criterion::Throughput::Bytes((n * d * 8) as u64));
+    g.bench_function("margins_4_each_mapped_shuffled", |b| {
+        b.iter(|| {
+            let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
+            let mut z: Vec<&mut [f64]> = zs.iter_mut().map(Vec::as_mut_slice).collect();
+            mapped.margins_each(&t, &mut z)
+        })
+    });
+    g.bench_function("xtc_4_each_mapped_shuffled", |b| {
+        b.iter(|| {
+            let c: Vec<&[f64]> = cs.iter().map(Vec::as_slice).collect();
+            let mut o: Vec<&mut [f64]> = gs.iter_mut().map(Vec::as_mut_slice).collect();
+            mapped.weighted_sum_each(&c, &mut o)
+        })
+    });
     g.finish();
 }
 

@@ -226,6 +226,54 @@ pub struct ColumnTransform {
     public: bool,
 }
 
+/// Each column of `cols`'s smallest and largest value over `rows`, row by row (one pass over
+/// contiguous rows, not a strided pass per column over shuffled rows); each column folds its
+/// rows in their order. When every column is used in order the row is a slice and the folds
+/// vectorise: appendix B scans 2^17-2^20 rows of 1000-1500 values per subset, and the
+/// indexed loop ran at about 15 cycles a value.
+fn column_bounds(x: ArrayView2<f64>, rows: &[u32], cols: &[usize]) -> (Vec<f64>, Vec<f64>) {
+    let mut lo = vec![f64::INFINITY; cols.len()];
+    let mut hi = vec![f64::NEG_INFINITY; cols.len()];
+    let identity = cols.len() == x.ncols() && cols.iter().enumerate().all(|(j, &c)| j == c);
+    for &r in rows {
+        let row = x.row(r as usize);
+        match row.as_slice().filter(|_| identity) {
+            Some(row) => fold_bounds(&mut lo, &mut hi, row),
+            None => {
+                for ((l, h), &c) in lo.iter_mut().zip(hi.iter_mut()).zip(cols) {
+                    let v = row[c];
+                    (*l, *h) = (l.min(v), h.max(v));
+                }
+            }
+        }
+    }
+    (lo, hi)
+}
+
+/// `lo = min(lo, row)`, `hi = max(hi, row)` entry by entry, compiled for AVX2 where the CPU
+/// has it (a third faster than the baseline's two lanes).
+fn fold_bounds(lo: &mut [f64], hi: &mut [f64], row: &[f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { fold_bounds_avx2(lo, hi, row) };
+    }
+    fold_bounds_any(lo, hi, row)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn fold_bounds_avx2(lo: &mut [f64], hi: &mut [f64], row: &[f64]) {
+    fold_bounds_any(lo, hi, row)
+}
+
+#[inline(always)]
+fn fold_bounds_any(lo: &mut [f64], hi: &mut [f64], row: &[f64]) {
+    for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(row) {
+        (*l, *h) = (l.min(v), h.max(v));
+    }
+}
+
 impl ColumnTransform {
     fn fit(src: &DenseRows) -> Self {
         let DenseRows {
@@ -241,22 +289,14 @@ impl ColumnTransform {
             Vec::with_capacity(cols.len()),
             Vec::with_capacity(cols.len()),
         );
-        // Row by row (one pass over contiguous rows, not a strided pass per column over
-        // shuffled rows); each column still folds its rows in the same order.
-        let mut bounds = vec![(f64::INFINITY, f64::NEG_INFINITY); cols.len()];
-        if public.is_none() {
-            for &r in rows {
-                let row = x.row(r as usize);
-                for ((l, h), &c) in bounds.iter_mut().zip(&cols) {
-                    let v = row[c];
-                    (*l, *h) = (l.min(v), h.max(v));
-                }
-            }
-        }
+        let (lo_of, hi_of) = match public {
+            Some(_) => (Vec::new(), Vec::new()),
+            None => column_bounds(x, rows, &cols),
+        };
         for (j, &c) in cols.iter().enumerate() {
             let (lo, hi) = match public {
                 Some(b) => (b.lo[c], b.hi[c]),
-                None => bounds[j],
+                None => (lo_of[j], hi_of[j]),
             };
             let (ac, bc) = match scaling {
                 _ if public.is_some() => (2.0 / (hi - lo), -2.0 * lo / (hi - lo) - 1.0),
@@ -311,6 +351,44 @@ impl ColumnTransform {
 mod tests {
     use super::*;
     use ndarray::Array2;
+
+    /// The bounds of the row slices (AVX2 and portable) equal each column's own fold over the
+    /// rows in their order, as do those of a column subset (the indexed path); ties of -0 and
+    /// +0 included.
+    #[test]
+    fn column_bounds_fold_each_column_over_the_rows() {
+        use rand::Rng as _;
+        let mut rng = crate::rng::rng_from(&["column-bounds"]);
+        let (n, d) = (300, 37);
+        let x = Array2::from_shape_fn((n, d), |(i, j)| match (i + j) % 11 {
+            0 => 0.0,
+            1 => -0.0,
+            _ => rng.r#gen::<f64>() - 0.5,
+        });
+        let rows: Vec<u32> = (0..n as u32).rev().step_by(3).collect();
+        let fold = |c: usize| {
+            rows.iter()
+                .map(|&r| x[[r as usize, c]])
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                    (l.min(v), h.max(v))
+                })
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let all: Vec<usize> = (0..d).collect();
+        let (lo, hi) = column_bounds(x.view(), &rows, &all);
+        let want: Vec<(f64, f64)> = all.iter().map(|&c| fold(c)).collect();
+        let (wl, wh): (Vec<f64>, Vec<f64>) = want.into_iter().unzip();
+        assert_eq!((bits(&lo), bits(&hi)), (bits(&wl), bits(&wh)));
+        let (mut pl, mut ph) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
+        for &r in &rows {
+            fold_bounds_any(&mut pl, &mut ph, x.row(r as usize).to_slice().unwrap());
+        }
+        assert_eq!((bits(&pl), bits(&ph)), (bits(&wl), bits(&wh)));
+        let some = [5, 0, 36, 12];
+        let (lo, hi) = column_bounds(x.view(), &rows, &some);
+        let (sl, sh): (Vec<f64>, Vec<f64>) = some.iter().map(|&c| fold(c)).unzip();
+        assert_eq!((bits(&lo), bits(&hi)), (bits(&sl), bits(&sh)));
+    }
 
     /// Appendix B's whole 2^20 training set at D = 1000 and 1500 is read through its map, so
     /// no copy doubles the run's memory, and so are its subsets whose copy passes 2 GiB; the
