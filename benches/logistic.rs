@@ -258,11 +258,7 @@ fn passes_each(c: &mut Criterion) {
         })
     });
     g.bench_function("margins_4_each", |b| {
-        b.iter(|| {
-            let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
-            let mut z: Vec<&mut [f64]> = zs.iter_mut().map(Vec::as_mut_slice).collect();
-            design.margins_each(&t, &mut z)
-        })
+        b.iter(|| margins_each(&design, &thetas, &mut zs))
     });
     g.bench_function("xtc_4_separate", |b| {
         b.iter(|| {
@@ -272,11 +268,7 @@ fn passes_each(c: &mut Criterion) {
         })
     });
     g.bench_function("xtc_4_each", |b| {
-        b.iter(|| {
-            let c: Vec<&[f64]> = cs.iter().map(Vec::as_slice).collect();
-            let mut o: Vec<&mut [f64]> = gs.iter_mut().map(Vec::as_mut_slice).collect();
-            design.weighted_sum_each(&c, &mut o)
-        })
+        b.iter(|| weighted_sums_each(&design, &cs, &mut gs))
     });
     // As appendix B's objective perturbation reads a trial's subset: 2^17 rows in a shuffled
     // order out of a source twice as large, through the column map (no copy). The throughput
@@ -292,20 +284,26 @@ fn passes_each(c: &mut Criterion) {
     let mapped = Design::dense_mapped(src.view(), &order[..n], &cols, &map).expect("map");
     g.throughput(criterion::Throughput::Bytes((n * d * 8) as u64));
     g.bench_function("margins_4_each_mapped_shuffled", |b| {
-        b.iter(|| {
-            let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
-            let mut z: Vec<&mut [f64]> = zs.iter_mut().map(Vec::as_mut_slice).collect();
-            mapped.margins_each(&t, &mut z)
-        })
+        b.iter(|| margins_each(&mapped, &thetas, &mut zs))
     });
     g.bench_function("xtc_4_each_mapped_shuffled", |b| {
-        b.iter(|| {
-            let c: Vec<&[f64]> = cs.iter().map(Vec::as_slice).collect();
-            let mut o: Vec<&mut [f64]> = gs.iter_mut().map(Vec::as_mut_slice).collect();
-            mapped.weighted_sum_each(&c, &mut o)
-        })
+        b.iter(|| weighted_sums_each(&mapped, &cs, &mut gs))
     });
     g.finish();
+}
+
+/// Lockstep's combined margins of `design` for every vector of `thetas`, into `zs`.
+fn margins_each(design: &Design, thetas: &[Vec<f64>], zs: &mut [Vec<f64>]) {
+    let t: Vec<&[f64]> = thetas.iter().map(Vec::as_slice).collect();
+    let mut z: Vec<&mut [f64]> = zs.iter_mut().map(Vec::as_mut_slice).collect();
+    design.margins_each(&t, &mut z)
+}
+
+/// Lockstep's combined X^T c of `design` for every vector of `cs`, into `outs`.
+fn weighted_sums_each(design: &Design, cs: &[Vec<f64>], outs: &mut [Vec<f64>]) {
+    let c: Vec<&[f64]> = cs.iter().map(Vec::as_slice).collect();
+    let mut o: Vec<&mut [f64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    design.weighted_sum_each(&c, &mut o)
 }
 
 criterion_group!(benches, adult, xwindows, dense, gram, trim, passes_each);
