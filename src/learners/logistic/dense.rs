@@ -21,7 +21,7 @@
 //! smaller N stay bit for bit.
 
 use super::LogisticModel;
-use super::design::{ColumnMap, Design};
+use super::design::{ColumnMap, Design, every_column_in_order};
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
 use crate::data::{Dataset, PublicBounds, RowKeys, SplitRule};
@@ -100,7 +100,7 @@ impl SharedDense {
         let copy = copies(rows.len(), cols.len(), x.nrows()).then(|| {
             // Row by row from the source's slices (one ndarray index per value ran at a
             // quarter of the copy's memory speed); each value is a_j x_j + b_j as before.
-            let every = cols.len() == x.ncols() && cols.iter().enumerate().all(|(j, &c)| c == j);
+            let every = every_column_in_order(cols, x.ncols());
             let consts = || map.a.iter().zip(&map.b);
             let mut values = Vec::with_capacity(rows.len() * cols.len());
             for &r in rows {
@@ -234,7 +234,7 @@ pub struct ColumnTransform {
 fn column_bounds(x: ArrayView2<f64>, rows: &[u32], cols: &[usize]) -> (Vec<f64>, Vec<f64>) {
     let mut lo = vec![f64::INFINITY; cols.len()];
     let mut hi = vec![f64::NEG_INFINITY; cols.len()];
-    let identity = cols.len() == x.ncols() && cols.iter().enumerate().all(|(j, &c)| j == c);
+    let identity = every_column_in_order(cols, x.ncols());
     for &r in rows {
         let row = x.row(r as usize);
         match row.as_slice().filter(|_| identity) {

@@ -278,7 +278,7 @@ impl<'a> Design<'a> {
             }
             col_map[c] = k as u32;
         }
-        let identity = cols.len() == n_cols && cols.iter().enumerate().all(|(k, &c)| k == c);
+        let identity = every_column_in_order(&cols, n_cols);
         Ok(Design {
             source,
             rows: rows.to_vec(),
@@ -1291,6 +1291,12 @@ fn prefetch_row(row: &[f64]) {
 
 /// Values of the next row prefetched by [`prefetch_row`].
 const PREFETCH_VALUES: usize = 64;
+
+/// Whether `cols` lists every one of `n_cols` columns in order: then a source row is read
+/// as a slice, with no column lookup per value.
+pub(super) fn every_column_in_order(cols: &[usize], n_cols: usize) -> bool {
+    cols.len() == n_cols && cols.iter().enumerate().all(|(k, &c)| k == c)
+}
 
 /// Logistic regression (and every linear ERM learner) separates exactly two classes.
 pub fn check_two_classes(data: &Dataset) -> Result<()> {
