@@ -650,30 +650,36 @@ impl<'a> Design<'a> {
         self.identity && x.is_standard_layout()
     }
 
-    /// Runs `f(first, rows)` over the design's rows `rows` in order, in groups of up to
-    /// [`mapped::GROUP`] (only when [`Self::fuses_map`]).
+    /// Runs `f(first, rows, next)` over the design's rows `rows` in order, in groups of up to
+    /// [`mapped::GROUP`], `next` being the group after (only when [`Self::fuses_map`]): the
+    /// rows come from anywhere in a shuffled order, so the kernels fetch the next group's
+    /// lines while they read this one's.
     fn each_group(
         &self,
         x: &ArrayView2<'a, f64>,
         rows: std::ops::Range<usize>,
-        mut f: impl FnMut(usize, &[&[f64]]),
+        mut f: impl FnMut(usize, &[&[f64]], &[&[f64]]),
     ) {
         let row = |i: usize| {
             self.dense_row(x, self.rows[i] as usize)
                 .expect("standard layout")
         };
         let n = rows.end;
+        let size = |first: usize| mapped::GROUP.min(n.saturating_sub(first));
         let mut group: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
+        let mut next: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
+        let mut g = size(rows.start);
+        for (k, slot) in group[..g].iter_mut().enumerate() {
+            *slot = row(rows.start + k);
+        }
         for first in rows.step_by(mapped::GROUP) {
-            let g = mapped::GROUP.min(n - first);
-            for (k, slot) in group[..g].iter_mut().enumerate() {
-                *slot = row(first + k);
+            let h = size(first + g);
+            for (k, slot) in next[..h].iter_mut().enumerate() {
+                *slot = row(first + g + k);
             }
-            // The next group's rows come from anywhere in a shuffled order.
-            for i in first + g..(first + 2 * g).min(n) {
-                prefetch_row(row(i));
-            }
-            f(first, &group[..g]);
+            f(first, &group[..g], &next[..h]);
+            std::mem::swap(&mut group, &mut next);
+            g = h;
         }
     }
 
@@ -691,10 +697,10 @@ impl<'a> Design<'a> {
         let consts = map.map(|m| (&m.a[..], &m.b[..]));
         let mut sums = vec![0.0; thetas.len() * mapped::GROUP];
         let start = rows.start;
-        self.each_group(x, rows, |first, rows| {
+        self.each_group(x, rows, |first, rows, next| {
             let g = rows.len();
             let sums = &mut sums[..thetas.len() * g];
-            mapped::dots_each(rows, thetas, consts, sums);
+            mapped::dots_each(rows, thetas, consts, sums, next);
             let scales = &self.scale[first..first + g];
             for (z, sums) in zs.iter_mut().zip(sums.chunks_exact(g)) {
                 let z = &mut z[first - start..];
@@ -722,7 +728,7 @@ impl<'a> Design<'a> {
         outs.iter_mut().for_each(|o| o.fill(0.0));
         let consts = map.map(|m| (&m.a[cols.clone()], &m.b[cols.clone()]));
         let mut coefs = vec![0.0; cs.len() * mapped::GROUP];
-        self.each_group(x, 0..n, |first, rows| {
+        self.each_group(x, 0..n, |first, rows, next| {
             let g = rows.len();
             for (k, c) in cs.iter().enumerate() {
                 for (r, a) in coefs[k * g..(k + 1) * g].iter_mut().enumerate() {
@@ -733,7 +739,12 @@ impl<'a> Design<'a> {
             for (p, row) in part.iter_mut().zip(rows) {
                 *p = &row[cols.clone()];
             }
-            mapped::axpys_each(&part[..g], &coefs[..cs.len() * g], consts, outs);
+            let mut ahead: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
+            for (p, row) in ahead.iter_mut().zip(next) {
+                *p = &row[cols.clone()];
+            }
+            let ahead = &ahead[..next.len()];
+            mapped::axpys_each(&part[..g], &coefs[..cs.len() * g], consts, outs, ahead);
         });
     }
 
@@ -1270,27 +1281,6 @@ impl<'a> Design<'a> {
         x
     }
 }
-
-/// Asks for the first lines of `row` ahead of its use: rows come in a trial's shuffled order,
-/// where the hardware prefetcher cannot guess the next one (a hint: it never faults).
-#[inline(always)]
-fn prefetch_row(row: &[f64]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        for k in (0..row.len().min(PREFETCH_VALUES)).step_by(8) {
-            // SAFETY: a prefetch is a hint that never faults (SSE is baseline on x86_64).
-            unsafe {
-                use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-                _mm_prefetch::<_MM_HINT_T0>(row.as_ptr().add(k).cast::<i8>());
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = row;
-}
-
-/// Values of the next row prefetched by [`prefetch_row`].
-const PREFETCH_VALUES: usize = 64;
 
 /// Whether `cols` lists every one of `n_cols` columns in order: then a source row is read
 /// as a slice, with no column lookup per value.
