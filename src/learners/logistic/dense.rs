@@ -99,15 +99,23 @@ impl SharedDense {
         let (cols, map) = (&transform.cols, &transform.map);
         let copy = copies(rows.len(), cols.len(), x.nrows()).then(|| {
             // Row by row from the source's slices (one ndarray index per value ran at a
-            // quarter of the copy's memory speed); each value is a_j x_j + b_j as before.
+            // quarter of the copy's memory speed), the next row fetched line by line as this
+            // one is copied; each value is a_j x_j + b_j as before.
             let every = every_column_in_order(cols, x.ncols());
             let consts = || map.a.iter().zip(&map.b);
             let mut values = Vec::with_capacity(rows.len() * cols.len());
-            for &r in rows {
+            for (k, &r) in rows.iter().enumerate() {
                 let src = x.row(r as usize);
                 match src.as_slice().filter(|_| every) {
                     Some(src) => {
-                        values.extend(src.iter().zip(consts()).map(|(&v, (&a, &b))| a * v + b))
+                        let next = rows.get(k + 1).and_then(|&q| x.row(q as usize).to_slice());
+                        let next = next.unwrap_or_default();
+                        let lines = src.chunks(8).zip(map.a.chunks(8).zip(map.b.chunks(8)));
+                        for (j, (line, (a, b))) in lines.enumerate() {
+                            super::mapped::fetch_ahead(&[next], 8 * j);
+                            let consts = a.iter().zip(b);
+                            values.extend(line.iter().zip(consts).map(|(&v, (&a, &b))| a * v + b));
+                        }
                     }
                     None => values.extend(
                         cols.iter()
@@ -235,10 +243,13 @@ fn column_bounds(x: ArrayView2<f64>, rows: &[u32], cols: &[usize]) -> (Vec<f64>,
     let mut lo = vec![f64::INFINITY; cols.len()];
     let mut hi = vec![f64::NEG_INFINITY; cols.len()];
     let identity = every_column_in_order(cols, x.ncols());
-    for &r in rows {
+    for (k, &r) in rows.iter().enumerate() {
         let row = x.row(r as usize);
         match row.as_slice().filter(|_| identity) {
-            Some(row) => fold_bounds(&mut lo, &mut hi, row),
+            Some(row) => {
+                let next = rows.get(k + 1).and_then(|&q| x.row(q as usize).to_slice());
+                fold_bounds(&mut lo, &mut hi, row, next.unwrap_or_default())
+            }
             None => {
                 for ((l, h), &c) in lo.iter_mut().zip(hi.iter_mut()).zip(cols) {
                     let v = row[c];
@@ -251,26 +262,31 @@ fn column_bounds(x: ArrayView2<f64>, rows: &[u32], cols: &[usize]) -> (Vec<f64>,
 }
 
 /// `lo = min(lo, row)`, `hi = max(hi, row)` entry by entry, compiled for AVX2 where the CPU
-/// has it (a third faster than the baseline's two lanes).
-fn fold_bounds(lo: &mut [f64], hi: &mut [f64], row: &[f64]) {
+/// has it (a third faster than the baseline's two lanes), the `next` row fetched as this one
+/// passes ([`super::mapped::fetch_ahead`]: the rows come in a trial's shuffled order).
+fn fold_bounds(lo: &mut [f64], hi: &mut [f64], row: &[f64], next: &[f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { fold_bounds_avx2(lo, hi, row) };
+        return unsafe { fold_bounds_avx2(lo, hi, row, next) };
     }
-    fold_bounds_any(lo, hi, row)
+    fold_bounds_any(lo, hi, row, next)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn fold_bounds_avx2(lo: &mut [f64], hi: &mut [f64], row: &[f64]) {
-    fold_bounds_any(lo, hi, row)
+fn fold_bounds_avx2(lo: &mut [f64], hi: &mut [f64], row: &[f64], next: &[f64]) {
+    fold_bounds_any(lo, hi, row, next)
 }
 
 #[inline(always)]
-fn fold_bounds_any(lo: &mut [f64], hi: &mut [f64], row: &[f64]) {
-    for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(row) {
-        (*l, *h) = (l.min(v), h.max(v));
+fn fold_bounds_any(lo: &mut [f64], hi: &mut [f64], row: &[f64], next: &[f64]) {
+    let lines = lo.chunks_mut(8).zip(hi.chunks_mut(8)).zip(row.chunks(8));
+    for (j, ((lo, hi), row)) in lines.enumerate() {
+        super::mapped::fetch_ahead(&[next], 8 * j);
+        for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(row) {
+            (*l, *h) = (l.min(v), h.max(v));
+        }
     }
 }
 
@@ -381,7 +397,7 @@ mod tests {
         assert_eq!((bits(&lo), bits(&hi)), (bits(&wl), bits(&wh)));
         let (mut pl, mut ph) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
         for &r in &rows {
-            fold_bounds_any(&mut pl, &mut ph, x.row(r as usize).to_slice().unwrap());
+            fold_bounds_any(&mut pl, &mut ph, x.row(r as usize).to_slice().unwrap(), &[]);
         }
         assert_eq!((bits(&pl), bits(&ph)), (bits(&wl), bits(&wh)));
         let some = [5, 0, 36, 12];

@@ -518,16 +518,18 @@ impl<'a> Design<'a> {
         }
         let d = self.cols.len();
         let mut out = vec![0.0; n];
+        let row = |i: usize| &self.dense_row(x, self.rows[i] as usize).expect("slices")[..d];
         for (g, sums) in out.chunks_mut(8).enumerate() {
-            let row = |k: usize| {
-                let i = g * 8 + k.min(sums.len() - 1);
-                let row = self.dense_row(x, self.rows[i] as usize).expect("slices");
-                &row[..d]
-            };
-            let rows: [&[f64]; 8] = std::array::from_fn(row);
+            let rows: [&[f64]; 8] = std::array::from_fn(|k| row(g * 8 + k.min(sums.len() - 1)));
+            let ahead = n.saturating_sub(g * 8 + 8).min(8);
+            let next: [&[f64]; 8] = std::array::from_fn(|k| match k < ahead {
+                true => row(g * 8 + 8 + k),
+                false => &[],
+            });
+            let next = &next[..ahead];
             let acc = match map {
-                None => sq_norms8(rows, |_, v| v),
-                Some(m) => sq_norms8(rows, |j, v| m.a[j] * v + m.b[j]),
+                None => sq_norms8(rows, next, |_, v| v),
+                Some(m) => sq_norms8(rows, next, |j, v| m.a[j] * v + m.b[j]),
             };
             sums.copy_from_slice(&acc[..sums.len()]);
         }
@@ -1318,13 +1320,17 @@ pub fn labels_pm1(data: &Dataset, rows: &[u32]) -> Result<Vec<f64>> {
 }
 
 /// Sums of squares of eight rows of equal length, value j of a row taken as `value(j, x_j)`,
-/// each row's terms added in column order (as `iter().map(|v| v.powi(2)).sum()`).
+/// each row's terms added in column order (as `iter().map(|v| v.powi(2)).sum()`); the rows
+/// of `next` are fetched as these pass ([`mapped::fetch_ahead`]).
 #[inline(always)]
-fn sq_norms8(rows: [&[f64]; 8], value: impl Fn(usize, f64) -> f64) -> [f64; 8] {
+fn sq_norms8(rows: [&[f64]; 8], next: &[&[f64]], value: impl Fn(usize, f64) -> f64) -> [f64; 8] {
     let d = rows[0].len();
     let rows = rows.map(|r| &r[..d]);
     let mut acc = [0.0f64; 8];
     for j in 0..d {
+        if j % 8 == 0 {
+            mapped::fetch_ahead(next, j);
+        }
         for (acc, row) in acc.iter_mut().zip(&rows) {
             let v = value(j, row[j]);
             *acc += v * v;

@@ -327,7 +327,7 @@ fn dots_kr_avx512<const K: usize, const R: usize>(
 /// on one core without this and 19 GB/s with it (one array streams at 24 GB/s). Fetching the
 /// next rows' first lines only, whole rows at once, or into L1 was no faster.
 #[inline(always)]
-fn fetch_ahead(rows: &[&[f64]], j: usize) {
+pub(super) fn fetch_ahead(rows: &[&[f64]], j: usize) {
     #[cfg(target_arch = "x86_64")]
     for row in rows {
         if j < row.len() {
