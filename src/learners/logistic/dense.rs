@@ -108,8 +108,7 @@ impl SharedDense {
                 let src = x.row(r as usize);
                 match src.as_slice().filter(|_| every) {
                     Some(src) => {
-                        let next = rows.get(k + 1).and_then(|&q| x.row(q as usize).to_slice());
-                        let next = next.unwrap_or_default();
+                        let next = next_row(x, rows, k);
                         let lines = src.chunks(8).zip(map.a.chunks(8).zip(map.b.chunks(8)));
                         for (j, (line, (a, b))) in lines.enumerate() {
                             super::mapped::fetch_ahead(&[next], 8 * j);
@@ -246,10 +245,7 @@ fn column_bounds(x: ArrayView2<f64>, rows: &[u32], cols: &[usize]) -> (Vec<f64>,
     for (k, &r) in rows.iter().enumerate() {
         let row = x.row(r as usize);
         match row.as_slice().filter(|_| identity) {
-            Some(row) => {
-                let next = rows.get(k + 1).and_then(|&q| x.row(q as usize).to_slice());
-                fold_bounds(&mut lo, &mut hi, row, next.unwrap_or_default())
-            }
+            Some(row) => fold_bounds(&mut lo, &mut hi, row, next_row(x, rows, k)),
             None => {
                 for ((l, h), &c) in lo.iter_mut().zip(hi.iter_mut()).zip(cols) {
                     let v = row[c];
@@ -259,6 +255,14 @@ fn column_bounds(x: ArrayView2<f64>, rows: &[u32], cols: &[usize]) -> (Vec<f64>,
         }
     }
     (lo, hi)
+}
+
+/// The row after `rows[k]` as a slice of `x`, for a reader to fetch while it reads `rows[k]`
+/// (empty after the last row, or where the row is not contiguous).
+fn next_row<'x>(x: ArrayView2<'x, f64>, rows: &[u32], k: usize) -> &'x [f64] {
+    let row = |q: u32| x.index_axis_move(ndarray::Axis(0), q as usize).to_slice();
+    let next = rows.get(k + 1).and_then(|&q| row(q));
+    next.unwrap_or_default()
 }
 
 /// `lo = min(lo, row)`, `hi = max(hi, row)` entry by entry, compiled for AVX2 where the CPU

@@ -504,8 +504,8 @@ impl<'a> Design<'a> {
         }
     }
 
-    /// [`Self::raw_sq_norm`] of every row. Dense rows that are slices go eight at a time, side
-    /// by side: each row's sum is one chain of dependent adds, so alone it runs at the add's
+    /// [`Self::raw_sq_norm`] of every row. Dense rows that are slices go a group at a time
+    /// ([`Self::each_group`]), side by side: each row's sum is one chain of dependent adds, so alone it runs at the add's
     /// latency; every row still adds its squares in column order, so each is bit for bit its
     /// own `raw_sq_norm`.
     pub fn raw_sq_norms(&self) -> Vec<f64> {
@@ -516,23 +516,17 @@ impl<'a> Design<'a> {
         if !self.fuses_map(x) {
             return (0..n).map(|i| self.raw_sq_norm(i)).collect();
         }
-        let d = self.cols.len();
         let mut out = vec![0.0; n];
-        let row = |i: usize| &self.dense_row(x, self.rows[i] as usize).expect("slices")[..d];
-        for (g, sums) in out.chunks_mut(8).enumerate() {
-            let rows: [&[f64]; 8] = std::array::from_fn(|k| row(g * 8 + k.min(sums.len() - 1)));
-            let ahead = n.saturating_sub(g * 8 + 8).min(8);
-            let next: [&[f64]; 8] = std::array::from_fn(|k| match k < ahead {
-                true => row(g * 8 + 8 + k),
-                false => &[],
-            });
-            let next = &next[..ahead];
+        self.each_group(x, 0..n, |first, rows, next| {
+            // A short last group repeats its last row; only its own sums are kept.
+            let g = rows.len();
+            let rows: [&[f64]; mapped::GROUP] = std::array::from_fn(|k| rows[k.min(g - 1)]);
             let acc = match map {
-                None => sq_norms8(rows, next, |_, v| v),
-                Some(m) => sq_norms8(rows, next, |j, v| m.a[j] * v + m.b[j]),
+                None => sq_norms_group(rows, next, |_, v| v),
+                Some(m) => sq_norms_group(rows, next, |j, v| m.a[j] * v + m.b[j]),
             };
-            sums.copy_from_slice(&acc[..sums.len()]);
-        }
+            out[first..first + g].copy_from_slice(&acc[..g]);
+        });
         out
     }
 
@@ -737,14 +731,7 @@ impl<'a> Design<'a> {
                     *a = c[first + r] * self.scale[first + r];
                 }
             }
-            let mut part: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
-            for (p, row) in part.iter_mut().zip(rows) {
-                *p = &row[cols.clone()];
-            }
-            let mut ahead: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
-            for (p, row) in ahead.iter_mut().zip(next) {
-                *p = &row[cols.clone()];
-            }
+            let (part, ahead) = (columns(rows, &cols), columns(next, &cols));
             let ahead = &ahead[..next.len()];
             mapped::axpys_each(&part[..g], &coefs[..cs.len() * g], consts, outs, ahead);
         });
@@ -1284,6 +1271,15 @@ impl<'a> Design<'a> {
     }
 }
 
+/// Columns `cols` of each of a group of rows (the rest of the array empty).
+fn columns<'r>(rows: &[&'r [f64]], cols: &std::ops::Range<usize>) -> [&'r [f64]; mapped::GROUP] {
+    let mut part: [&[f64]; mapped::GROUP] = [&[]; mapped::GROUP];
+    for (p, row) in part.iter_mut().zip(rows) {
+        *p = &row[cols.clone()];
+    }
+    part
+}
+
 /// Whether `cols` lists every one of `n_cols` columns in order: then a source row is read
 /// as a slice, with no column lookup per value.
 pub(super) fn every_column_in_order(cols: &[usize], n_cols: usize) -> bool {
@@ -1319,14 +1315,19 @@ pub fn labels_pm1(data: &Dataset, rows: &[u32]) -> Result<Vec<f64>> {
         .collect())
 }
 
-/// Sums of squares of eight rows of equal length, value j of a row taken as `value(j, x_j)`,
-/// each row's terms added in column order (as `iter().map(|v| v.powi(2)).sum()`); the rows
-/// of `next` are fetched as these pass ([`mapped::fetch_ahead`]).
+/// Sums of squares of a group of rows of equal length, value j of a row taken as
+/// `value(j, x_j)`, each row's terms added in column order (as
+/// `iter().map(|v| v.powi(2)).sum()`); the rows of `next` are fetched as these pass
+/// ([`mapped::fetch_ahead`]).
 #[inline(always)]
-fn sq_norms8(rows: [&[f64]; 8], next: &[&[f64]], value: impl Fn(usize, f64) -> f64) -> [f64; 8] {
+fn sq_norms_group(
+    rows: [&[f64]; mapped::GROUP],
+    next: &[&[f64]],
+    value: impl Fn(usize, f64) -> f64,
+) -> [f64; mapped::GROUP] {
     let d = rows[0].len();
     let rows = rows.map(|r| &r[..d]);
-    let mut acc = [0.0f64; 8];
+    let mut acc = [0.0f64; mapped::GROUP];
     for j in 0..d {
         if j % 8 == 0 {
             mapped::fetch_ahead(next, j);
