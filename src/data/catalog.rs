@@ -620,7 +620,7 @@ impl FileSet<'_> {
             split,
             bounds,
             truth: None,
-            row_keys: Default::default(),
+            content_key: Default::default(),
         })
     }
 }

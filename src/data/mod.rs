@@ -169,45 +169,55 @@ pub struct Dataset {
     /// The true weights w* of a synthetic source drawn from a linear model (the population
     /// minimiser), for the sampling error ||w_np(n) - w*||.
     pub truth: Option<Vec<f64>>,
-    /// Content keys of row sets already hashed, so a large set is hashed once per process.
-    pub row_keys: RowKeys,
+    /// The content key of the dense feature matrix, hashed once per process at first need.
+    pub content_key: ContentKey,
 }
 
-/// The memo keys of this dataset's row sets that have been hashed, by a cheap identity of the
-/// set (its row indices and how it is scaled). A memo key hashes the rows' content, which at
-/// appendix B's N = 2^20, D = 1500 means reading 12.7 GB; every later cell of the same rows in
-/// the process reads the key here instead. It lives in the dataset, so it never outlives the
-/// content it describes; the keys are the same values, so results and recorded keys are too.
-/// Concurrent requests for one set wait for the first to hash it (a lockstep batch's four λ
-/// cells ask at once, and hashing is most of their preprocessing).
+/// The content key of a dataset's dense feature matrix: SHA-256 of its shape and every row,
+/// computed at the first request and then read. A memo key of a row set of the matrix is this
+/// key with the rows' indices (`DenseRows::key`), so equal keys still mean equal content,
+/// while a set of N rows costs 4N bytes of hashing instead of its 8ND bytes of values:
+/// appendix B hashed about 210 GB of subsets (5% of its CPU), each set once, where the two
+/// large matrices are 21 GB. It lives in the dataset, so it never outlives the content it
+/// describes. Concurrent requests wait for the first to hash.
 #[derive(Default)]
-pub struct RowKeys(
-    std::sync::Mutex<std::collections::HashMap<Key, std::sync::Arc<std::sync::OnceLock<Key>>>>,
-);
+pub struct ContentKey(std::sync::OnceLock<Key>);
 
-impl RowKeys {
-    /// The key of the row set identified by `id`, computed by `content` at its first request.
-    pub fn get_or_insert(&self, id: Key, content: impl FnOnce() -> Key) -> Key {
-        let slot = std::sync::Arc::clone(self.0.lock().expect("row keys").entry(id).or_default());
-        // Hashed outside the map's lock, inside the set's own: other sets go on meanwhile.
-        *slot.get_or_init(content)
+impl ContentKey {
+    /// The key of `x`, the dataset's feature matrix (in standard layout: its rows are slices).
+    pub fn of(&self, x: ndarray::ArrayView2<'_, f64>) -> Key {
+        *self.0.get_or_init(|| {
+            crate::memo::KeyBuilder::new("dense-matrix")
+                .u64(x.nrows() as u64)
+                .u64(x.ncols() as u64)
+                .f64_rows(
+                    x.rows()
+                        .into_iter()
+                        .map(|r| r.to_slice().expect("standard layout")),
+                )
+                .finish()
+        })
+    }
+
+    /// The key, if it has been computed.
+    pub fn get(&self) -> Option<Key> {
+        self.0.get().copied()
     }
 }
 
-impl Clone for RowKeys {
+impl Clone for ContentKey {
     /// A copy starts empty (it is a cache).
     fn clone(&self) -> Self {
-        RowKeys::default()
+        ContentKey::default()
     }
 }
 
-impl std::fmt::Debug for RowKeys {
+impl std::fmt::Debug for ContentKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let known = self
-            .0
-            .lock()
-            .map_or(0, |m| m.values().filter(|k| k.get().is_some()).count());
-        write!(f, "RowKeys({known})")
+        match self.get() {
+            Some(k) => write!(f, "ContentKey({k})"),
+            None => write!(f, "ContentKey(not yet hashed)"),
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use super::LogisticModel;
 use super::design::{ColumnMap, Design, every_column_in_order};
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
-use crate::data::{Dataset, PublicBounds, RowKeys, SplitRule};
+use crate::data::{ContentKey, Dataset, PublicBounds, SplitRule};
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use ndarray::ArrayView2;
 use std::borrow::Cow;
@@ -164,8 +164,8 @@ pub struct DenseRows<'a> {
     pub scaling: Scaling,
     /// The declared public bounds, when the scaling uses them.
     pub public: Option<&'a PublicBounds>,
-    /// The dataset's keys of row sets already hashed (`x` is its feature matrix).
-    pub known: Option<&'a RowKeys>,
+    /// The dataset's content key, when `x` is its feature matrix.
+    pub content: Option<&'a ContentKey>,
 }
 
 impl DenseRows<'_> {
@@ -181,11 +181,10 @@ impl DenseRows<'_> {
 
     /// The memo key: the rows' content in order, the features, the scaling and its public
     /// bounds, from which the scaled design is derived alone (equal keys mean equal bits).
-    /// Hashing N rows costs far less than one exact fit on them. `None` when `x` is not in
-    /// standard layout (its rows are not slices).
-    /// With `known`, the content is hashed once per row set and process: later requests
-    /// identify the set by everything but the content (its rows' indices into the same
-    /// dataset) and read the same key.
+    /// With the dataset's `content` key, the rows are that matrix's rows `rows` (their indices
+    /// and the matrix's key, a few bytes a row); without it, their values are hashed, which
+    /// still costs far less than one exact fit on them. `None` when `x` is not in standard
+    /// layout (its rows are not slices).
     pub fn key(&self) -> Option<Key> {
         let x = self.x;
         if !x.is_standard_layout() {
@@ -204,18 +203,15 @@ impl DenseRows<'_> {
                 .usizes(self.features.unwrap_or(&[]))
                 .u32s(self.rows)
         };
-        let content = || {
-            settings("lr-dense-design")
+        Some(match self.content {
+            Some(content) => settings("lr-dense-rows-of").key(&content.of(x)).finish(),
+            None => settings("lr-dense-design")
                 .f64_rows(
                     self.rows
                         .iter()
                         .map(|&r| x.row(r as usize).to_slice().expect("standard layout")),
                 )
-                .finish()
-        };
-        Some(match self.known {
-            Some(known) => known.get_or_insert(settings("lr-dense-rows").finish(), content),
-            None => content(),
+                .finish(),
         })
     }
 }
@@ -434,62 +430,67 @@ mod tests {
         );
     }
 
-    /// Cells that ask for one row set's key at once (a lockstep batch) hash it once: the
-    /// others wait for that key instead of hashing the same rows beside it.
+    /// Cells that ask for the matrix's key at once (a lockstep batch) get one key, hashed
+    /// once: the others wait for it.
     #[test]
-    fn concurrent_requests_for_one_row_set_hash_it_once() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        let known = RowKeys::default();
-        let (hashed, gate) = (AtomicUsize::new(0), std::sync::Barrier::new(4));
-        let id = KeyBuilder::new("id").u64(7).finish();
-        let want = KeyBuilder::new("content").u64(7).finish();
+    fn concurrent_requests_for_the_content_key_agree() {
+        let x = Array2::from_shape_fn((2000, 30), |(i, j)| (i * 30 + j) as f64 * 0.5);
+        let content = ContentKey::default();
+        let gate = std::sync::Barrier::new(4);
         let keys: Vec<Key> = std::thread::scope(|s| {
             let ask = || {
                 gate.wait();
-                known.get_or_insert(id, || {
-                    hashed.fetch_add(1, Ordering::SeqCst);
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                    want
-                })
+                content.of(x.view())
             };
             let handles: Vec<_> = (0..4).map(|_| s.spawn(ask)).collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        assert_eq!(keys, vec![want; 4]);
-        assert_eq!(hashed.load(Ordering::SeqCst), 1, "hashed once");
+        assert_eq!(keys, vec![keys[0]; 4]);
+        assert_eq!(content.get(), Some(keys[0]));
     }
 
-    /// The dataset's known keys give the content key itself (results and recorded keys stay
-    /// what they are), hash a row set's content once, and tell row sets apart.
+    /// With the dataset's content key, a row set's key tells apart what the scaled design
+    /// depends on (which rows, in which order, which features, the matrix's values) and
+    /// nothing else; the matrix is hashed once, at the first request.
     #[test]
-    fn a_known_row_set_reads_its_content_key_without_rehashing() {
+    fn a_row_set_of_a_known_matrix_is_keyed_by_its_indices_and_the_matrix() {
         let x = Array2::from_shape_fn((50, 3), |(i, j)| (i * 3 + j) as f64);
         let rows: Vec<u32> = (0..40).rev().collect();
         let fewer: Vec<u32> = (0..39).rev().collect();
-        let known = RowKeys::default();
-        let at = |rows: &[u32], known: Option<&RowKeys>| {
+        let sorted: Vec<u32> = (0..40).collect();
+        let at = |x: &Array2<f64>, rows: &[u32], features: Option<&[usize]>, content| {
             DenseRows {
                 x: x.view(),
                 rows,
-                features: None,
+                features,
                 scaling: Scaling::Thesis,
                 public: None,
-                known,
+                content,
             }
             .key()
             .unwrap()
         };
-        let content = at(&rows, None);
-        assert_eq!(at(&rows, Some(&known)), content);
-        assert_eq!(at(&rows, Some(&known)), content);
-        assert_eq!(format!("{known:?}"), "RowKeys(1)");
-        assert_ne!(at(&fewer, Some(&known)), content);
-        assert_eq!(at(&fewer, Some(&known)), at(&fewer, None));
-        assert_eq!(format!("{known:?}"), "RowKeys(2)");
-        // A known set is never hashed again.
-        let id = KeyBuilder::new("id").u64(1).finish();
-        let first = known.get_or_insert(id, || content);
-        let again = known.get_or_insert(id, || panic!("hashed twice"));
-        assert_eq!((first, again), (content, content));
+        let known = ContentKey::default();
+        assert_eq!(known.get(), None);
+        let key = at(&x, &rows, None, Some(&known));
+        let matrix = known.get().expect("hashed at the first request");
+        assert_eq!(at(&x, &rows, None, Some(&known)), key);
+        assert_eq!(known.get(), Some(matrix));
+        for other in [
+            at(&x, &fewer, None, Some(&known)),
+            at(&x, &sorted, None, Some(&known)),
+            at(&x, &rows, Some(&[0, 2]), Some(&known)),
+            at(&x, &rows, None, None),
+        ] {
+            assert_ne!(other, key);
+        }
+        // Another matrix (one value changed) under its own content key.
+        let mut y = x.clone();
+        y[[45, 1]] += 1.0;
+        let of_y = ContentKey::default();
+        assert_ne!(at(&y, &rows, None, Some(&of_y)), key);
+        assert_ne!(of_y.get(), Some(matrix));
+        // Without a content key the rows' values are hashed: equal rows, equal keys.
+        assert_eq!(at(&x, &rows, None, None), at(&x.clone(), &rows, None, None));
     }
 }

@@ -190,7 +190,7 @@ impl LrConfig {
                 features,
                 scaling: self.scaling,
                 public: bounds,
-                known: Some(&data.row_keys),
+                content: Some(&data.content_key),
             }
             .shared()
         });
@@ -383,7 +383,7 @@ impl LrConfig {
                     features,
                     scaling: self.scaling,
                     public: None,
-                    known: Some(&data.row_keys),
+                    content: Some(&data.content_key),
                 };
                 let Some(key) = rows.key() else {
                     return Ok((design, pre));
