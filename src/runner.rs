@@ -11,6 +11,7 @@ use crate::counts::ClassCounts;
 use crate::data::{DataDir, Dataset, DatasetDef, Split};
 use crate::error::{Error, Result};
 use crate::evaluate::accuracy;
+use crate::kinds::Lockstep;
 use crate::learners::Majority;
 use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
@@ -459,14 +460,21 @@ impl Prepared<'_> {
                 ran_first.extend(across.into_iter().map(|c| c.key));
             }
             // Then one trial's other cells there, side by side (see `whole_set_first`).
-            let whole = whole_set_first(data, &combos, trials(), |c| pending(&ran_first, c));
+            let whole = whole_set_first(spec, data, &combos, trials(), LOCKSTEP_MIN_VALUES, |c| {
+                pending(&ran_first, c)
+            });
             if let Some((trial, tasks)) = whole
-                && tasks.len() > 1
+                && (tasks.len() > 1 || tasks.iter().any(|t| t.len() > 1))
             {
                 let group = Group::new(spec, &self.plan, di, data, trial)?;
                 let td = group.data(data);
-                run_tasks(&pool, &tasks, |cell| {
-                    keep(run_batch(spec, &[cell], |_| td, None))
+                let shape = dense_shape(data);
+                let batched: Vec<Vec<Vec<&Cell>>> = tasks
+                    .iter()
+                    .map(|task| lockstep_batches(spec, task, shape, LOCKSTEP_MIN_VALUES))
+                    .collect();
+                run_tasks(&pool, &batched, |batch| {
+                    keep(run_batch(spec, batch, |_| td, None))
                 })?;
                 ran_first.extend(tasks.into_iter().flatten().map(|c| c.key));
             }
@@ -538,7 +546,14 @@ fn lockstep_batches<'c>(
     let eligible = |c: &Cell| {
         dense_shape.is_some_and(|(n_rows, n_features)| {
             let values = c.at.n_train.unwrap_or(n_rows).saturating_mul(n_features);
-            fits_in_lockstep(spec, c.pipeline, &c.at, values, min_values)
+            fits_in_lockstep(
+                spec,
+                c.pipeline,
+                &c.at,
+                values,
+                min_values,
+                Lockstep::Siblings,
+            )
         })
     };
     // Same pipeline and every grid value but lambda: so the same eligibility and budget.
@@ -571,19 +586,21 @@ fn lockstep_batches<'c>(
 }
 
 /// Whether cells of `pipeline` at grid values `at` fit in lockstep on a design of `values`
-/// rows x columns: a lockstep kind's lambda grid on at least `min_values`.
+/// rows x columns: the lambda grid of a kind that fits in lockstep at least as widely as
+/// `scope`, on at least `min_values`.
 fn fits_in_lockstep(
     spec: &Spec,
     pipeline: usize,
     at: &crate::kinds::GridValues,
     values: usize,
     min_values: usize,
+    scope: Lockstep,
 ) -> bool {
     at.lambda.is_some()
         && values >= min_values
         && spec.pipelines[pipeline]
             .learner()
-            .is_some_and(|k| k.lockstep())
+            .is_some_and(|k| k.lockstep() >= scope)
 }
 
 /// A dataset's (rows, columns) when its features are dense, where lockstep pays.
@@ -617,8 +634,14 @@ fn across_trials(
     };
     let same = |c: &Combo| {
         let values = whole.saturating_mul(n_features);
-        fits_in_lockstep(spec, c.pipeline, &c.at, values, min_values)
-            && on_whole_set(c, whole)
+        fits_in_lockstep(
+            spec,
+            c.pipeline,
+            &c.at,
+            values,
+            min_values,
+            Lockstep::AcrossTrials,
+        ) && on_whole_set(c, whole)
             && spec.pipelines[c.pipeline].selection.is_none()
     };
     let same: Vec<&&Combo> = combos.iter().filter(|c| same(c)).collect();
@@ -658,24 +681,49 @@ fn on_whole_set(combo: &Combo, whole: usize) -> bool {
 /// is the same in every trial and memoised; run inside the trials, the first two trials reached
 /// it together and one worker waited for the other's computation. Cells at one lambda, or with
 /// none, share that work, so each lambda is one task of cells run one after another; the
-/// lambda-less task (the X^T X, the largest) comes first, then ascending lambda (smaller
-/// lambdas take more iterations). Each cell has its own streams, so the order changes no
-/// result.
+/// lambda-less task (the X^T X, the largest) comes first, then each pipeline whose lambda
+/// siblings fit in lockstep there (one task, its siblings by ascending lambda, run as one
+/// batch by [`lockstep_batches`]), then ascending lambda (smaller lambdas take more
+/// iterations). Each cell has its own streams, so the order changes no result.
 fn whole_set_first(
+    spec: &Spec,
     data: &Dataset,
     combos: &[&Combo],
     trials: impl IntoIterator<Item = u32>,
+    min_values: usize,
     pending: impl Fn(&Cell) -> bool,
 ) -> Option<(u32, Vec<Vec<Cell>>)> {
     let whole = whole_training_set(data)?;
     let on_whole: Vec<&&Combo> = combos.iter().filter(|c| on_whole_set(c, whole)).collect();
+    let siblings = |c: &Cell| {
+        dense_shape(data).is_some_and(|(_, n_features)| {
+            let values = whole.saturating_mul(n_features);
+            fits_in_lockstep(
+                spec,
+                c.pipeline,
+                &c.at,
+                values,
+                min_values,
+                Lockstep::Siblings,
+            )
+        })
+    };
     trials.into_iter().find_map(|trial| {
-        // Keyed by lambda's bits: None first, then ascending (the bits of positive floats
-        // sort as their values).
-        let mut tasks: BTreeMap<Option<u64>, Vec<Cell>> = BTreeMap::new();
+        // Lambda-less first, then by pipeline the lockstep siblings, then by lambda's bits
+        // (the bits of positive floats sort as their values).
+        let mut tasks: BTreeMap<(u8, u64), Vec<Cell>> = BTreeMap::new();
         for cell in on_whole.iter().map(|c| c.cell(trial)).filter(&pending) {
-            let lambda = cell.at.lambda.map(f64::to_bits);
-            tasks.entry(lambda).or_default().push(cell);
+            let key = match cell.at.lambda {
+                None => (0, 0),
+                Some(_) if siblings(&cell) => (1, cell.pipeline as u64),
+                Some(l) => (2, l.to_bits()),
+            };
+            tasks.entry(key).or_default().push(cell);
+        }
+        for ((rank, _), task) in tasks.iter_mut() {
+            if *rank == 1 {
+                task.sort_by(|a, b| a.at.lambda.partial_cmp(&b.at.lambda).expect("lambdas"));
+            }
         }
         (!tasks.is_empty()).then(|| (trial, tasks.into_values().collect()))
     })
@@ -961,11 +1009,11 @@ mod tests {
         (spec, planned, data)
     }
 
-    /// Objective perturbation's lambda siblings at one N form a batch once the design is
-    /// large enough; other kinds, other N, small designs and binary data run alone, every
-    /// cell once.
+    /// Objective perturbation's and LR's lambda siblings at one N (and one epsilon) form a
+    /// batch once the design is large enough; other N, small designs and binary data run
+    /// alone, every cell once.
     #[test]
-    fn lockstep_batches_gather_objective_perturbations_lambda_siblings() {
+    fn lockstep_batches_gather_lambda_siblings() {
         let text = r#"
 [experiment]
 name = "b"
@@ -997,11 +1045,15 @@ x = "n_train"
         let batches = lockstep_batches(&spec, &cells, Some((1000, 100)), 50_000);
         assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), cells.len());
         let grouped: Vec<&Vec<&Cell>> = batches.iter().filter(|b| b.len() > 1).collect();
-        // N = 1000 (10^5 values), one batch per epsilon of the three lambdas.
-        assert_eq!(grouped.len(), 2);
+        // N = 1000 (10^5 values): objective perturbation's three lambdas at each epsilon, and
+        // LR's three (noise-free: one set, whatever the epsilon).
+        let name = |b: &Vec<&Cell>| spec.pipelines[b[0].pipeline].name.clone();
+        let mut names: Vec<String> = grouped.iter().map(|b| name(b)).collect();
+        names.sort();
+        assert_eq!(names, ["lr", "op", "op"], "{names:?}");
         for b in grouped {
             assert_eq!(b.len(), 3);
-            assert!(b.iter().all(|c| spec.pipelines[c.pipeline].name == "op"));
+            assert!(b.iter().all(|c| c.pipeline == b[0].pipeline));
             assert!(b.iter().all(|c| c.at.n_train == Some(1000)));
             assert!(b.iter().all(|c| c.budget == b[0].budget));
         }
@@ -1015,7 +1067,8 @@ x = "n_train"
     }
 
     /// The cells that fit one design in every trial are objective perturbation's on a grown
-    /// split's whole training set, in every trial asked for: not LR's (no lockstep), not at a
+    /// split's whole training set, in every trial asked for: not LR's (its fits there are one
+    /// per lambda, through the memo), not at a
     /// smaller N (a per-trial subset), not on a small design, not on binary rows, not on a
     /// split drawn per trial.
     #[test]
@@ -1161,7 +1214,8 @@ x = "n_train"
         };
         let (spec, grown, data) = planned_toy(&text("first_train = 100"));
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
-        let (trial, tasks) = whole_set_first(&data, &combos, 1..3, |_| true).unwrap();
+        let min = LOCKSTEP_MIN_VALUES;
+        let (trial, tasks) = whole_set_first(&spec, &data, &combos, 1..3, min, |_| true).unwrap();
         assert_eq!(trial, 1);
         let names = |task: &Vec<Cell>| -> Vec<(String, Option<f64>)> {
             task.iter()
@@ -1187,17 +1241,24 @@ x = "n_train"
         let pending = |c: &Cell| {
             c.trial > 0 && spec.pipelines[c.pipeline].name != "fm2" && c.at.lambda != Some(1.0)
         };
-        let (trial, tasks) = whole_set_first(&data, &combos, 0..3, pending).unwrap();
+        let (trial, tasks) = whole_set_first(&spec, &data, &combos, 0..3, min, pending).unwrap();
         assert_eq!(trial, 1);
         let named: Vec<_> = tasks.iter().map(names).collect();
         assert_eq!(
             named,
             [vec![("fm1".to_string(), None)], lr(0.01), lr(100.0)]
         );
-        assert!(whole_set_first(&data, &combos, 0..3, |_| false).is_none());
+        // On a design large enough for lockstep, LR's lambdas are one task (one batch).
+        let (_, tasks) = whole_set_first(&spec, &data, &combos, 1..3, 1, |_| true).unwrap();
+        let named: Vec<_> = tasks.iter().map(names).collect();
+        let fm = vec![("fm1".to_string(), None), ("fm2".to_string(), None)];
+        assert_eq!(named, [fm, [lr(0.01), lr(1.0), lr(100.0)].concat()]);
+        let batches = lockstep_batches(&spec, &tasks[1], dense_shape(&data), 1);
+        assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), [3]);
+        assert!(whole_set_first(&spec, &data, &combos, 0..3, min, |_| false).is_none());
         // Without a grown split every trial draws its own training rows: nothing is shared.
         let (_, drawn, data) = planned_toy(&text(""));
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
-        assert!(whole_set_first(&data, &combos, 0..3, |_| true).is_none());
+        assert!(whole_set_first(&spec, &data, &combos, 0..3, min, |_| true).is_none());
     }
 }

@@ -4,7 +4,7 @@
 //! objective perturbation (c = 1/(2h)). One struct; each kind reads only its `FIELDS`.
 
 use super::variant::{Excess, Variant};
-use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
+use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Lockstep, Refusal, refuse};
 use crate::error::Result;
 use crate::learners::Learner;
 use crate::learners::logistic::solver::DEFAULT_TOL;
@@ -181,10 +181,16 @@ impl<const M: u8> LearnerKind for Logistic<M> {
     }
 
     /// Objective perturbation of the logistic loss: every fit has its own noise, so none is
-    /// shared, but each reads the same rows, two passes per L-BFGS iteration. (The Huber SVM's
-    /// damped Newton method does not route its passes through a group.)
-    fn lockstep(&self) -> bool {
-        M == 2
+    /// shared, but each reads the same rows, two passes per L-BFGS iteration. The exact
+    /// minimiser (LR's, and output perturbation's before its noise) is shared through the
+    /// memo, so only a trial's lambda siblings read together. (The Huber SVM's damped Newton
+    /// method does not route its passes through a group.)
+    fn lockstep(&self) -> Lockstep {
+        match M {
+            2 => Lockstep::AcrossTrials,
+            0 | 1 => Lockstep::Siblings,
+            _ => Lockstep::Never,
+        }
     }
 
     fn cost(&self) -> u64 {

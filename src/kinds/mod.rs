@@ -210,16 +210,29 @@ pub trait LearnerKind: Debug + Send + Sync {
     fn cost(&self) -> u64 {
         1
     }
-    /// Whether the cells of one trial that differ only in lambda may fit side by side in
-    /// [`crate::learners::logistic::lockstep`], sharing their passes over the rows (each
-    /// fit's bits unchanged).
-    fn lockstep(&self) -> bool {
-        false
+    /// Which of its cells may fit side by side in [`crate::learners::logistic::lockstep`],
+    /// sharing their passes over the rows (each fit's bits unchanged).
+    fn lockstep(&self) -> Lockstep {
+        Lockstep::Never
     }
     /// Whether it is the majority-class baseline every figure already draws.
     fn is_baseline(&self) -> bool {
         false
     }
+}
+
+/// Which cells of a learner kind fit side by side, sharing their passes over the rows
+/// ([`crate::learners::logistic::lockstep`]); ordered, each level including the one before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lockstep {
+    /// Each cell fits alone.
+    Never,
+    /// A trial's cells that differ only in lambda: noise-free fits, each computed once per
+    /// design and lambda by the memo, so on rows every trial shares there is one fit to do.
+    Siblings,
+    /// Those, and the cells of every trial that fit one design: each fit has its own noise
+    /// (objective perturbation), so every trial's fit is work of its own.
+    AcrossTrials,
 }
 
 /// A feature-selection kind: the selector and its spec fields.

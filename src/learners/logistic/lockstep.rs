@@ -9,8 +9,11 @@
 //! the member's own pass, so a fit's iterates, and its cell's record, do not depend on whether
 //! it ran alone or in a group, nor on which member computed a pass.
 //!
-//! Only fits with a linear term (objective perturbation's noise) take part: a noise-free fit
-//! may be computed under the memo's lock on its key, which another member could wait on.
+//! Noise-free fits take part too (a trial's LR lambda siblings), but they are memoised: a
+//! member may wait for a fit another thread computes, perhaps in another group whose own
+//! members wait likewise. While it waits it stands [`aside`], not counted by its group, and
+//! the thread that computes the fit does so [`within`] its own group, so no round ever waits
+//! for a member that waits for a round.
 //!
 //! A group [`Lockstep::on_pool`] splits each round across the pool's threads (margins by rows,
 //! X^T c by output columns, [`Design::splits_combined`]), every entry still its own pass's:
@@ -61,6 +64,61 @@ struct Request {
 
 thread_local! {
     static MEMBER: RefCell<Option<Arc<Lockstep>>> = const { RefCell::new(None) };
+    /// The group this thread stands [`aside`] from.
+    static ASIDE: RefCell<Option<Arc<Lockstep>>> = const { RefCell::new(None) };
+}
+
+/// Moves this thread's membership from `from` to `to` (each `MEMBER` or `ASIDE`), returning
+/// what `to` held, so the caller can put it back.
+fn shift(
+    from: &'static std::thread::LocalKey<RefCell<Option<Arc<Lockstep>>>>,
+    to: &'static std::thread::LocalKey<RefCell<Option<Arc<Lockstep>>>>,
+) -> Option<(Arc<Lockstep>, Option<Arc<Lockstep>>)> {
+    let group = from.with(|m| m.borrow_mut().take())?;
+    let held = to.with(|m| m.borrow_mut().replace(Arc::clone(&group)));
+    Some((group, held))
+}
+
+/// Runs `f` with this thread out of its group, if it is in one: for a wait on shared work
+/// (the memo) that another thread may be computing in a group of its own, which must not
+/// wait for this member's passes meanwhile. Work `f` computes itself goes back in through
+/// [`within`]. The member is counted again once `f` returns (or unwinds).
+pub fn aside<R>(f: impl FnOnce() -> R) -> R {
+    let Some((group, held)) = shift(&MEMBER, &ASIDE) else {
+        return f();
+    };
+    group.leave();
+    struct Back(Option<Arc<Lockstep>>);
+    impl Drop for Back {
+        fn drop(&mut self) {
+            if let Some((group, _)) = shift(&ASIDE, &MEMBER) {
+                group.rejoin();
+            }
+            ASIDE.with(|a| *a.borrow_mut() = self.0.take());
+        }
+    }
+    let _back = Back(held);
+    f()
+}
+
+/// Runs `f`, work this thread computes while [`aside`] (a memoised fit), back in the group it
+/// stood aside from, so its passes share the group's rounds; then stands aside again.
+pub fn within<R>(f: impl FnOnce() -> R) -> R {
+    let Some((group, held)) = shift(&ASIDE, &MEMBER) else {
+        return f();
+    };
+    group.rejoin();
+    struct Out(Option<Arc<Lockstep>>);
+    impl Drop for Out {
+        fn drop(&mut self) {
+            if let Some((group, _)) = shift(&MEMBER, &ASIDE) {
+                group.leave();
+            }
+            MEMBER.with(|m| *m.borrow_mut() = self.0.take());
+        }
+    }
+    let _out = Out(held);
+    f()
 }
 
 impl Lockstep {
@@ -113,6 +171,11 @@ impl Lockstep {
         drop(s);
         // The members still waiting may now all be waiting: one of them computes.
         self.turn.notify_all();
+    }
+
+    /// A member that left for a while ([`aside`]) is counted again: rounds wait for it.
+    fn rejoin(&self) {
+        self.lock().active += 1;
     }
 
     /// The member's pass (into `out`, returned), computed once every member still in the
@@ -398,6 +461,81 @@ mod tests {
                 its.iter().any(|&i| i != its[0]),
                 "fits of different lengths: {its:?}"
             );
+        }
+    }
+
+    /// Noise-free fits are memoised: two groups whose members fit the same two keys in
+    /// opposite orders (each group's second member waiting for a fit the other group
+    /// computes) all finish, each member with its solo fit bit for bit.
+    #[test]
+    fn memoised_fits_in_groups_that_wait_for_each_other_finish_as_alone() {
+        use crate::learners::logistic::solver::Objective;
+        type Bits = (Vec<u64>, usize);
+        let bits =
+            |f: &Fit| -> Bits { (f.0.iter().map(|t| t.to_bits()).collect(), f.1.iterations) };
+        let lambdas = [0.01, 10.0];
+        let (tx, rx) = std::sync::mpsc::channel::<(Vec<Bits>, Vec<(usize, Bits)>)>();
+        // On a thread of its own, so that a deadlock fails the test instead of hanging it.
+        std::thread::spawn(move || {
+            let (n, d) = (2500, 30);
+            let mut rng = rng_from(&["lockstep-memo"]);
+            let x = Array2::from_shape_fn((n, d), |_| (rng.r#gen::<f64>() * 2.0 - 1.0) / 6.0);
+            let y: Vec<f64> = (0..n)
+                .map(|i| {
+                    if x[[i, 0]] - x[[i, 2]] > 0.0 {
+                        1.0
+                    } else {
+                        -1.0
+                    }
+                })
+                .collect();
+            let settings = SolverSettings {
+                solver: Solver::Lbfgs,
+                tol: 1e-10,
+                ..SolverSettings::default()
+            };
+            let plain = Design::dense(x.view());
+            let alone: Vec<Bits> = lambdas
+                .iter()
+                .map(|&l| bits(&Objective::regularised(&plain, &y, l).minimise(&settings)))
+                .collect();
+            // Whether the groups wait for each other depends on which member of each key
+            // computes it (one time in two): four runs, each on keyed rows of its own (unique
+            // to this test), so the fits go through the memo afresh.
+            let mut done = Vec::new();
+            for run in 0..4 {
+                let key = KeyBuilder::new("lockstep memo rows").u64(run).finish();
+                let keyed = Design::dense(x.view()).with_key(key);
+                let groups = [Lockstep::new(2), Lockstep::new(2)];
+                let gate = std::sync::Barrier::new(4);
+                done.extend(std::thread::scope(|s| {
+                    let mut members = Vec::new();
+                    for (g, group) in groups.iter().enumerate() {
+                        for m in 0..2 {
+                            // Group 0 fits lambda 0 then 1; group 1 the other way round.
+                            let k = (g + m) % 2;
+                            let (group, keyed, y, gate) = (group.clone(), &keyed, &y, &gate);
+                            members.push(s.spawn(move || {
+                                gate.wait();
+                                let objective = Objective::regularised(keyed, y, lambdas[k]);
+                                (k, bits(&group.member(|| objective.minimise(&settings))))
+                            }));
+                        }
+                    }
+                    members
+                        .into_iter()
+                        .map(|m| m.join().unwrap())
+                        .collect::<Vec<_>>()
+                }));
+            }
+            tx.send((alone, done)).unwrap();
+        });
+        let (alone, done) = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("every member finishes: no round waits for a member standing aside");
+        assert_eq!(done.len(), 16);
+        for (k, fit) in done {
+            assert_eq!(fit, alone[k], "lambda {}", lambdas[k]);
         }
     }
 }

@@ -162,6 +162,7 @@ fn dots_mapped_avx2(rows: &[&[f64]], a: &[f64], b: &[f64], theta: &[f64], out: &
 /// `ahead` are the rows the next call will take: the first vectors' pass over each half of
 /// the group fetches the same half of them into L2, a line for each line it reads
 /// ([`fetch_ahead`]).
+#[inline]
 pub fn dots_each(
     rows: &[&[f64]],
     thetas: &[&[f64]],
@@ -415,6 +416,7 @@ fn axpys_mapped_avx2(rows: &[&[f64]], c: &[f64], a: &[f64], b: &[f64], out: &mut
 ///
 /// `ahead` are the rows the next call will take: the first outputs' pass fetches them into
 /// L2, a line for each line it reads ([`fetch_ahead`]).
+#[inline]
 pub fn axpys_each(
     rows: &[&[f64]],
     coefs: &[f64],

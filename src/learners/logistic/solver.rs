@@ -283,7 +283,13 @@ impl<'d, 'a> Objective<'d, 'a> {
         if start.is_none()
             && let Some(key) = self.memo_key(settings)
         {
-            let fit = FITS.get_or_compute(key, || SharedFit(self.solve(settings, None)));
+            // Waiting on a fit another thread computes, this thread stands aside from its
+            // lockstep group (if any); computing it, it is back in (see `lockstep`).
+            let fit = lockstep::aside(|| {
+                FITS.get_or_compute(key, || {
+                    lockstep::within(|| SharedFit(self.solve(settings, None)))
+                })
+            });
             return fit.0.clone();
         }
         self.solve(settings, start)
@@ -378,24 +384,15 @@ impl<'d, 'a> Objective<'d, 'a> {
         }
     }
 
-    /// z = X theta for L-BFGS and the gradient. A fit with a linear term (objective
-    /// perturbation's noise: never memoised) shares the pass with the other fits of its
-    /// [`lockstep`] group, if its thread is in one; the same bits either way.
+    /// z = X theta for L-BFGS and the gradient, shared with the other fits of this thread's
+    /// [`lockstep`] group, if it is in one; the same bits either way.
     fn pass_margins(&self, theta: &[f64], z: &mut Vec<f64>) {
-        if self.lin.is_empty() {
-            self.design.margins(theta, z);
-        } else {
-            lockstep::margins(self.design, theta, z);
-        }
+        lockstep::margins(self.design, theta, z);
     }
 
     /// g = X^T c, shared as [`Self::pass_margins`].
     fn pass_weighted_sum(&self, c: &[f64], g: &mut [f64]) {
-        if self.lin.is_empty() {
-            self.design.weighted_sum(c, g);
-        } else {
-            lockstep::weighted_sum(self.design, c, g);
-        }
+        lockstep::weighted_sum(self.design, c, g);
     }
 
     /// ||grad F(0)||: the reference of the relative tolerance.
