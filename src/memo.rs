@@ -45,6 +45,12 @@ impl fmt::Debug for Key {
     }
 }
 
+/// The SHA-256 of one f64 row, by its values' bits with its length: [`KeyBuilder::f64_rows`]
+/// of that row alone.
+pub fn row_digest(row: &[f64]) -> [u8; 32] {
+    KeyBuilder(Sha256::new()).f64_rows([row]).finish().0
+}
+
 /// Builds a [`Key`]: every part is written with its length or a fixed width, so different
 /// inputs never concatenate to the same bytes.
 #[derive(Clone)]
@@ -93,6 +99,16 @@ impl KeyBuilder {
     /// length; bytes go to the hash in 4 KiB blocks, so this runs at SHA-256's speed.
     pub fn u32_rows<'r>(self, rows: impl IntoIterator<Item = &'r [u32]>) -> Self {
         self.rows_in_blocks(rows, |n| (n as u32).to_le_bytes(), u32::to_le_bytes)
+    }
+
+    /// A sequence of 32-byte digests (e.g. [`row_digest`]s), with their count.
+    pub fn digests<'d>(mut self, digests: impl IntoIterator<Item = &'d [u8; 32]>) -> Self {
+        let mut count = 0u64;
+        for d in digests {
+            self.0.update(d);
+            count += 1;
+        }
+        self.u64(count)
     }
 
     /// A sequence of f64 rows (e.g. a dense matrix's rows), each with its length, by their

@@ -386,7 +386,7 @@ fn binary_dataset(n: usize, d: usize, k: usize, tag: &str) -> Dataset {
         split: SplitRule::Fixed { n_train: n / 2 },
         bounds: None,
         truth: None,
-        content_key: Default::default(),
+        row_digests: Default::default(),
         feature_names: None,
     }
 }
@@ -1005,7 +1005,7 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
         features: None,
         scaling: Scaling::Thesis,
         public: None,
-        content: Some(&grown.content_key),
+        digests: Some(&grown.row_digests),
     };
     let (shared, again) = (rows.shared(), rows.shared());
     let keyed = shared.design(x.view());
@@ -1072,7 +1072,7 @@ fn blocked_dense_gram_is_the_row_by_row_sum_bit_for_bit() {
             feature_names: None,
             bounds: None,
             truth: None,
-            content_key: Default::default(),
+            row_digests: Default::default(),
         };
         let mut design = Design::new(&data, &rows, cols, Encoding::Indicator).unwrap();
         design.set_scales((0..203).map(|i| 0.5 + (i % 7) as f64 / 10.0).collect());

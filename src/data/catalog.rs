@@ -620,7 +620,7 @@ impl FileSet<'_> {
             split,
             bounds,
             truth: None,
-            content_key: Default::default(),
+            row_digests: Default::default(),
         })
     }
 }

@@ -12,7 +12,6 @@ pub mod libsvm;
 pub mod scalar;
 pub mod synthetic;
 
-use crate::memo::Key;
 use crate::rng::Rng;
 use ndarray::Array2;
 use rand::seq::SliceRandom;
@@ -169,54 +168,56 @@ pub struct Dataset {
     /// The true weights w* of a synthetic source drawn from a linear model (the population
     /// minimiser), for the sampling error ||w_np(n) - w*||.
     pub truth: Option<Vec<f64>>,
-    /// The content key of the dense feature matrix, hashed once per process at first need.
-    pub content_key: ContentKey,
+    /// The digest of each row of the dense feature matrix, hashed once per process at first
+    /// need.
+    pub row_digests: RowDigests,
 }
 
-/// The content key of a dataset's dense feature matrix: SHA-256 of its shape and every row,
-/// computed at the first request and then read. A memo key of a row set of the matrix is this
-/// key with the rows' indices (`DenseRows::key`), so equal keys still mean equal content,
-/// while a set of N rows costs 4N bytes of hashing instead of its 8ND bytes of values:
-/// appendix B hashed about 210 GB of subsets (5% of its CPU), each set once, where the two
-/// large matrices are 21 GB. It lives in the dataset, so it never outlives the content it
-/// describes. Concurrent requests wait for the first to hash.
+/// The SHA-256 of each row of a dataset's dense feature matrix, computed (rows side by side on
+/// the pool's threads) at the first request and then read. A memo key of a row set of the
+/// matrix hashes these digests in the set's order (`DenseRows::key`), 32 bytes a row instead of
+/// the row's 8D bytes of values, so equal keys still mean equal content, and a row set's key
+/// does not depend on the rest of the matrix (a dataset grown to more rows keeps its smaller
+/// subsets' keys): appendix B hashed about 210 GB of subsets (5% of its CPU), each set once,
+/// where its two large matrices are 21 GB. It lives in the dataset, so it never outlives the
+/// content it describes. Concurrent requests wait for the first to hash.
 #[derive(Default)]
-pub struct ContentKey(std::sync::OnceLock<Key>);
+pub struct RowDigests(std::sync::OnceLock<Vec<[u8; 32]>>);
 
-impl ContentKey {
-    /// The key of `x`, the dataset's feature matrix (in standard layout: its rows are slices).
-    pub fn of(&self, x: ndarray::ArrayView2<'_, f64>) -> Key {
-        *self.0.get_or_init(|| {
-            crate::memo::KeyBuilder::new("dense-matrix")
-                .u64(x.nrows() as u64)
-                .u64(x.ncols() as u64)
-                .f64_rows(
-                    x.rows()
-                        .into_iter()
-                        .map(|r| r.to_slice().expect("standard layout")),
-                )
-                .finish()
+impl RowDigests {
+    /// The digests of `x`'s rows, `x` being the dataset's feature matrix in standard layout
+    /// (its rows are slices).
+    pub fn of(&self, x: ndarray::ArrayView2<'_, f64>) -> &[[u8; 32]] {
+        use rayon::prelude::*;
+        self.0.get_or_init(|| {
+            (0..x.nrows())
+                .into_par_iter()
+                .map(|i| {
+                    let row = x.row(i);
+                    crate::memo::row_digest(row.to_slice().expect("standard layout"))
+                })
+                .collect()
         })
     }
 
-    /// The key, if it has been computed.
-    pub fn get(&self) -> Option<Key> {
-        self.0.get().copied()
+    /// Whether the digests have been computed.
+    pub fn is_computed(&self) -> bool {
+        self.0.get().is_some()
     }
 }
 
-impl Clone for ContentKey {
+impl Clone for RowDigests {
     /// A copy starts empty (it is a cache).
     fn clone(&self) -> Self {
-        ContentKey::default()
+        RowDigests::default()
     }
 }
 
-impl std::fmt::Debug for ContentKey {
+impl std::fmt::Debug for RowDigests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.get() {
-            Some(k) => write!(f, "ContentKey({k})"),
-            None => write!(f, "ContentKey(not yet hashed)"),
+        match self.0.get() {
+            Some(d) => write!(f, "RowDigests({} rows)", d.len()),
+            None => write!(f, "RowDigests(not yet hashed)"),
         }
     }
 }

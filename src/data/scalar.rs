@@ -123,7 +123,7 @@ pub fn column_dataset(name: &str, title: &str, values: Vec<f64>) -> Dataset {
         feature_names: None,
         bounds: None,
         truth: None,
-        content_key: Default::default(),
+        row_digests: Default::default(),
     }
 }
 

@@ -24,7 +24,7 @@ use super::LogisticModel;
 use super::design::{ColumnMap, Design, every_column_in_order};
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
-use crate::data::{ContentKey, Dataset, PublicBounds, SplitRule};
+use crate::data::{Dataset, PublicBounds, RowDigests, SplitRule};
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use ndarray::ArrayView2;
 use std::borrow::Cow;
@@ -164,8 +164,8 @@ pub struct DenseRows<'a> {
     pub scaling: Scaling,
     /// The declared public bounds, when the scaling uses them.
     pub public: Option<&'a PublicBounds>,
-    /// The dataset's content key, when `x` is its feature matrix.
-    pub content: Option<&'a ContentKey>,
+    /// The dataset's row digests, when `x` is its feature matrix.
+    pub digests: Option<&'a RowDigests>,
 }
 
 impl DenseRows<'_> {
@@ -181,10 +181,9 @@ impl DenseRows<'_> {
 
     /// The memo key: the rows' content in order, the features, the scaling and its public
     /// bounds, from which the scaled design is derived alone (equal keys mean equal bits).
-    /// With the dataset's `content` key, the rows are that matrix's rows `rows` (their indices
-    /// and the matrix's key, a few bytes a row); without it, their values are hashed, which
-    /// still costs far less than one exact fit on them. `None` when `x` is not in standard
-    /// layout (its rows are not slices).
+    /// With the dataset's row `digests`, each row is hashed as its digest (32 bytes, computed
+    /// once per process); without them, as its values, which still costs far less than one
+    /// exact fit on them. `None` when `x` is not in standard layout (its rows are not slices).
     pub fn key(&self) -> Option<Key> {
         let x = self.x;
         if !x.is_standard_layout() {
@@ -203,8 +202,13 @@ impl DenseRows<'_> {
                 .usizes(self.features.unwrap_or(&[]))
                 .u32s(self.rows)
         };
-        Some(match self.content {
-            Some(content) => settings("lr-dense-rows-of").key(&content.of(x)).finish(),
+        Some(match self.digests {
+            Some(digests) => {
+                let all = digests.of(x);
+                settings("lr-dense-row-digests")
+                    .digests(self.rows.iter().map(|&r| &all[r as usize]))
+                    .finish()
+            }
             None => settings("lr-dense-design")
                 .f64_rows(
                     self.rows
@@ -430,67 +434,71 @@ mod tests {
         );
     }
 
-    /// Cells that ask for the matrix's key at once (a lockstep batch) get one key, hashed
-    /// once: the others wait for it.
+    /// Cells that ask for the row digests at once (a lockstep batch) get one set, hashed once:
+    /// the others wait for it. Each is its row's own digest.
     #[test]
-    fn concurrent_requests_for_the_content_key_agree() {
+    fn concurrent_requests_for_the_row_digests_agree() {
         let x = Array2::from_shape_fn((2000, 30), |(i, j)| (i * 30 + j) as f64 * 0.5);
-        let content = ContentKey::default();
+        let digests = RowDigests::default();
         let gate = std::sync::Barrier::new(4);
-        let keys: Vec<Key> = std::thread::scope(|s| {
+        let got: Vec<Vec<[u8; 32]>> = std::thread::scope(|s| {
             let ask = || {
                 gate.wait();
-                content.of(x.view())
+                digests.of(x.view()).to_vec()
             };
             let handles: Vec<_> = (0..4).map(|_| s.spawn(ask)).collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        assert_eq!(keys, vec![keys[0]; 4]);
-        assert_eq!(content.get(), Some(keys[0]));
+        assert!(got.iter().all(|g| *g == got[0]));
+        assert!(digests.is_computed());
+        let one = crate::memo::row_digest(x.row(1234).to_slice().unwrap());
+        assert_eq!(got[0][1234], one);
     }
 
-    /// With the dataset's content key, a row set's key tells apart what the scaled design
-    /// depends on (which rows, in which order, which features, the matrix's values) and
-    /// nothing else; the matrix is hashed once, at the first request.
+    /// With the dataset's row digests, a row set's key tells apart what the scaled design
+    /// depends on (which rows, in which order, which features, their values) and nothing
+    /// else: rows outside the set, or a matrix grown by more rows, leave it as it is.
     #[test]
-    fn a_row_set_of_a_known_matrix_is_keyed_by_its_indices_and_the_matrix() {
+    fn a_row_set_is_keyed_by_its_rows_digests() {
         let x = Array2::from_shape_fn((50, 3), |(i, j)| (i * 3 + j) as f64);
         let rows: Vec<u32> = (0..40).rev().collect();
         let fewer: Vec<u32> = (0..39).rev().collect();
         let sorted: Vec<u32> = (0..40).collect();
-        let at = |x: &Array2<f64>, rows: &[u32], features: Option<&[usize]>, content| {
+        let at = |x: &Array2<f64>, rows: &[u32], features: Option<&[usize]>, digests| {
             DenseRows {
                 x: x.view(),
                 rows,
                 features,
                 scaling: Scaling::Thesis,
                 public: None,
-                content,
+                digests,
             }
             .key()
             .unwrap()
         };
-        let known = ContentKey::default();
-        assert_eq!(known.get(), None);
+        let known = RowDigests::default();
+        assert!(!known.is_computed());
         let key = at(&x, &rows, None, Some(&known));
-        let matrix = known.get().expect("hashed at the first request");
+        assert!(known.is_computed(), "hashed at the first request");
         assert_eq!(at(&x, &rows, None, Some(&known)), key);
-        assert_eq!(known.get(), Some(matrix));
         for other in [
             at(&x, &fewer, None, Some(&known)),
             at(&x, &sorted, None, Some(&known)),
             at(&x, &rows, Some(&[0, 2]), Some(&known)),
-            at(&x, &rows, None, None),
         ] {
             assert_ne!(other, key);
         }
-        // Another matrix (one value changed) under its own content key.
+        // A value inside the set changes the key; one outside it, or more rows, do not.
+        let fresh: Vec<RowDigests> = (0..3).map(|_| RowDigests::default()).collect();
+        let mut y = x.clone();
+        y[[17, 1]] += 1.0;
+        assert_ne!(at(&y, &rows, None, Some(&fresh[0])), key);
         let mut y = x.clone();
         y[[45, 1]] += 1.0;
-        let of_y = ContentKey::default();
-        assert_ne!(at(&y, &rows, None, Some(&of_y)), key);
-        assert_ne!(of_y.get(), Some(matrix));
-        // Without a content key the rows' values are hashed: equal rows, equal keys.
+        assert_eq!(at(&y, &rows, None, Some(&fresh[1])), key);
+        let grown = Array2::from_shape_fn((80, 3), |(i, j)| (i * 3 + j) as f64);
+        assert_eq!(at(&grown, &rows, None, Some(&fresh[2])), key);
+        // Without digests the rows' values are hashed: equal rows, equal keys.
         assert_eq!(at(&x, &rows, None, None), at(&x.clone(), &rows, None, None));
     }
 }

@@ -190,7 +190,7 @@ impl LrConfig {
                 features,
                 scaling: self.scaling,
                 public: bounds,
-                content: Some(&data.content_key),
+                digests: Some(&data.row_digests),
             }
             .shared()
         });
@@ -383,7 +383,7 @@ impl LrConfig {
                     features,
                     scaling: self.scaling,
                     public: None,
-                    content: Some(&data.content_key),
+                    digests: Some(&data.row_digests),
                 };
                 let Some(key) = rows.key() else {
                     return Ok((design, pre));
