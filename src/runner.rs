@@ -543,19 +543,7 @@ fn lockstep_batches<'c>(
     dense_shape: Option<(usize, usize)>,
     min_values: usize,
 ) -> Vec<Vec<&'c Cell>> {
-    let eligible = |c: &Cell| {
-        dense_shape.is_some_and(|(n_rows, n_features)| {
-            let values = c.at.n_train.unwrap_or(n_rows).saturating_mul(n_features);
-            fits_in_lockstep(
-                spec,
-                c.pipeline,
-                &c.at,
-                values,
-                min_values,
-                Lockstep::Siblings,
-            )
-        })
-    };
+    let eligible = |c: &Cell| siblings_in_lockstep(spec, c, dense_shape, min_values);
     // Same pipeline and every grid value but lambda: so the same eligibility and budget.
     let sibling = |a: &Cell, b: &Cell| {
         let lambda = |c: &Cell| crate::kinds::GridValues {
@@ -583,6 +571,27 @@ fn lockstep_batches<'c>(
         batches.push(batch);
     }
     batches
+}
+
+/// Whether `cell` fits in lockstep with its lambda siblings: on a dataset of dense
+/// `(rows, columns)`, its design (its `n_train` rows, or every row) of at least `min_values`.
+fn siblings_in_lockstep(
+    spec: &Spec,
+    cell: &Cell,
+    dense_shape: Option<(usize, usize)>,
+    min_values: usize,
+) -> bool {
+    dense_shape.is_some_and(|(n_rows, n_features)| {
+        let values = cell.at.n_train.unwrap_or(n_rows).saturating_mul(n_features);
+        fits_in_lockstep(
+            spec,
+            cell.pipeline,
+            &cell.at,
+            values,
+            min_values,
+            Lockstep::Siblings,
+        )
+    })
 }
 
 /// Whether cells of `pipeline` at grid values `at` fit in lockstep on a design of `values`
@@ -695,19 +704,7 @@ fn whole_set_first(
 ) -> Option<(u32, Vec<Vec<Cell>>)> {
     let whole = whole_training_set(data)?;
     let on_whole: Vec<&&Combo> = combos.iter().filter(|c| on_whole_set(c, whole)).collect();
-    let siblings = |c: &Cell| {
-        dense_shape(data).is_some_and(|(_, n_features)| {
-            let values = whole.saturating_mul(n_features);
-            fits_in_lockstep(
-                spec,
-                c.pipeline,
-                &c.at,
-                values,
-                min_values,
-                Lockstep::Siblings,
-            )
-        })
-    };
+    let siblings = |c: &Cell| siblings_in_lockstep(spec, c, dense_shape(data), min_values);
     trials.into_iter().find_map(|trial| {
         // Lambda-less first, then by pipeline the lockstep siblings, then by lambda's bits
         // (the bits of positive floats sort as their values).
