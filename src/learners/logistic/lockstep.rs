@@ -68,12 +68,11 @@ thread_local! {
     static ASIDE: RefCell<Option<Arc<Lockstep>>> = const { RefCell::new(None) };
 }
 
+type Slot = std::thread::LocalKey<RefCell<Option<Arc<Lockstep>>>>;
+
 /// Moves this thread's membership from `from` to `to` (each `MEMBER` or `ASIDE`), returning
 /// what `to` held, so the caller can put it back.
-fn shift(
-    from: &'static std::thread::LocalKey<RefCell<Option<Arc<Lockstep>>>>,
-    to: &'static std::thread::LocalKey<RefCell<Option<Arc<Lockstep>>>>,
-) -> Option<(Arc<Lockstep>, Option<Arc<Lockstep>>)> {
+fn shift(from: &'static Slot, to: &'static Slot) -> Option<(Arc<Lockstep>, Option<Arc<Lockstep>>)> {
     let group = from.with(|m| m.borrow_mut().take())?;
     let held = to.with(|m| m.borrow_mut().replace(Arc::clone(&group)));
     Some((group, held))
@@ -84,40 +83,45 @@ fn shift(
 /// wait for this member's passes meanwhile. Work `f` computes itself goes back in through
 /// [`within`]. The member is counted again once `f` returns (or unwinds).
 pub fn aside<R>(f: impl FnOnce() -> R) -> R {
-    let Some((group, held)) = shift(&MEMBER, &ASIDE) else {
-        return f();
-    };
-    group.leave();
-    struct Back(Option<Arc<Lockstep>>);
-    impl Drop for Back {
-        fn drop(&mut self) {
-            if let Some((group, _)) = shift(&ASIDE, &MEMBER) {
-                group.rejoin();
-            }
-            ASIDE.with(|a| *a.borrow_mut() = self.0.take());
-        }
-    }
-    let _back = Back(held);
-    f()
+    moved(&MEMBER, &ASIDE, f)
 }
 
 /// Runs `f`, work this thread computes while [`aside`] (a memoised fit), back in the group it
 /// stood aside from, so its passes share the group's rounds; then stands aside again.
 pub fn within<R>(f: impl FnOnce() -> R) -> R {
-    let Some((group, held)) = shift(&ASIDE, &MEMBER) else {
-        return f();
-    };
-    group.rejoin();
-    struct Out(Option<Arc<Lockstep>>);
-    impl Drop for Out {
-        fn drop(&mut self) {
-            if let Some((group, _)) = shift(&MEMBER, &ASIDE) {
-                group.leave();
-            }
-            MEMBER.with(|m| *m.borrow_mut() = self.0.take());
+    moved(&ASIDE, &MEMBER, f)
+}
+
+/// Runs `f` with this thread's group (if `from` holds one) moved to `to`, the group counting
+/// the thread exactly while it is in `MEMBER`; moved back, and `to` restored, once `f`
+/// returns or unwinds.
+fn moved<R>(from: &'static Slot, to: &'static Slot, f: impl FnOnce() -> R) -> R {
+    /// Counts `group`'s member in or out as it arrives in `slot`.
+    fn arrive(group: &Lockstep, slot: &'static Slot) {
+        if std::ptr::eq(slot, &MEMBER) {
+            group.rejoin();
+        } else {
+            group.leave();
         }
     }
-    let _out = Out(held);
+    struct Back {
+        from: &'static Slot,
+        to: &'static Slot,
+        held: Option<Arc<Lockstep>>,
+    }
+    impl Drop for Back {
+        fn drop(&mut self) {
+            if let Some((group, _)) = shift(self.to, self.from) {
+                arrive(&group, self.from);
+            }
+            self.to.with(|t| *t.borrow_mut() = self.held.take());
+        }
+    }
+    let Some((group, held)) = shift(from, to) else {
+        return f();
+    };
+    arrive(&group, to);
+    let _back = Back { from, to, held };
     f()
 }
 
