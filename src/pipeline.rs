@@ -179,6 +179,7 @@ fn train_and_evaluate(
             accuracy(&*model, td.data, &td.split.train)?,
         ))
     })?;
+    crate::learners::logistic::lockstep::depart();
     Ok(Outcome {
         test_accuracy: Some(test),
         train_accuracy: Some(train),

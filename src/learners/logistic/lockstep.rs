@@ -44,6 +44,8 @@ struct State {
     served: Vec<(u64, Vec<f64>)>,
     /// Requests computed in a round with others (what the group saved, for tests).
     shared: u64,
+    /// The most predictions computed in one round (for tests).
+    predicted_together: usize,
 }
 
 enum Pass {
@@ -58,6 +60,8 @@ struct Request {
     /// The rows' key: a round combines the requests on the computing member's rows.
     key: Key,
     pass: Pass,
+    /// A fitted model's predictions ([`predictions`]): computed only once no member is fitting.
+    deferred: bool,
     input: Vec<f64>,
     out: Vec<f64>,
 }
@@ -125,6 +129,15 @@ fn moved<R>(from: &'static Slot, to: &'static Slot, f: impl FnOnce() -> R) -> R 
     f()
 }
 
+/// Ends this thread's membership of its group, if any, once it has nothing more to compute
+/// with it (its fit and its [`predictions`] are done): what its cell does next must not
+/// hold up the rounds of the members still fitting, which wait for every member.
+pub fn depart() {
+    if let Some(group) = MEMBER.with(|m| m.borrow_mut().take()) {
+        group.leave();
+    }
+}
+
 impl Lockstep {
     /// A group of `members` fits.
     pub fn new(members: usize) -> Arc<Self> {
@@ -149,13 +162,15 @@ impl Lockstep {
     }
 
     /// Runs `f` on this thread as one member: its objective-perturbation passes go through
-    /// the group until `f` returns (or unwinds), when the member leaves.
+    /// the group until `f` returns (or unwinds), or until it calls [`depart`], when the
+    /// member leaves.
     pub fn member<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {
         struct Leave(Arc<Lockstep>);
         impl Drop for Leave {
             fn drop(&mut self) {
-                MEMBER.with(|m| m.borrow_mut().take());
-                self.0.leave();
+                if MEMBER.with(|m| m.borrow_mut().take()).is_some() {
+                    self.0.leave();
+                }
             }
         }
         MEMBER.with(|m| *m.borrow_mut() = Some(self.clone()));
@@ -191,6 +206,7 @@ impl Lockstep {
         design: &Design,
         key: Key,
         pass: Pass,
+        deferred: bool,
         input: Vec<f64>,
         out: Vec<f64>,
     ) -> Vec<f64> {
@@ -201,22 +217,34 @@ impl Lockstep {
             id,
             key,
             pass,
+            deferred,
             input,
             out,
         });
+        let mut arrived = true;
         loop {
             if let Some(at) = s.served.iter().position(|(i, _)| *i == id) {
                 return s.served.swap_remove(at).1;
             }
-            if s.pending.len() == s.active {
+            let fitting = || s.pending.iter().any(|r| !r.deferred);
+            if s.pending.len() == s.active && deferred && fitting() {
+                // Predictions wait for the fits: a fitting member computes this round. The
+                // member whose arrival completed it wakes them.
+                if arrived {
+                    self.turn.notify_all();
+                }
+            } else if s.pending.len() == s.active {
                 // Every member is waiting: this one computes its rows' requests, holding the
                 // lock (nobody else needs it until the round is served).
                 let (round, rest) = std::mem::take(&mut s.pending)
                     .into_iter()
-                    .partition(|r: &Request| r.key == key);
+                    .partition(|r: &Request| r.key == key && r.deferred == deferred);
                 s.pending = rest;
                 if round.len() > 1 {
                     s.shared += round.len() as u64;
+                }
+                if deferred {
+                    s.predicted_together = s.predicted_together.max(round.len());
                 }
                 for (id, out) in compute(design, round, self.pool.as_deref()) {
                     s.served.push((id, out));
@@ -224,6 +252,7 @@ impl Lockstep {
                 self.turn.notify_all();
                 continue;
             }
+            arrived = false;
             s = self.turn.wait(s).unwrap_or_else(|e| e.into_inner());
         }
     }
@@ -354,9 +383,24 @@ pub fn margins(design: &Design, theta: &[f64], z: &mut Vec<f64>) {
     match (current(), design.key()) {
         (Some(group), Some(&key)) => {
             let out = std::mem::take(z);
-            *z = group.request(design, key, Pass::Margins, theta.to_vec(), out);
+            *z = group.request(design, key, Pass::Margins, false, theta.to_vec(), out);
         }
         _ => design.margins(theta, z),
+    }
+}
+
+/// A fitted model's margins z = X theta for its predictions: when this thread is in a group,
+/// computed with the other members' predictions on the same rows (`key` names them) once no
+/// member is fitting any more, so a group's members predict in one read of the rows (at
+/// appendix B's 2^20 rows of D = 1500, 12.6 GB for each model). Each margin is bit for bit
+/// [`Design::margins`]'s.
+pub fn predictions(design: &Design, key: impl FnOnce() -> Key, theta: &[f64], z: &mut Vec<f64>) {
+    match current() {
+        Some(group) => {
+            let out = std::mem::take(z);
+            *z = group.request(design, key(), Pass::Margins, true, theta.to_vec(), out);
+        }
+        None => design.margins(theta, z),
     }
 }
 
@@ -364,7 +408,14 @@ pub fn margins(design: &Design, theta: &[f64], z: &mut Vec<f64>) {
 pub fn weighted_sum(design: &Design, c: &[f64], out: &mut [f64]) {
     match (current(), design.key()) {
         (Some(group), Some(&key)) => {
-            let done = group.request(design, key, Pass::WeightedSum, c.to_vec(), out.to_vec());
+            let done = group.request(
+                design,
+                key,
+                Pass::WeightedSum,
+                false,
+                c.to_vec(),
+                out.to_vec(),
+            );
             out.copy_from_slice(&done);
         }
         _ => design.weighted_sum(c, out),
@@ -466,6 +517,107 @@ mod tests {
                 "fits of different lengths: {its:?}"
             );
         }
+    }
+
+    /// Members that finish their fits at different iterations predict together, once the last
+    /// fit is done, each prediction bit for bit its solo one; the fits are unchanged.
+    #[test]
+    fn members_predict_together_after_the_last_fit() {
+        let (n, d) = (2000, 12);
+        let mut rng = rng_from(&["lockstep-predict"]);
+        let x = Array2::from_shape_fn((n, d), |_| (rng.r#gen::<f64>() * 2.0 - 1.0) / 4.0);
+        let y: Vec<f64> = (0..n)
+            .map(|i| if x[[i, 0]] > x[[i, 1]] { 1.0 } else { -1.0 })
+            .collect();
+        let fit_rows = Design::dense(x.view()).with_key(KeyBuilder::new("fit rows").finish());
+        // Predictions read the rows in another order (as a model's do: raw rows, no key).
+        let order: Vec<usize> = (0..n).rev().collect();
+        let raw = Design::dense(x.view()).subset(&order);
+        let key = || KeyBuilder::new("predicted rows").finish();
+        let settings = SolverSettings {
+            solver: Solver::Lbfgs,
+            tol: 1e-10,
+            ..SolverSettings::default()
+        };
+        let noises: Vec<(f64, Vec<f64>)> = [0.01, 1.0, 100.0]
+            .into_iter()
+            .map(|l| (l, (0..d).map(|_| rng.r#gen::<f64>() * 4.0 - 2.0).collect()))
+            .collect();
+        let run = |(l, b): &(f64, Vec<f64>)| {
+            let fit = objective_perturbation_with_noise(&fit_rows, &y, *l, b, 0.0, &settings);
+            let mut z = vec![0.0; n];
+            predictions(&raw, key, &fit.0, &mut z);
+            (fit, z)
+        };
+        let alone: Vec<(Fit, Vec<f64>)> = noises.iter().map(run).collect();
+        let its: Vec<usize> = alone.iter().map(|a| a.0.1.iterations).collect();
+        assert!(
+            its.iter().any(|&i| i != its[0]),
+            "fits of one length: {its:?}"
+        );
+        let group = Lockstep::new(noises.len());
+        let together: Vec<(Fit, Vec<f64>)> = std::thread::scope(|s| {
+            let members: Vec<_> = noises
+                .iter()
+                .map(|f| {
+                    let (group, run) = (group.clone(), &run);
+                    s.spawn(move || group.member(|| run(f)))
+                })
+                .collect();
+            members.into_iter().map(|m| m.join().unwrap()).collect()
+        });
+        assert_eq!(group.lock().predicted_together, noises.len());
+        let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<u64>>();
+        for ((fa, za), (fb, zb)) in alone.iter().zip(&together) {
+            assert_eq!(bits(&fa.0), bits(&fb.0));
+            assert_eq!(fa.1.iterations, fb.1.iterations);
+            assert_eq!(bits(za), bits(zb));
+        }
+    }
+
+    /// A member that is done leaves at once ([`depart`]): a member still fitting gets its
+    /// passes while the other is busy with what follows its fit (here, waiting for it).
+    #[test]
+    fn a_departed_member_does_not_hold_up_the_rounds() {
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<f64>>();
+        // On a thread of its own, so that a hang fails the test instead of hanging it.
+        std::thread::spawn(move || {
+            let x = Array2::from_shape_fn((64, 3), |(i, j)| (i * 3 + j) as f64 / 100.0);
+            let design = Design::dense(x.view()).with_key(KeyBuilder::new("departed").finish());
+            let group = Lockstep::new(2);
+            let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+            let z = std::thread::scope(|s| {
+                let g = group.clone();
+                s.spawn(move || {
+                    g.member(|| {
+                        depart();
+                        // Busy until the other member's pass is served.
+                        done_rx.recv().unwrap();
+                    })
+                });
+                let (g, design) = (group.clone(), &design);
+                let z = s
+                    .spawn(move || {
+                        g.member(|| {
+                            let mut z = vec![0.0; 64];
+                            margins(design, &[1.0, 2.0, 3.0], &mut z);
+                            z
+                        })
+                    })
+                    .join()
+                    .unwrap();
+                done_tx.send(()).unwrap();
+                z
+            });
+            tx.send(z).unwrap();
+        });
+        let z = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the fitting member waited for the departed one");
+        let mut alone = vec![0.0; 64];
+        let x = Array2::from_shape_fn((64, 3), |(i, j)| (i * 3 + j) as f64 / 100.0);
+        Design::dense(x.view()).margins(&[1.0, 2.0, 3.0], &mut alone);
+        assert_eq!(z, alone);
     }
 
     /// Noise-free fits are memoised: two groups whose members fit the same two keys in

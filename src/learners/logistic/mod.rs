@@ -81,22 +81,25 @@ impl LogisticModel {
             offset: 0.0,
         }
     }
-
-    /// theta.x_i for every row of a design built with this model's columns.
-    pub fn decision(&self, design: &Design) -> Vec<f64> {
-        let mut z = vec![0.0; design.n_rows()];
-        design.margins(self.theta.as_slice().expect("contiguous"), &mut z);
-        z
-    }
 }
 
 impl Classifier for LogisticModel {
-    /// Row scaling is positive, so it never changes the sign: predictions need no scales.
+    /// Row scaling is positive, so it never changes the sign: predictions need no scales. In
+    /// a lockstep group the group's models predict together ([`lockstep::predictions`]).
     fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Vec<u16>> {
         let design = Design::new(data, rows, Some(&self.cols), self.encoding)?;
-        Ok(self
-            .decision(&design)
-            .into_iter()
+        let key = || {
+            crate::memo::KeyBuilder::new("lr prediction rows")
+                .str(&data.name)
+                .u32s(rows)
+                .usizes(&self.cols)
+                .u64(matches!(self.encoding, Encoding::PlusMinus).into())
+                .finish()
+        };
+        let mut z = vec![0.0; design.n_rows()];
+        let theta = self.theta.as_slice().expect("contiguous");
+        lockstep::predictions(&design, key, theta, &mut z);
+        Ok(z.into_iter()
             .map(|z| u16::from(z + self.offset > 0.0))
             .collect())
     }
