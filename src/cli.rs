@@ -61,7 +61,8 @@ pub enum Command {
         no_report: bool,
         /// Print where the time went at the end: a table of seconds per pipeline and phase
         /// (load, split, select, preprocess, cv, fit, evaluate, write; each phase excludes the
-        /// phases nested in it). Summed over worker threads, so with -j 2 it is CPU time.
+        /// phases nested in it). Summed over threads: with -j 2 it is about CPU time, except
+        /// for cells fitted in lockstep, whose fit and evaluate include waiting for their group.
         #[arg(long)]
         profile: bool,
         /// Run one shard of the plan: `I/N` (0 <= I < N), or `env` to take it from an array

@@ -4,7 +4,8 @@
 //! *exclusive* wall time of a section (its time minus the sections nested in it), so the
 //! phases of a pipeline add up to the time spent in it, under the pipeline the current thread
 //! is running ([`in_pipeline`]). Times from worker threads add up: with -j 2 the total is CPU
-//! time across both workers, not elapsed time.
+//! time across both workers, not elapsed time, except that the cells of a lockstep group each
+//! run on a thread of their own and count their waits for the group (in fit and evaluate).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
