@@ -179,7 +179,6 @@ fn train_and_evaluate(
             accuracy(&*model, td.data, &td.split.train)?,
         ))
     })?;
-    crate::learners::logistic::lockstep::depart();
     Ok(Outcome {
         test_accuracy: Some(test),
         train_accuracy: Some(train),

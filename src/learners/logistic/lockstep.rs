@@ -12,7 +12,7 @@
 //! The members' models then predict together: a model's margins on its test and training
 //! rows are a deferred request ([`predictions`]), computed once no member is fitting, so a
 //! group's models read their rows once (at appendix B's 2^20 rows of D = 1500, 12.6 GB a
-//! read). A member leaves as soon as its predictions are in ([`depart`]).
+//! read). A member waiting for its predictions counts as waiting, so it holds up no round.
 //!
 //! Noise-free fits take part too (a trial's LR lambda siblings), but they are memoised: a
 //! member may wait for a fit another thread computes, perhaps in another group whose own
@@ -134,15 +134,6 @@ fn moved<R>(from: &'static Slot, to: &'static Slot, f: impl FnOnce() -> R) -> R 
     f()
 }
 
-/// Ends this thread's membership of its group, if any, once it has nothing more to compute
-/// with it (its fit and its [`predictions`] are done): what its cell does next must not
-/// hold up the rounds of the members still fitting, which wait for every member.
-pub fn depart() {
-    if let Some(group) = MEMBER.with(|m| m.borrow_mut().take()) {
-        group.leave();
-    }
-}
-
 impl Lockstep {
     /// A group of `members` fits.
     pub fn new(members: usize) -> Arc<Self> {
@@ -167,15 +158,13 @@ impl Lockstep {
     }
 
     /// Runs `f` on this thread as one member: its objective-perturbation passes go through
-    /// the group until `f` returns (or unwinds), or until it calls [`depart`], when the
-    /// member leaves.
+    /// the group until `f` returns (or unwinds), when the member leaves.
     pub fn member<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {
         struct Leave(Arc<Lockstep>);
         impl Drop for Leave {
             fn drop(&mut self) {
-                if MEMBER.with(|m| m.borrow_mut().take()).is_some() {
-                    self.0.leave();
-                }
+                MEMBER.with(|m| m.borrow_mut().take());
+                self.0.leave();
             }
         }
         MEMBER.with(|m| *m.borrow_mut() = Some(self.clone()));
@@ -200,6 +189,12 @@ impl Lockstep {
     /// A member that left for a while ([`aside`]) is counted again: rounds wait for it.
     fn rejoin(&self) {
         self.lock().active += 1;
+    }
+
+    /// z = X theta through the group ([`Self::request`]), deferred for predictions.
+    fn margins(&self, design: &Design, key: Key, deferred: bool, theta: &[f64], z: &mut Vec<f64>) {
+        let out = std::mem::take(z);
+        *z = self.request(design, key, Pass::Margins, deferred, theta.to_vec(), out);
     }
 
     /// The member's pass (into `out`, returned), computed once every member still in the
@@ -231,31 +226,32 @@ impl Lockstep {
             if let Some(at) = s.served.iter().position(|(i, _)| *i == id) {
                 return s.served.swap_remove(at).1;
             }
-            let fitting = || s.pending.iter().any(|r| !r.deferred);
-            if s.pending.len() == s.active && deferred && fitting() {
-                // Predictions wait for the fits: a fitting member computes this round. The
-                // member whose arrival completed it wakes them.
-                if arrived {
+            if s.pending.len() == s.active {
+                if deferred && s.pending.iter().any(|r| !r.deferred) {
+                    // Predictions wait for the fits: a fitting member computes this round.
+                    // The member whose arrival completed it wakes them.
+                    if arrived {
+                        self.turn.notify_all();
+                    }
+                } else {
+                    // Every member is waiting: this one computes its rows' requests, holding
+                    // the lock (nobody else needs it until the round is served).
+                    let (round, rest) = std::mem::take(&mut s.pending)
+                        .into_iter()
+                        .partition(|r: &Request| r.key == key && r.deferred == deferred);
+                    s.pending = rest;
+                    if round.len() > 1 {
+                        s.shared += round.len() as u64;
+                    }
+                    if deferred {
+                        s.predicted_together = s.predicted_together.max(round.len());
+                    }
+                    for (id, out) in compute(design, round, self.pool.as_deref()) {
+                        s.served.push((id, out));
+                    }
                     self.turn.notify_all();
+                    continue;
                 }
-            } else if s.pending.len() == s.active {
-                // Every member is waiting: this one computes its rows' requests, holding the
-                // lock (nobody else needs it until the round is served).
-                let (round, rest) = std::mem::take(&mut s.pending)
-                    .into_iter()
-                    .partition(|r: &Request| r.key == key && r.deferred == deferred);
-                s.pending = rest;
-                if round.len() > 1 {
-                    s.shared += round.len() as u64;
-                }
-                if deferred {
-                    s.predicted_together = s.predicted_together.max(round.len());
-                }
-                for (id, out) in compute(design, round, self.pool.as_deref()) {
-                    s.served.push((id, out));
-                }
-                self.turn.notify_all();
-                continue;
             }
             arrived = false;
             s = self.turn.wait(s).unwrap_or_else(|e| e.into_inner());
@@ -386,10 +382,7 @@ fn current() -> Option<Arc<Lockstep>> {
 /// design has a key: rows without one cannot be told apart from other rows).
 pub fn margins(design: &Design, theta: &[f64], z: &mut Vec<f64>) {
     match (current(), design.key()) {
-        (Some(group), Some(&key)) => {
-            let out = std::mem::take(z);
-            *z = group.request(design, key, Pass::Margins, false, theta.to_vec(), out);
-        }
+        (Some(group), Some(&key)) => group.margins(design, key, false, theta, z),
         _ => design.margins(theta, z),
     }
 }
@@ -401,10 +394,7 @@ pub fn margins(design: &Design, theta: &[f64], z: &mut Vec<f64>) {
 /// [`Design::margins`]'s.
 pub fn predictions(design: &Design, key: impl FnOnce() -> Key, theta: &[f64], z: &mut Vec<f64>) {
     match current() {
-        Some(group) => {
-            let out = std::mem::take(z);
-            *z = group.request(design, key(), Pass::Margins, true, theta.to_vec(), out);
-        }
+        Some(group) => group.margins(design, key(), true, theta, z),
         None => design.margins(theta, z),
     }
 }
@@ -578,51 +568,6 @@ mod tests {
             assert_eq!(fa.1.iterations, fb.1.iterations);
             assert_eq!(bits(za), bits(zb));
         }
-    }
-
-    /// A member that is done leaves at once ([`depart`]): a member still fitting gets its
-    /// passes while the other is busy with what follows its fit (here, waiting for it).
-    #[test]
-    fn a_departed_member_does_not_hold_up_the_rounds() {
-        let (tx, rx) = std::sync::mpsc::channel::<Vec<f64>>();
-        // On a thread of its own, so that a hang fails the test instead of hanging it.
-        std::thread::spawn(move || {
-            let x = Array2::from_shape_fn((64, 3), |(i, j)| (i * 3 + j) as f64 / 100.0);
-            let design = Design::dense(x.view()).with_key(KeyBuilder::new("departed").finish());
-            let group = Lockstep::new(2);
-            let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-            let z = std::thread::scope(|s| {
-                let g = group.clone();
-                s.spawn(move || {
-                    g.member(|| {
-                        depart();
-                        // Busy until the other member's pass is served.
-                        done_rx.recv().unwrap();
-                    })
-                });
-                let (g, design) = (group.clone(), &design);
-                let z = s
-                    .spawn(move || {
-                        g.member(|| {
-                            let mut z = vec![0.0; 64];
-                            margins(design, &[1.0, 2.0, 3.0], &mut z);
-                            z
-                        })
-                    })
-                    .join()
-                    .unwrap();
-                done_tx.send(()).unwrap();
-                z
-            });
-            tx.send(z).unwrap();
-        });
-        let z = rx
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("the fitting member waited for the departed one");
-        let mut alone = vec![0.0; 64];
-        let x = Array2::from_shape_fn((64, 3), |(i, j)| (i * 3 + j) as f64 / 100.0);
-        Design::dense(x.view()).margins(&[1.0, 2.0, 3.0], &mut alone);
-        assert_eq!(z, alone);
     }
 
     /// Noise-free fits are memoised: two groups whose members fit the same two keys in
