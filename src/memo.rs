@@ -12,10 +12,13 @@
 //!
 //! Each key holds a `OnceLock` in a `Mutex<BTreeMap>`: the map lock is held only to find or
 //! insert the slot, and threads asking for a key while it is computed wait for that one
-//! computation. Memory is bounded: past its byte budget a memo drops its least recently used
-//! values (values in use live on through their `Arc`), so a run stays within its datasets plus
-//! a constant. A value larger than the whole budget (appendix B's scaled 2^20 x 1500 copy,
-//! 12.6 GB) is kept alone until the next miss, so the cells that read it one after another
+//! computation. Memory is bounded: past its byte budget a memo drops its largest values first,
+//! least recently used among equals (values in use live on through their `Arc`), so a run stays
+//! within its datasets plus a constant. Largest first because a value's cost to recompute is a
+//! pass over the rows it came from, whatever its own size: appendix B's row scales of the whole
+//! 2^20-row set (8 MB from a pass over 12.6 GB) must not go to make room for a 2 GB scaled copy
+//! of a trial's subset, which only that trial's next cells read again. A value larger than the
+//! whole budget is kept alone until the next miss, so the cells that read it one after another
 //! share it, and is dropped before that miss computes anything, so two such values are never
 //! held for the memo's sake. A dropped value still in use elsewhere is found again through a
 //! weak reference instead of recomputed: one key never has two copies alive.
@@ -215,17 +218,17 @@ struct Slots<V> {
 }
 
 impl<V> Slots<V> {
-    /// Drops least recently used computed values, never `keep` nor one being computed, until
-    /// the held bytes are within `budget`.
+    /// Drops computed values, never `keep` nor one being computed, until the held bytes are
+    /// within `budget`: the largest first, and among equals the least recently used.
     fn shrink_to(&mut self, budget: usize, keep: Option<&Key>) {
         while self.bytes > budget {
-            let oldest = self
+            let victim = self
                 .held
                 .iter()
                 .filter(|(k, h)| Some(*k) != keep && h.slot.get().is_some())
-                .min_by_key(|(_, h)| h.used)
+                .min_by_key(|(_, h)| (std::cmp::Reverse(h.bytes), h.used))
                 .map(|(k, _)| *k);
-            let Some(k) = oldest else { break };
+            let Some(k) = victim else { break };
             let h = self.held.remove(&k).expect("a held key");
             self.bytes -= h.bytes;
             if let Some(v) = h.slot.get() {
@@ -439,6 +442,22 @@ mod tests {
         );
         let found = memo.get_or_compute(key(0), || vec![8.0; 100]);
         assert!(Arc::ptr_eq(&found, &a), "found again, not a second copy");
+    }
+
+    #[test]
+    fn past_the_budget_a_larger_value_goes_before_an_older_smaller_one() {
+        // 864 and 1664 bytes with the overhead; the budget holds the small one beside one large.
+        let memo: Memo<Vec<f64>> = Memo::new(864 + 1664 + 10);
+        memo.get_or_compute(key(0), || vec![0.0; 100]);
+        memo.get_or_compute(key(1), || vec![1.0; 200]);
+        memo.get_or_compute(key(2), || vec![2.0; 200]);
+        assert!(memo.get(&key(1)).is_none(), "the large value went");
+        assert!(
+            memo.get(&key(0)).is_some(),
+            "not the least recently used, smaller one"
+        );
+        memo.get_or_compute(key(0), || unreachable!("held"));
+        assert_eq!(memo.len(), 2);
     }
 
     #[test]

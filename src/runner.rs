@@ -13,6 +13,8 @@ use crate::error::{Error, Result};
 use crate::evaluate::accuracy;
 use crate::kinds::Lockstep;
 use crate::learners::Majority;
+use crate::learners::logistic::dense;
+use crate::learners::logistic::design::with_gram_split;
 use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
 use crate::shard::{Partition, Shard};
@@ -473,8 +475,10 @@ impl Prepared<'_> {
                     .iter()
                     .map(|task| lockstep_batches(spec, task, shape, LOCKSTEP_MIN_VALUES))
                     .collect();
+                // The pool runs only these tasks, so the X^T X there may split across it: the
+                // thread done with its tasks takes half of each block instead of idling.
                 run_tasks(&pool, &batched, |batch| {
-                    keep(run_batch(spec, batch, |_| td, None))
+                    with_gram_split(|| keep(run_batch(spec, batch, |_| td, None)))
                 })?;
                 ran_first.extend(tasks.into_iter().flatten().map(|c| c.key));
             }
@@ -500,6 +504,11 @@ impl Prepared<'_> {
                         Ok(())
                     })
             })?;
+            // Nothing read from this dataset outlives it: the rows each worker read last, the
+            // scaled designs and X^T X held for later cells.
+            pool.broadcast(|_| dense::take_last_read());
+            dense::take_last_read();
+            crate::learners::logistic::forget_shared_work();
         }
         store.finish()?;
         bar.finish_and_clear();
@@ -781,19 +790,35 @@ fn run_batch<'d>(
         Some(pool) => Lockstep::on_pool(batch.len(), Arc::clone(pool)),
         None => Lockstep::new(batch.len()),
     };
+    // Each member runs on a thread of its own, which ends with it: the rows this worker read
+    // last go with the members (each lets go of them once it reads others), and the rows the
+    // members read come back for the trial's next cells (see `dense::take_last_read`).
+    let last = dense::take_last_read();
     std::thread::scope(|s| {
         let members: Vec<_> = batch
             .iter()
             .map(|&cell| {
                 let group = group.clone();
-                s.spawn(move || group.member(|| run(cell)))
+                let last = last.clone();
+                s.spawn(move || {
+                    if let Some(rows) = last {
+                        dense::hold_last_read(rows);
+                    }
+                    (group.member(|| run(cell)), dense::take_last_read())
+                })
             })
             .collect();
+        drop(last);
         members
             .into_iter()
             .map(|m| {
-                m.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                let (record, rows) = m
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                if let Some(rows) = rows {
+                    dense::hold_last_read(rows);
+                }
+                record
             })
             .collect()
     })

@@ -35,6 +35,32 @@ use std::sync::Arc;
 /// [`crate::memo`]).
 static DENSE: Memo<SharedDense> = Memo::new(2 << 30);
 
+thread_local! {
+    /// The scaled rows this thread read last, kept until it asks for others: a trial's cells on
+    /// the same rows run one after another on one thread (objective perturbation, then the
+    /// functional mechanism's X^T X), and the other thread's next copy must not make it
+    /// rebuild them. It holds no more than the cell that read them held.
+    static LAST_READ: std::cell::RefCell<Option<Arc<SharedDense>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Takes the scaled rows this thread read last out of its hands: the runner lets go of them
+/// on every worker once a dataset is done, so they do not outlive it, and hands a lockstep
+/// member's to the worker that runs the trial's next cells, since the member's thread ends.
+pub fn take_last_read() -> Option<Arc<SharedDense>> {
+    LAST_READ.take()
+}
+
+/// Makes `rows` the scaled rows this thread read last (see [`take_last_read`]).
+pub fn hold_last_read(rows: Arc<SharedDense>) {
+    LAST_READ.set(Some(rows));
+}
+
+/// Forgets every scaled design held for later cells (see [`super::forget_shared_work`]).
+pub(super) fn forget() {
+    DENSE.clear();
+}
+
 /// Scaled copies up to this size are always made (1 GiB); a larger one only of at most half
 /// the source's rows, and of at most [`COPY_LARGE_MAX_BYTES`]. A copy streams at the memory's
 /// bandwidth; the map's fused passes at 0.8x of it in row order (the whole training set) and
@@ -173,10 +199,19 @@ impl DenseRows<'_> {
     /// be hashed as slices).
     pub fn shared(&self) -> Arc<SharedDense> {
         let new = |key| SharedDense::new(self.x, self.rows, ColumnTransform::fit(self), key);
-        match self.key() {
-            Some(key) => DENSE.get_or_compute(key, || new(Some(key))),
-            None => Arc::new(new(None)),
+        let Some(key) = self.key() else {
+            return Arc::new(new(None));
+        };
+        if let Some(held) =
+            LAST_READ.with_borrow(|last| last.clone().filter(|v| v.key == Some(key)))
+        {
+            return held;
         }
+        // This thread has moved on to other rows: its last ones go before these are made.
+        LAST_READ.set(None);
+        let value = DENSE.get_or_compute(key, || new(Some(key)));
+        LAST_READ.set(Some(Arc::clone(&value)));
+        value
     }
 
     /// The memo key: the rows' content in order, the features, the scaling and its public
@@ -371,6 +406,45 @@ impl ColumnTransform {
 mod tests {
     use super::*;
     use ndarray::Array2;
+
+    /// A thread finds the rows it read last even once no memo holds them (another thread's
+    /// copies pushed them out), lets go of them when it reads other rows, and hands them on.
+    #[test]
+    fn a_thread_keeps_the_rows_it_read_last_until_it_reads_others() {
+        let x = Array2::from_shape_fn((40, 3), |(i, j)| (i * 3 + j) as f64 * 0.25 - 7.0);
+        let (first, other): (Vec<u32>, Vec<u32>) = ((0..20).collect(), (20..40).collect());
+        let of = |rows| DenseRows {
+            x: x.view(),
+            rows,
+            features: None,
+            scaling: Scaling::Thesis,
+            public: None,
+            digests: None,
+        };
+        let read = of(&first).shared();
+        DENSE.clear();
+        assert!(
+            Arc::ptr_eq(&of(&first).shared(), &read),
+            "kept by this thread"
+        );
+        let other_rows = of(&other).shared();
+        DENSE.clear();
+        let weak = Arc::downgrade(&read);
+        drop(read);
+        assert!(weak.upgrade().is_none(), "let go once other rows were read");
+        let held = take_last_read().expect("the other rows");
+        assert!(Arc::ptr_eq(&held, &other_rows));
+        assert!(
+            take_last_read().is_none(),
+            "taken out of this thread's hands"
+        );
+        hold_last_read(held);
+        assert!(
+            Arc::ptr_eq(&of(&other).shared(), &other_rows),
+            "handed back"
+        );
+        take_last_read();
+    }
 
     /// The bounds of the row slices (AVX2 and portable) equal each column's own fold over the
     /// rows in their order, as do those of a column subset (the indexed path); ties of -0 and

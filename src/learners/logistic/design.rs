@@ -127,6 +127,35 @@ pub struct Halves {
 thread_local! {
     /// Whether this thread's passes may split ([`with_split_passes`]).
     static SPLIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether this thread's dense X^T X may split ([`with_gram_split`]).
+    static GRAM_SPLIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with this thread's dense Gram matrices split across its rayon pool: each block of
+/// rows goes into the triangle's first rows and the rest side by side ([`gram::add_block_split`],
+/// the same bits), so a thread of the pool with nothing else to do takes half. For the runner's
+/// whole-training-set phase only, where the pool runs nothing but that phase's few tasks: in the
+/// trials, a thread waiting on a join could take up a second multi-gigabyte trial.
+pub fn with_gram_split<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            GRAM_SPLIT.set(self.0);
+        }
+    }
+    let _reset = Reset(GRAM_SPLIT.replace(true));
+    f()
+}
+
+/// The first triangle row of a split Gram matrix's second part: the last tile edge (a multiple
+/// of 16 rows) at which rows 0..cut hold at most half the triangle's entries, about 0.29 d.
+fn gram_cut(d: usize) -> usize {
+    let half = d * (d + 1) / 4;
+    let mut cut = 0;
+    while cut + 16 < d && (cut + 16) * (2 * d - cut - 15) / 2 <= half {
+        cut += 16;
+    }
+    cut
 }
 
 /// Runs `f` on a thread of the current rayon pool (the global one from outside any pool) with
@@ -1141,6 +1170,10 @@ impl<'a> Design<'a> {
                 let mut block = vec![0.0; GRAM_BLOCK * d];
                 let mut coef = [0.0; GRAM_BLOCK];
                 let mut panels = gram::Panels::default();
+                let in_pool = rayon::current_thread_index().is_some();
+                let cut = (GRAM_SPLIT.get() && in_pool && rayon::current_num_threads() > 1)
+                    .then(|| gram_cut(d))
+                    .filter(|&c| c > 0);
                 for (b, wb) in w.chunks(GRAM_BLOCK).enumerate() {
                     let mut m = 0;
                     for (j, &wi) in wb.iter().enumerate() {
@@ -1163,7 +1196,11 @@ impl<'a> Design<'a> {
                         coef[m] = a;
                         m += 1;
                     }
-                    gram::add_block(&mut panels, &block[..m * d], &coef[..m], d, h);
+                    let (block, coef) = (&block[..m * d], &coef[..m]);
+                    match cut {
+                        Some(c) => gram::add_block_split(&mut panels, block, coef, d, h, c),
+                        None => gram::add_block(&mut panels, block, coef, d, h),
+                    }
                 }
             }
         }
@@ -1592,6 +1629,42 @@ mod tests {
                 assert_eq!(one.install(|| passes(&des)), split);
             }
         }
+    }
+
+    /// A dense X^T X split across two threads in [`with_gram_split`] rounds as on one thread,
+    /// and the cut halves the triangle at a tile edge.
+    #[test]
+    fn a_split_dense_gram_rounds_as_one_thread() {
+        assert_eq!(gram_cut(1500), 432);
+        assert_eq!(gram_cut(70), 16);
+        assert_eq!(gram_cut(20), 0, "too small to split");
+        let mut rng = rng_from(&["gram-split-bits"]);
+        let (n, d) = (300, 70);
+        let x = Array2::from_shape_fn((n, d), |_| {
+            (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
+        });
+        let w: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 11 == 0 {
+                    0.0
+                } else {
+                    0.5 + (i % 5) as f64
+                }
+            })
+            .collect();
+        let mut des = Design::dense(x.view());
+        des.set_scales((0..n).map(|i| 0.5 + (i % 7) as f64 * 0.1).collect());
+        let bits = |h: Vec<f64>| h.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let (one, two) = one_and_two_thread_pools();
+        let want = bits(one.install(|| des.weighted_gram(&w)));
+        assert_eq!(
+            bits(two.install(|| with_gram_split(|| des.weighted_gram(&w)))),
+            want
+        );
+        assert_eq!(
+            bits(one.install(|| with_gram_split(|| des.weighted_gram(&w)))),
+            want
+        );
     }
 
     #[test]

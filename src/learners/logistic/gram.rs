@@ -24,46 +24,87 @@
 ///
 /// `panels` is the packing scratch, reused across the blocks of one Gram matrix.
 pub fn add_block(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
-    debug_assert_eq!(block.len(), coef.len() * d);
-    debug_assert_eq!(h.len(), d * d);
+    add_rows(Isa::detected(), panels, block, coef, d, h, None);
+}
+
+/// [`add_block`] with the triangle's rows below `cut` and from `cut` on added side by side
+/// (`rayon::join`, so a thread of the pool that is idle takes the second part). Each entry
+/// still adds the same terms in the same order: the bits are [`add_block`]'s.
+pub fn add_block_split(
+    panels: &mut Panels,
+    block: &[f64],
+    coef: &[f64],
+    d: usize,
+    h: &mut [f64],
+    cut: usize,
+) {
+    add_rows(Isa::detected(), panels, block, coef, d, h, Some(cut.min(d)));
+}
+
+/// The instructions the tiles run on, chosen once per block from what the CPU has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Isa {
+    Portable,
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { add_block_avx512(panels, block, coef, d, h) };
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Isa {
+    fn detected() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Isa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { add_block_avx2(panels, block, coef, d, h) };
+        Isa::Portable
+    }
+
+    /// Triangle rows `from..to` of the block into `h`, which starts at triangle row `from`.
+    fn bands(self, band: &Band, wp: &mut Vec<f64>, h: &mut [f64], from: usize, to: usize) {
+        match self {
+            // SAFETY: the portable tiles need no CPU feature.
+            Isa::Portable => unsafe { band_rows::<Portable, 4>(band, wp, h, from, to) },
+            // SAFETY: `detected` chose AVX2 only where the CPU supports it.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => unsafe { bands_avx2(band, wp, h, from, to) },
+            // SAFETY: `detected` chose AVX-512 only where the CPU supports it.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => unsafe { bands_avx512(band, wp, h, from, to) },
         }
     }
-    // SAFETY: the portable tiles need no CPU feature.
-    unsafe { add_block_with::<Portable, 4>(panels, block, coef, d, h) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn add_block_avx512(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
+fn bands_avx512(band: &Band, wp: &mut Vec<f64>, h: &mut [f64], from: usize, to: usize) {
     // SAFETY: this function runs only where the CPU supports AVX-512F.
-    unsafe { add_block_with::<Avx512, 16>(panels, block, coef, d, h) }
+    unsafe { band_rows::<Avx512, 16>(band, wp, h, from, to) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn add_block_avx2(panels: &mut Panels, block: &[f64], coef: &[f64], d: usize, h: &mut [f64]) {
+fn bands_avx2(band: &Band, wp: &mut Vec<f64>, h: &mut [f64], from: usize, to: usize) {
     // SAFETY: the portable tiles need no CPU feature.
-    unsafe { add_block_with::<Portable, 4>(panels, block, coef, d, h) }
+    unsafe { band_rows::<Portable, 4>(band, wp, h, from, to) }
 }
 
 /// A block's rows packed so a tile reads its rows' values contiguously: column tile j as
 /// `xp[j][r][0..L]`; a_r x_rk (once per block: every tile of triangle row k multiplies by it)
-/// row-major in `weighted`, and for the triangle rows of one band as `wp[r][0..R]`. Held by
-/// the caller for a whole Gram matrix, so the blocks allocate nothing.
+/// row-major in `weighted`, and for the triangle rows of one band as `wp[r][0..R]` (`wp2` for
+/// the second part of a split block). Held by the caller for a whole Gram matrix, so the
+/// blocks allocate nothing.
 #[derive(Debug, Default)]
 pub struct Panels {
     xp: Vec<f64>,
     weighted: Vec<f64>,
     wp: Vec<f64>,
+    wp2: Vec<f64>,
 }
 
 /// `v` resized to `len` (its contents are about to be overwritten).
@@ -174,23 +215,29 @@ impl Tiles for Avx512 {
     }
 }
 
-/// The block in tiles of `K` triangle rows by `T::L` columns; the last d mod K triangle rows
-/// in bands of 8 and 4 (those smaller than K) and then of 1 ([`Band::add`] runs a last column
-/// tile narrower than L on a padded copy).
-///
-/// # Safety
-/// The CPU must support `T`'s instructions.
-#[inline(always)]
-unsafe fn add_block_with<T: Tiles, const K: usize>(
+/// Packs the block ([`Panels`]), then adds it into the triangle's rows on `isa`: all of them,
+/// or those below `cut` and the rest side by side.
+fn add_rows(
+    isa: Isa,
     panels: &mut Panels,
     block: &[f64],
     coef: &[f64],
     d: usize,
     h: &mut [f64],
+    cut: Option<usize>,
 ) {
-    let (m, l) = (coef.len(), T::L);
+    debug_assert_eq!(block.len(), coef.len() * d);
+    debug_assert_eq!(h.len(), d * d);
+    // Every tile is 8 columns wide.
+    let (m, l) = (coef.len(), 8);
     let tiles = d.div_ceil(l);
-    let xp = sized(&mut panels.xp, tiles * m * l);
+    let Panels {
+        xp,
+        weighted,
+        wp,
+        wp2,
+    } = panels;
+    let xp = sized(xp, tiles * m * l);
     for (r, row) in block.chunks_exact(d).enumerate() {
         for (j, x) in row.chunks(l).enumerate() {
             let to = &mut xp[(j * m + r) * l..(j * m + r + 1) * l];
@@ -198,7 +245,7 @@ unsafe fn add_block_with<T: Tiles, const K: usize>(
             to[x.len()..].fill(0.0);
         }
     }
-    let weighted = sized(&mut panels.weighted, m * d);
+    let weighted = sized(weighted, m * d);
     for ((w, row), &c) in weighted
         .chunks_exact_mut(d)
         .zip(block.chunks_exact(d))
@@ -215,22 +262,49 @@ unsafe fn add_block_with<T: Tiles, const K: usize>(
         d,
         tiles,
     };
-    let mut k0 = 0;
+    match cut {
+        Some(cut) if 0 < cut && cut < d => {
+            let (below, rest) = h.split_at_mut(cut * d);
+            rayon::join(
+                || isa.bands(&band, wp, below, 0, cut),
+                || isa.bands(&band, wp2, rest, cut, d),
+            );
+        }
+        _ => isa.bands(&band, wp, h, 0, d),
+    }
+}
+
+/// Triangle rows `from..to` in tiles of `K` rows by `T::L` columns, the last (to - from) mod K
+/// rows in bands of 8 and 4 (those smaller than K) and then of 1 ([`Band::add`] runs a last
+/// column tile narrower than L on a padded copy); `h` starts at triangle row `from`.
+///
+/// # Safety
+/// The CPU must support `T`'s instructions.
+#[inline(always)]
+unsafe fn band_rows<T: Tiles, const K: usize>(
+    band: &Band,
+    wp: &mut Vec<f64>,
+    h: &mut [f64],
+    from: usize,
+    to: usize,
+) {
+    debug_assert_eq!(T::L, 8);
+    let mut k0 = from;
     // SAFETY (each band): the caller guarantees T's instructions.
-    while k0 + K <= d {
-        unsafe { band.add::<T, K>(&mut panels.wp, h, k0) };
+    while k0 + K <= to {
+        unsafe { band.add::<T, K>(wp, h, k0, from) };
         k0 += K;
     }
-    while K > 8 && k0 + 8 <= d {
-        unsafe { band.add::<T, 8>(&mut panels.wp, h, k0) };
+    while K > 8 && k0 + 8 <= to {
+        unsafe { band.add::<T, 8>(wp, h, k0, from) };
         k0 += 8;
     }
-    while k0 + 4 <= d {
-        unsafe { band.add::<T, 4>(&mut panels.wp, h, k0) };
+    while k0 + 4 <= to {
+        unsafe { band.add::<T, 4>(wp, h, k0, from) };
         k0 += 4;
     }
-    while k0 < d {
-        unsafe { band.add::<T, 1>(&mut panels.wp, h, k0) };
+    while k0 < to {
+        unsafe { band.add::<T, 1>(wp, h, k0, from) };
         k0 += 1;
     }
 }
@@ -246,15 +320,23 @@ struct Band<'a> {
 }
 
 impl Band<'_> {
-    /// Triangle rows k0..k0 + R: their a_r x_rk packed into `wp`, then every tile from the
-    /// one holding column k0. A last tile narrower than L runs on a padded copy of its
-    /// entries: its padding columns add a_r x_rk * 0 to lanes that are dropped.
+    /// Triangle rows k0..k0 + R of `h`, which starts at triangle row `base`: their a_r x_rk
+    /// packed into `wp`, then every tile from the one holding column k0. A last tile narrower
+    /// than L runs on a padded copy of its entries: its padding columns add a_r x_rk * 0 to
+    /// lanes that are dropped.
     ///
     /// # Safety
     /// The CPU must support `T`'s instructions.
     #[inline(always)]
-    unsafe fn add<T: Tiles, const R: usize>(&self, wp: &mut Vec<f64>, h: &mut [f64], k0: usize) {
+    unsafe fn add<T: Tiles, const R: usize>(
+        &self,
+        wp: &mut Vec<f64>,
+        h: &mut [f64],
+        k0: usize,
+        base: usize,
+    ) {
         let (m, d, l) = (self.m, self.d, T::L);
+        let row = k0 - base;
         let wp = sized(wp, m * R);
         for (w, row) in wp.chunks_exact_mut(R).zip(self.weighted.chunks_exact(d)) {
             w.copy_from_slice(&row[k0..k0 + R]);
@@ -262,20 +344,20 @@ impl Band<'_> {
         let full = d / l;
         for j in k0 / l..full {
             // SAFETY: the caller guarantees T's instructions.
-            unsafe { T::tile::<R>(&self.xp[j * m * l..(j + 1) * m * l], wp, d, h, k0, j * l) };
+            unsafe { T::tile::<R>(&self.xp[j * m * l..(j + 1) * m * l], wp, d, h, row, j * l) };
         }
         if full < self.tiles {
             let (l0, width) = (full * l, d - full * l);
             let mut padded = [0.0; PADDED];
             let padded = &mut padded[..R * l];
             for (q, p) in padded.chunks_exact_mut(l).enumerate() {
-                p[..width].copy_from_slice(&h[(k0 + q) * d + l0..(k0 + q + 1) * d]);
+                p[..width].copy_from_slice(&h[(row + q) * d + l0..(row + q + 1) * d]);
             }
             let x = &self.xp[full * m * l..(full + 1) * m * l];
             // SAFETY: the caller guarantees T's instructions.
             unsafe { T::tile::<R>(x, wp, l, padded, 0, 0) };
             for (q, p) in padded.chunks_exact(l).enumerate() {
-                h[(k0 + q) * d + l0..(k0 + q + 1) * d].copy_from_slice(&p[..width]);
+                h[(row + q) * d + l0..(row + q + 1) * d].copy_from_slice(&p[..width]);
             }
         }
     }
@@ -305,8 +387,8 @@ mod tests {
         }
     }
 
-    /// Every code path (portable, AVX2, AVX-512 and the one chosen at run time) equals the
-    /// plain loop in every upper-triangle bit, over sizes with and without remainders of rows
+    /// Every code path (portable, AVX2, AVX-512 and the one chosen at run time, each whole and
+    /// split across two threads) equals the plain loop in every upper-triangle bit, over sizes with and without remainders of rows
     /// and columns for both tile shapes (4 x 8 and 8 x 16), values spanning twelve orders of
     /// magnitude (another summation order would show), zero weights and zero entries, and a
     /// triangle already holding earlier blocks' sums.
@@ -315,6 +397,7 @@ mod tests {
         let mut rng = rng_from(&["gram-tiles"]);
         // One scratch for every size, as across a Gram matrix's blocks (it grows and shrinks).
         let mut panels = Panels::default();
+        let (_, pool) = crate::learners::logistic::design::one_and_two_thread_pools();
         for d in [1usize, 3, 4, 7, 8, 9, 13, 16, 20, 33, 47] {
             for n in [1usize, 5, 64] {
                 let value = |rng: &mut crate::rng::Rng| {
@@ -331,25 +414,24 @@ mod tests {
                 plain(&block, &coef, d, &mut want);
                 let mut paths = Vec::new();
                 let mut h = start.clone();
-                // SAFETY: the portable tiles need no CPU feature.
-                unsafe { add_block_with::<Portable, 4>(&mut panels, &block, &coef, d, &mut h) };
-                paths.push(("portable", h));
-                let mut h = start.clone();
                 add_block(&mut panels, &block, &coef, d, &mut h);
-                paths.push(("chosen", h));
+                paths.push(("chosen".to_string(), h));
+                let mut isas = vec![Isa::Portable];
                 #[cfg(target_arch = "x86_64")]
                 {
                     if std::arch::is_x86_feature_detected!("avx2") {
-                        let mut h = start.clone();
-                        // SAFETY: the CPU supports AVX2 (checked just above).
-                        unsafe { add_block_avx2(&mut panels, &block, &coef, d, &mut h) };
-                        paths.push(("AVX2", h));
+                        isas.push(Isa::Avx2);
                     }
                     if std::arch::is_x86_feature_detected!("avx512f") {
+                        isas.push(Isa::Avx512);
+                    }
+                }
+                for isa in isas {
+                    // Whole, and split on the two threads at a tile edge and off one.
+                    for cut in [None, Some(d / 3), Some(16), Some(d - 1)] {
                         let mut h = start.clone();
-                        // SAFETY: the CPU supports AVX-512F (checked just above).
-                        unsafe { add_block_avx512(&mut panels, &block, &coef, d, &mut h) };
-                        paths.push(("AVX-512", h));
+                        pool.install(|| add_rows(isa, &mut panels, &block, &coef, d, &mut h, cut));
+                        paths.push((format!("{isa:?} cut {cut:?}"), h));
                     }
                 }
                 for (path, h) in &paths {

@@ -481,6 +481,11 @@ static FM_COEFFICIENTS: Memo<FmCoefficients> = Memo::new(1 << 30);
 
 struct FmCoefficients(Vec<f64>, Vec<f64>);
 
+/// Forgets every held X^T X (see [`super::forget_shared_work`]).
+pub(super) fn forget_fm_coefficients() {
+    FM_COEFFICIENTS.clear();
+}
+
 impl Footprint for FmCoefficients {
     fn bytes(&self) -> usize {
         (self.0.len() + self.1.len()) * 8
