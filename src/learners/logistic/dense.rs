@@ -31,8 +31,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Scaled dense training rows shared across cells (2 GiB: the 2^20 x 100 copy and one trial's
-/// smaller subsets of it fit together; past it the least recently used go, see
-/// [`crate::memo`]).
+/// smaller subsets of it fit together; past it the largest go first, see [`crate::memo`]).
 static DENSE: Memo<SharedDense> = Memo::new(2 << 30);
 
 thread_local! {
