@@ -12,7 +12,9 @@ use crate::data::{BinaryMatrix, Dataset, Features};
 use crate::error::{Error, Result};
 use crate::memo::{Footprint, Key};
 use ndarray::{Array2, ArrayView2};
+use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
+use std::thread::LocalKey;
 
 const UNUSED: u32 = u32::MAX;
 
@@ -126,9 +128,9 @@ pub struct Halves {
 
 thread_local! {
     /// Whether this thread's passes may split ([`with_split_passes`]).
-    static SPLIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static SPLIT: Cell<bool> = const { Cell::new(false) };
     /// Whether this thread's dense X^T X may split ([`with_gram_split`]).
-    static GRAM_SPLIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static GRAM_SPLIT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `f` with this thread's dense Gram matrices split across its rayon pool: each block of
@@ -137,13 +139,18 @@ thread_local! {
 /// whole-training-set phase only, where the pool runs nothing but that phase's few tasks: in the
 /// trials, a thread waiting on a join could take up a second multi-gigabyte trial.
 pub fn with_gram_split<R>(f: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
+    with_flag(&GRAM_SPLIT, f)
+}
+
+/// Runs `f` with this thread's `flag` set, restoring its value afterwards (also on a panic).
+fn with_flag<R>(flag: &'static LocalKey<Cell<bool>>, f: impl FnOnce() -> R) -> R {
+    struct Reset(&'static LocalKey<Cell<bool>>, bool);
     impl Drop for Reset {
         fn drop(&mut self) {
-            GRAM_SPLIT.set(self.0);
+            self.0.set(self.1);
         }
     }
-    let _reset = Reset(GRAM_SPLIT.replace(true));
+    let _reset = Reset(flag, flag.replace(true));
     f()
 }
 
@@ -163,16 +170,7 @@ fn gram_cut(d: usize) -> usize {
 /// For a single fit: the runner's trials already keep every thread busy, and splitting their
 /// passes too only adds joins (T4.2 at `-j 2`: 14% more CPU time), so the runner does not.
 pub fn with_split_passes<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            SPLIT.set(self.0);
-        }
-    }
-    rayon::scope(|_| {
-        let _reset = Reset(SPLIT.replace(true));
-        f()
-    })
+    rayon::scope(|_| with_flag(&SPLIT, f))
 }
 
 /// Pools of one and two threads, for tests that compare a split pass with the one-thread pass.
