@@ -90,12 +90,9 @@ impl KeyBuilder {
         self
     }
 
-    pub fn u32s(mut self, v: &[u32]) -> Self {
-        self.0.update((v.len() as u64).to_le_bytes());
-        for x in v {
-            self.0.update(x.to_le_bytes());
-        }
-        self
+    pub fn u32s(self, v: &[u32]) -> Self {
+        self.u64(v.len() as u64)
+            .in_blocks(v.iter().map(|x| x.to_le_bytes()))
     }
 
     /// A sequence of u32 slices (e.g. the on-indices of a binary matrix's rows), each with its
@@ -105,13 +102,28 @@ impl KeyBuilder {
     }
 
     /// A sequence of 32-byte digests (e.g. [`row_digest`]s), with their count.
-    pub fn digests<'d>(mut self, digests: impl IntoIterator<Item = &'d [u8; 32]>) -> Self {
+    pub fn digests<'d>(self, digests: impl IntoIterator<Item = &'d [u8; 32]>) -> Self {
         let mut count = 0u64;
-        for d in digests {
-            self.0.update(d);
-            count += 1;
+        let this = self.in_blocks(digests.into_iter().inspect(|_| count += 1).copied());
+        this.u64(count)
+    }
+
+    /// Fixed-width items through a 4 KiB buffer: the bytes hashed are those of one update per
+    /// item (SHA-256 does not see how its input was cut), at the hash's speed instead of a
+    /// call per item (a row set of appendix B is 2^20 indices and digests).
+    fn in_blocks<const W: usize>(mut self, items: impl IntoIterator<Item = [u8; W]>) -> Self {
+        let mut buf = [0u8; 4096];
+        let mut used = 0;
+        for item in items {
+            if used + W > buf.len() {
+                self.0.update(&buf[..used]);
+                used = 0;
+            }
+            buf[used..used + W].copy_from_slice(&item);
+            used += W;
         }
-        self.u64(count)
+        self.0.update(&buf[..used]);
+        self
     }
 
     /// A sequence of f64 rows (e.g. a dense matrix's rows), each with its length, by their
@@ -143,50 +155,31 @@ impl KeyBuilder {
         )
     }
 
-    /// Each row's length then its values, `W` bytes each, through a 4 KiB buffer (the bytes
-    /// hashed are those of one update per value), then the number of rows.
+    /// Each row's length then its values, `W` bytes each, through [`Self::in_blocks`], then
+    /// the number of rows.
     fn rows_in_blocks<'r, T: Copy + 'r, const W: usize>(
-        mut self,
+        self,
         rows: impl IntoIterator<Item = &'r [T]>,
         len: fn(usize) -> [u8; W],
         bytes: fn(T) -> [u8; W],
     ) -> Self {
-        let mut buf = [0u8; 4096];
-        let mut used = 0;
-        let mut put = |h: &mut Sha256, b: [u8; W]| {
-            if used + W > buf.len() {
-                h.update(&buf[..used]);
-                used = 0;
-            }
-            buf[used..used + W].copy_from_slice(&b);
-            used += W;
-        };
         let mut count = 0u64;
-        for row in rows {
-            put(&mut self.0, len(row.len()));
-            for &v in row {
-                put(&mut self.0, bytes(v));
-            }
+        let items = rows.into_iter().flat_map(|row| {
             count += 1;
-        }
-        self.0.update(&buf[..used]);
-        self.u64(count)
+            std::iter::once(len(row.len())).chain(row.iter().map(move |&v| bytes(v)))
+        });
+        let this = self.in_blocks(items);
+        this.u64(count)
     }
 
-    pub fn usizes(mut self, v: &[usize]) -> Self {
-        self.0.update((v.len() as u64).to_le_bytes());
-        for &x in v {
-            self.0.update((x as u64).to_le_bytes());
-        }
-        self
+    pub fn usizes(self, v: &[usize]) -> Self {
+        self.u64(v.len() as u64)
+            .in_blocks(v.iter().map(|&x| (x as u64).to_le_bytes()))
     }
 
-    pub fn f64s(mut self, v: &[f64]) -> Self {
-        self.0.update((v.len() as u64).to_le_bytes());
-        for x in v {
-            self.0.update(x.to_bits().to_le_bytes());
-        }
-        self
+    pub fn f64s(self, v: &[f64]) -> Self {
+        self.u64(v.len() as u64)
+            .in_blocks(v.iter().map(|x| x.to_bits().to_le_bytes()))
     }
 
     pub fn finish(self) -> Key {
@@ -377,6 +370,33 @@ mod tests {
         }
         let got = KeyBuilder::new("t").f64_rows(dense.iter().map(Vec::as_slice));
         assert_eq!(got.finish(), e.u64(900).finish());
+    }
+
+    /// Slices of fixed-width items hash the bytes of one update per length and item, as
+    /// before they went through the 4 KiB blocks; lengths past one block cross its edge.
+    #[test]
+    fn slices_hash_one_item_at_a_time() {
+        for n in [0usize, 1, 511, 512, 513, 3000] {
+            let u: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+            let f: Vec<f64> = u.iter().map(|&v| f64::from(v) * -0.25).collect();
+            let z: Vec<usize> = u.iter().map(|&v| v as usize * 3).collect();
+            let d: Vec<[u8; 32]> = u.iter().map(|&v| [(v % 251) as u8; 32]).collect();
+            let mut e = KeyBuilder::new("t");
+            e.0.update((n as u64).to_le_bytes());
+            u.iter().for_each(|v| e.0.update(v.to_le_bytes()));
+            e.0.update((n as u64).to_le_bytes());
+            f.iter().for_each(|v| e.0.update(v.to_bits().to_le_bytes()));
+            e.0.update((n as u64).to_le_bytes());
+            z.iter().for_each(|&v| e.0.update((v as u64).to_le_bytes()));
+            d.iter().for_each(|v| e.0.update(v));
+            e.0.update((n as u64).to_le_bytes());
+            let got = KeyBuilder::new("t")
+                .u32s(&u)
+                .f64s(&f)
+                .usizes(&z)
+                .digests(&d);
+            assert_eq!(got.finish(), e.finish(), "{n} items");
+        }
     }
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -387,6 +387,7 @@ fn binary_dataset(n: usize, d: usize, k: usize, tag: &str) -> Dataset {
         bounds: None,
         truth: None,
         row_digests: Default::default(),
+        known_bounds: Default::default(),
         feature_names: None,
     }
 }
@@ -1006,6 +1007,7 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
         scaling: Scaling::Thesis,
         public: None,
         digests: Some(&grown.row_digests),
+        bounds: Some(&grown.known_bounds),
     };
     let (shared, again) = (rows.shared(), rows.shared());
     let keyed = shared.design(x.view());
@@ -1073,6 +1075,7 @@ fn blocked_dense_gram_is_the_row_by_row_sum_bit_for_bit() {
             bounds: None,
             truth: None,
             row_digests: Default::default(),
+            known_bounds: Default::default(),
         };
         let mut design = Design::new(&data, &rows, cols, Encoding::Indicator).unwrap();
         design.set_scales((0..203).map(|i| 0.5 + (i % 7) as f64 / 10.0).collect());

@@ -621,6 +621,7 @@ impl FileSet<'_> {
             bounds,
             truth: None,
             row_digests: Default::default(),
+            known_bounds: Default::default(),
         })
     }
 }

@@ -171,6 +171,8 @@ pub struct Dataset {
     /// The digest of each row of the dense feature matrix, hashed once per process at first
     /// need.
     pub row_digests: RowDigests,
+    /// The column bounds of the row sets its fits scaled last.
+    pub known_bounds: KnownBounds,
 }
 
 /// The SHA-256 of each row of a dataset's dense feature matrix, computed (rows side by side on
@@ -181,15 +183,35 @@ pub struct Dataset {
 /// subsets' keys): appendix B hashed about 210 GB of subsets (5% of its CPU), each set once,
 /// where its two large matrices are 21 GB. It lives in the dataset, so it never outlives the
 /// content it describes. Concurrent requests wait for the first to hash.
+///
+/// It also remembers the keys of the row sets asked for last ([`Self::set_key`]): each cell
+/// of a trial's subset asks for the same key (appendix B: ten or more cells for each N, each
+/// hashing 36 bytes a row, 4% of the run at D <= 100), and comparing the row indices costs a
+/// tenth of hashing them.
 #[derive(Default)]
-pub struct RowDigests(std::sync::OnceLock<Vec<[u8; 32]>>);
+pub struct RowDigests {
+    digests: std::sync::OnceLock<Vec<[u8; 32]>>,
+    /// Most recently asked for first.
+    sets: std::sync::Mutex<Vec<KnownSet>>,
+}
+
+/// A row set's key, by the key of everything else it hashes and the rows it lists.
+struct KnownSet {
+    settings: crate::memo::Key,
+    rows: Vec<u32>,
+    key: crate::memo::Key,
+}
+
+/// Row-set keys a dataset remembers (a few trials' subsets of every N: appendix B's largest
+/// is 2^20 indices, 4 MB).
+pub(crate) const KNOWN_SETS: usize = 16;
 
 impl RowDigests {
     /// The digests of `x`'s rows, `x` being the dataset's feature matrix in standard layout
     /// (its rows are slices).
     pub fn of(&self, x: ndarray::ArrayView2<'_, f64>) -> &[[u8; 32]] {
         use rayon::prelude::*;
-        self.0.get_or_init(|| {
+        self.digests.get_or_init(|| {
             (0..x.nrows())
                 .into_par_iter()
                 .map(|i| {
@@ -202,7 +224,97 @@ impl RowDigests {
 
     /// Whether the digests have been computed.
     pub fn is_computed(&self) -> bool {
-        self.0.get().is_some()
+        self.digests.get().is_some()
+    }
+
+    /// The key of the set `rows` of these rows, `compute`d unless a set with the same rows
+    /// and the same `settings` (the key of all else `compute` hashes) was asked for lately.
+    /// `compute` must be a function of `settings`, `rows` and the digests alone.
+    pub fn set_key(
+        &self,
+        settings: crate::memo::Key,
+        rows: &[u32],
+        compute: impl FnOnce() -> crate::memo::Key,
+    ) -> crate::memo::Key {
+        let lock = || self.sets.lock().unwrap_or_else(|e| e.into_inner());
+        {
+            let mut sets = lock();
+            let known = sets
+                .iter()
+                .position(|s| s.settings == settings && s.rows == rows);
+            if let Some(at) = known {
+                let set = sets.remove(at);
+                let key = set.key;
+                sets.insert(0, set);
+                return key;
+            }
+        }
+        let key = compute();
+        let mut sets = lock();
+        sets.insert(
+            0,
+            KnownSet {
+                settings,
+                rows: rows.to_vec(),
+                key,
+            },
+        );
+        sets.truncate(KNOWN_SETS);
+        key
+    }
+}
+
+/// The per-column bounds (smallest and largest value) of the row sets a dataset's fits
+/// scaled last, for a set that extends one of them: appendix B's trial subsets are prefixes of
+/// one order (2^17 rows, then 2^18, then 2^19), and a column's fold over the longer set is the
+/// fold over the shorter one continued over the rest, every comparison the same in the same
+/// order, so the bounds are the same bits with half the rows read.
+#[derive(Default)]
+pub struct KnownBounds(std::sync::Mutex<Vec<Bounds>>);
+
+/// One row set's column bounds.
+#[derive(Clone)]
+pub struct Bounds {
+    pub cols: Vec<usize>,
+    pub rows: Vec<u32>,
+    pub lo: Vec<f64>,
+    pub hi: Vec<f64>,
+}
+
+/// Row sets whose bounds a dataset remembers (the two workers' current trials, with room).
+const KNOWN_BOUNDS: usize = 4;
+
+impl KnownBounds {
+    /// The remembered set of the columns `cols` whose rows are the longest prefix of `rows`.
+    pub fn longest_prefix(&self, rows: &[u32], cols: &[usize]) -> Option<Bounds> {
+        let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known
+            .iter()
+            .filter(|b| b.cols == cols && rows.starts_with(&b.rows))
+            .max_by_key(|b| b.rows.len())
+            .cloned()
+    }
+
+    /// Remembers `bounds`, forgetting the set remembered longest ago past a few.
+    pub fn remember(&self, bounds: Bounds) {
+        let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known.retain(|b| !(b.cols == bounds.cols && b.rows == bounds.rows));
+        known.insert(0, bounds);
+        known.truncate(KNOWN_BOUNDS);
+    }
+}
+
+impl Clone for KnownBounds {
+    /// A copy starts empty (it is a cache).
+    fn clone(&self) -> Self {
+        KnownBounds::default()
+    }
+}
+
+impl std::fmt::Debug for KnownBounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0.lock().map_or(0, |k| k.len());
+        write!(f, "KnownBounds({n} sets)")
     }
 }
 
@@ -215,7 +327,7 @@ impl Clone for RowDigests {
 
 impl std::fmt::Debug for RowDigests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0.get() {
+        match self.digests.get() {
             Some(d) => write!(f, "RowDigests({} rows)", d.len()),
             None => write!(f, "RowDigests(not yet hashed)"),
         }

@@ -124,6 +124,7 @@ pub fn column_dataset(name: &str, title: &str, values: Vec<f64>) -> Dataset {
         bounds: None,
         truth: None,
         row_digests: Default::default(),
+        known_bounds: Default::default(),
     }
 }
 

@@ -96,6 +96,7 @@ pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset 
         bounds: None,
         truth: Some(w),
         row_digests: Default::default(),
+        known_bounds: Default::default(),
     }
 }
 
@@ -180,6 +181,7 @@ pub fn logistic_binary(
         bounds: None,
         truth: None,
         row_digests: Default::default(),
+        known_bounds: Default::default(),
     }
 }
 
@@ -235,6 +237,7 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Result<Dat
         bounds: None,
         truth: None,
         row_digests: Default::default(),
+        known_bounds: Default::default(),
     })
 }
 
@@ -258,6 +261,7 @@ pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
         bounds: None,
         truth: None,
         row_digests: Default::default(),
+        known_bounds: Default::default(),
     }
 }
 
@@ -301,6 +305,7 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         bounds: None,
         truth: None,
         row_digests: Default::default(),
+        known_bounds: Default::default(),
     })
 }
 

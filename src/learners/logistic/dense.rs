@@ -24,7 +24,7 @@ use super::LogisticModel;
 use super::design::{ColumnMap, Design, every_column_in_order};
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
-use crate::data::{Dataset, PublicBounds, RowDigests, SplitRule};
+use crate::data::{Bounds, Dataset, KnownBounds, PublicBounds, RowDigests, SplitRule};
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use ndarray::ArrayView2;
 use std::borrow::Cow;
@@ -55,9 +55,65 @@ pub fn hold_last_read(rows: Arc<SharedDense>) {
     LAST_READ.set(Some(rows));
 }
 
-/// Forgets every scaled design held for later cells (see [`super::forget_shared_work`]).
+/// Forgets every scaled design held for later cells (see [`super::forget_shared_work`]),
+/// and the spare buffers of dropped copies.
 pub(super) fn forget() {
     DENSE.clear();
+    SPARE.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// The buffers of dropped copies, kept for the next copies: a fresh page costs this VM far
+/// more than the copy's writes (the kernel zeroes it at the first touch: about 11 s of CPU for
+/// the 8.4 GB of copies of two appendix-B trials at D = 1000), and a trial makes copies of
+/// every N from 2^4 to 2^17-2^20 rows, which the next trial makes again at the same sizes.
+/// Bounded like the memo ([`SPARE_MAX_BYTES`]); only buffers of at least [`SPARE_MIN_BYTES`]
+/// are kept (the allocator keeps the small ones itself). A buffer's values are overwritten
+/// before they are read, so no result depends on which buffer a copy got.
+static SPARE: std::sync::Mutex<Spare> = std::sync::Mutex::new(Spare(Vec::new()));
+
+/// Most recently returned last.
+struct Spare(Vec<Vec<f64>>);
+
+/// What the spare buffers may hold together (2 GiB, the dense memo's budget: appendix B's
+/// whole ladder of copies at D = 100, 1.7 GB, fits).
+const SPARE_MAX_BYTES: usize = 2 << 30;
+
+/// The smallest buffer kept (16 MiB).
+const SPARE_MIN_BYTES: usize = 16 << 20;
+
+impl Spare {
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The smallest buffer that holds `len` values without wasting more than as many again,
+    /// emptied; or a new one.
+    fn take(&mut self, len: usize) -> Vec<f64> {
+        let fits = |v: &Vec<f64>| v.capacity() >= len && v.capacity() <= 2 * len;
+        let best = (0..self.0.len())
+            .filter(|&i| fits(&self.0[i]))
+            .min_by_key(|&i| self.0[i].capacity());
+        match best {
+            Some(i) => {
+                let mut v = self.0.remove(i);
+                v.clear();
+                v
+            }
+            None => Vec::with_capacity(len),
+        }
+    }
+
+    /// Keeps `v` for a later copy, dropping the buffers returned longest ago past the budget.
+    fn put(&mut self, v: Vec<f64>) {
+        let bytes = |v: &Vec<f64>| v.capacity() * 8;
+        if bytes(&v) < SPARE_MIN_BYTES || bytes(&v) > SPARE_MAX_BYTES {
+            return;
+        }
+        self.0.push(v);
+        while self.0.iter().map(bytes).sum::<usize>() > SPARE_MAX_BYTES {
+            self.0.remove(0);
+        }
+    }
 }
 
 /// Scaled copies up to this size are always made (1 GiB); a larger one only of at most half
@@ -86,14 +142,25 @@ pub struct SharedDense {
     pub transform: ColumnTransform,
     rows: Vec<u32>,
     copy: Option<ndarray::Array2<f64>>,
+    /// The copy's buffer, in values (a spare may hold up to twice the copy).
+    capacity: usize,
     scales: Vec<f64>,
     key: Option<Key>,
 }
 
 impl Footprint for SharedDense {
     fn bytes(&self) -> usize {
-        let copy = self.copy.as_ref().map_or(0, ndarray::Array2::len);
-        (copy + self.scales.len()) * 8 + self.rows.len() * 4
+        (self.capacity + self.scales.len()) * 8 + self.rows.len() * 4
+    }
+}
+
+impl Drop for SharedDense {
+    /// The copy's buffer goes to the spares for the next copy ([`SPARE`]).
+    fn drop(&mut self) {
+        if let Some(copy) = self.copy.take() {
+            let (values, _) = copy.into_raw_vec_and_offset();
+            SPARE.lock().unwrap_or_else(|e| e.into_inner()).put(values);
+        }
     }
 }
 
@@ -128,7 +195,10 @@ impl SharedDense {
             // one is copied; each value is a_j x_j + b_j as before.
             let every = every_column_in_order(cols, x.ncols());
             let consts = || map.a.iter().zip(&map.b);
-            let mut values = Vec::with_capacity(rows.len() * cols.len());
+            let mut values = SPARE
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(rows.len() * cols.len());
             for (k, &r) in rows.iter().enumerate() {
                 let src = x.row(r as usize);
                 match src.as_slice().filter(|_| every) {
@@ -148,13 +218,17 @@ impl SharedDense {
                     ),
                 }
             }
-            ndarray::Array2::from_shape_vec((rows.len(), cols.len()), values)
-                .expect("one value per row and column")
+            let capacity = values.capacity();
+            let copy = ndarray::Array2::from_shape_vec((rows.len(), cols.len()), values)
+                .expect("one value per row and column");
+            (copy, capacity)
         });
+        let (copy, capacity) = copy.unzip();
         let mut shared = SharedDense {
             transform,
             rows: rows.to_vec(),
             copy,
+            capacity: capacity.unwrap_or(0),
             scales: Vec::new(),
             key,
         };
@@ -191,6 +265,8 @@ pub struct DenseRows<'a> {
     pub public: Option<&'a PublicBounds>,
     /// The dataset's row digests, when `x` is its feature matrix.
     pub digests: Option<&'a RowDigests>,
+    /// The column bounds of the dataset's row sets scaled last, when `x` is its feature matrix.
+    pub bounds: Option<&'a KnownBounds>,
 }
 
 impl DenseRows<'_> {
@@ -234,16 +310,18 @@ impl DenseRows<'_> {
                 .u64(x.ncols() as u64)
                 .u64(u64::from(self.features.is_some()))
                 .usizes(self.features.unwrap_or(&[]))
-                .u32s(self.rows)
         };
+        const BY_DIGESTS: &str = "lr-dense-row-digests";
         Some(match self.digests {
-            Some(digests) => {
+            Some(digests) => digests.set_key(settings(BY_DIGESTS).finish(), self.rows, || {
                 let all = digests.of(x);
-                settings("lr-dense-row-digests")
+                settings(BY_DIGESTS)
+                    .u32s(self.rows)
                     .digests(self.rows.iter().map(|&r| &all[r as usize]))
                     .finish()
-            }
+            }),
             None => settings("lr-dense-design")
+                .u32s(self.rows)
                 .f64_rows(
                     self.rows
                         .iter()
@@ -275,11 +353,50 @@ pub struct ColumnTransform {
 fn column_bounds(x: ArrayView2<f64>, rows: &[u32], cols: &[usize]) -> (Vec<f64>, Vec<f64>) {
     let mut lo = vec![f64::INFINITY; cols.len()];
     let mut hi = vec![f64::NEG_INFINITY; cols.len()];
+    fold_column_bounds(x, rows, 0, cols, &mut lo, &mut hi);
+    (lo, hi)
+}
+
+/// [`column_bounds`], continued from the bounds the dataset remembers of a prefix of `rows`
+/// (the same folds in the same order from there, so the same bits), and remembered in turn.
+fn column_bounds_known(
+    x: ArrayView2<f64>,
+    rows: &[u32],
+    cols: &[usize],
+    known: &KnownBounds,
+) -> (Vec<f64>, Vec<f64>) {
+    let (from, mut lo, mut hi) = match known.longest_prefix(rows, cols) {
+        Some(b) => (b.rows.len(), b.lo, b.hi),
+        None => (
+            0,
+            vec![f64::INFINITY; cols.len()],
+            vec![f64::NEG_INFINITY; cols.len()],
+        ),
+    };
+    fold_column_bounds(x, rows, from, cols, &mut lo, &mut hi);
+    known.remember(Bounds {
+        cols: cols.to_vec(),
+        rows: rows.to_vec(),
+        lo: lo.clone(),
+        hi: hi.clone(),
+    });
+    (lo, hi)
+}
+
+/// Folds `rows[from..]` into each column's bounds, row by row.
+fn fold_column_bounds(
+    x: ArrayView2<f64>,
+    rows: &[u32],
+    from: usize,
+    cols: &[usize],
+    lo: &mut [f64],
+    hi: &mut [f64],
+) {
     let identity = every_column_in_order(cols, x.ncols());
-    for (k, &r) in rows.iter().enumerate() {
+    for (k, &r) in rows.iter().enumerate().skip(from) {
         let row = x.row(r as usize);
         match row.as_slice().filter(|_| identity) {
-            Some(row) => fold_bounds(&mut lo, &mut hi, row, next_row(x, rows, k)),
+            Some(row) => fold_bounds(lo, hi, row, next_row(x, rows, k)),
             None => {
                 for ((l, h), &c) in lo.iter_mut().zip(hi.iter_mut()).zip(cols) {
                     let v = row[c];
@@ -288,7 +405,6 @@ fn column_bounds(x: ArrayView2<f64>, rows: &[u32], cols: &[usize]) -> (Vec<f64>,
             }
         }
     }
-    (lo, hi)
 }
 
 /// The row after `rows[k]` as a slice of `x`, for a reader to fetch while it reads `rows[k]`
@@ -336,6 +452,7 @@ impl ColumnTransform {
             features,
             scaling,
             public,
+            bounds,
             ..
         } = *src;
         let cols: Vec<usize> = features.map_or_else(|| (0..x.ncols()).collect(), <[usize]>::to_vec);
@@ -345,7 +462,10 @@ impl ColumnTransform {
         );
         let (lo_of, hi_of) = match public {
             Some(_) => (Vec::new(), Vec::new()),
-            None => column_bounds(x, rows, &cols),
+            None => match bounds {
+                Some(known) => column_bounds_known(x, rows, &cols, known),
+                None => column_bounds(x, rows, &cols),
+            },
         };
         for (j, &c) in cols.iter().enumerate() {
             let (lo, hi) = match public {
@@ -419,6 +539,7 @@ mod tests {
             scaling: Scaling::Thesis,
             public: None,
             digests: None,
+            bounds: None,
         };
         let read = of(&first).shared();
         DENSE.clear();
@@ -483,6 +604,85 @@ mod tests {
         assert_eq!((bits(&lo), bits(&hi)), (bits(&sl), bits(&sh)));
     }
 
+    /// A spare buffer serves the smallest copy it fits without wasting more than as many
+    /// again, emptied; small buffers are not kept, and past the budget the buffers returned
+    /// longest ago go.
+    #[test]
+    fn a_spare_buffer_serves_the_next_copy_it_fits() {
+        let mib = (1 << 20) / 8;
+        let mut spare = Spare(Vec::new());
+        spare.put(vec![1.0; 8 * mib]);
+        assert!(spare.0.is_empty(), "8 MiB: the allocator's to keep");
+        let (a, b) = (vec![1.0; 64 * mib], vec![1.0; 32 * mib]);
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        spare.put(a);
+        spare.put(b);
+        let t = spare.take(40 * mib);
+        assert_eq!((t.as_ptr(), t.len()), (pa, 0), "the 64 MiB one, emptied");
+        let new = spare.take(70 * mib);
+        assert!(new.capacity() >= 70 * mib, "none fits: a new one");
+        assert_eq!(spare.0.len(), 1);
+        let small = spare.take(15 * mib);
+        assert!(small.as_ptr() != pb, "32 MiB wastes over twice 15");
+        let fits = spare.take(16 * mib);
+        assert_eq!(fits.as_ptr(), pb);
+        let big = SPARE_MAX_BYTES / 8 / 3 * 2;
+        let (c, d) = (
+            Vec::<f64>::with_capacity(big),
+            Vec::<f64>::with_capacity(big),
+        );
+        let pd = d.as_ptr();
+        spare.put(c);
+        spare.put(d);
+        assert_eq!(
+            spare.0.len(),
+            1,
+            "two thirds of the budget each: the older goes"
+        );
+        assert_eq!(spare.0[0].as_ptr(), pd);
+    }
+
+    /// Bounds continued from a remembered prefix are those of the whole fold, bit for bit
+    /// (ties of -0 and +0 included, which depend on the order); a set that extends none of
+    /// the remembered ones, or of other columns, is folded from its first row.
+    #[test]
+    fn bounds_continued_from_a_prefix_equal_the_whole_fold() {
+        let (n, d) = (400, 19);
+        let x = Array2::from_shape_fn((n, d), |(i, j)| match (i * 7 + j) % 5 {
+            0 => 0.0,
+            1 => -0.0,
+            k => (i as f64 * 0.37 + j as f64).sin() * k as f64,
+        });
+        let order: Vec<u32> = (0..n as u32).map(|i| (i * 151) % n as u32).collect();
+        let all: Vec<usize> = (0..d).collect();
+        let some = [3, 0, 18];
+        let bits = |(l, h): (Vec<f64>, Vec<f64>)| {
+            let b = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+            (b(l), b(h))
+        };
+        let known = KnownBounds::default();
+        for cols in [&some[..], &all[..]] {
+            for len in [50, 100, 400, 77] {
+                let rows = &order[..len];
+                let want = bits(column_bounds(x.view(), rows, cols));
+                let got = bits(column_bounds_known(x.view(), rows, cols, &known));
+                assert_eq!(got, want, "{len} rows of {} columns", cols.len());
+            }
+        }
+        let longest = known.longest_prefix(&order[..300], &all).expect("a prefix");
+        assert_eq!(
+            longest.rows.len(),
+            100,
+            "the 400-row set is no prefix of 300 rows"
+        );
+        assert!(known.longest_prefix(&order[1..300], &all).is_none());
+        let reversed: Vec<u32> = order.iter().rev().copied().collect();
+        assert_eq!(
+            bits(column_bounds_known(x.view(), &reversed, &all, &known)),
+            bits(column_bounds(x.view(), &reversed, &all))
+        );
+    }
+
     /// Appendix B's whole 2^20 training set at D = 1000 and 1500 is read through its map, so
     /// no copy doubles the run's memory, and so are its subsets whose copy passes 2 GiB; the
     /// smaller subsets and anything up to 1 GiB are copied (the passes stream a copy fastest).
@@ -528,6 +728,39 @@ mod tests {
         assert_eq!(got[0][1234], one);
     }
 
+    /// A row set asked for again, with the same settings, gets its remembered key without
+    /// hashing; other rows, another order or other settings are computed, and past
+    /// `KNOWN_SETS` the set asked for longest ago is forgotten.
+    #[test]
+    fn a_row_set_asked_for_again_is_not_hashed_again() {
+        let known = RowDigests::default();
+        let key = |i: u64| crate::memo::KeyBuilder::new("t").u64(i).finish();
+        let hashed = std::cell::Cell::new(0);
+        let ask = |settings: u64, rows: &[u32]| {
+            known.set_key(key(settings), rows, || {
+                hashed.set(hashed.get() + 1);
+                key(1000 + settings + 10 * u64::from(rows[0]))
+            })
+        };
+        assert_eq!(ask(1, &[3, 1, 2]), key(1031));
+        assert_eq!(ask(1, &[3, 1, 2]), key(1031));
+        assert_eq!(hashed.get(), 1);
+        assert_eq!(ask(2, &[3, 1, 2]), key(1032));
+        assert_eq!(ask(1, &[1, 3, 2]), key(1011));
+        assert_eq!(ask(1, &[3, 1]), key(1031));
+        assert_eq!(hashed.get(), 4);
+        for r in 0..crate::data::KNOWN_SETS as u32 {
+            ask(7, &[100 + r]);
+        }
+        let before = hashed.get();
+        ask(1, &[3, 1, 2]);
+        assert_eq!(
+            hashed.get(),
+            before + 1,
+            "forgotten after KNOWN_SETS others"
+        );
+    }
+
     /// With the dataset's row digests, a row set's key tells apart what the scaled design
     /// depends on (which rows, in which order, which features, their values) and nothing
     /// else: rows outside the set, or a matrix grown by more rows, leave it as it is.
@@ -545,6 +778,7 @@ mod tests {
                 scaling: Scaling::Thesis,
                 public: None,
                 digests,
+                bounds: None,
             }
             .key()
             .unwrap()

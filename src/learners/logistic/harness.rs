@@ -191,6 +191,7 @@ impl LrConfig {
                 scaling: self.scaling,
                 public: bounds,
                 digests: Some(&data.row_digests),
+                bounds: Some(&data.known_bounds),
             }
             .shared()
         });
@@ -384,6 +385,7 @@ impl LrConfig {
                     scaling: self.scaling,
                     public: None,
                     digests: Some(&data.row_digests),
+                    bounds: Some(&data.known_bounds),
                 };
                 let Some(key) = rows.key() else {
                     return Ok((design, pre));
