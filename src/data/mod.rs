@@ -186,8 +186,8 @@ pub struct Dataset {
 ///
 /// It also remembers the keys of the row sets asked for last ([`Self::set_key`]): each cell
 /// of a trial's subset asks for the same key (appendix B: ten or more cells for each N, each
-/// hashing 36 bytes a row, 4% of the run at D <= 100), and comparing the row indices costs a
-/// tenth of hashing them.
+/// hashing 36 bytes a row, a sixth of the CPU at D <= 100), and comparing the row indices
+/// costs a tenth of hashing them.
 #[derive(Default)]
 pub struct RowDigests {
     digests: std::sync::OnceLock<Vec<[u8; 32]>>,
