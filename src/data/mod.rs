@@ -273,7 +273,6 @@ impl RowDigests {
 pub struct KnownBounds(std::sync::Mutex<Vec<Bounds>>);
 
 /// One row set's column bounds.
-#[derive(Clone)]
 pub struct Bounds {
     pub cols: Vec<usize>,
     pub rows: Vec<u32>,
@@ -285,14 +284,19 @@ pub struct Bounds {
 const KNOWN_BOUNDS: usize = 4;
 
 impl KnownBounds {
-    /// The remembered set of the columns `cols` whose rows are the longest prefix of `rows`.
-    pub fn longest_prefix(&self, rows: &[u32], cols: &[usize]) -> Option<Bounds> {
+    /// Of the remembered sets of the columns `cols` whose rows are a prefix of `rows`, the
+    /// longest: its row count and its bounds (low, high).
+    pub fn longest_prefix(
+        &self,
+        rows: &[u32],
+        cols: &[usize],
+    ) -> Option<(usize, Vec<f64>, Vec<f64>)> {
         let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
         known
             .iter()
             .filter(|b| b.cols == cols && rows.starts_with(&b.rows))
             .max_by_key(|b| b.rows.len())
-            .cloned()
+            .map(|b| (b.rows.len(), b.lo.clone(), b.hi.clone()))
     }
 
     /// Remembers `bounds`, forgetting the set remembered longest ago past a few.

@@ -366,7 +366,7 @@ fn column_bounds_known(
     known: &KnownBounds,
 ) -> (Vec<f64>, Vec<f64>) {
     let (from, mut lo, mut hi) = match known.longest_prefix(rows, cols) {
-        Some(b) => (b.rows.len(), b.lo, b.hi),
+        Some(prefix) => prefix,
         None => (
             0,
             vec![f64::INFINITY; cols.len()],
@@ -669,12 +669,8 @@ mod tests {
                 assert_eq!(got, want, "{len} rows of {} columns", cols.len());
             }
         }
-        let longest = known.longest_prefix(&order[..300], &all).expect("a prefix");
-        assert_eq!(
-            longest.rows.len(),
-            100,
-            "the 400-row set is no prefix of 300 rows"
-        );
+        let (longest, _, _) = known.longest_prefix(&order[..300], &all).expect("a prefix");
+        assert_eq!(longest, 100, "the 400-row set is no prefix of 300 rows");
         assert!(known.longest_prefix(&order[1..300], &all).is_none());
         let reversed: Vec<u32> = order.iter().rev().copied().collect();
         assert_eq!(
