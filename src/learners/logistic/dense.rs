@@ -365,15 +365,13 @@ fn column_bounds_known(
     cols: &[usize],
     known: &KnownBounds,
 ) -> (Vec<f64>, Vec<f64>) {
-    let (from, mut lo, mut hi) = match known.longest_prefix(rows, cols) {
-        Some(prefix) => prefix,
-        None => (
-            0,
-            vec![f64::INFINITY; cols.len()],
-            vec![f64::NEG_INFINITY; cols.len()],
-        ),
+    let (lo, hi) = match known.longest_prefix(rows, cols) {
+        Some((from, mut lo, mut hi)) => {
+            fold_column_bounds(x, rows, from, cols, &mut lo, &mut hi);
+            (lo, hi)
+        }
+        None => column_bounds(x, rows, cols),
     };
-    fold_column_bounds(x, rows, from, cols, &mut lo, &mut hi);
     known.remember(Bounds {
         cols: cols.to_vec(),
         rows: rows.to_vec(),
