@@ -473,7 +473,7 @@ impl Prepared<'_> {
                 let shape = dense_shape(data);
                 let batched: Vec<Vec<Vec<&Cell>>> = tasks
                     .iter()
-                    .map(|task| lockstep_batches(spec, task, shape, LOCKSTEP_MIN_VALUES))
+                    .map(|task| lockstep_batches(spec, task, shape, None, LOCKSTEP_MIN_VALUES))
                     .collect();
                 // The pool runs only these tasks, so the X^T X there may split across it: the
                 // thread done with its tasks takes half of each block instead of idling.
@@ -497,8 +497,10 @@ impl Prepared<'_> {
                         }
                         let group = Group::new(spec, &self.plan, di, data, trial)?;
                         let td = group.data(data);
-                        let shape = dense_shape(data);
-                        for batch in lockstep_batches(spec, &cells, shape, LOCKSTEP_MIN_VALUES) {
+                        let (shape, whole) = (dense_shape(data), whole_training_set(data));
+                        let batches =
+                            lockstep_batches(spec, &cells, shape, whole, LOCKSTEP_MIN_VALUES);
+                        for batch in batches {
                             keep(run_batch(spec, &batch, |_| td, None))?;
                         }
                         Ok(())
@@ -541,25 +543,43 @@ impl Prepared<'_> {
 /// groups had been measured faster only from D = 1000's 2^19 rows.)
 const LOCKSTEP_MIN_VALUES: usize = 1 << 20;
 
+/// Rows x columns from which a trial's objective-perturbation subsets of a grown split (each
+/// N's rows a prefix of the next N's in the trial's order) fit in one lockstep group with
+/// their lambda siblings, every round reading the longest subset's rows once for all
+/// ([`crate::learners::logistic::lockstep`]); appendix B's N = 2^17-2^19 at D = 1000 and
+/// 2^16-2^19 at D = 1500.
+const NESTED_MIN_VALUES: usize = 1 << 26;
+
 /// A trial's cells in the order they run, as batches: one cell, or the cells of a pipeline
 /// whose kind fits in lockstep that differ only in lambda, on a design of at least
 /// `min_values` rows x columns of the dataset's `(rows, columns)` (gathered at the first of
 /// them; each cell has its own streams, so the order changes no result). `dense_shape` is
-/// `None` for a binary dataset: only dense rows are read once for several vectors.
+/// `None` for a binary dataset: only dense rows are read once for several vectors. With
+/// `whole`, the size of a grown split's whole training set, the subsets of at least
+/// [`NESTED_MIN_VALUES`] of a kind whose every fit is work of its own also go together
+/// whatever their N (see [`nested_subset`]).
 fn lockstep_batches<'c>(
     spec: &Spec,
     cells: &'c [Cell],
     dense_shape: Option<(usize, usize)>,
+    whole: Option<usize>,
     min_values: usize,
 ) -> Vec<Vec<&'c Cell>> {
     let eligible = |c: &Cell| siblings_in_lockstep(spec, c, dense_shape, min_values);
-    // Same pipeline and every grid value but lambda: so the same eligibility and budget.
+    let nested = |c: &Cell| nested_subset(spec, c, dense_shape, whole);
+    // Same pipeline and every grid value but lambda (and N, for nested subsets): so the same
+    // eligibility and budget.
     let sibling = |a: &Cell, b: &Cell| {
         let lambda = |c: &Cell| crate::kinds::GridValues {
             lambda: None,
             ..c.at
         };
-        a.pipeline == b.pipeline && lambda(a) == lambda(b)
+        let lambda_n = |c: &Cell| crate::kinds::GridValues {
+            n_train: None,
+            ..lambda(c)
+        };
+        a.pipeline == b.pipeline
+            && (lambda(a) == lambda(b) || nested(a) && nested(b) && lambda_n(a) == lambda_n(b))
     };
     let mut taken = vec![false; cells.len()];
     let mut batches = Vec::new();
@@ -580,6 +600,29 @@ fn lockstep_batches<'c>(
         batches.push(batch);
     }
     batches
+}
+
+/// Whether `cell` fits in lockstep with the other N's subsets of its trial (their lambda
+/// siblings included): a subset smaller than a grown split's `whole` training set (so a prefix
+/// of the larger ones in the trial's order) of at least [`NESTED_MIN_VALUES`] dense values,
+/// of a kind whose every fit is work of its own (noise-free fits are shared through the memo).
+fn nested_subset(
+    spec: &Spec,
+    cell: &Cell,
+    dense_shape: Option<(usize, usize)>,
+    whole: Option<usize>,
+) -> bool {
+    match (dense_shape, whole, cell.at.n_train) {
+        (Some((_, n_features)), Some(whole), Some(n)) if n < whole => fits_in_lockstep(
+            spec,
+            cell.pipeline,
+            &cell.at,
+            n.saturating_mul(n_features),
+            NESTED_MIN_VALUES,
+            Lockstep::AcrossTrials,
+        ),
+        _ => false,
+    }
 }
 
 /// Whether `cell` fits in lockstep with its lambda siblings: on a dataset of dense
@@ -794,6 +837,12 @@ fn run_batch<'d>(
     // last go with the members (each lets go of them once it reads others), and the rows the
     // members read come back for the trial's next cells (see `dense::take_last_read`).
     let last = dense::take_last_read();
+    // Nested subsets read their rows through their maps: a round reads the longest's once.
+    let nested = batch.iter().any(|c| c.at.n_train != batch[0].at.n_train);
+    let run = |cell: &Cell| match nested {
+        true => dense::through_map(|| run(cell)),
+        false => run(cell),
+    };
     std::thread::scope(|s| {
         let members: Vec<_> = batch
             .iter()
@@ -1064,7 +1113,7 @@ x = "n_train"
         let plan = plan(&spec, false);
         let mut cells: Vec<Cell> = plan.combos_of(0).map(|c| c.cell(0)).collect();
         cells.sort_by_key(|c| c.at.n_train);
-        let batches = lockstep_batches(&spec, &cells, Some((1000, 100)), 50_000);
+        let batches = lockstep_batches(&spec, &cells, Some((1000, 100)), None, 50_000);
         assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), cells.len());
         let grouped: Vec<&Vec<&Cell>> = batches.iter().filter(|b| b.len() > 1).collect();
         // N = 1000 (10^5 values): objective perturbation's three lambdas at each epsilon, and
@@ -1080,12 +1129,78 @@ x = "n_train"
             assert!(b.iter().all(|c| c.budget == b[0].budget));
         }
         for none in [
-            lockstep_batches(&spec, &cells, Some((1000, 100)), 200_000),
-            lockstep_batches(&spec, &cells, None, 0),
+            lockstep_batches(&spec, &cells, Some((1000, 100)), None, 200_000),
+            lockstep_batches(&spec, &cells, None, None, 0),
         ] {
             assert!(none.iter().all(|b| b.len() == 1));
             assert_eq!(none.len(), cells.len());
         }
+    }
+
+    /// On a grown split, objective perturbation's subsets of at least `NESTED_MIN_VALUES` go in
+    /// one batch whatever their N, lambda siblings included; a smaller N, the whole training
+    /// set, and LR (noise-free, shared through the memo) keep their own batches per N.
+    #[test]
+    fn lockstep_batches_nest_a_trials_large_subsets() {
+        let text = r#"
+[experiment]
+name = "b"
+trials = 1
+seed = 1
+datasets = ["toy"]
+[dataset.toy]
+source = "toy_gaussian"
+dimension = 1000
+train = 1048576
+first_train = 65536
+test = 100
+[grid]
+epsilon = [0.1]
+n_train = [65536, 131072, 262144, 1048576]
+lambda = [0.01, 1]
+[[pipeline]]
+name = "op"
+learner = "lr_objective"
+[[pipeline]]
+name = "lr"
+learner = "lr"
+[report]
+x = "n_train"
+"#;
+        let spec = Spec::parse(text, std::path::Path::new("b.toml")).unwrap();
+        let plan = plan(&spec, false);
+        let mut cells: Vec<Cell> = plan.combos_of(0).map(|c| c.cell(0)).collect();
+        cells.sort_by_key(|c| c.at.n_train);
+        let shape = Some((1048576 + 100, 1000));
+        let batches = lockstep_batches(&spec, &cells, shape, Some(1048576), LOCKSTEP_MIN_VALUES);
+        assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), cells.len());
+        let described: Vec<(String, Vec<usize>)> = batches
+            .iter()
+            .map(|b| {
+                let name = spec.pipelines[b[0].pipeline].name.clone();
+                (name, b.iter().map(|c| c.at.n_train.unwrap()).collect())
+            })
+            .collect();
+        let expect = |name: &str, n: &[usize]| (name.to_string(), n.to_vec());
+        assert_eq!(
+            described,
+            [
+                expect("op", &[65536, 65536]),
+                expect("lr", &[65536, 65536]),
+                expect("op", &[131072, 131072, 262144, 262144]),
+                expect("lr", &[131072, 131072]),
+                expect("lr", &[262144, 262144]),
+                expect("op", &[1048576, 1048576]),
+                expect("lr", &[1048576, 1048576]),
+            ]
+        );
+        // Without a grown split's whole set (a split drawn per trial), no subsets nest.
+        let flat = lockstep_batches(&spec, &cells, shape, None, LOCKSTEP_MIN_VALUES);
+        assert!(
+            flat.iter()
+                .all(|b| b.iter().all(|c| c.at.n_train == b[0].at.n_train))
+        );
+        assert_eq!(flat.len(), 8);
     }
 
     /// The cells that fit one design in every trial are objective perturbation's on a grown
@@ -1275,7 +1390,7 @@ x = "n_train"
         let named: Vec<_> = tasks.iter().map(names).collect();
         let fm = vec![("fm1".to_string(), None), ("fm2".to_string(), None)];
         assert_eq!(named, [fm, [lr(0.01), lr(1.0), lr(100.0)].concat()]);
-        let batches = lockstep_batches(&spec, &tasks[1], dense_shape(&data), 1);
+        let batches = lockstep_batches(&spec, &tasks[1], dense_shape(&data), None, 1);
         assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), [3]);
         assert!(whole_set_first(&spec, &data, &combos, 0..3, min, |_| false).is_none());
         // Without a grown split every trial draws its own training rows: nothing is shared.

@@ -43,6 +43,19 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+thread_local! {
+    /// Whether this thread's new scaled rows are read through their map ([`through_map`]).
+    static THROUGH_MAP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the scaled rows this thread makes read through their column map, never
+/// copied: for a lockstep group of nested subsets ([`super::lockstep`]), whose rounds read
+/// the longest subset's source rows once for all, the shorter ones' values mapped in cache,
+/// where a copy would be written and then read again (the same bits either way).
+pub fn through_map<R>(f: impl FnOnce() -> R) -> R {
+    super::design::with_flag(&THROUGH_MAP, f)
+}
+
 /// Takes the scaled rows this thread read last out of its hands: the runner lets go of them
 /// on every worker once a dataset is done, so they do not outlive it, and hands a lockstep
 /// member's to the worker that runs the trial's next cells, since the member's thread ends.
@@ -189,7 +202,7 @@ impl SharedDense {
     /// clipped to norm 1 (their scales), under `key`.
     fn new(x: ArrayView2<f64>, rows: &[u32], transform: ColumnTransform, key: Option<Key>) -> Self {
         let (cols, map) = (&transform.cols, &transform.map);
-        let copy = copies(rows.len(), cols.len(), x.nrows()).then(|| {
+        let copy = (copies(rows.len(), cols.len(), x.nrows()) && !THROUGH_MAP.get()).then(|| {
             // Row by row from the source's slices (one ndarray index per value ran at a
             // quarter of the copy's memory speed), the next row fetched line by line as this
             // one is copied; each value is a_j x_j + b_j as before.

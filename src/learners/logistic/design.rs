@@ -143,7 +143,7 @@ pub fn with_gram_split<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Runs `f` with this thread's `flag` set, restoring its value afterwards (also on a panic).
-fn with_flag<R>(flag: &'static LocalKey<Cell<bool>>, f: impl FnOnce() -> R) -> R {
+pub(super) fn with_flag<R>(flag: &'static LocalKey<Cell<bool>>, f: impl FnOnce() -> R) -> R {
     struct Reset(&'static LocalKey<Cell<bool>>, bool);
     impl Drop for Reset {
         fn drop(&mut self) {
@@ -1052,6 +1052,24 @@ impl<'a> Design<'a> {
         self.fused_sums(x, *map, n, cols, cs, outs)
     }
 
+    /// Whether this design's rows are the first rows of `outer`'s, read as slices of the same
+    /// dense source (each through its own column map, if any): then one pass over `outer`'s
+    /// rows serves both ([`margins_nested`], [`weighted_sum_nested`]). Appendix B's subsets of
+    /// one trial are such prefixes of one shuffled order, each with its own scaling.
+    pub fn nests_in(&self, outer: &Design) -> bool {
+        match (&self.source, &outer.source) {
+            (Source::Dense(x, _), Source::Dense(y, _)) => {
+                self.fuses_map(x)
+                    && outer.fuses_map(y)
+                    && std::ptr::eq(x.as_ptr(), y.as_ptr())
+                    && x.dim() == y.dim()
+                    && self.rows.len() <= outer.rows.len()
+                    && outer.rows[..self.rows.len()] == self.rows[..]
+            }
+            _ => false,
+        }
+    }
+
     /// out = sum_i c_i x_i (X^T c).
     pub fn weighted_sum(&self, c: &[f64], out: &mut [f64]) {
         out.iter_mut().for_each(|o| *o = 0.0);
@@ -1304,6 +1322,116 @@ impl<'a> Design<'a> {
         }
         x
     }
+}
+
+/// One design's part of a nested pass ([`margins_nested`], [`weighted_sum_nested`]): its input
+/// vectors (thetas or coefficient vectors) and their outputs.
+pub struct Share<'s, 'a> {
+    pub design: &'s Design<'a>,
+    pub inputs: Vec<&'s [f64]>,
+    pub outs: Vec<&'s mut [f64]>,
+}
+
+/// The shares' designs, longest first, when they nest in the longest ([`Design::nests_in`]),
+/// fuse their maps and `fits` each share's vectors; the longest leads the pass.
+fn nested_order(shares: &mut [Share], fits: impl Fn(&Share) -> bool) -> bool {
+    shares.sort_by_key(|s| std::cmp::Reverse(s.design.n_rows()));
+    let Some(outer) = shares.first().map(|s| s.design) else {
+        return false;
+    };
+    shares.iter().all(|s| s.design.nests_in(outer) && fits(s))
+}
+
+/// [`Design::margins_each`] of several designs whose rows nest ([`Design::nests_in`]) in one
+/// pass over the longest one's rows: each group of source rows is read once, then passed by
+/// every design that has it, through its own map and row scales while it is in cache. Every
+/// margin is bit for bit its design's own (the same groups, kernels and sums). Returns
+/// whether it did so; otherwise (the designs do not nest, or an output is shorter than its
+/// design) nothing is written.
+pub fn margins_nested(shares: &mut [Share]) -> bool {
+    let fits = |s: &Share| s.outs.iter().all(|z| z.len() >= s.design.n_rows());
+    if !nested_order(shares, fits) {
+        return false;
+    }
+    let outer = shares[0].design;
+    let Source::Dense(x, _) = &outer.source else {
+        return false;
+    };
+    let most = shares.iter().map(|s| s.inputs.len()).max().unwrap_or(0);
+    let mut sums = vec![0.0; most * mapped::GROUP];
+    outer.each_group(x, 0..outer.n_rows(), |first, rows, next| {
+        for (k, share) in shares.iter_mut().enumerate() {
+            let des = share.design;
+            let g = rows.len().min(des.n_rows().saturating_sub(first));
+            let Source::Dense(_, map) = &des.source else {
+                continue;
+            };
+            if g == 0 {
+                continue;
+            }
+            let consts = map.map(|m| (&m.a[..], &m.b[..]));
+            let ahead = if k == 0 { next } else { &[] };
+            let sums = &mut sums[..share.inputs.len() * g];
+            mapped::dots_each(&rows[..g], &share.inputs, consts, sums, ahead);
+            let scales = &des.scale[first..first + g];
+            for (z, sums) in share.outs.iter_mut().zip(sums.chunks_exact(g)) {
+                for (zi, (&raw, &s)) in z[first..first + g].iter_mut().zip(sums.iter().zip(scales))
+                {
+                    *zi = s * raw;
+                }
+            }
+        }
+    });
+    true
+}
+
+/// [`Design::weighted_sum_each`] of several designs whose rows nest, in one pass over the
+/// longest one's rows (as [`margins_nested`]): each output adds its rows' terms in row order,
+/// bit for bit its design's own. Returns whether it did so; otherwise nothing is written.
+pub fn weighted_sum_nested(shares: &mut [Share]) -> bool {
+    let fits = |s: &Share| {
+        let n = s.inputs.first().map_or(0, |c| c.len());
+        n == s.design.n_rows()
+            && s.inputs.iter().all(|c| c.len() == n)
+            && s.outs.iter().all(|o| o.len() == s.design.dim())
+    };
+    if !nested_order(shares, fits) {
+        return false;
+    }
+    let outer = shares[0].design;
+    let Source::Dense(x, _) = &outer.source else {
+        return false;
+    };
+    let cols = 0..outer.dim();
+    for share in shares.iter_mut() {
+        share.outs.iter_mut().for_each(|o| o.fill(0.0));
+    }
+    let most = shares.iter().map(|s| s.inputs.len()).max().unwrap_or(0);
+    let mut coefs = vec![0.0; most * mapped::GROUP];
+    outer.each_group(x, 0..outer.n_rows(), |first, rows, next| {
+        for (k, share) in shares.iter_mut().enumerate() {
+            let des = share.design;
+            let g = rows.len().min(des.n_rows().saturating_sub(first));
+            let Source::Dense(_, map) = &des.source else {
+                continue;
+            };
+            if g == 0 {
+                continue;
+            }
+            let consts = map.map(|m| (&m.a[..], &m.b[..]));
+            for (c, coefs) in share.inputs.iter().zip(coefs.chunks_exact_mut(g)) {
+                for (r, a) in coefs.iter_mut().enumerate() {
+                    *a = c[first + r] * des.scale[first + r];
+                }
+            }
+            let part = columns(&rows[..g], &cols);
+            let ahead = columns(next, &cols);
+            let ahead = if k == 0 { &ahead[..next.len()] } else { &[] };
+            let coefs = &coefs[..share.inputs.len() * g];
+            mapped::axpys_each(&part[..g], coefs, consts, &mut share.outs, ahead);
+        }
+    });
+    true
 }
 
 /// Columns `cols` of each of a group of rows (the rest of the array empty).
@@ -1832,6 +1960,126 @@ mod tests {
                 passes_each_round_as_one_at_a_time(&mapped, &mut rng);
                 passes_each_round_as_one_at_a_time(&by_copy, &mut rng);
             }
+        }
+    }
+
+    /// Designs whose rows are prefixes of one shuffled order, each through its own column map
+    /// and row scales (appendix B's subsets of one trial), pass together in one read of the
+    /// longest one's rows with every margin and X^T c entry bit for bit each design's own:
+    /// lengths inside and at the end of a group of rows, D across a block's edge, several
+    /// vectors a design. Designs that do not nest are refused, their outputs untouched.
+    #[test]
+    fn nested_designs_pass_as_each_their_own() {
+        let mut rng = rng_from(&["nested-designs"]);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for d in [5usize, 300] {
+            let x = Array2::from_shape_fn((120, d), |_| rng.r#gen::<f64>() * 8.0 - 3.0);
+            let mut order: Vec<u32> = (0..120).collect();
+            order.shuffle(&mut rng);
+            let cols: Vec<usize> = (0..d).collect();
+            let lengths = [101usize, 64, 37, 8];
+            let maps: Vec<ColumnMap> = lengths
+                .iter()
+                .map(|_| ColumnMap {
+                    a: (0..d).map(|_| rng.r#gen::<f64>() * 2.0 - 0.5).collect(),
+                    b: (0..d).map(|_| rng.r#gen::<f64>() - 0.5).collect(),
+                })
+                .collect();
+            let designs: Vec<Design> = lengths
+                .iter()
+                .zip(&maps)
+                .map(|(&n, map)| {
+                    let mut des = Design::dense_mapped(x.view(), &order[..n], &cols, map).unwrap();
+                    des.set_scales((0..n).map(|_| rng.r#gen::<f64>() + 0.1).collect());
+                    des
+                })
+                .collect();
+            for (k, des) in designs.iter().enumerate() {
+                assert!(designs[..=k].iter().all(|outer| des.nests_in(outer)));
+                assert!(!designs[0].nests_in(des) || k == 0);
+            }
+            // Per design: two or three vectors (thetas, and coefficients over its rows).
+            let thetas: Vec<Vec<Vec<f64>>> = lengths
+                .iter()
+                .enumerate()
+                .map(|(k, _)| {
+                    (0..2 + k % 2)
+                        .map(|_| (0..d).map(|_| rng.r#gen::<f64>() - 0.5).collect())
+                        .collect()
+                })
+                .collect();
+            let coefs: Vec<Vec<Vec<f64>>> = lengths
+                .iter()
+                .zip(&thetas)
+                .map(|(&n, t)| {
+                    t.iter()
+                        .map(|_| (0..n).map(|_| rng.r#gen::<f64>() - 0.3).collect())
+                        .collect()
+                })
+                .collect();
+            // Shortest first: the passes lead with the longest whatever the order given.
+            let run = |margins: bool, ks: &[usize]| {
+                let mut outs: Vec<Vec<Vec<f64>>> = ks
+                    .iter()
+                    .map(|&k| {
+                        let len = if margins { lengths[k] } else { d };
+                        vec![vec![7.0; len]; thetas[k].len()]
+                    })
+                    .collect();
+                let mut shares: Vec<Share> = ks
+                    .iter()
+                    .zip(outs.iter_mut())
+                    .map(|(&k, outs)| Share {
+                        design: &designs[k],
+                        inputs: match margins {
+                            true => thetas[k].iter().map(Vec::as_slice).collect(),
+                            false => coefs[k].iter().map(Vec::as_slice).collect(),
+                        },
+                        outs: outs.iter_mut().map(Vec::as_mut_slice).collect(),
+                    })
+                    .collect();
+                let done = match margins {
+                    true => margins_nested(&mut shares),
+                    false => weighted_sum_nested(&mut shares),
+                };
+                (done, outs)
+            };
+            for margins in [true, false] {
+                let (done, outs) = run(margins, &[3, 2, 1, 0]);
+                assert!(done);
+                for (&k, outs) in [3usize, 2, 1, 0].iter().zip(&outs) {
+                    for (j, out) in outs.iter().enumerate() {
+                        let mut own = vec![0.0; out.len()];
+                        match margins {
+                            true => designs[k].margins(&thetas[k][j], &mut own),
+                            false => designs[k].weighted_sum(&coefs[k][j], &mut own),
+                        }
+                        assert_eq!(bits(out), bits(&own), "D = {d}, design {k}, vector {j}");
+                    }
+                }
+            }
+            // Rows that are not a prefix (another order) do not nest: nothing is computed.
+            let mut other = order.clone();
+            other.swap(3, 90);
+            let odd = Design::dense_mapped(x.view(), &other[..64], &cols, &maps[1]).unwrap();
+            assert!(!odd.nests_in(&designs[0]) && !designs[2].nests_in(&odd));
+            let theta = vec![0.5; d];
+            let mut z = [vec![7.0; 101], vec![7.0; 64]];
+            let [z0, z1] = &mut z;
+            let mut shares = vec![
+                Share {
+                    design: &designs[0],
+                    inputs: vec![&theta[..]],
+                    outs: vec![&mut z0[..]],
+                },
+                Share {
+                    design: &odd,
+                    inputs: vec![&theta[..]],
+                    outs: vec![&mut z1[..]],
+                },
+            ];
+            assert!(!margins_nested(&mut shares));
+            assert!(z.iter().flatten().all(|&v| v == 7.0));
         }
     }
 }

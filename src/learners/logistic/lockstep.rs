@@ -20,12 +20,19 @@
 //! the thread that computes the fit does so [`within`] its own group, so no round ever waits
 //! for a member that waits for a round.
 //!
+//! A round also takes the fits' requests on rows that nest with the computing member's
+//! ([`Design::nests_in`]): a grown split's subsets of one trial are prefixes of one shuffled
+//! order, each with its own column map and row scales, so the runner fits a trial's large
+//! subsets of every N as one group (appendix B's 2^17-2^19 rows at D = 1000, 2^16-2^19 at
+//! D = 1500), and each round reads the longest subset's source rows once for all of them
+//! ([`margins_nested`], [`weighted_sum_nested`]: every sum still its own design's).
+//!
 //! A group [`Lockstep::on_pool`] splits each round across the pool's threads (margins by rows,
 //! X^T c by output columns, [`Design::splits_combined`]), every entry still its own pass's:
 //! the runner's group of the cells that fit one design in every trial (appendix B's whole
 //! 2^20-row training set, forty fits of ten trials) runs alone, with the pool's threads idle.
 
-use super::design::Design;
+use super::design::{Design, Share, margins_nested, weighted_sum_nested};
 use crate::memo::Key;
 use std::cell::RefCell;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -51,6 +58,8 @@ struct State {
     shared: u64,
     /// The most predictions computed in one round (for tests).
     predicted_together: usize,
+    /// The most fits' passes computed in one round (for tests).
+    widest: usize,
 }
 
 enum Pass {
@@ -62,13 +71,39 @@ enum Pass {
 
 struct Request {
     id: u64,
-    /// The rows' key: a round combines the requests on the computing member's rows.
+    /// The rows' key: a round combines the requests on the computing member's rows, and
+    /// those on rows nested with them.
     key: Key,
+    /// The member's design, which the round's computing member reads: the member waits in
+    /// [`Lockstep::request`], holding it, until its request is served.
+    design: DesignPtr,
     pass: Pass,
     /// A fitted model's predictions ([`predictions`]): computed only once no member is fitting.
     deferred: bool,
     input: Vec<f64>,
     out: Vec<f64>,
+}
+
+/// A waiting member's design, erased of its lifetime: dereferenced only while the request that
+/// carries it is pending or being computed, when the member that lent it is blocked in
+/// [`Lockstep::request`].
+#[derive(Clone, Copy)]
+struct DesignPtr(*const ());
+
+// SAFETY: the pointer is only read (through `&Design`, which is `Sync`) by the member that
+// computes a round, while the lending member is blocked waiting for its result.
+unsafe impl Send for DesignPtr {}
+
+impl DesignPtr {
+    fn new(design: &Design) -> Self {
+        DesignPtr((design as *const Design).cast())
+    }
+
+    /// SAFETY: only while the request carrying it is pending or in the round being computed.
+    unsafe fn get<'d>(&self) -> &'d Design<'d> {
+        // SAFETY: per the caller, the design the member lent is alive and unchanged.
+        unsafe { &*self.0.cast::<Design<'d>>() }
+    }
 }
 
 thread_local! {
@@ -199,8 +234,8 @@ impl Lockstep {
 
     /// The member's pass (into `out`, returned), computed once every member still in the
     /// group is waiting for one: by a waiting member, together with the other requests on its
-    /// rows. (Members on other rows, which a per-cell selection could give, are served in
-    /// later rounds, by one of their own.)
+    /// rows and on rows nested with them ([`outermost`]). (Members on other rows, which a
+    /// per-cell selection could give, are served in later rounds, by one of their own.)
     fn request(
         &self,
         design: &Design,
@@ -216,6 +251,7 @@ impl Lockstep {
         s.pending.push(Request {
             id,
             key,
+            design: DesignPtr::new(design),
             pass,
             deferred,
             input,
@@ -234,19 +270,36 @@ impl Lockstep {
                         self.turn.notify_all();
                     }
                 } else {
-                    // Every member is waiting: this one computes its rows' requests, holding
-                    // the lock (nobody else needs it until the round is served).
-                    let (round, rest) = std::mem::take(&mut s.pending)
-                        .into_iter()
-                        .partition(|r: &Request| r.key == key && r.deferred == deferred);
+                    // Every member is waiting: this one computes its rows' requests, and the
+                    // fits' requests on rows that nest with them, holding the lock (nobody
+                    // else needs it until the round is served).
+                    let outer = match deferred {
+                        true => None,
+                        false => outermost(design, key, &s.pending),
+                    };
+                    let (round, rest) =
+                        std::mem::take(&mut s.pending)
+                            .into_iter()
+                            .partition(|r: &Request| {
+                                r.deferred == deferred
+                                    && (r.key == key
+                                        || outer.is_some_and(|o| {
+                                            // SAFETY: both are pending (`o` the requests' or
+                                            // this member's), so their members wait.
+                                            unsafe { r.design.get().nests_in(o.get()) }
+                                        }))
+                            });
                     s.pending = rest;
                     if round.len() > 1 {
                         s.shared += round.len() as u64;
                     }
+                    if !deferred {
+                        s.widest = s.widest.max(round.len());
+                    }
                     if deferred {
                         s.predicted_together = s.predicted_together.max(round.len());
                     }
-                    for (id, out) in compute(design, round, self.pool.as_deref()) {
+                    for (id, out) in compute(round, self.pool.as_deref()) {
                         s.served.push((id, out));
                     }
                     self.turn.notify_all();
@@ -259,27 +312,72 @@ impl Lockstep {
     }
 }
 
-/// One round's passes: the margins together, then the column sums together (split across
-/// `pool`'s threads, if given).
-fn compute(
-    design: &Design,
-    round: Vec<Request>,
-    pool: Option<&rayon::ThreadPool>,
-) -> Vec<(u64, Vec<f64>)> {
+/// The longest design among `design` (under `key`) and the fits' `pending` requests on other
+/// rows that nest with its own ([`Design::nests_in`], either way), if any does: a round reads
+/// its rows for every request whose rows nest in it (appendix B's subsets of one trial, each
+/// a prefix of the next in the trial's order). Requests under `key` are served either way.
+fn outermost(design: &Design, key: Key, pending: &[Request]) -> Option<DesignPtr> {
+    let (mut outer, mut rows, mut nested) = (DesignPtr::new(design), design.n_rows(), false);
+    for r in pending.iter().filter(|r| !r.deferred && r.key != key) {
+        // SAFETY: `r` is pending, so its member waits in `request`.
+        let other = unsafe { r.design.get() };
+        if other.n_rows() > rows && design.nests_in(other) {
+            (outer, rows, nested) = (r.design, other.n_rows(), true);
+        } else {
+            nested |= other.nests_in(design);
+        }
+    }
+    nested.then_some(outer)
+}
+
+/// One round's passes: the margins together, then the column sums together; over one design,
+/// split across `pool`'s threads if given, or over nested designs in one pass over the longest.
+fn compute(round: Vec<Request>, pool: Option<&rayon::ThreadPool>) -> Vec<(u64, Vec<f64>)> {
     let (margins, sums): (Vec<Request>, Vec<Request>) = round
         .into_iter()
         .partition(|r| matches!(r.pass, Pass::Margins));
     let mut done = Vec::new();
     for (pass, mut group) in [(Pass::Margins, margins), (Pass::WeightedSum, sums)] {
+        // By design (equal keys, equal designs; each sum is its own whatever its neighbours).
+        group.sort_by_key(|r| r.key);
         let mut outs: Vec<Vec<f64>> = group
             .iter_mut()
             .map(|r| std::mem::take(&mut r.out))
             .collect();
-        let inputs: Vec<&[f64]> = group.iter().map(|r| r.input.as_slice()).collect();
-        let mut slots: Vec<&mut [f64]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-        match pass {
-            Pass::Margins => margins_each(design, &inputs, &mut slots, pool),
-            Pass::WeightedSum => weighted_sum_each(design, &inputs, &mut slots, pool),
+        let mut shares: Vec<Share> = Vec::new();
+        let mut last = None;
+        for (r, out) in group.iter().zip(outs.iter_mut()) {
+            match shares.last_mut() {
+                Some(share) if last == Some(r.key) => {
+                    share.inputs.push(&r.input);
+                    share.outs.push(out);
+                }
+                _ => shares.push(Share {
+                    // SAFETY: `r` is in the round being computed, so its member waits.
+                    design: unsafe { r.design.get() },
+                    inputs: vec![&r.input],
+                    outs: vec![out],
+                }),
+            }
+            last = Some(r.key);
+        }
+        let nested = shares.len() > 1
+            && match pass {
+                Pass::Margins => margins_nested(&mut shares),
+                Pass::WeightedSum => weighted_sum_nested(&mut shares),
+            };
+        if !nested {
+            for Share {
+                design,
+                inputs,
+                mut outs,
+            } in shares
+            {
+                match pass {
+                    Pass::Margins => margins_each(design, &inputs, &mut outs, pool),
+                    Pass::WeightedSum => weighted_sum_each(design, &inputs, &mut outs, pool),
+                }
+            }
         }
         done.extend(group.iter().map(|r| r.id).zip(outs));
     }
@@ -512,6 +610,100 @@ mod tests {
                 "fits of different lengths: {its:?}"
             );
         }
+    }
+
+    /// Fits on nested subsets (each a prefix of the next in one shuffled order, each through its
+    /// own column map and row scales: appendix B's N of one trial) run as one group: every
+    /// member's theta and convergence are its solo ones bit for bit, and most passes are
+    /// computed in rounds of several, over different designs.
+    #[test]
+    fn members_on_nested_subsets_fit_as_they_would_alone() {
+        use crate::learners::logistic::design::ColumnMap;
+        use rand::seq::SliceRandom as _;
+        let (rows, d) = (2600, 24);
+        let mut rng = rng_from(&["lockstep-nested"]);
+        let x = Array2::from_shape_fn((rows, d), |_| rng.r#gen::<f64>() * 2.0 - 1.0);
+        let mut order: Vec<u32> = (0..rows as u32).collect();
+        order.shuffle(&mut rng);
+        let cols: Vec<usize> = (0..d).collect();
+        let lengths = [600usize, 1200, 2400];
+        let maps: Vec<ColumnMap> = lengths
+            .iter()
+            .map(|_| ColumnMap {
+                a: (0..d).map(|_| 0.1 + rng.r#gen::<f64>() / 4.0).collect(),
+                b: (0..d).map(|_| rng.r#gen::<f64>() / 10.0 - 0.05).collect(),
+            })
+            .collect();
+        let designs: Vec<Design> = lengths
+            .iter()
+            .zip(&maps)
+            .map(|(&n, map)| {
+                let mut des = Design::dense_mapped(x.view(), &order[..n], &cols, map).unwrap();
+                des.set_scales((0..n).map(|_| 0.5 + rng.r#gen::<f64>() / 2.0).collect());
+                des.with_key(KeyBuilder::new("nested rows").u64(n as u64).finish())
+            })
+            .collect();
+        let label = |r: u32| {
+            let row = x.row(r as usize);
+            if row[0] - row[1] + row[2] / 2.0 > 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
+        };
+        let ys: Vec<Vec<f64>> = lengths
+            .iter()
+            .map(|&n| order[..n].iter().map(|&r| label(r)).collect())
+            .collect();
+        let settings = SolverSettings {
+            solver: Solver::Lbfgs,
+            tol: 1e-10,
+            ..SolverSettings::default()
+        };
+        // Two lambdas on each subset, each fit with its own noise.
+        let fits: Vec<(usize, f64, Vec<f64>)> = (0..lengths.len())
+            .flat_map(|k| [(k, 0.01), (k, 10.0)])
+            .map(|(k, l)| {
+                (
+                    k,
+                    l,
+                    (0..d).map(|_| rng.r#gen::<f64>() * 4.0 - 2.0).collect(),
+                )
+            })
+            .collect();
+        let fit = |(k, l, b): &(usize, f64, Vec<f64>)| {
+            objective_perturbation_with_noise(&designs[*k], &ys[*k], *l, b, 0.0, &settings)
+        };
+        let alone: Vec<Fit> = fits.iter().map(fit).collect();
+        let group = Lockstep::new(fits.len());
+        let together: Vec<Fit> = std::thread::scope(|s| {
+            let members: Vec<_> = fits
+                .iter()
+                .map(|f| {
+                    let (group, fit) = (group.clone(), &fit);
+                    s.spawn(move || group.member(|| fit(f)))
+                })
+                .collect();
+            members.into_iter().map(|m| m.join().unwrap()).collect()
+        });
+        let bits = |f: &Fit| {
+            let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
+            v.extend([f.1.grad_norm.to_bits(), f.1.objective.to_bits()]);
+            v.push(f.1.iterations as u64);
+            v
+        };
+        for (a, b) in alone.iter().zip(&together) {
+            assert_eq!(bits(a), bits(b));
+        }
+        let passes: usize = alone.iter().map(|f| 2 * f.1.iterations + 1).sum();
+        let shared = group.lock().shared as usize;
+        assert!(shared * 2 > passes, "{shared} of {passes} passes shared");
+        // More shared than the siblings alone could (two per round, on each subset).
+        assert!(
+            group.lock().widest > 2,
+            "widest round {}",
+            group.lock().widest
+        );
     }
 
     /// Members that finish their fits at different iterations predict together, once the last
