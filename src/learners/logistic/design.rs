@@ -717,21 +717,39 @@ impl<'a> Design<'a> {
         thetas: &[&[f64]],
         zs: &mut [&mut [f64]],
     ) {
-        let consts = map.map(|m| (&m.a[..], &m.b[..]));
         let mut sums = vec![0.0; thetas.len() * mapped::GROUP];
         let start = rows.start;
         self.each_group(x, rows, |first, rows, next| {
-            let g = rows.len();
-            let sums = &mut sums[..thetas.len() * g];
-            mapped::dots_each(rows, thetas, consts, sums, next);
-            let scales = &self.scale[first..first + g];
-            for (z, sums) in zs.iter_mut().zip(sums.chunks_exact(g)) {
-                let z = &mut z[first - start..];
-                for (zi, (&raw, &s)) in z.iter_mut().zip(sums.iter().zip(scales)) {
-                    *zi = s * raw;
-                }
-            }
+            self.group_margins(map, (first, start), rows, next, thetas, &mut sums, zs)
         })
+    }
+
+    /// The margins of one group of this design's rows, `rows` (their source slices) from row
+    /// `first`: `zs[k][first - start + r]` is row `first + r`'s for `thetas[k]`, each its own
+    /// `dot4` times its scale; `ahead` the rows to fetch meanwhile; `sums` scratch of at least
+    /// `thetas.len() * rows.len()` values.
+    #[allow(clippy::too_many_arguments)]
+    fn group_margins(
+        &self,
+        map: Option<&ColumnMap>,
+        (first, start): (usize, usize),
+        rows: &[&[f64]],
+        ahead: &[&[f64]],
+        thetas: &[&[f64]],
+        sums: &mut [f64],
+        zs: &mut [&mut [f64]],
+    ) {
+        let g = rows.len();
+        let consts = map.map(|m| (&m.a[..], &m.b[..]));
+        let sums = &mut sums[..thetas.len() * g];
+        mapped::dots_each(rows, thetas, consts, sums, ahead);
+        let scales = &self.scale[first..first + g];
+        for (z, sums) in zs.iter_mut().zip(sums.chunks_exact(g)) {
+            let z = &mut z[first - start..];
+            for (zi, (&raw, &s)) in z.iter_mut().zip(sums.iter().zip(scales)) {
+                *zi = s * raw;
+            }
+        }
     }
 
     /// `outs[k][j - cols.start]` = entry j in `cols` of X^T `cs[k]` over the first `n` rows, a
@@ -749,19 +767,37 @@ impl<'a> Design<'a> {
         outs: &mut [&mut [f64]],
     ) {
         outs.iter_mut().for_each(|o| o.fill(0.0));
-        let consts = map.map(|m| (&m.a[cols.clone()], &m.b[cols.clone()]));
         let mut coefs = vec![0.0; cs.len() * mapped::GROUP];
         self.each_group(x, 0..n, |first, rows, next| {
-            let g = rows.len();
-            for (k, c) in cs.iter().enumerate() {
-                for (r, a) in coefs[k * g..(k + 1) * g].iter_mut().enumerate() {
-                    *a = c[first + r] * self.scale[first + r];
-                }
-            }
-            let (part, ahead) = (columns(rows, &cols), columns(next, &cols));
-            let ahead = &ahead[..next.len()];
-            mapped::axpys_each(&part[..g], &coefs[..cs.len() * g], consts, outs, ahead);
+            self.group_sums(map, &cols, first, rows, next, cs, &mut coefs, outs)
         });
+    }
+
+    /// Adds one group of this design's rows, `rows` (their source slices) from row `first`,
+    /// into X^T `cs[k]`'s entries `cols` (`outs[k]`), every entry's terms in row order; `ahead`
+    /// the rows to fetch meanwhile; `coefs` scratch of at least `cs.len() * rows.len()` values.
+    #[allow(clippy::too_many_arguments)]
+    fn group_sums(
+        &self,
+        map: Option<&ColumnMap>,
+        cols: &std::ops::Range<usize>,
+        first: usize,
+        rows: &[&[f64]],
+        ahead: &[&[f64]],
+        cs: &[&[f64]],
+        coefs: &mut [f64],
+        outs: &mut [&mut [f64]],
+    ) {
+        let g = rows.len();
+        let consts = map.map(|m| (&m.a[cols.clone()], &m.b[cols.clone()]));
+        for (k, c) in cs.iter().enumerate() {
+            for (r, a) in coefs[k * g..(k + 1) * g].iter_mut().enumerate() {
+                *a = c[first + r] * self.scale[first + r];
+            }
+        }
+        let (part, ahead_part) = (columns(rows, cols), columns(ahead, cols));
+        let ahead = &ahead_part[..ahead.len()];
+        mapped::axpys_each(&part[..g], &coefs[..cs.len() * g], consts, outs, ahead);
     }
 
     /// Writes row r's values through `map` into `out` (one per used column).
@@ -1342,6 +1378,35 @@ fn nested_order(shares: &mut [Share], fits: impl Fn(&Share) -> bool) -> bool {
     shares.iter().all(|s| s.design.nests_in(outer) && fits(s))
 }
 
+/// Runs `f(share, map, first, rows, ahead)` for each group of rows of the longest share (the
+/// first, after [`nested_order`]) and each share that has them: `rows` cut to the share's
+/// length, `map` its column map, `ahead` the next group for the leading share only (the others
+/// read the rows in cache). `false`, running nothing, unless the first design is dense.
+fn each_nested_group(
+    shares: &mut [Share],
+    mut f: impl FnMut(&mut Share, Option<&ColumnMap>, usize, &[&[f64]], &[&[f64]]),
+) -> bool {
+    let Some(outer) = shares.first().map(|s| s.design) else {
+        return false;
+    };
+    let Source::Dense(x, _) = &outer.source else {
+        return false;
+    };
+    outer.each_group(x, 0..outer.n_rows(), |first, rows, next| {
+        for (k, share) in shares.iter_mut().enumerate() {
+            let g = rows.len().min(share.design.n_rows().saturating_sub(first));
+            let Source::Dense(_, map) = share.design.source else {
+                continue;
+            };
+            if g > 0 {
+                let ahead = if k == 0 { next } else { &[] };
+                f(share, map, first, &rows[..g], ahead);
+            }
+        }
+    });
+    true
+}
+
 /// [`Design::margins_each`] of several designs whose rows nest ([`Design::nests_in`]) in one
 /// pass over the longest one's rows: each group of source rows is read once, then passed by
 /// every design that has it, through its own map and row scales while it is in cache. Every
@@ -1353,36 +1418,20 @@ pub fn margins_nested(shares: &mut [Share]) -> bool {
     if !nested_order(shares, fits) {
         return false;
     }
-    let outer = shares[0].design;
-    let Source::Dense(x, _) = &outer.source else {
-        return false;
-    };
     let most = shares.iter().map(|s| s.inputs.len()).max().unwrap_or(0);
     let mut sums = vec![0.0; most * mapped::GROUP];
-    outer.each_group(x, 0..outer.n_rows(), |first, rows, next| {
-        for (k, share) in shares.iter_mut().enumerate() {
-            let des = share.design;
-            let g = rows.len().min(des.n_rows().saturating_sub(first));
-            let Source::Dense(_, map) = &des.source else {
-                continue;
-            };
-            if g == 0 {
-                continue;
-            }
-            let consts = map.map(|m| (&m.a[..], &m.b[..]));
-            let ahead = if k == 0 { next } else { &[] };
-            let sums = &mut sums[..share.inputs.len() * g];
-            mapped::dots_each(&rows[..g], &share.inputs, consts, sums, ahead);
-            let scales = &des.scale[first..first + g];
-            for (z, sums) in share.outs.iter_mut().zip(sums.chunks_exact(g)) {
-                for (zi, (&raw, &s)) in z[first..first + g].iter_mut().zip(sums.iter().zip(scales))
-                {
-                    *zi = s * raw;
-                }
-            }
-        }
-    });
-    true
+    each_nested_group(shares, |share, map, first, rows, ahead| {
+        let (des, thetas) = (share.design, &share.inputs);
+        des.group_margins(
+            map,
+            (first, 0),
+            rows,
+            ahead,
+            thetas,
+            &mut sums,
+            &mut share.outs,
+        )
+    })
 }
 
 /// [`Design::weighted_sum_each`] of several designs whose rows nest, in one pass over the
@@ -1398,40 +1447,25 @@ pub fn weighted_sum_nested(shares: &mut [Share]) -> bool {
     if !nested_order(shares, fits) {
         return false;
     }
-    let outer = shares[0].design;
-    let Source::Dense(x, _) = &outer.source else {
-        return false;
-    };
-    let cols = 0..outer.dim();
     for share in shares.iter_mut() {
         share.outs.iter_mut().for_each(|o| o.fill(0.0));
     }
+    let cols = 0..shares[0].design.dim();
     let most = shares.iter().map(|s| s.inputs.len()).max().unwrap_or(0);
     let mut coefs = vec![0.0; most * mapped::GROUP];
-    outer.each_group(x, 0..outer.n_rows(), |first, rows, next| {
-        for (k, share) in shares.iter_mut().enumerate() {
-            let des = share.design;
-            let g = rows.len().min(des.n_rows().saturating_sub(first));
-            let Source::Dense(_, map) = &des.source else {
-                continue;
-            };
-            if g == 0 {
-                continue;
-            }
-            let consts = map.map(|m| (&m.a[..], &m.b[..]));
-            for (c, coefs) in share.inputs.iter().zip(coefs.chunks_exact_mut(g)) {
-                for (r, a) in coefs.iter_mut().enumerate() {
-                    *a = c[first + r] * des.scale[first + r];
-                }
-            }
-            let part = columns(&rows[..g], &cols);
-            let ahead = columns(next, &cols);
-            let ahead = if k == 0 { &ahead[..next.len()] } else { &[] };
-            let coefs = &coefs[..share.inputs.len() * g];
-            mapped::axpys_each(&part[..g], coefs, consts, &mut share.outs, ahead);
-        }
-    });
-    true
+    each_nested_group(shares, |share, map, first, rows, ahead| {
+        let (des, cs) = (share.design, &share.inputs);
+        des.group_sums(
+            map,
+            &cols,
+            first,
+            rows,
+            ahead,
+            cs,
+            &mut coefs,
+            &mut share.outs,
+        )
+    })
 }
 
 /// Columns `cols` of each of a group of rows (the rest of the array empty).
