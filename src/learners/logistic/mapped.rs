@@ -4,13 +4,14 @@
 //! copy's speed). Each value and each sum rounds exactly as the same pass over a copy holding
 //! those values ([`dot4`]'s four lanes, X^T c's row-order axpy), so fits are bit for bit the
 //! copy's. Eight rows go side by side, so the prefetchers follow eight streams, and the
-//! AVX-512 passes fetch the next group's rows while they read this one's ([`fetch_ahead`]): at D = 1000
-//! the margins and X^T c run at 0.8x a copy's speed in row order, 0.6x in a trial's shuffled
-//! order (a copy would have to be gathered, and held). Lockstep's combined passes
-//! ([`dots_each`], [`axpys_each`]) take a group of rows against several vectors at once, over a
-//! copy or through the map (applied once per value). The AVX2 and AVX-512 paths are written
-//! with intrinsics, one register lane per sum, and chosen at run time; the portable path is
-//! the definition they keep.
+//! combined passes fetch the next group's rows while they read this one's ([`fetch_ahead`]):
+//! at D = 1000 the margins and X^T c run at 0.8x a copy's speed in row order, 0.6x in a
+//! trial's shuffled order (a copy would have to be gathered, and held). Lockstep's combined
+//! passes ([`dots_each`], [`axpys_each`]) take a group of rows against several vectors at once,
+//! over a copy or through the map (applied once per value), with kernels for AVX-512 and for
+//! AVX2 ([`Isa`]: the same sums, fewer held at once in AVX2's 16 registers). The AVX2 and
+//! AVX-512 paths are written with intrinsics, one register lane per sum, and chosen at run
+//! time; the portable path is the definition they keep.
 
 /// a . b with four independent accumulators (vectorises; the dense margins' inner loop).
 #[inline]
@@ -173,35 +174,37 @@ pub fn dots_each(
     let g = rows.len();
     debug_assert_eq!(outs.len(), g * thetas.len());
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512vl")
-    {
+    if let Some(isa) = Isa::detect() {
+        let part = isa.dots_rows();
         for (chunk, (t, out)) in thetas.chunks(4).zip(outs.chunks_mut(4 * g)).enumerate() {
-            for (r0, half) in (0..g).step_by(4).map(|r0| (r0, &rows[r0..g.min(r0 + 4)])) {
+            for (r0, half) in (0..g)
+                .step_by(part)
+                .map(|r0| (r0, &rows[r0..g.min(r0 + part)]))
+            {
                 let put = |k: usize, sums: &[f64; 4], out: &mut [f64]| {
                     out[k * g + r0..k * g + r0 + half.len()].copy_from_slice(&sums[..half.len()]);
                 };
                 let fetch = match chunk {
-                    0 => &ahead[r0.min(ahead.len())..ahead.len().min(r0 + 4)],
+                    0 => &ahead[r0.min(ahead.len())..ahead.len().min(r0 + part)],
                     _ => &[],
                 };
-                // SAFETY: the CPU supports AVX-512F and VL (checked just above).
+                // SAFETY: the CPU supports `isa` (detected just above).
                 unsafe {
                     match *t {
                         [t0, t1, t2, t3] => {
-                            let sums = dots_k_avx512(half, [t0, t1, t2, t3], map, fetch);
+                            let sums = dots_k(isa, half, [t0, t1, t2, t3], map, fetch);
                             sums.iter().enumerate().for_each(|(k, s)| put(k, s, out));
                         }
                         [t0, t1, t2] => {
-                            let sums = dots_k_avx512(half, [t0, t1, t2], map, fetch);
+                            let sums = dots_k(isa, half, [t0, t1, t2], map, fetch);
                             sums.iter().enumerate().for_each(|(k, s)| put(k, s, out));
                         }
                         [t0, t1] => {
-                            let sums = dots_k_avx512(half, [t0, t1], map, fetch);
+                            let sums = dots_k(isa, half, [t0, t1], map, fetch);
                             sums.iter().enumerate().for_each(|(k, s)| put(k, s, out));
                         }
                         [t0] => {
-                            let sums = dots_k_avx512(half, [t0], map, fetch);
+                            let sums = dots_k(isa, half, [t0], map, fetch);
                             sums.iter().enumerate().for_each(|(k, s)| put(k, s, out));
                         }
                         _ => unreachable!("chunks of one to four"),
@@ -234,11 +237,48 @@ fn dots_each_any(
     }
 }
 
-/// Up to four rows by K vectors of [`dots_each`]: the sixteen sums' four-lane registers held
-/// across the row (AVX-512VL gives the 32 registers they need beside the operands).
+/// The vector extensions the grouped passes are written for, best first.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn dots_k_avx512<const K: usize>(
+#[derive(Clone, Copy)]
+enum Isa {
+    /// AVX-512F and VL: 32 registers.
+    Avx512,
+    /// AVX2: 16 registers, so fewer sums held at once.
+    Avx2,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Isa {
+    fn detect() -> Option<Self> {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx512f") && has!("avx512vl") {
+            Some(Self::Avx512)
+        } else if has!("avx2") {
+            Some(Self::Avx2)
+        } else {
+            None
+        }
+    }
+
+    /// Rows of a [`dots_each`] part: K (at most four) sums of four lanes per row held in
+    /// registers beside the K vectors' and the map's (four rows need 16 + 4 + 2 of 32; two
+    /// rows 8 + 4 + 2 of 16).
+    fn dots_rows(self) -> usize {
+        match self {
+            Self::Avx512 => 4,
+            Self::Avx2 => 2,
+        }
+    }
+}
+
+/// Up to [`Isa::dots_rows`] rows by K vectors of [`dots_each`]: each row's sums, `dot4`'s
+/// four lanes and their combination.
+///
+/// # Safety
+/// The CPU supports `isa`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn dots_k<const K: usize>(
+    isa: Isa,
     rows: &[&[f64]],
     t: [&[f64]; K],
     map: Option<(&[f64], &[f64])>,
@@ -251,12 +291,17 @@ fn dots_k_avx512<const K: usize>(
     assert!(rows.iter().all(|r| r.len() >= n), "rows of length D");
     // The row count a constant of the loop, so every sum stays in its register (with the
     // count read at run time they went through the stack: 24.7 against 30.5 GB/s in L2).
-    let sums = match *rows {
-        [r0, r1, r2, r3] => dots_kr_avx512([r0, r1, r2, r3], t, map, ahead, n),
-        [r0, r1, r2] => dots_kr_avx512([r0, r1, r2], t, map, ahead, n),
-        [r0, r1] => dots_kr_avx512([r0, r1], t, map, ahead, n),
-        [r0] => dots_kr_avx512([r0], t, map, ahead, n),
-        _ => unreachable!("halves of one to four rows"),
+    // SAFETY: the CPU supports `isa` (the caller's contract).
+    let sums = unsafe {
+        match (isa, rows) {
+            (Isa::Avx512, &[r0, r1, r2, r3]) => dots_kr_avx512([r0, r1, r2, r3], t, map, ahead, n),
+            (Isa::Avx512, &[r0, r1, r2]) => dots_kr_avx512([r0, r1, r2], t, map, ahead, n),
+            (Isa::Avx512, &[r0, r1]) => dots_kr_avx512([r0, r1], t, map, ahead, n),
+            (Isa::Avx512, &[r0]) => dots_kr_avx512([r0], t, map, ahead, n),
+            (Isa::Avx2, &[r0, r1]) => dots_kr_avx2([r0, r1], t, map, ahead, n),
+            (Isa::Avx2, &[r0]) => dots_kr_avx2([r0], t, map, ahead, n),
+            _ => unreachable!("parts of one to Isa::dots_rows rows"),
+        }
     };
     // The tail past the last whole register, and the four lanes combined, as `dot4` does.
     let full = n / 4 * 4;
@@ -274,51 +319,59 @@ fn dots_k_avx512<const K: usize>(
     out
 }
 
-/// The four lanes of each of R (at most four) rows' sums with K vectors over the first
-/// `n / 4 * 4` values of [`dots_k_avx512`] (n at most every slice's length).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn dots_kr_avx512<const K: usize, const R: usize>(
-    rows: [&[f64]; R],
-    t: [&[f64]; K],
-    map: Option<(&[f64], &[f64])>,
-    ahead: &[&[f64]],
-    n: usize,
-) -> [[[f64; 4]; 4]; K] {
-    use std::arch::x86_64::{
-        __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd, _mm256_storeu_pd,
+/// The four lanes of each of R rows' sums with K vectors over the first `n / 4 * 4` values of
+/// [`dots_k`] (n at most every slice's length), in 256-bit registers: one function per
+/// extension, the same body (AVX-512VL's only gain is the registers to hold more sums).
+macro_rules! dots_kr {
+    ($name:ident, $features:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        fn $name<const K: usize, const R: usize>(
+            rows: [&[f64]; R],
+            t: [&[f64]; K],
+            map: Option<(&[f64], &[f64])>,
+            ahead: &[&[f64]],
+            n: usize,
+        ) -> [[[f64; 4]; 4]; K] {
+            use std::arch::x86_64::{
+                __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_setzero_pd,
+                _mm256_storeu_pd,
+            };
+            let full = n / 4 * 4;
+            let mut acc: [[__m256d; R]; K] = [[_mm256_setzero_pd(); R]; K];
+            let mut j = 0;
+            while j < full {
+                // SAFETY: j + 4 <= full <= n <= the length of every slice read (the caller's bound).
+                let load = |p: &[f64]| unsafe { _mm256_loadu_pd(p.as_ptr().add(j)) };
+                if j % 8 == 0 {
+                    fetch_ahead(ahead, j);
+                }
+                let tj: [__m256d; K] = std::array::from_fn(|k| load(t[k]));
+                let consts = map.map(|(a, b)| (load(a), load(b)));
+                for (r, s) in rows.iter().enumerate() {
+                    let mut v = load(s);
+                    if let Some((a, b)) = consts {
+                        v = _mm256_add_pd(_mm256_mul_pd(a, v), b);
+                    }
+                    for (acc, &tk) in acc.iter_mut().zip(&tj) {
+                        acc[r] = _mm256_add_pd(acc[r], _mm256_mul_pd(v, tk));
+                    }
+                }
+                j += 4;
+            }
+            let mut lanes = [[[0.0f64; 4]; 4]; K];
+            for (lanes, acc) in lanes.iter_mut().zip(&acc) {
+                for (lanes, acc) in lanes.iter_mut().zip(acc) {
+                    // SAFETY: `lanes` holds four f64.
+                    unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), *acc) };
+                }
+            }
+            lanes
+        }
     };
-    let full = n / 4 * 4;
-    let mut acc: [[__m256d; R]; K] = [[_mm256_setzero_pd(); R]; K];
-    let mut j = 0;
-    while j < full {
-        // SAFETY: j + 4 <= full <= n <= the length of every slice read (the caller's bound).
-        let load = |p: &[f64]| unsafe { _mm256_loadu_pd(p.as_ptr().add(j)) };
-        if j % 8 == 0 {
-            fetch_ahead(ahead, j);
-        }
-        let tj: [__m256d; K] = std::array::from_fn(|k| load(t[k]));
-        let consts = map.map(|(a, b)| (load(a), load(b)));
-        for (r, s) in rows.iter().enumerate() {
-            let mut v = load(s);
-            if let Some((a, b)) = consts {
-                v = _mm256_add_pd(_mm256_mul_pd(a, v), b);
-            }
-            for (acc, &tk) in acc.iter_mut().zip(&tj) {
-                acc[r] = _mm256_add_pd(acc[r], _mm256_mul_pd(v, tk));
-            }
-        }
-        j += 4;
-    }
-    let mut lanes = [[[0.0f64; 4]; 4]; K];
-    for (lanes, acc) in lanes.iter_mut().zip(&acc) {
-        for (lanes, acc) in lanes.iter_mut().zip(acc) {
-            // SAFETY: `lanes` holds four f64.
-            unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), *acc) };
-        }
-    }
-    lanes
 }
+dots_kr!(dots_kr_avx512, "avx512f,avx512vl");
+dots_kr!(dots_kr_avx2, "avx2");
 
 /// Fetches the cache line holding value `j` of each of `rows` into L2 (a hint: it never
 /// faults, and changes no result). The AVX-512 passes call it for the rows of their next
@@ -427,18 +480,18 @@ pub fn axpys_each(
     let g = rows.len();
     debug_assert_eq!(coefs.len(), g * outs.len());
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if let Some(isa) = Isa::detect() {
         let mut at = 0;
         for chunk in outs.chunks_mut(4) {
             let c = &coefs[at * g..(at + chunk.len()) * g];
             let fetch = if at == 0 { ahead } else { &[] };
-            // SAFETY: the CPU supports AVX-512F (checked just above).
+            // SAFETY: the CPU supports `isa` (detected just above).
             unsafe {
-                match (chunk, map) {
-                    ([o0, o1, o2, o3], m) => axpys_k_avx512(rows, c, m, [o0, o1, o2, o3], fetch),
-                    ([o0, o1, o2], m) => axpys_k_avx512(rows, c, m, [o0, o1, o2], fetch),
-                    ([o0, o1], m) => axpys_k_avx512(rows, c, m, [o0, o1], fetch),
-                    ([o0], m) => axpys_k_avx512(rows, c, m, [o0], fetch),
+                match chunk {
+                    [o0, o1, o2, o3] => axpys_k(isa, rows, c, map, [o0, o1, o2, o3], fetch),
+                    [o0, o1, o2] => axpys_k(isa, rows, c, map, [o0, o1, o2], fetch),
+                    [o0, o1] => axpys_k(isa, rows, c, map, [o0, o1], fetch),
+                    [o0] => axpys_k(isa, rows, c, map, [o0], fetch),
                     _ => unreachable!("chunks of one to four"),
                 }
             }
@@ -467,6 +520,28 @@ fn axpys_each_any(
                     axpy_each(row, &[cr], &mut [&mut **out]);
                 }
             }
+        }
+    }
+}
+
+/// K (at most four) outputs of [`axpys_each`] on `isa`'s kernel.
+///
+/// # Safety
+/// The CPU supports `isa`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn axpys_k<const K: usize>(
+    isa: Isa,
+    rows: &[&[f64]],
+    coefs: &[f64],
+    map: Option<(&[f64], &[f64])>,
+    outs: [&mut &mut [f64]; K],
+    ahead: &[&[f64]],
+) {
+    // SAFETY: the CPU supports `isa` (the caller's contract).
+    unsafe {
+        match isa {
+            Isa::Avx512 => axpys_k_avx512(rows, coefs, map, outs, ahead),
+            Isa::Avx2 => axpys_k_avx2(rows, coefs, map, outs, ahead),
         }
     }
 }
@@ -551,6 +626,97 @@ fn axpys_k_avx512<const K: usize>(
     }
 }
 
+/// [`axpys_k_avx512`] in AVX2's 16 registers: the K outputs' entries for 8 columns (two
+/// registers each) held while the group's rows pass, each row's values mapped once; then a
+/// step of 4 columns and single columns for the rest. Every entry adds its rows' terms in row
+/// order, the product and the sum rounded separately.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn axpys_k_avx2<const K: usize>(
+    rows: &[&[f64]],
+    coefs: &[f64],
+    map: Option<(&[f64], &[f64])>,
+    outs: [&mut &mut [f64]; K],
+    ahead: &[&[f64]],
+) {
+    use std::arch::x86_64::{
+        __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd,
+    };
+    let g = rows.len();
+    let mut n = outs.iter().fold(usize::MAX, |n, o| n.min(o.len()));
+    if let Some((a, b)) = map {
+        n = n.min(a.len()).min(b.len());
+    }
+    assert!(rows.iter().all(|r| r.len() >= n), "rows of length D");
+    assert_eq!(coefs.len(), K * g);
+    // One step of H registers (4H columns) from column j; j + 4H <= n.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn step<const K: usize, const H: usize>(
+        rows: &[&[f64]],
+        coefs: &[f64],
+        map: Option<(&[f64], &[f64])>,
+        outs: &mut [&mut &mut [f64]; K],
+        j: usize,
+    ) {
+        let g = rows.len();
+        let load = |p: &[f64], h: usize| -> __m256d {
+            // SAFETY: j + 4H <= n <= the length of `p` (the caller's bound).
+            unsafe { _mm256_loadu_pd(p.as_ptr().add(j + 4 * h)) }
+        };
+        let consts: Option<([__m256d; H], [__m256d; H])> = map.map(|(a, b)| {
+            (
+                std::array::from_fn(|h| load(a, h)),
+                std::array::from_fn(|h| load(b, h)),
+            )
+        });
+        let mut o: [[__m256d; H]; K] =
+            std::array::from_fn(|k| std::array::from_fn(|h| load(outs[k], h)));
+        for (r, s) in rows.iter().enumerate() {
+            let mut v: [__m256d; H] = std::array::from_fn(|h| load(s, h));
+            if let Some((a, b)) = &consts {
+                for h in 0..H {
+                    v[h] = _mm256_add_pd(_mm256_mul_pd(a[h], v[h]), b[h]);
+                }
+            }
+            for (k, o) in o.iter_mut().enumerate() {
+                let cv = _mm256_set1_pd(coefs[k * g + r]);
+                for h in 0..H {
+                    o[h] = _mm256_add_pd(o[h], _mm256_mul_pd(cv, v[h]));
+                }
+            }
+        }
+        for (out, o) in outs.iter_mut().zip(&o) {
+            for (h, o) in o.iter().enumerate() {
+                // SAFETY: j + 4h + 4 <= n <= the output's length.
+                unsafe { _mm256_storeu_pd(out.as_mut_ptr().add(j + 4 * h), *o) };
+            }
+        }
+    }
+    let mut outs = outs;
+    let mut j = 0;
+    while j + 8 <= n {
+        fetch_ahead(ahead, j);
+        step::<K, 2>(rows, coefs, map, &mut outs, j);
+        j += 8;
+    }
+    if j + 4 <= n {
+        step::<K, 1>(rows, coefs, map, &mut outs, j);
+        j += 4;
+    }
+    for (k, out) in outs.into_iter().enumerate() {
+        for j in j..n {
+            for (r, s) in rows.iter().enumerate() {
+                let v = match map {
+                    Some((a, b)) => a[j] * s[j] + b[j],
+                    None => s[j],
+                };
+                out[j] += coefs[k * g + r] * v;
+            }
+        }
+    }
+}
+
 #[inline(always)]
 fn axpys_mapped_any(rows: &[&[f64]], c: &[f64], a: &[f64], b: &[f64], out: &mut [f64]) {
     let n = out.len().min(a.len()).min(b.len());
@@ -624,14 +790,15 @@ mod tests {
 
     /// X^T c for several vectors over a group of rows: each output is bit for bit its own
     /// one-vector pass (mapped: `axpys_mapped`; a copy: `axpy` row after row), for one to nine
-    /// vectors, groups of one to eight rows, lengths across a register block's edge.
+    /// vectors, groups of one to eight rows, lengths across a register block's edge (tails of
+    /// 1 to 15 columns, one or two masked steps), and nothing past an output's end written.
     #[test]
     fn axpys_each_rounds_as_one_vector_at_a_time() {
         let mut rng = rng_from(&["axpys-each"]);
         let value = |rng: &mut crate::rng::Rng| {
             (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
         };
-        for d in [1usize, 15, 16, 17, 40, 261] {
+        for d in [1usize, 15, 16, 17, 28, 40, 261] {
             let vecs = |k: usize, rng: &mut crate::rng::Rng| -> Vec<Vec<f64>> {
                 (0..k)
                     .map(|_| (0..d).map(|_| value(rng)).collect())
@@ -643,10 +810,15 @@ mod tests {
                 let coefs: Vec<f64> = (0..k * g).map(|_| value(&mut rng)).collect();
                 let start = vecs(k, &mut rng);
                 for map in [None, Some((&ab[0][..], &ab[1][..]))] {
-                    let mut outs = start.clone();
+                    let mut padded: Vec<Vec<f64>> = start
+                        .iter()
+                        .map(|o| o.iter().copied().chain([f64::NAN; 16]).collect())
+                        .collect();
                     let mut slots: Vec<&mut [f64]> =
-                        outs.iter_mut().map(Vec::as_mut_slice).collect();
+                        padded.iter_mut().map(|o| &mut o[..d]).collect();
                     axpys_each(&refs, &coefs, map, &mut slots, &refs);
+                    assert!(padded.iter().all(|o| o[d..].iter().all(|v| v.is_nan())));
+                    let outs: Vec<Vec<f64>> = padded.iter().map(|o| o[..d].to_vec()).collect();
                     let mut portable = start.clone();
                     let mut slots: Vec<&mut [f64]> =
                         portable.iter_mut().map(Vec::as_mut_slice).collect();
