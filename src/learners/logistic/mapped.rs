@@ -524,7 +524,8 @@ fn axpys_each_any(
     }
 }
 
-/// K (at most four) outputs of [`axpys_each`] on `isa`'s kernel.
+/// K (at most four) outputs of [`axpys_each`]: `isa`'s kernel over the columns its registers
+/// cover, then the last few one at a time, each entry's terms in row order.
 ///
 /// # Safety
 /// The CPU supports `isa`.
@@ -534,35 +535,9 @@ unsafe fn axpys_k<const K: usize>(
     rows: &[&[f64]],
     coefs: &[f64],
     map: Option<(&[f64], &[f64])>,
-    outs: [&mut &mut [f64]; K],
+    mut outs: [&mut &mut [f64]; K],
     ahead: &[&[f64]],
 ) {
-    // SAFETY: the CPU supports `isa` (the caller's contract).
-    unsafe {
-        match isa {
-            Isa::Avx512 => axpys_k_avx512(rows, coefs, map, outs, ahead),
-            Isa::Avx2 => axpys_k_avx2(rows, coefs, map, outs, ahead),
-        }
-    }
-}
-
-/// K outputs of [`axpys_each`]: for each 16 columns, the K outputs' entries stay in registers
-/// (two of eight lanes each) while the group's rows pass, each row's values (mapped once)
-/// multiplied into every output; the product and the sum rounded separately, as the
-/// one-output kernels do.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn axpys_k_avx512<const K: usize>(
-    rows: &[&[f64]],
-    coefs: &[f64],
-    map: Option<(&[f64], &[f64])>,
-    outs: [&mut &mut [f64]; K],
-    ahead: &[&[f64]],
-) {
-    use std::arch::x86_64::{
-        __m512d, _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_storeu_pd,
-    };
-    const W: usize = 16;
     let g = rows.len();
     let mut n = outs.iter().fold(usize::MAX, |n, o| n.min(o.len()));
     if let Some((a, b)) = map {
@@ -570,6 +545,46 @@ fn axpys_k_avx512<const K: usize>(
     }
     assert!(rows.iter().all(|r| r.len() >= n), "rows of length D");
     assert_eq!(coefs.len(), K * g);
+    // SAFETY: the CPU supports `isa` (the caller's contract); n is at most every slice's
+    // length (asserted above).
+    let done = unsafe {
+        match isa {
+            Isa::Avx512 => axpys_k_avx512(rows, coefs, map, &mut outs, ahead, n),
+            Isa::Avx2 => axpys_k_avx2(rows, coefs, map, &mut outs, ahead, n),
+        }
+    };
+    for (k, out) in outs.into_iter().enumerate() {
+        for j in done..n {
+            for (r, s) in rows.iter().enumerate() {
+                let v = match map {
+                    Some((a, b)) => a[j] * s[j] + b[j],
+                    None => s[j],
+                };
+                out[j] += coefs[k * g + r] * v;
+            }
+        }
+    }
+}
+
+/// The first `n / 16 * 16` columns of [`axpys_k`], which it returns (n at most every slice's
+/// length): for each 16 columns, the K outputs' entries stay in registers (two of eight lanes
+/// each) while the group's rows pass, each row's values (mapped once) multiplied into every
+/// output; the product and the sum rounded separately, as the one-output kernels do.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn axpys_k_avx512<const K: usize>(
+    rows: &[&[f64]],
+    coefs: &[f64],
+    map: Option<(&[f64], &[f64])>,
+    outs: &mut [&mut &mut [f64]; K],
+    ahead: &[&[f64]],
+    n: usize,
+) -> usize {
+    use std::arch::x86_64::{
+        __m512d, _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_storeu_pd,
+    };
+    const W: usize = 16;
+    let g = rows.len();
     assert!(g <= GROUP, "a group of at most GROUP rows");
     let full = n / W * W;
     // Each row's coefficients broadcast once for all columns (a broadcast takes a shuffle
@@ -583,7 +598,7 @@ fn axpys_k_avx512<const K: usize>(
     let mut j = 0;
     while j < full {
         let load = |p: &[f64], h: usize| -> __m512d {
-            // SAFETY: j + W <= full <= n <= the length of `p` (asserted above).
+            // SAFETY: j + W <= full <= n <= the length of `p` (the caller's bound).
             unsafe { _mm512_loadu_pd(p.as_ptr().add(j + 8 * h)) }
         };
         fetch_ahead(ahead, j);
@@ -613,42 +628,26 @@ fn axpys_k_avx512<const K: usize>(
         }
         j += W;
     }
-    for (k, out) in outs.into_iter().enumerate() {
-        for j in full..n {
-            for (r, s) in rows.iter().enumerate() {
-                let v = match map {
-                    Some((a, b)) => a[j] * s[j] + b[j],
-                    None => s[j],
-                };
-                out[j] += coefs[k * g + r] * v;
-            }
-        }
-    }
+    full
 }
 
-/// [`axpys_k_avx512`] in AVX2's 16 registers: the K outputs' entries for 8 columns (two
-/// registers each) held while the group's rows pass, each row's values mapped once; then a
-/// step of 4 columns and single columns for the rest. Every entry adds its rows' terms in row
-/// order, the product and the sum rounded separately.
+/// [`axpys_k_avx512`] in AVX2's 16 registers, over the first `n / 4 * 4` columns, which it
+/// returns: the K outputs' entries for 8 columns (two registers each) held while the group's
+/// rows pass, each row's values mapped once, then a step of 4 columns. Every entry adds its
+/// rows' terms in row order, the product and the sum rounded separately.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn axpys_k_avx2<const K: usize>(
     rows: &[&[f64]],
     coefs: &[f64],
     map: Option<(&[f64], &[f64])>,
-    outs: [&mut &mut [f64]; K],
+    outs: &mut [&mut &mut [f64]; K],
     ahead: &[&[f64]],
-) {
+    n: usize,
+) -> usize {
     use std::arch::x86_64::{
         __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd,
     };
-    let g = rows.len();
-    let mut n = outs.iter().fold(usize::MAX, |n, o| n.min(o.len()));
-    if let Some((a, b)) = map {
-        n = n.min(a.len()).min(b.len());
-    }
-    assert!(rows.iter().all(|r| r.len() >= n), "rows of length D");
-    assert_eq!(coefs.len(), K * g);
     // One step of H registers (4H columns) from column j; j + 4H <= n.
     #[target_feature(enable = "avx2")]
     #[inline]
@@ -693,28 +692,17 @@ fn axpys_k_avx2<const K: usize>(
             }
         }
     }
-    let mut outs = outs;
     let mut j = 0;
     while j + 8 <= n {
         fetch_ahead(ahead, j);
-        step::<K, 2>(rows, coefs, map, &mut outs, j);
+        step::<K, 2>(rows, coefs, map, outs, j);
         j += 8;
     }
     if j + 4 <= n {
-        step::<K, 1>(rows, coefs, map, &mut outs, j);
+        step::<K, 1>(rows, coefs, map, outs, j);
         j += 4;
     }
-    for (k, out) in outs.into_iter().enumerate() {
-        for j in j..n {
-            for (r, s) in rows.iter().enumerate() {
-                let v = match map {
-                    Some((a, b)) => a[j] * s[j] + b[j],
-                    None => s[j],
-                };
-                out[j] += coefs[k * g + r] * v;
-            }
-        }
-    }
+    j
 }
 
 #[inline(always)]
