@@ -167,6 +167,67 @@ impl Tiles for Portable {
     }
 }
 
+/// The register tiles written with intrinsics: `V` vectors of `8 / V` lanes per triangle row
+/// (so R x V accumulators), each block row's V vectors loaded once and multiplied by every
+/// triangle row's weight, broadcast inside its multiply; the product and the sum rounded
+/// separately, as the plain loop rounds them.
+macro_rules! register_tiles {
+    ($ty:ident, $features:literal, $vectors:literal,
+     $zero:ident, $load:ident, $store:ident, $add:ident, $mul:ident, $set1:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        impl Tiles for $ty {
+            const L: usize = 8;
+
+            #[target_feature(enable = $features)]
+            #[inline]
+            unsafe fn tile<const R: usize>(
+                x: &[f64],
+                w: &[f64],
+                d: usize,
+                h: &mut [f64],
+                k0: usize,
+                l0: usize,
+            ) {
+                use std::arch::x86_64::*;
+                const LANES: usize = 8 / $vectors;
+                let m = w.len() / R;
+                assert!(x.len() == m * 8 && w.len() == m * R);
+                assert!((k0 + R - 1) * d + l0 + 8 <= h.len());
+                let hp = h.as_mut_ptr();
+                let mut acc = [[$zero(); $vectors]; R];
+                for (q, a) in acc.iter_mut().enumerate() {
+                    for (v, a) in a.iter_mut().enumerate() {
+                        // SAFETY: (k0 + q) * d + l0 + 8 <= h.len() (asserted above).
+                        *a = unsafe { $load(hp.add((k0 + q) * d + l0 + v * LANES)) };
+                    }
+                }
+                let (xp, wp) = (x.as_ptr(), w.as_ptr());
+                for r in 0..m {
+                    // SAFETY: r < m, and x holds m rows of 8, w m rows of R (asserted above).
+                    unsafe {
+                        let mut x = [$zero(); $vectors];
+                        for (v, x) in x.iter_mut().enumerate() {
+                            *x = $load(xp.add(r * 8 + v * LANES));
+                        }
+                        for (q, a) in acc.iter_mut().enumerate() {
+                            let wq = $set1(*wp.add(r * R + q));
+                            for (a, &x) in a.iter_mut().zip(&x) {
+                                *a = $add(*a, $mul(wq, x));
+                            }
+                        }
+                    }
+                }
+                for (q, a) in acc.iter().enumerate() {
+                    for (v, a) in a.iter().enumerate() {
+                        // SAFETY: as for the loads.
+                        unsafe { $store(hp.add((k0 + q) * d + l0 + v * LANES), *a) };
+                    }
+                }
+            }
+        }
+    };
+}
+
 /// 6 x 8 tiles in AVX2 registers: twelve accumulators, the row's two vectors and a broadcast
 /// make the sixteen. Against the 4 x 8 tile a packed row is read once per six triangle rows
 /// instead of four (on a Zen 3 core without AVX-512, `lr_gram` took 0.82-0.99 of the 4 x 8
@@ -175,56 +236,17 @@ impl Tiles for Portable {
 #[cfg(target_arch = "x86_64")]
 struct Avx2;
 
-#[cfg(target_arch = "x86_64")]
-impl Tiles for Avx2 {
-    const L: usize = 8;
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    unsafe fn tile<const R: usize>(
-        x: &[f64],
-        w: &[f64],
-        d: usize,
-        h: &mut [f64],
-        k0: usize,
-        l0: usize,
-    ) {
-        use std::arch::x86_64::*;
-        let m = w.len() / R;
-        assert!(x.len() == m * 8 && w.len() == m * R);
-        assert!((k0 + R - 1) * d + l0 + 8 <= h.len());
-        let hp = h.as_mut_ptr();
-        let mut lo = [_mm256_setzero_pd(); R];
-        let mut hi = [_mm256_setzero_pd(); R];
-        for q in 0..R {
-            // SAFETY: (k0 + q) * d + l0 + 8 <= h.len() (asserted above).
-            unsafe {
-                lo[q] = _mm256_loadu_pd(hp.add((k0 + q) * d + l0));
-                hi[q] = _mm256_loadu_pd(hp.add((k0 + q) * d + l0 + 4));
-            }
-        }
-        let (xp, wp) = (x.as_ptr(), w.as_ptr());
-        for r in 0..m {
-            // SAFETY: r < m, and x holds m rows of 8, w m rows of R (asserted above).
-            unsafe {
-                let x0 = _mm256_loadu_pd(xp.add(r * 8));
-                let x1 = _mm256_loadu_pd(xp.add(r * 8 + 4));
-                for q in 0..R {
-                    let a = _mm256_broadcast_sd(&*wp.add(r * R + q));
-                    lo[q] = _mm256_add_pd(lo[q], _mm256_mul_pd(a, x0));
-                    hi[q] = _mm256_add_pd(hi[q], _mm256_mul_pd(a, x1));
-                }
-            }
-        }
-        for q in 0..R {
-            // SAFETY: as for the loads.
-            unsafe {
-                _mm256_storeu_pd(hp.add((k0 + q) * d + l0), lo[q]);
-                _mm256_storeu_pd(hp.add((k0 + q) * d + l0 + 4), hi[q]);
-            }
-        }
-    }
-}
+register_tiles!(
+    Avx2,
+    "avx2",
+    2,
+    _mm256_setzero_pd,
+    _mm256_loadu_pd,
+    _mm256_storeu_pd,
+    _mm256_add_pd,
+    _mm256_mul_pd,
+    _mm256_set1_pd
+);
 
 /// 16 x 8 tiles in AVX-512 registers: sixteen accumulators of the 32, and each row's weight
 /// read straight into its multiply (an embedded broadcast; a separate broadcast per two
@@ -234,46 +256,17 @@ impl Tiles for Avx2 {
 #[cfg(target_arch = "x86_64")]
 struct Avx512;
 
-#[cfg(target_arch = "x86_64")]
-impl Tiles for Avx512 {
-    const L: usize = 8;
-
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn tile<const R: usize>(
-        x: &[f64],
-        w: &[f64],
-        d: usize,
-        h: &mut [f64],
-        k0: usize,
-        l0: usize,
-    ) {
-        use std::arch::x86_64::*;
-        let m = w.len() / R;
-        assert!(x.len() == m * 8 && w.len() == m * R);
-        assert!((k0 + R - 1) * d + l0 + 8 <= h.len());
-        let hp = h.as_mut_ptr();
-        let mut acc = [_mm512_setzero_pd(); R];
-        for (q, a) in acc.iter_mut().enumerate() {
-            // SAFETY: (k0 + q) * d + l0 + 8 <= h.len() (asserted above).
-            *a = unsafe { _mm512_loadu_pd(hp.add((k0 + q) * d + l0)) };
-        }
-        let (xp, wp) = (x.as_ptr(), w.as_ptr());
-        for r in 0..m {
-            // SAFETY: r < m, and x holds m rows of 8, w m rows of R (asserted above).
-            unsafe {
-                let x = _mm512_loadu_pd(xp.add(r * 8));
-                for (q, a) in acc.iter_mut().enumerate() {
-                    *a = _mm512_add_pd(*a, _mm512_mul_pd(_mm512_set1_pd(*wp.add(r * R + q)), x));
-                }
-            }
-        }
-        for (q, a) in acc.iter().enumerate() {
-            // SAFETY: as for the loads.
-            unsafe { _mm512_storeu_pd(hp.add((k0 + q) * d + l0), *a) };
-        }
-    }
-}
+register_tiles!(
+    Avx512,
+    "avx512f",
+    1,
+    _mm512_setzero_pd,
+    _mm512_loadu_pd,
+    _mm512_storeu_pd,
+    _mm512_add_pd,
+    _mm512_mul_pd,
+    _mm512_set1_pd
+);
 
 /// Packs the block ([`Panels`]), then adds it into the triangle's rows on `isa`: all of them,
 /// or those below `cut` and the rest side by side.
