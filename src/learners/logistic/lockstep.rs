@@ -106,20 +106,48 @@ impl DesignPtr {
     }
 }
 
-thread_local! {
-    static MEMBER: RefCell<Option<Arc<Lockstep>>> = const { RefCell::new(None) };
-    /// The group this thread stands [`aside`] from.
-    static ASIDE: RefCell<Option<Arc<Lockstep>>> = const { RefCell::new(None) };
+/// This thread's group while it runs a [`Lockstep::member`], and whether the group counts it
+/// now (not while it stands [`aside`]). One slot with an explicit flag: the thread's state is
+/// what it holds, never which of two thread-local keys holds it (a `thread_local!` key is a
+/// `const`, so two references to one key need not compare equal).
+struct Membership {
+    group: Arc<Lockstep>,
+    counted: bool,
 }
 
-type Slot = std::thread::LocalKey<RefCell<Option<Arc<Lockstep>>>>;
+thread_local! {
+    static MEMBERSHIP: RefCell<Option<Membership>> = const { RefCell::new(None) };
+}
 
-/// Moves this thread's membership from `from` to `to` (each `MEMBER` or `ASIDE`), returning
-/// what `to` held, so the caller can put it back.
-fn shift(from: &'static Slot, to: &'static Slot) -> Option<(Arc<Lockstep>, Option<Arc<Lockstep>>)> {
-    let group = from.with(|m| m.borrow_mut().take())?;
-    let held = to.with(|m| m.borrow_mut().replace(Arc::clone(&group)));
-    Some((group, held))
+/// Makes this thread's group (if any) count it or not, returning whether it did, so the
+/// caller can restore that. The group hears of a change only.
+fn set_counted(counted: bool) -> Option<bool> {
+    MEMBERSHIP.with(|m| {
+        let mut m = m.borrow_mut();
+        let m = m.as_mut()?;
+        let was = std::mem::replace(&mut m.counted, counted);
+        match (was, counted) {
+            (true, false) => m.group.leave(),
+            (false, true) => m.group.rejoin(),
+            _ => {}
+        }
+        Some(was)
+    })
+}
+
+/// Runs `f` with this thread counted by its group or not, as `counted` says; then as it was,
+/// also when `f` unwinds.
+fn counted_while<R>(counted: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<bool>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(was) = self.0 {
+                set_counted(was);
+            }
+        }
+    }
+    let _restore = Restore(set_counted(counted));
+    f()
 }
 
 /// Runs `f` with this thread out of its group, if it is in one: for a wait on shared work
@@ -127,46 +155,13 @@ fn shift(from: &'static Slot, to: &'static Slot) -> Option<(Arc<Lockstep>, Optio
 /// wait for this member's passes meanwhile. Work `f` computes itself goes back in through
 /// [`within`]. The member is counted again once `f` returns (or unwinds).
 pub fn aside<R>(f: impl FnOnce() -> R) -> R {
-    moved(&MEMBER, &ASIDE, f)
+    counted_while(false, f)
 }
 
 /// Runs `f`, work this thread computes while [`aside`] (a memoised fit), back in the group it
 /// stood aside from, so its passes share the group's rounds; then stands aside again.
 pub fn within<R>(f: impl FnOnce() -> R) -> R {
-    moved(&ASIDE, &MEMBER, f)
-}
-
-/// Runs `f` with this thread's group (if `from` holds one) moved to `to`, the group counting
-/// the thread exactly while it is in `MEMBER`; moved back, and `to` restored, once `f`
-/// returns or unwinds.
-fn moved<R>(from: &'static Slot, to: &'static Slot, f: impl FnOnce() -> R) -> R {
-    /// Counts `group`'s member in or out as it arrives in `slot`.
-    fn arrive(group: &Lockstep, slot: &'static Slot) {
-        if std::ptr::eq(slot, &MEMBER) {
-            group.rejoin();
-        } else {
-            group.leave();
-        }
-    }
-    struct Back {
-        from: &'static Slot,
-        to: &'static Slot,
-        held: Option<Arc<Lockstep>>,
-    }
-    impl Drop for Back {
-        fn drop(&mut self) {
-            if let Some((group, _)) = shift(self.to, self.from) {
-                arrive(&group, self.from);
-            }
-            self.to.with(|t| *t.borrow_mut() = self.held.take());
-        }
-    }
-    let Some((group, held)) = shift(from, to) else {
-        return f();
-    };
-    arrive(&group, to);
-    let _back = Back { from, to, held };
-    f()
+    counted_while(true, f)
 }
 
 impl Lockstep {
@@ -194,16 +189,28 @@ impl Lockstep {
 
     /// Runs `f` on this thread as one member: its objective-perturbation passes go through
     /// the group until `f` returns (or unwinds), when the member leaves.
+    /// A thread already in a group (a worker that took up another cell while it waits) is
+    /// back in its own once `f` is done.
     pub fn member<R>(self: &Arc<Self>, f: impl FnOnce() -> R) -> R {
-        struct Leave(Arc<Lockstep>);
+        struct Leave(Option<Membership>);
         impl Drop for Leave {
             fn drop(&mut self) {
-                MEMBER.with(|m| m.borrow_mut().take());
-                self.0.leave();
+                let mine =
+                    MEMBERSHIP.with(|m| std::mem::replace(&mut *m.borrow_mut(), self.0.take()));
+                if let Some(Membership {
+                    group,
+                    counted: true,
+                }) = mine
+                {
+                    group.leave();
+                }
             }
         }
-        MEMBER.with(|m| *m.borrow_mut() = Some(self.clone()));
-        let _leave = Leave(self.clone());
+        let mine = Membership {
+            group: Arc::clone(self),
+            counted: true,
+        };
+        let _leave = Leave(MEMBERSHIP.with(|m| m.borrow_mut().replace(mine)));
         f()
     }
 
@@ -215,7 +222,12 @@ impl Lockstep {
 
     fn leave(&self) {
         let mut s = self.lock();
-        s.active -= 1;
+        // Checked in release builds too: a count gone below zero would let rounds start
+        // without their members.
+        s.active = s
+            .active
+            .checked_sub(1)
+            .expect("a member leaves its group once");
         drop(s);
         // The members still waiting may now all be waiting: one of them computes.
         self.turn.notify_all();
@@ -473,7 +485,12 @@ fn weighted_sum_each(
 
 /// The group this thread's fits belong to, if any.
 fn current() -> Option<Arc<Lockstep>> {
-    MEMBER.with(|m| m.borrow().clone())
+    MEMBERSHIP.with(|m| {
+        m.borrow()
+            .as_ref()
+            .filter(|m| m.counted)
+            .map(|m| Arc::clone(&m.group))
+    })
 }
 
 /// z = X theta, with the group's other members' passes when this thread is in one (and the
@@ -760,6 +777,48 @@ mod tests {
             assert_eq!(fa.1.iterations, fb.1.iterations);
             assert_eq!(bits(za), bits(zb));
         }
+    }
+
+    /// The group counts a member exactly while it is neither aside nor gone: through nested
+    /// [`aside`] and [`within`], an unwinding closure, and a member run inside another's
+    /// (a worker taking up a second cell). Single-threaded, so every step is checked in a
+    /// fixed order; the old two-slot bookkeeping failed it at the first return from `aside`.
+    #[test]
+    fn a_member_is_counted_exactly_while_it_is_in_its_group() {
+        let group = Lockstep::new(2);
+        let active = |g: &Arc<Lockstep>| g.lock().active;
+        group.member(|| {
+            assert_eq!(active(&group), 2);
+            assert!(current().is_some());
+            aside(|| {
+                assert_eq!(active(&group), 1);
+                assert!(current().is_none(), "an aside member's passes go alone");
+                within(|| {
+                    assert_eq!(active(&group), 2);
+                    aside(|| assert_eq!(active(&group), 1));
+                    within(|| assert_eq!(active(&group), 2));
+                    assert_eq!(active(&group), 2);
+                });
+                assert_eq!(active(&group), 1);
+            });
+            assert_eq!(active(&group), 2);
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                aside(|| within(|| panic!("a fit fails")))
+            }));
+            assert!(unwound.is_err());
+            assert_eq!(active(&group), 2);
+            let other = Lockstep::new(1);
+            other.member(|| {
+                assert_eq!((active(&group), active(&other)), (2, 1));
+                aside(|| assert_eq!((active(&group), active(&other)), (2, 0)));
+            });
+            assert_eq!(active(&other), 0);
+            assert!(Arc::ptr_eq(&current().unwrap(), &group));
+        });
+        assert_eq!(active(&group), 1);
+        assert!(current().is_none());
+        // Outside any group both are no-ops.
+        aside(|| within(|| assert!(current().is_none())));
     }
 
     /// Noise-free fits are memoised: two groups whose members fit the same two keys in
