@@ -929,12 +929,12 @@ fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>], needed: &[bool
         if releases {
             continue;
         }
-        let learner = pipeline
-            .learner()
-            .map(|k| k.learner(&c.at, &c.budget))
-            .transpose()?;
+        if let Some(kind) = pipeline.learner() {
+            // Every parameter the kind derives for a cell is checked before anything runs.
+            kind.learner(&c.at, &c.budget)?;
+        }
         let needs_binary =
-            learner.as_ref().is_none_or(|l| l.needs_binary()) || pipeline.selection.is_some();
+            pipeline.learner().is_none_or(|k| k.needs_binary()) || pipeline.selection.is_some();
         if needs_binary && data.features.as_binary().is_none() {
             return Err(Error::Spec {
                 file: spec.path.clone(),

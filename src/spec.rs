@@ -5,7 +5,7 @@
 
 use crate::data::{Catalog, DatasetDef};
 use crate::error::{Error, Result};
-use crate::kinds::{Axis, GridValues};
+use crate::kinds::{Axis, GridValues, Registry};
 use crate::learners::Threshold;
 use crate::privacy::Relation;
 use serde::{Deserialize, Serialize};
@@ -523,12 +523,22 @@ impl Spec {
 
     /// Reads, parses and validates a spec file.
     pub fn load(path: &Path) -> Result<Spec> {
+        Spec::load_with(path, &Registry::builtin())
+    }
+
+    /// [`Self::load`] with the kinds of `kinds` (epsilab's own and any a caller registered).
+    pub fn load_with(path: &Path, kinds: &Registry) -> Result<Spec> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Spec::parse(&text, path)
+        Spec::parse_with(&text, path, kinds)
     }
 
     /// Parses and validates spec text; `path` names the file in errors and anchors inline paths.
     pub fn parse(text: &str, path: &Path) -> Result<Spec> {
+        Spec::parse_with(text, path, &Registry::builtin())
+    }
+
+    /// [`Self::parse`] with the kinds of `kinds`.
+    pub fn parse_with(text: &str, path: &Path, kinds: &Registry) -> Result<Spec> {
         let raw: RawSpec = toml::from_str(text).map_err(|e| {
             let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((0, 0));
             Error::Spec {
@@ -566,7 +576,7 @@ impl Spec {
         };
         spec.validate_experiment()?;
         spec.validate_grid()?;
-        spec.pipelines = spec.parse_pipelines(raw.pipeline)?;
+        spec.pipelines = spec.parse_pipelines(raw.pipeline, kinds)?;
         spec.validate_n_train_of()?;
         spec.validate_report()?;
         spec.validate_ablation()?;
@@ -743,14 +753,14 @@ impl Spec {
     }
 
     /// The second stage of the pipelines: each table read by its kind.
-    fn parse_pipelines(&self, tables: Vec<toml::Table>) -> Result<Vec<Pipeline>> {
+    fn parse_pipelines(&self, tables: Vec<toml::Table>, kinds: &Registry) -> Result<Vec<Pipeline>> {
         if tables.is_empty() {
             return Err(self.err("pipeline", "define at least one [[pipeline]]"));
         }
         let grid = self.grid.axes();
         let mut out: Vec<Pipeline> = Vec::with_capacity(tables.len());
         for (i, t) in tables.into_iter().enumerate() {
-            let p = Pipeline::parse(t, &grid)
+            let p = Pipeline::parse(t, &grid, kinds)
                 .map_err(|(field, reason)| self.err(format!("pipeline[{i}].{field}"), reason))?;
             if out.iter().any(|q| q.name == p.name) {
                 return Err(self.err(

@@ -230,7 +230,7 @@ impl<const K: u8> LearnerKind for Erm<K> {
         self.lambda == Some(LambdaRule::Private)
     }
 
-    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner> {
+    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Box<dyn Learner>> {
         let loss = match self.loss.unwrap_or_default() {
             LossName::Logistic => Loss::Logistic,
             LossName::Huber => Loss::HUBER_SVM,

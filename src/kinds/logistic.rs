@@ -170,7 +170,7 @@ impl<const M: u8> LearnerKind for Logistic<M> {
         self.lambda == Some(LambdaRule::Private)
     }
 
-    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner> {
+    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Box<dyn Learner>> {
         let settings = SolverSettings {
             solver: self.solver.unwrap_or_default(),
             tol: self.tolerance.unwrap_or(DEFAULT_TOL),
@@ -241,13 +241,13 @@ pub fn lr_learner(
     scaling: Option<Scaling>,
     at: &GridValues,
     budget: &CellBudget,
-) -> Result<Learner> {
+) -> Result<Box<dyn Learner>> {
     let lambda = match (at.lambda, rule) {
         (Some(l), _) => LambdaRule::Fixed(l),
         (None, Some(rule)) => rule,
         (None, None) => LambdaRule::Fixed(1.0),
     };
-    Ok(Learner::Logistic(LrConfig {
+    Ok(Box::new(LrConfig {
         kind,
         loss,
         lambda,

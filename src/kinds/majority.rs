@@ -2,7 +2,7 @@
 
 use super::{CellBudget, Described, GridValues, LearnerKind};
 use crate::error::Result;
-use crate::learners::Learner;
+use crate::learners::{Learner, MajorityBaseline};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -20,8 +20,8 @@ impl LearnerKind for Majority {
         false
     }
 
-    fn learner(&self, _: &GridValues, _: &CellBudget) -> Result<Learner> {
-        Ok(Learner::Majority)
+    fn learner(&self, _: &GridValues, _: &CellBudget) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(MajorityBaseline))
     }
 
     fn is_baseline(&self) -> bool {

@@ -80,6 +80,89 @@ pub const ATTACKS: &[Registered<dyn ReleaseKind>] = &[
     release_kind::<attack::MajorityVote>(),
 ];
 
+/// The kinds a spec may name, by family. [`Registry::builtin`] holds epsilab's own (the
+/// registries above); a library user or a test adds a kind of its own with
+/// [`Registry::with_learner`] and friends and parses a spec against it
+/// ([`crate::spec::Spec::parse_with`]). Nothing is global: a registry is a value.
+#[derive(Clone)]
+pub struct Registry {
+    pub learners: Vec<Registered<dyn LearnerKind>>,
+    pub selectors: Vec<Registered<dyn SelectorKind>>,
+    pub releases: Vec<Registered<dyn ReleaseKind>>,
+    pub attacks: Vec<Registered<dyn ReleaseKind>>,
+    pub probes: Vec<Registered<dyn crate::analysis::ProbeKind>>,
+}
+
+impl Registry {
+    /// epsilab's own kinds.
+    pub fn builtin() -> Registry {
+        Registry {
+            learners: LEARNERS.to_vec(),
+            selectors: SELECTORS.to_vec(),
+            releases: RELEASES.to_vec(),
+            attacks: ATTACKS.to_vec(),
+            probes: crate::analysis::PROBES.to_vec(),
+        }
+    }
+
+    /// This registry and learner kind `T`.
+    ///
+    /// # Panics
+    /// If a pipeline step of that name is already registered (a programming error: a spec
+    /// naming it could not tell the two apart).
+    pub fn with_learner<T>(mut self) -> Registry
+    where
+        T: LearnerKind + Described + DeserializeOwned + 'static,
+    {
+        self.assert_new_step(T::NAME);
+        self.learners.push(learner::<T>());
+        self
+    }
+
+    /// This registry and release kind `T`; panics as [`Self::with_learner`] does.
+    pub fn with_release<T>(mut self) -> Registry
+    where
+        T: ReleaseKind + Described + DeserializeOwned + 'static,
+    {
+        self.assert_new_step(T::NAME);
+        self.releases.push(release_kind::<T>());
+        self
+    }
+
+    /// This registry and selector kind `T`.
+    ///
+    /// # Panics
+    /// If a selector of that name is already registered.
+    pub fn with_selector<T>(mut self) -> Registry
+    where
+        T: SelectorKind + Described + DeserializeOwned + 'static,
+    {
+        assert!(
+            find(&self.selectors, T::NAME).is_none(),
+            "selector `{}` is already registered",
+            T::NAME
+        );
+        self.selectors.push(selector::<T>());
+        self
+    }
+
+    fn assert_new_step(&self, name: &str) {
+        let taken = self.learners.iter().any(|r| r.name == name)
+            || self
+                .releases
+                .iter()
+                .chain(&self.attacks)
+                .any(|r| r.name == name);
+        assert!(!taken, "a pipeline step `{name}` is already registered");
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::builtin()
+    }
+}
+
 /// A grid axis a pipeline may vary along, in the order the plan nests them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Axis {
@@ -205,7 +288,7 @@ pub trait LearnerKind: Debug + Send + Sync {
         false
     }
     /// The learner of one cell, with its grid values and budget applied.
-    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner>;
+    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Box<dyn Learner>>;
     /// Relative cost of one fit, for the shard partition (1 = one Naive Bayes fit).
     fn cost(&self) -> u64 {
         1
@@ -217,6 +300,11 @@ pub trait LearnerKind: Debug + Send + Sync {
     }
     /// Whether it is the majority-class baseline every figure already draws.
     fn is_baseline(&self) -> bool {
+        false
+    }
+    /// Whether it reads binary features (class counts), so a real-valued dataset is refused
+    /// before the run starts.
+    fn needs_binary(&self) -> bool {
         false
     }
 }
@@ -289,11 +377,14 @@ pub struct Registered<K: ?Sized + 'static> {
     pub parse: fn(toml::Table) -> std::result::Result<Arc<K>, String>,
 }
 
+impl<K: ?Sized> Clone for Registered<K> {
+    fn clone(&self) -> Self {
+        Registered { ..*self }
+    }
+}
+
 /// The entry named `name` in a registry.
-pub fn find<K: ?Sized>(
-    registry: &'static [Registered<K>],
-    name: &str,
-) -> Option<&'static Registered<K>> {
+pub fn find<'r, K: ?Sized>(registry: &'r [Registered<K>], name: &str) -> Option<&'r Registered<K>> {
     registry.iter().find(|r| r.name == name)
 }
 

@@ -96,11 +96,15 @@ impl<const V: u8> LearnerKind for NaiveBayes<V> {
         check_fixed_threshold(self.threshold.as_ref(), grid)
     }
 
-    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Learner> {
+    fn needs_binary(&self) -> bool {
+        true
+    }
+
+    fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Box<dyn Learner>> {
         let alpha = self.alpha.unwrap_or(1.0);
         let threshold = at.threshold.or(self.threshold);
         Ok(match V {
-            EXACT => Learner::Nb(BernoulliNbParams::new().alpha(alpha)),
+            EXACT => Box::new(BernoulliNbParams::new().alpha(alpha)),
             ALGORITHM_1 => {
                 let mut p = PrivateNbParams::new(budget.train_of(Self::NAME)?)
                     .alpha(alpha)
@@ -109,16 +113,16 @@ impl<const V: u8> LearnerKind for NaiveBayes<V> {
                 if let Some(t) = threshold {
                     p = p.threshold(t);
                 }
-                Learner::PrivateNb(p)
+                Box::new(p)
             }
             PARTITIONED => {
                 let mut p = PartitionedNbParams::new(budget.train_of(Self::NAME)?).alpha(alpha);
                 if let Some(t) = threshold {
                     p = p.threshold(t);
                 }
-                Learner::PartitionedNb(p)
+                Box::new(p)
             }
-            _ => Learner::VaidyaNb(VaidyaNbParams::new(budget.train_of(Self::NAME)?).alpha(alpha)),
+            _ => Box::new(VaidyaNbParams::new(budget.train_of(Self::NAME)?).alpha(alpha)),
         })
     }
 }

@@ -180,110 +180,56 @@ impl TrialLog {
     }
 }
 
-/// A learner configured for one trial.
-#[derive(Debug, Clone)]
-pub enum Learner {
-    Majority,
-    Nb(BernoulliNbParams),
-    PrivateNb(PrivateNbParams),
-    PartitionedNb(PartitionedNbParams),
-    VaidyaNb(VaidyaNbParams),
-    Logistic(logistic::LrConfig),
+/// A learner configured for one trial: what a [`crate::kinds::LearnerKind`] returns for a cell,
+/// with its grid values and budget applied. An open trait, so a new learner is its own file
+/// (the kind, the learner, the model) and one registry line; nothing else names it.
+pub trait Learner: std::fmt::Debug + Send + Sync {
+    /// Fits on `input`, drawing noise only through `log.ledger` and recording every step
+    /// there (a non-private step as [`Ledger::non_private`]).
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>>;
 }
 
-impl Learner {
-    /// Whether the learner reads binary counts or rows (all but the majority baseline).
-    pub fn needs_binary(&self) -> bool {
-        !matches!(self, Learner::Majority | Learner::Logistic(_))
-    }
+/// The majority-class baseline every figure draws.
+#[derive(Debug, Clone, Copy)]
+pub struct MajorityBaseline;
 
-    pub fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
-        match self {
-            Learner::Majority => {
-                log.ledger.non_private(
-                    "train",
-                    "none (exact class counts)",
-                    "majority-class baseline: a reference, not a private release",
-                );
-                Ok(Box::new(Majority::fit_rows(input.data, input.train)))
-            }
-            Learner::Nb(p) => {
-                let p = p.check_ref()?;
-                let counts = binary_counts(input)?;
-                log.ledger.non_private(
-                    "train",
-                    "none (exact counts)",
-                    "non-private Naive Bayes reference",
-                );
-                Ok(Box::new(BernoulliNb::from_counts(
-                    counts,
-                    p.alpha(),
-                    input.features,
-                )))
-            }
-            Learner::PrivateNb(p) => {
-                let p = p.clone().check()?;
-                let counts = binary_counts(input)?;
-                let mut rng = log.streams.stream("train/laplace");
-                let fit = p.fit_counts(counts, input.features, &mut rng, &mut log.ledger)?;
-                log.record_threshold(fit.threshold, fit.thresholded_features);
-                Ok(Box::new(fit.model))
-            }
-            Learner::PartitionedNb(p) => {
-                let p = p.clone().check()?;
-                let x = input
-                    .data
-                    .features
-                    .as_binary()
-                    .ok_or_else(|| needs_binary(input))?;
-                let all: Vec<usize>;
-                let features = match input.features {
-                    Some(f) => f,
-                    None => {
-                        all = (0..x.n_cols()).collect();
-                        &all
-                    }
-                };
-                let mut rng = log.streams.stream("train/partition+laplace");
-                let fit = p.fit_rows(
-                    x,
-                    &input.data.labels,
-                    input.data.n_classes(),
-                    input.train,
-                    features,
-                    &mut rng,
-                    &mut log.ledger,
-                )?;
-                log.record_threshold(fit.threshold, fit.thresholded_features);
-                Ok(Box::new(fit.model))
-            }
-            Learner::Logistic(config) => {
-                let model = config.fit(input.data, input.train, input.features, log)?;
-                Ok(Box::new(model))
-            }
-            Learner::VaidyaNb(p) => {
-                let p = p.clone().check()?;
-                let counts = binary_counts(input)?;
-                let mut rng = log.streams.stream("train/vaidya");
-                let model = p.fit_counts(counts, input.features, &mut rng, &mut log.ledger)?;
-                let d = input.features.map_or(counts.n_features(), <[usize]>::len);
-                log.metrics.insert(
-                    "actual_epsilon".into(),
-                    p.actual_epsilon(d, counts.n_classes()),
-                );
-                Ok(Box::new(model))
-            }
-        }
+impl Learner for MajorityBaseline {
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+        log.ledger.non_private(
+            "train",
+            "none (exact class counts)",
+            "majority-class baseline: a reference, not a private release",
+        );
+        Ok(Box::new(Majority::fit_rows(input.data, input.train)))
     }
 }
 
-fn needs_binary(input: &FitInput) -> Error {
+impl Learner for BernoulliNbParams {
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+        let p = self.check_ref()?;
+        let counts = binary_counts(input)?;
+        log.ledger.non_private(
+            "train",
+            "none (exact counts)",
+            "non-private Naive Bayes reference",
+        );
+        Ok(Box::new(BernoulliNb::from_counts(
+            counts,
+            p.alpha(),
+            input.features,
+        )))
+    }
+}
+
+/// The error of a count-based learner given data that is not binary.
+pub(crate) fn needs_binary(input: &FitInput) -> Error {
     Error::Data {
         dataset: input.data.name.clone(),
         reason: "Naive Bayes learners need binary features".into(),
     }
 }
 
-fn binary_counts<'a>(input: &FitInput<'a>) -> Result<&'a ClassCounts> {
+/// The exact class counts a count-based learner reads.
+pub(crate) fn binary_counts<'a>(input: &FitInput<'a>) -> Result<&'a ClassCounts> {
     input.counts.ok_or_else(|| needs_binary(input))
 }

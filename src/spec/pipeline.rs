@@ -2,11 +2,11 @@
 //! split, read in two stages: the TOML table first, then each kind's own fields, so a field that
 //! belongs to another kind is refused by name ("does not apply to learner `nb`").
 
-use crate::analysis::{PROBES, ProbeKind};
+use crate::analysis::ProbeKind;
 use crate::kinds::variant::{self, Variant};
 use crate::kinds::{
-    ATTACKS, Axis, Chosen, LEARNERS, LearnerKind, RELEASES, Refusal, Registered, ReleaseKind,
-    SELECTORS, SelectorKind, Shares, find, names,
+    Axis, Chosen, LearnerKind, Refusal, Registered, Registry, ReleaseKind, SelectorKind, Shares,
+    find, names,
 };
 use serde::de::DeserializeOwned;
 
@@ -116,24 +116,29 @@ impl Pipeline {
         self.learner().map_or(1, |l| l.cost()) + u64::from(self.selection.is_some())
     }
 
-    /// Reads and validates one pipeline table; `grid` lists the spec's grid axes.
-    pub(super) fn parse(mut t: toml::Table, grid: &[Axis]) -> Result<Pipeline, Refused> {
+    /// Reads and validates one pipeline table against the registered `kinds`; `grid` lists
+    /// the spec's grid axes.
+    pub(super) fn parse(
+        mut t: toml::Table,
+        grid: &[Axis],
+        kinds: &Registry,
+    ) -> Result<Pipeline, Refused> {
         let name: String = take(&mut t, "name")?
             .ok_or_else(|| refused("name", "missing: give the series a name"))?;
         if name.trim().is_empty() {
             return Err(refused("name", "must not be empty"));
         }
         if let Some(probe) = take::<String>(&mut t, "probe")? {
-            return Self::parse_probe(name, &probe, t);
+            return Self::parse_probe(name, &probe, t, kinds);
         }
         // `release` is also a field of learner `private_nb` (which counts it releases).
         let standalone = !t.contains_key("learner");
-        for (key, registry) in [("release", RELEASES), ("attack", ATTACKS)] {
+        for (key, registry) in [("release", &kinds.releases), ("attack", &kinds.attacks)] {
             if !standalone {
                 break;
             }
             if let Some(kind) = take::<String>(&mut t, key)? {
-                return Self::parse_release(name, key, registry, &kind, t, grid);
+                return Self::parse_release(name, key, registry, &kind, t, grid, kinds);
             }
         }
         let learner: String = take(&mut t, "learner")?.ok_or_else(|| {
@@ -142,22 +147,26 @@ impl Pipeline {
                 "give a `learner` (or a `probe`, a `release` or an `attack`)",
             )
         })?;
-        let Some(entry) = find(LEARNERS, &learner) else {
+        let Some(entry) = find(&kinds.learners, &learner) else {
             return Err(refused(
                 "learner",
-                format!("unknown learner `{learner}`; known: {}", names(LEARNERS)),
+                format!(
+                    "unknown learner `{learner}`; known: {}",
+                    names(&kinds.learners)
+                ),
             ));
         };
         let (variant, to_selector) = route_variant(&mut t, entry.name)?;
-        let selection = Self::parse_selection(&mut t, to_selector.then_some(variant).flatten())?;
-        let features = take_features(&mut t, selection.is_some(), grid)?;
+        let selection =
+            Self::parse_selection(&mut t, to_selector.then_some(variant).flatten(), kinds)?;
+        let features = take_features(&mut t, selection.is_some(), grid, kinds)?;
         if let Some(v) = variant.filter(|_| !to_selector) {
             t.insert("variant".into(), v.name.into());
         }
         let shares: Shares = take(&mut t, "budget")?.unwrap_or_default();
         for key in t.keys() {
             if !entry.fields.contains(&key.as_str()) {
-                return Err(misplaced(key, &format!("learner `{learner}`")));
+                return Err(misplaced(key, &format!("learner `{learner}`"), kinds));
             }
         }
         let params = parse_kind(entry, t)?;
@@ -178,16 +187,21 @@ impl Pipeline {
     }
 
     /// A probe pipeline: no learner, selection or budget fields; T optional.
-    fn parse_probe(name: String, probe: &str, mut t: toml::Table) -> Result<Pipeline, Refused> {
-        let Some(entry) = find(PROBES, probe) else {
+    fn parse_probe(
+        name: String,
+        probe: &str,
+        mut t: toml::Table,
+        kinds: &Registry,
+    ) -> Result<Pipeline, Refused> {
+        let Some(entry) = find(&kinds.probes, probe) else {
             return Err(refused(
                 "probe",
-                format!("unknown probe `{probe}`; known: {}", names(PROBES)),
+                format!("unknown probe `{probe}`; known: {}", names(&kinds.probes)),
             ));
         };
         let features = take(&mut t, "features")?;
         if let Some(key) = t.keys().find(|k| !entry.fields.contains(&k.as_str())) {
-            return Err(misplaced(key, &format!("probe `{probe}`")));
+            return Err(misplaced(key, &format!("probe `{probe}`"), kinds));
         }
         Ok(Pipeline {
             name,
@@ -206,10 +220,11 @@ impl Pipeline {
     fn parse_release(
         name: String,
         key: &str,
-        registry: &'static [Registered<dyn ReleaseKind>],
+        registry: &[Registered<dyn ReleaseKind>],
         kind: &str,
         t: toml::Table,
         grid: &[Axis],
+        kinds: &Registry,
     ) -> Result<Pipeline, Refused> {
         let Some(entry) = find(registry, kind) else {
             return Err(refused(
@@ -218,7 +233,7 @@ impl Pipeline {
             ));
         };
         if let Some(k) = t.keys().find(|k| !entry.fields.contains(&k.as_str())) {
-            return Err(misplaced(k, &format!("{key} `{kind}`")));
+            return Err(misplaced(k, &format!("{key} `{kind}`"), kinds));
         }
         let params = parse_kind(entry, t)?;
         params.validate(grid).map_err(owned)?;
@@ -239,24 +254,26 @@ impl Pipeline {
     fn parse_selection(
         t: &mut toml::Table,
         variant: Option<&Variant>,
+        kinds: &Registry,
     ) -> Result<Option<Chosen<dyn SelectorKind>>, Refused> {
         let Some(sel) = take::<String>(t, "selection")? else {
             return Ok(None);
         };
-        let Some(entry) = find(SELECTORS, &sel) else {
+        let selectors = &kinds.selectors;
+        let Some(entry) = find(selectors, &sel) else {
             return Err(refused(
                 "selection",
-                format!("unknown selector `{sel}`; known: {}", names(SELECTORS)),
+                format!("unknown selector `{sel}`; known: {}", names(selectors)),
             ));
         };
         let mut own = toml::Table::new();
         if let Some(v) = variant {
             own.insert("variant".into(), v.name.into());
         }
-        for key in all_fields(SELECTORS).filter(|k| *k != "variant") {
+        for key in all_fields(selectors).filter(|k| *k != "variant") {
             if let Some(v) = t.remove(key) {
                 if !entry.fields.contains(&key) {
-                    let owners: Vec<String> = SELECTORS
+                    let owners: Vec<String> = selectors
                         .iter()
                         .filter(|s| s.fields.contains(&key))
                         .map(|s| format!("`selection = \"{}\"`", s.name))
@@ -380,10 +397,11 @@ fn take_features(
     t: &mut toml::Table,
     selects: bool,
     grid: &[Axis],
+    kinds: &Registry,
 ) -> Result<Option<usize>, Refused> {
     let features: Option<usize> = take(t, "features")?;
     if !selects {
-        let stray = all_fields(SELECTORS).find(|k| t.contains_key(*k));
+        let stray = all_fields(&kinds.selectors).find(|k| t.contains_key(*k));
         return match stray.or(features.map(|_| "features")) {
             Some(key) => Err(refused(key, "applies only with a `selection` step")),
             None => Ok(None),
@@ -445,7 +463,9 @@ fn parse_kind<K: ?Sized>(
 }
 
 /// Every field name any kind of a registry reads.
-fn all_fields<K: ?Sized>(registry: &'static [Registered<K>]) -> impl Iterator<Item = &'static str> {
+fn all_fields<K: ?Sized>(
+    registry: &[Registered<K>],
+) -> impl Iterator<Item = &'static str> + use<K> {
     let mut all: Vec<&'static str> = registry
         .iter()
         .flat_map(|r| r.fields.iter().copied())
@@ -456,11 +476,11 @@ fn all_fields<K: ?Sized>(registry: &'static [Registered<K>]) -> impl Iterator<It
 }
 
 /// A field the chosen kind does not read: another kind's, or unknown.
-fn misplaced(key: &str, kind: &str) -> Refused {
-    let known = all_fields(LEARNERS)
-        .chain(all_fields(SELECTORS))
-        .chain(all_fields(RELEASES))
-        .chain(all_fields(ATTACKS))
+fn misplaced(key: &str, kind: &str, kinds: &Registry) -> Refused {
+    let known = all_fields(&kinds.learners)
+        .chain(all_fields(&kinds.selectors))
+        .chain(all_fields(&kinds.releases))
+        .chain(all_fields(&kinds.attacks))
         .chain([
             "selection",
             "features",
@@ -484,7 +504,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str, grid: &[Axis]) -> Result<Pipeline, Refused> {
-        Pipeline::parse(toml::from_str(text).unwrap(), grid)
+        Pipeline::parse(toml::from_str(text).unwrap(), grid, &Registry::builtin())
     }
 
     fn refusal(text: &str, grid: &[Axis]) -> (String, String) {

@@ -614,6 +614,17 @@ fn record_model(log: &mut TrialLog, lambda: f64, model: &LogisticModel) {
     }
 }
 
+impl crate::learners::Learner for LrConfig {
+    fn fit(
+        &self,
+        input: &crate::learners::FitInput,
+        log: &mut TrialLog,
+    ) -> Result<Box<dyn crate::learners::Classifier>> {
+        let model = LrConfig::fit(self, input.data, input.train, input.features, log)?;
+        Ok(Box::new(model))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
