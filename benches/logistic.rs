@@ -1,7 +1,7 @@
 //! Logistic-regression fits per solver and per pipeline kind, on the real datasets when
 //! `EPSILAB_DATA` (or `./datasets`) has them, else on seeded synthetic stand-ins of the same
 //! shape. `benches/peer/sklearn_lr.py` times the same fits in scikit-learn (same data, same
-//! objective, one BLAS thread) so the README reports ratios measured in one session.
+//! objective, one BLAS thread) so docs/performance.md reports ratios measured in one session.
 //!
 //! * `lr_adult`: Adult train (32561 x 123, 0/1 indicators, rows / sqrt(14)), lambda = 1, at
 //!   tolerance 1e-8 and the default, per solver; output and objective perturbation.

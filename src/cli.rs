@@ -844,7 +844,7 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
     }
     out!(
         o,
-        "  file sources for [dataset.NAME]: libsvm, csv (README: \"Your own dataset\")"
+        "  file sources for [dataset.NAME]: libsvm, csv (docs/data.md: \"Your own dataset\")"
     );
     out!(
         o,

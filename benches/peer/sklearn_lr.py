@@ -170,7 +170,7 @@ def criterion(group, bench):
 
 
 def table():
-    """The README's timing table from the last run: epsilab (criterion medians) beside
+    """docs/performance.md's timing table from the last run: epsilab (criterion medians) beside
     scikit-learn (this script's medians), with ratios sklearn / epsilab."""
     peer = {}
     path = os.path.join(OUT, "sklearn.jsonl")
