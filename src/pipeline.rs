@@ -2,12 +2,14 @@
 
 use crate::analysis::ProbeInput;
 use crate::counts::ClassCounts;
+use crate::data::catalog::{DatasetDef, PublicTrain};
 use crate::data::{Dataset, Split};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::evaluate::accuracy;
 use crate::kinds::ReleaseInput;
 use crate::learners::{FitInput, TrialLog};
 use crate::plan::Cell;
+use crate::privacy::{PublicSize, Relation};
 use crate::spec::{Pipeline, Spec, Step};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
@@ -28,8 +30,9 @@ pub struct TrialData<'a> {
 
 /// Runs one cell and returns its record.
 pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
+    let size = public_size(spec, cell, td)?;
     let (Some(n), Some(order)) = (cell.at.n_train, td.shuffled_train) else {
-        return run_cell_on(spec, cell, td);
+        return run_cell_on(spec, cell, td, size);
     };
     let train = &order[..n.min(order.len())];
     let counts = td
@@ -48,7 +51,59 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
         baseline_accuracy: td.baseline_accuracy,
         shuffled_train: None,
     };
-    run_cell_on(spec, cell, &sub)
+    run_cell_on(spec, cell, &sub, size)
+}
+
+/// The cell's training-set size N if the run makes it public ([`PublicSize`]): the cell's
+/// `n_train` (declared in the grid), a generated dataset's size (part of its definition), a
+/// file dataset's `public_n` (which must equal its training split's size), or under
+/// replace-one the split's size (the same for both neighbours). `None`: N is private.
+fn public_size(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<Option<PublicSize>> {
+    if let Some(n) = cell.at.n_train {
+        return Ok(Some(PublicSize::new(n, "declared in grid.n_train")));
+    }
+    let (name, rows) = (&td.data.name, td.split.train.len());
+    check_public_n(spec, name, rows)?;
+    Ok(
+        match spec.catalog.get(name).and_then(DatasetDef::public_train) {
+            Some(PublicTrain::Generated) => Some(PublicSize::new(
+                rows,
+                format!("generated dataset `{name}`: its size is part of its definition"),
+            )),
+            Some(PublicTrain::Declared(n)) => Some(PublicSize::new(
+                n,
+                format!("declared in dataset.{name}.public_n"),
+            )),
+            None if spec.experiment.neighbours == Relation::ReplaceOne => Some(PublicSize::new(
+                rows,
+                "replace-one: N is the same on both neighbours",
+            )),
+            None => None,
+        },
+    )
+}
+
+/// Refuses a dataset whose declared `public_n` is not its training split's size `rows`,
+/// naming the file that declares it and the field.
+pub fn check_public_n(spec: &Spec, name: &str, rows: usize) -> Result<()> {
+    let Some(PublicTrain::Declared(n)) = spec.catalog.get(name).and_then(DatasetDef::public_train)
+    else {
+        return Ok(());
+    };
+    if n == rows {
+        return Ok(());
+    }
+    Err(Error::Spec {
+        file: if spec.definitions.contains_key(name) {
+            spec.path.clone()
+        } else {
+            "datasets/catalog.toml".into()
+        },
+        field: format!("dataset.{name}.public_n"),
+        reason: format!(
+            "declares a training set of N = {n} rows, but the data's training split has {rows}"
+        ),
+    })
 }
 
 /// What a cell produced besides its ledger and metrics.
@@ -65,8 +120,14 @@ struct Outcome {
 /// [`TrialLog::reference_fit`]).
 const REFERENCE_METRICS: [&str; 2] = ["w_distance", "sampling_error"];
 
-fn run_cell_on(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
+fn run_cell_on(
+    spec: &Spec,
+    cell: &Cell,
+    td: &TrialData,
+    size: Option<PublicSize>,
+) -> Result<TrialRecord> {
     let mut log = TrialLog::with_relation(cell.seed, spec.experiment.neighbours);
+    log.ledger.set_public_size(size);
     log.reference_fit = REFERENCE_METRICS.iter().any(|m| spec.shows_metric(m));
     let pipeline = &spec.pipelines[cell.pipeline];
     let start = Instant::now();

@@ -875,6 +875,9 @@ fn run_batch<'d>(
 
 /// Checks every (learner, dataset) pair before the first trial runs.
 fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>], needed: &[bool]) -> Result<()> {
+    for (data, _) in datasets.iter().zip(needed).filter(|(_, n)| **n) {
+        crate::pipeline::check_public_n(spec, &data.name, data.train_size())?;
+    }
     for combo in plan.combos.iter().filter(|c| needed[c.dataset]) {
         let c = &combo.cell(0);
         let data = &datasets[c.dataset];

@@ -84,6 +84,19 @@ impl DatasetDef {
         }
     }
 
+    /// Whether the training set's size N is public, and why: generated sources fix it in
+    /// their definition; a file source declares it with `public_n` (checked against the data
+    /// when a cell runs); `None` when nothing declares it (then N is private under add/remove).
+    pub fn public_train(&self) -> Option<PublicTrain> {
+        match self {
+            DatasetDef::Libsvm(d) => d.public_n.map(PublicTrain::Declared),
+            DatasetDef::Csv(d) => d.public_n.map(PublicTrain::Declared),
+            DatasetDef::CsvColumn(d) => d.public_n.map(PublicTrain::Declared),
+            DatasetDef::NoData(_) => None,
+            _ => Some(PublicTrain::Generated),
+        }
+    }
+
     /// The display title the definition gives, if any.
     pub fn title(&self) -> Option<&str> {
         match self {
@@ -101,6 +114,15 @@ impl DatasetDef {
             DatasetDef::NoData(d) => d.title.as_deref(),
         }
     }
+}
+
+/// How a dataset definition makes its training-set size public ([`DatasetDef::public_train`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublicTrain {
+    /// A generated source: its size fields are part of the definition.
+    Generated,
+    /// `public_n = N` in the definition: the training split must have exactly N rows.
+    Declared(usize),
 }
 
 /// Rows from LIBSVM files.
@@ -133,6 +155,9 @@ pub struct LibsvmDef {
     /// Download URL per file path (`epsilab data fetch NAME`; checked against `sha256`).
     #[serde(default)]
     pub urls: BTreeMap<String, String>,
+    /// The training set's size N, declared public (SPEC 1: N is public): every size-dependent
+    /// mechanism parameter reads it, and a training split of another size is an error.
+    pub public_n: Option<usize>,
 }
 
 /// Rows from CSV files: one label column, numeric feature columns.
@@ -168,6 +193,8 @@ pub struct CsvDef {
     /// Download URL per file path (`epsilab data fetch NAME`; checked against `sha256`).
     #[serde(default)]
     pub urls: BTreeMap<String, String>,
+    /// The training set's size N, declared public (as [`LibsvmDef::public_n`]).
+    pub public_n: Option<usize>,
 }
 
 fn yes() -> bool {

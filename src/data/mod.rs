@@ -390,6 +390,16 @@ impl Dataset {
         self.class_names.len()
     }
 
+    /// The number of training rows every trial's split has (the same in each trial).
+    pub fn train_size(&self) -> usize {
+        let n = self.n_rows();
+        match self.split {
+            SplitRule::Fixed { n_train } => n_train,
+            SplitRule::Random { train_fraction } => (train_fraction * n as f64).round() as usize,
+            SplitRule::Grown { test, .. } => n - test,
+        }
+    }
+
     /// The trial's split; `rng` is used only for random splits.
     pub fn split(&self, rng: &mut Rng) -> Split {
         let n = self.n_rows();

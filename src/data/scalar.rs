@@ -93,6 +93,9 @@ pub struct CsvColumnDef {
     /// Expected SHA-256 (hex, of the decompressed bytes) per file path as written above.
     #[serde(default)]
     pub sha256: BTreeMap<String, String>,
+    /// The number of rows, declared public (releases reading n use it; a file of another
+    /// length is an error).
+    pub public_n: Option<usize>,
 }
 
 fn one() -> f64 {

@@ -9,7 +9,7 @@
 //! spent under different relations do not add up to one guarantee.
 
 use super::mechanism::{Charge, Mechanism};
-use super::{Measure, Relation};
+use super::{Measure, PublicSize, Relation};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -51,13 +51,25 @@ impl LedgerEntry {
 }
 
 /// All steps of one trial.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Ledger {
     pub entries: Vec<LedgerEntry>,
     /// The run's relation: mechanisms calibrate for it and every entry states it.
     #[serde(skip)]
     relation: Relation,
+    /// The training-set size N as the run declares it public, if it does: the only size a
+    /// noise scale, sampling rate, threshold or regulariser may read ([`Ledger::public_size`]).
+    #[serde(skip)]
+    size: Option<PublicSize>,
+}
+
+/// Two ledgers are equal when their steps and relation are: the declared size is the run's
+/// context (it is not stored), and every read of it is a step of its own.
+impl PartialEq for Ledger {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries && self.relation == other.relation
+    }
 }
 
 impl Ledger {
@@ -66,7 +78,48 @@ impl Ledger {
         Ledger {
             entries: Vec::new(),
             relation,
+            size: None,
         }
+    }
+
+    /// The same ledger with the run's public training-set size (`None`: N is not public).
+    pub fn with_public_size(mut self, size: Option<PublicSize>) -> Self {
+        self.size = size;
+        self
+    }
+
+    /// Sets the run's public training-set size (the pipeline does, once per cell).
+    pub fn set_public_size(&mut self, size: Option<PublicSize>) {
+        self.size = size;
+    }
+
+    /// The declared public size, if any, without recording a read.
+    pub fn declared_size(&self) -> Option<&PublicSize> {
+        self.size.as_ref()
+    }
+
+    /// N for the mechanism parameter `what` (e.g. "the MI score's sensitivity"): the run's
+    /// public size, recorded as a public constant (step `size`, spending nothing, the
+    /// declaration and the reader in its note). Never the data's own size: without a public
+    /// size this is an error naming the ways to declare one.
+    pub fn public_size(&mut self, what: &str) -> Result<usize> {
+        let Some(size) = self.size.clone() else {
+            return Err(Error::param(
+                "public_n",
+                format!(
+                    "{what} reads the training-set size N, which under add/remove is private; \
+                     declare N public (a grid.n_train axis, a generated dataset's size, or \
+                     `public_n` in the dataset's definition) or set [experiment] neighbours = \
+                     \"replace_one\""
+                ),
+            ));
+        };
+        self.public(
+            "size",
+            &format!("public constant N = {}", size.n),
+            &format!("{}; read by {what}", size.declared),
+        );
+        Ok(size.n)
     }
 
     /// The relation every mechanism recording here must calibrate for.
@@ -74,9 +127,14 @@ impl Ledger {
         self.relation
     }
 
-    /// An empty ledger under the same relation (scratch ledgers of sub-steps).
+    /// An empty ledger under the same relation and public size (scratch ledgers of sub-steps).
     pub fn scratch(&self) -> Self {
-        Ledger::new(self.relation)
+        Ledger::new(self.relation).with_public_size(self.size.clone())
+    }
+
+    /// A scratch ledger whose mechanisms read `size` instead (a sub-fit on part of the rows).
+    pub fn scratch_sized(&self, size: Option<PublicSize>) -> Self {
+        Ledger::new(self.relation).with_public_size(size)
     }
 
     /// The error for composing `what`, proven for the relation `theirs`, into this ledger:

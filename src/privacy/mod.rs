@@ -70,6 +70,7 @@ pub mod l2;
 pub mod laplace;
 pub mod ledger;
 pub mod mechanism;
+pub mod partition;
 pub mod randomized_response;
 pub mod repeated_laplace;
 pub mod secure;
@@ -84,6 +85,28 @@ pub use ledger::{Ledger, LedgerEntry};
 pub use mechanism::{Charge, Mechanism, PrivacyMap};
 use serde::{Deserialize, Serialize};
 pub use sparse_vector::SparseVector;
+
+/// The training-set size N of a run, public because the run declares it (the thesis's "N is
+/// public", made checkable): the only size a noise scale, sampling rate, threshold or
+/// regulariser may read. Under add/remove the data's own size is private (a neighbour has one
+/// example more or less), so a mechanism reading it would use different parameters on the two
+/// sides; a mechanism reading this N uses the same on both, and its sensitivity covers
+/// neighbours of N - 1 and N + 1 examples (docs/privacy.md, "Sizes").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicSize {
+    pub n: usize,
+    /// Where it is declared, as the ledger states it (e.g. "declared in grid.n_train").
+    pub declared: String,
+}
+
+impl PublicSize {
+    pub fn new(n: usize, declared: impl Into<String>) -> Self {
+        PublicSize {
+            n,
+            declared: declared.into(),
+        }
+    }
+}
 
 /// A privacy parameter must be finite and positive (eps = 0 or NaN would silently mean "no
 /// noise" or "no guarantee").
