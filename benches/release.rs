@@ -32,7 +32,7 @@ fn data() -> Vec<f64> {
 fn releases(raw: &[f64], out: &mut [f64], seed: u64) {
     let data = Clamped::new(raw, Bounds::new(0.0, 1.0).expect("bounds")).expect("column");
     let mut ledger = Ledger::default();
-    let r = LaplaceRelease::new(Query::Mean, &data, EPSILON, &ledger).expect("release");
+    let r = LaplaceRelease::new(Query::Mean { n: N }, &data, EPSILON, &ledger).expect("release");
     ledger
         .charge("mean", "laplace (repeated)", r.repeated())
         .expect("same relation")

@@ -7,7 +7,7 @@ mod common;
 use common::{by_key, run_options, write_spec};
 use epsilab::kinds::{ATTACKS, RELEASES, ReleaseInput, find};
 use epsilab::learners::TrialLog;
-use epsilab::privacy::Relation;
+use epsilab::privacy::{PublicSize, Relation};
 use epsilab::runner::run;
 use epsilab::spec::Spec;
 use epsilab::store::read_dir_records;
@@ -140,6 +140,8 @@ fn releases(kind: &str, fields: &str, values: &[f64], eps: f64, trials: u64) -> 
     (0..trials)
         .map(|seed| {
             let mut log = TrialLog::new(seed);
+            let n = PublicSize::new(values.len(), "declared by the test");
+            log.ledger.set_public_size(Some(n));
             let input = ReleaseInput {
                 values,
                 epsilon: Some(eps),
@@ -150,9 +152,9 @@ fn releases(kind: &str, fields: &str, values: &[f64], eps: f64, trials: u64) -> 
         .collect()
 }
 
-/// The Laplace mean through the spec face: E|error| = b = (hi - lo) / ((n - 1) eps). With 4000
-/// draws of |Lap(b)| (sd b) the z statistic of the mean is N(0, 1); |z| < 4.42 holds with
-/// probability 1 - 1e-5, and a scale off by ±30% gives |z| near 19.
+/// The Laplace mean through the spec face over the public n: E|error| = b = (hi - lo) / (n eps).
+/// With 4000 draws of |Lap(b)| (sd b) the z statistic of the mean is N(0, 1); |z| < 4.42 holds
+/// with probability 1 - 1e-5, and a scale off by ±30% gives |z| near 19.
 #[test]
 fn the_laplace_release_has_the_stated_scale_and_rejects_a_wrong_one() {
     let values: Vec<f64> = (0..101).map(|i| i as f64 / 100.0).collect();
@@ -163,7 +165,7 @@ fn the_laplace_release_has_the_stated_scale_and_rejects_a_wrong_one() {
         0.5,
         4000,
     );
-    let b = 1.0 / (100.0 * 0.5);
+    let b = 1.0 / (101.0 * 0.5);
     let mean_abs = errors.iter().map(|e| e.abs()).sum::<f64>() / errors.len() as f64;
     let z = |scale: f64| (mean_abs - scale) / (scale / (errors.len() as f64).sqrt());
     assert!(z(b).abs() < 4.42, "z = {}", z(b));
@@ -295,4 +297,104 @@ fn randomized_response_release_has_the_stated_spread_and_ledger() {
     };
     plain.run(&input, &mut log).unwrap();
     assert_eq!(log.metrics["truth"], 0.5);
+}
+
+/// A spec with one `csv_column` dataset of ten values (`extra` lines appended to its
+/// definition) and one mean pipeline (`mean` lines), written into `dir` with its CSV.
+fn size_spec(dir: &std::path::Path, name: &str, extra: &str, mean: &str) -> Spec {
+    let rows: String = (1..=10)
+        .map(|i| format!("{},x\n", i as f64 / 10.0))
+        .collect();
+    std::fs::write(dir.join("ten.csv"), rows).unwrap();
+    let text = format!(
+        r#"
+[experiment]
+name = "{name}"
+trials = 2
+seed = 1
+datasets = ["ten"]
+
+[dataset.ten]
+source = "csv_column"
+file = "ten.csv"
+column = 1
+{extra}
+
+[grid]
+epsilon = [1]
+
+[[pipeline]]
+name = "mean"
+release = "laplace"
+query = "mean"
+bounds = [0, 1]
+{mean}
+
+[report]
+x = "epsilon"
+metrics = ["abs_error"]
+"#
+    );
+    Spec::load(&write_spec(dir, &format!("{name}.toml"), &text)).unwrap()
+}
+
+/// Issue 46: under add/remove the mean reads a declared size (recorded as a public constant,
+/// sensitivity (hi - lo)/n) or estimates n by a noisy count (`sum_share`, both spends in the
+/// ledger); with neither it refuses to run, and a declared size the data does not have is an
+/// error naming the spec and the field. Under replace-one the split's size is public.
+#[test]
+fn the_mean_reads_a_declared_size_or_estimates_it_privately() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let ledger_of = |spec: &Spec| {
+        run(spec, &run_options(&out, 1)).unwrap();
+        let records = read_dir_records(&out.join(&spec.experiment.name)).unwrap();
+        records[0].ledger.clone()
+    };
+    // Declared: public_n = 10.
+    let spec = size_spec(dir.path(), "declared", "public_n = 10", "");
+    let ledger = ledger_of(&spec);
+    let size = ledger.entries.iter().find(|e| e.name == "size").unwrap();
+    assert_eq!(size.mechanism, "public constant N = 10");
+    assert!(
+        size.note
+            .as_deref()
+            .unwrap()
+            .contains("dataset.ten.public_n")
+    );
+    let release = ledger.entries.iter().find(|e| e.name == "release").unwrap();
+    assert_eq!(release.sensitivity, Some(0.1));
+    // Not declared: refused, naming the field; with sum_share, a noisy sum over a noisy count.
+    let spec = size_spec(dir.path(), "private", "", "");
+    let e = run(&spec, &run_options(&out, 1)).unwrap_err().to_string();
+    assert!(e.contains("public_n") && e.contains("mean"), "{e}");
+    let spec = size_spec(dir.path(), "estimated", "", "sum_share = 0.5");
+    let ledger = ledger_of(&spec);
+    let names: Vec<&str> = ledger.entries.iter().map(|e| e.name.as_str()).collect();
+    assert!(
+        names.contains(&"sum") && names.contains(&"count"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"size"), "{names:?}");
+    assert!((ledger.total_epsilon() - 1.0).abs() < 1e-12);
+    // Declared wrongly: refused before any trial, naming the file and the field.
+    let spec = size_spec(dir.path(), "wrong", "public_n = 11", "");
+    let e = run(&spec, &run_options(&out, 1)).unwrap_err().to_string();
+    assert!(
+        e.contains("wrong.toml") && e.contains("dataset.ten.public_n") && e.contains("10"),
+        "{e}"
+    );
+    assert!(!out.join("wrong").join("trials.jsonl").exists());
+    // Replace-one: the split's size is public by the relation.
+    let spec = size_spec(dir.path(), "replace", "", "");
+    let text = std::fs::read_to_string(&spec.path)
+        .unwrap()
+        .replace("seed = 1\n", "seed = 1\nneighbours = \"replace_one\"\n");
+    let spec = Spec::load(&write_spec(dir.path(), "replace.toml", &text)).unwrap();
+    let size = ledger_of(&spec)
+        .entries
+        .into_iter()
+        .find(|e| e.name == "size")
+        .unwrap();
+    assert!(size.note.unwrap().contains("replace-one"));
 }

@@ -7,8 +7,8 @@
 use super::{Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, refuse};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
-use crate::privacy::PNormNoise;
 use crate::privacy::gaussian::Gaussian;
+use crate::privacy::{Ledger, PNormNoise};
 use crate::release::query::{Bounds, Clamped, Predicate, Query};
 use crate::release::{self, Release, composition};
 use serde::Deserialize;
@@ -21,7 +21,8 @@ pub enum QueryName {
     /// Rows satisfying `at_least` <= x < `below` (either may be absent).
     Count,
     Sum,
-    /// The mean with n public: sensitivity (hi - lo) / n.
+    /// The mean: over the run's public n (sensitivity (hi - lo) / n), or with `sum_share` a
+    /// noisy sum over a noisy count (n private).
     Mean,
     /// The tutorial's direct average Lap(C / eps), C = hi - lo (n kept private).
     DirectAverage,
@@ -124,6 +125,9 @@ pub struct Additive<const GAUSSIAN: bool> {
     below: Option<f64>,
     /// Quantile: which one.
     p: Option<f64>,
+    /// Laplace mean only: estimate n privately instead of reading a public n, as a noisy sum
+    /// (this share of eps) over a noisy row count (the rest): the composed average.
+    sum_share: Option<f64>,
     /// Also record `within` (1 when |release - truth| <= tolerance |truth|) and its analytic
     /// probability `within_analytic`.
     tolerance: Option<f64>,
@@ -142,41 +146,63 @@ pub enum Calibration {
     Analytic,
 }
 
-/// The Gaussian's fields; the Laplace release reads all but the last two.
-const ADDITIVE_FIELDS: [&str; 9] = [
-    "query",
-    "bounds",
-    "at_least",
-    "below",
-    "p",
-    "tolerance",
-    "within",
-    "delta",
-    "calibration",
-];
+/// The fields both additive releases read.
+macro_rules! additive_fields {
+    ($($extra:literal),*) => {
+        &["query", "bounds", "at_least", "below", "p", "tolerance", "within" $(, $extra)*]
+    };
+}
 
 impl Described for Additive<false> {
     const NAME: &'static str = "laplace";
-    const ABOUT: &'static str = "count / sum / mean / direct average / quantile of a bounded column + Lap(Delta/eps); Delta per relation (release::query); pure eps-DP";
-    const FIELDS: &'static [&'static str] = ADDITIVE_FIELDS.split_at(7).0;
+    const ABOUT: &'static str = "count / sum / mean / direct average / quantile of a bounded column + Lap(Delta/eps); Delta per relation (release::query), the mean's (hi - lo)/n over the run's public n, or with sum_share a noisy sum over a noisy count; pure eps-DP";
+    const FIELDS: &'static [&'static str] = additive_fields!("sum_share");
 }
 
 impl Described for Additive<true> {
     const NAME: &'static str = "gaussian";
-    const ABOUT: &'static str = "the same queries + N(0, sigma^2), sigma from (Delta, eps, delta), classic (eps < 1) or analytic (Balle & Wang 2018); (eps, delta)-DP";
-    const FIELDS: &'static [&'static str] = &ADDITIVE_FIELDS;
+    const ABOUT: &'static str = "the same queries + N(0, sigma^2), sigma from (Delta, eps, delta), classic (eps < 1) or analytic (Balle & Wang 2018); the mean over the run's public n; (eps, delta)-DP";
+    const FIELDS: &'static [&'static str] = additive_fields!("delta", "calibration");
 }
 
 impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
-    fn query(&self) -> Query {
-        match self.query {
+    /// The query; the mean reads the run's public n from `ledger` (recorded there).
+    fn query(&self, ledger: &mut Ledger) -> Result<Query> {
+        Ok(match self.query {
             QueryName::Count => Query::Count(predicate(self.at_least, self.below)),
             QueryName::Sum => Query::Sum,
-            QueryName::Mean => Query::Mean,
+            QueryName::Mean => Query::Mean {
+                n: ledger.public_size("the mean's sensitivity (hi - lo)/N")?,
+            },
             QueryName::DirectAverage => Query::DirectAverage,
             QueryName::Median => Query::Quantile(0.5),
             QueryName::Quantile => Query::Quantile(self.p.unwrap_or(0.5)),
+        })
+    }
+
+    /// The Laplace mean with n private: a noisy sum over a noisy count
+    /// ([`release::composed_average`]); `tolerance` / `within` recorded without an analytic
+    /// probability.
+    fn noisy_count_mean(
+        &self,
+        input: &ReleaseInput,
+        data: &Clamped,
+        eps: f64,
+        share: f64,
+        log: &mut TrialLog,
+    ) -> Result<ReleaseOutput> {
+        let r = release::composed_average(data, eps, share, &mut log.streams, &mut log.ledger)?;
+        record(r, log);
+        record_unclamped(Query::Mean { n: data.len() }, input, r, log);
+        if let Some(t) = self
+            .tolerance
+            .map(|tol| tol * r.truth.abs())
+            .or(self.within)
+        {
+            log.metrics
+                .insert("within".into(), f64::from(u8::from(r.abs_error() <= t)));
         }
+        Ok(ReleaseOutput::default())
     }
 
     /// P(|noise| <= t) of the mechanism.
@@ -218,6 +244,23 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
                 "give `tolerance` (relative) or `within` (absolute), not both",
             ));
         }
+        if let Some(s) = self.sum_share {
+            if GAUSSIAN {
+                return Err(refuse(
+                    "sum_share",
+                    "the Gaussian mean reads a public n; a noisy count is the Laplace mean's",
+                ));
+            }
+            if self.query != QueryName::Mean {
+                return Err(refuse("sum_share", "applies only to query = \"mean\""));
+            }
+            if !(s > 0.0 && s < 1.0) {
+                return Err(refuse(
+                    "sum_share",
+                    format!("the sum's share of the budget must be in (0, 1), got {s}"),
+                ));
+            }
+        }
         if GAUSSIAN {
             match self.delta {
                 Some(d) if d > 0.0 && d < 1.0 => {}
@@ -232,9 +275,12 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
         let name = if GAUSSIAN { "gaussian" } else { "laplace" };
         let eps = need_eps(name, input.epsilon)?;
         let data = clamp(input, self.bounds, log)?;
-        let query = self.query();
+        if let Some(share) = self.sum_share {
+            return self.noisy_count_mean(input, &data, eps, share, log);
+        }
+        let query = self.query(&mut log.ledger)?;
         let relation = log.ledger.relation();
-        let sensitivity = query.sensitivity(relation, data.bounds, data.len());
+        let sensitivity = query.sensitivity(relation, data.bounds);
         let (r, scale, sigma) = if GAUSSIAN {
             let delta = self.delta.unwrap_or(f64::NAN);
             let g = match self.calibration.unwrap_or(Calibration::Analytic) {
@@ -403,7 +449,7 @@ impl ReleaseKind for ComposedAverage {
             &mut log.ledger,
         )?;
         record(r, log);
-        record_unclamped(Query::Mean, input, r, log);
+        record_unclamped(Query::Mean { n: data.len() }, input, r, log);
         Ok(ReleaseOutput::default())
     }
 }

@@ -69,7 +69,7 @@ impl LaplaceRelease {
     pub fn new(query: Query, data: &Clamped, epsilon: f64, ledger: &Ledger) -> Result<Self> {
         let truth = query.answer(data)?;
         let relation = ledger.relation();
-        let sensitivity = query.sensitivity(relation, data.bounds, data.len());
+        let sensitivity = query.sensitivity(relation, data.bounds);
         Ok(LaplaceRelease {
             truth,
             mechanism: Laplace::new(sensitivity, epsilon, relation)?,
@@ -129,8 +129,10 @@ pub fn gaussian(
 
 /// The composed average (tutorial Fig. 4): a noisy sum at `sum_share` eps and a noisy row
 /// count at (1 - sum_share) eps, divided. Post-processing: the noisy count is floored at 1 and
-/// the ratio clamped to the bounds (both use only public constants). Under replace-one the row
-/// count has sensitivity 0 and is exact; its share of the budget is then unspent.
+/// the ratio clamped to the bounds (both use only public constants). This is the mean with a
+/// private n: the noisy count is the private estimate of the size (the ledger's step `count`),
+/// so nothing reads the data's own length. Under replace-one the row count has sensitivity 0
+/// and is exact (n is public there); its share of the budget is then unspent.
 pub fn composed_average(
     data: &Clamped,
     epsilon: f64,
@@ -145,7 +147,10 @@ pub fn composed_average(
         ));
     }
     crate::privacy::check_epsilon(epsilon)?;
-    let truth = Query::Mean.answer(data)?;
+    if data.is_empty() {
+        return Err(Error::param("data", "the average of no data is undefined"));
+    }
+    let truth = query::mean(&data.values);
     let sum = laplace(
         "sum",
         Query::Sum,
@@ -155,7 +160,7 @@ pub fn composed_average(
         ledger,
     )?;
     let count_eps = epsilon * (1.0 - sum_share);
-    let count = if Query::RowCount.sensitivity(ledger.relation(), data.bounds, data.len()) > 0.0 {
+    let count = if Query::RowCount.sensitivity(ledger.relation(), data.bounds) > 0.0 {
         laplace("count", Query::RowCount, data, count_eps, streams, ledger)?.value
     } else {
         ledger.public(

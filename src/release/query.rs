@@ -2,23 +2,35 @@
 //!
 //! Every query first clamps the column to the public bounds [lo, hi] (the count of clamped
 //! values is kept in [`Clamped`], so a ledger can record it as a public, data-independent step).
-//! Then each query states its sensitivity under both relations ([`Relation`]); n, the number of
-//! rows, is public as everywhere in epsilab.
+//! Then each query states its sensitivity under both relations ([`Relation`]). No sensitivity
+//! reads the column's own length: under add/remove that length is private (a neighbour has one
+//! row more or less). The mean reads a public n instead (declared by the run, see
+//! `privacy::PublicSize`), or is estimated as a noisy sum over a noisy count
+//! (`release::composed_average`).
 //!
 //! | query | add/remove | replace-one |
 //! |---|---|---|
 //! | count of a predicate | 1 | 1 |
 //! | bounded sum | max(\|lo\|, \|hi\|) | hi - lo |
-//! | mean (n public) | (hi - lo) / (n - 1) | (hi - lo) / n |
-//! | direct average (n private; tutorial Fig. 4) | hi - lo | hi - lo |
+//! | mean over a public n: lo + sum(x - lo) / n | (hi - lo) / n | (hi - lo) / n |
+//! | direct average (tutorial Fig. 4) | hi - lo | hi - lo |
 //! | median / quantile (global) | hi - lo | hi - lo |
 //! | histogram over public bins (L1) | 1 | 2 |
 //! | row count (the denominator of the composed average) | 1 | 0 |
 //!
-//! Mean under add/remove: adding x to n points moves the mean by |x - mean(X)| / (n + 1) and
-//! removing x by |x - mean(X)| / (n - 1), so (hi - lo) / (n - 1) covers both neighbours. This
-//! treats n as public up to one (the project's convention); the averages that keep n private
-//! are the direct average and the composed average.
+//! Mean over a public n: f_n(X) = lo + sum_i (x_i - lo) / n, the mean of X when X has n rows
+//! (the run checks that it does). Adding a row x moves the sum by x - lo in [0, hi - lo] and
+//! removing one by as much; replacing one moves it by at most hi - lo: sensitivity (hi - lo) / n
+//! under both relations, for neighbours of any size (n is a constant of the mechanism). The old
+//! (hi - lo) / (n - 1) with n the data's own length gave the two neighbours different noise
+//! scales, and no pure epsilon held (issue 46).
+//!
+//! Direct average: the mean of X moves by |x - mean(X)| / (m + 1) <= hi - lo when a row is added
+//! to m rows (m >= 1), so hi - lo covers every neighbour of a non-empty column.
+//!
+//! The median and quantiles are order statistics: x_(ceil(p m)) of the m sorted values, so
+//! for even m the median is the *lower* median x_(m/2) (the quantity every median release of
+//! the crate records as its truth; [`quantile_sorted`]).
 
 use crate::error::{Error, Result};
 use crate::privacy::Relation;
@@ -124,8 +136,10 @@ impl Predicate {
 pub enum Query {
     Count(Predicate),
     Sum,
-    /// The mean with n public.
-    Mean,
+    /// The mean over a public n: lo + sum(x - lo) / n (the mean when the column has n rows).
+    Mean {
+        n: usize,
+    },
     /// The tutorial's direct average: Lap(C / eps) with C the bound width (n kept private).
     DirectAverage,
     /// The p-quantile with global sensitivity (p = 1/2: the median).
@@ -142,7 +156,14 @@ impl Query {
         Ok(match *self {
             Query::Count(p) => xs.iter().filter(|&&x| p.holds(x)).count() as f64,
             Query::Sum => xs.iter().sum(),
-            Query::Mean | Query::DirectAverage => {
+            Query::Mean { n } => {
+                if n == 0 {
+                    return Err(Error::param("n", "the mean over n = 0 rows is undefined"));
+                }
+                let lo = data.bounds.lo;
+                lo + xs.iter().map(|&x| x - lo).sum::<f64>() / n as f64
+            }
+            Query::DirectAverage => {
                 if xs.is_empty() {
                     return Err(empty());
                 }
@@ -158,16 +179,14 @@ impl Query {
         })
     }
 
-    /// The L1 sensitivity under `relation` on a column of n rows with these bounds.
-    pub fn sensitivity(&self, relation: Relation, bounds: Bounds, n: usize) -> f64 {
+    /// The L1 sensitivity under `relation` for a column with these bounds (of any length: no
+    /// query's sensitivity reads the data's own size).
+    pub fn sensitivity(&self, relation: Relation, bounds: Bounds) -> f64 {
         match (*self, relation) {
             (Query::Count(_), _) => 1.0,
             (Query::Sum, Relation::AddRemove) => bounds.max_abs(),
             (Query::Sum, Relation::ReplaceOne) => bounds.width(),
-            (Query::Mean, Relation::AddRemove) => {
-                bounds.width() / n.saturating_sub(1).max(1) as f64
-            }
-            (Query::Mean, Relation::ReplaceOne) => bounds.width() / n.max(1) as f64,
+            (Query::Mean { n }, _) => bounds.width() / n.max(1) as f64,
             (Query::DirectAverage, _) | (Query::Quantile(_), _) => bounds.width(),
             (Query::RowCount, Relation::AddRemove) => 1.0,
             (Query::RowCount, Relation::ReplaceOne) => 0.0,
@@ -190,8 +209,11 @@ pub fn mean(xs: &[f64]) -> f64 {
     s / xs.len() as f64
 }
 
-/// The order statistic x_(ceil(p n)) of ascending data (the lower median for p = 1/2), the
-/// quantity whose rank the exponential mechanism targets.
+/// The order statistic x_(ceil(p n)) of ascending data: for p = 1/2 the median for odd n and
+/// the lower median x_(n/2) for even n. It is the truth every median and quantile release
+/// records (the global- and smooth-sensitivity medians release it plus noise; the
+/// exponential mechanism's best outputs for even n are the interval [x_(n/2), x_(n/2 + 1)],
+/// whose left end it is).
 pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     let n = sorted.len();
     let rank = ((p * n as f64).ceil() as usize).clamp(1, n);
@@ -251,11 +273,17 @@ mod tests {
             2.0
         );
         assert_eq!(Query::Sum.answer(&c).unwrap(), 19.0);
-        assert!((Query::Mean.answer(&c).unwrap() - 3.8).abs() < 1e-12);
+        assert!((Query::Mean { n: 5 }.answer(&c).unwrap() - 3.8).abs() < 1e-12);
+        // Over a public n = 4 the sum of offsets from lo is divided by 4, not by the 5 rows.
+        assert!((Query::Mean { n: 4 }.answer(&c).unwrap() - 4.75).abs() < 1e-12);
+        assert!(Query::Mean { n: 0 }.answer(&c).is_err());
         assert_eq!(Query::Quantile(0.5).answer(&c).unwrap(), 3.0);
+        // Even n: the lower median x_(n/2).
+        let even = Clamped::new(&[4.0, 1.0, 3.0, 2.0], b).unwrap();
+        assert_eq!(Query::Quantile(0.5).answer(&even).unwrap(), 2.0);
         assert_eq!(Query::RowCount.answer(&c).unwrap(), 5.0);
         let empty = Clamped::new(&[], b).unwrap();
-        assert!(Query::Mean.answer(&empty).is_err());
+        assert!(Query::DirectAverage.answer(&empty).is_err());
         assert_eq!(
             histogram(&c, &[0.0, 2.0, 5.0, 10.0]).unwrap(),
             vec![1.0, 3.0, 1.0]
