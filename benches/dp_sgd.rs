@@ -46,7 +46,7 @@ fn epoch(c: &mut Criterion) {
         .check()
         .unwrap();
     let steps = p.steps(n);
-    let mut run = DpSgdRun::new(&design, &y, &p, q);
+    let mut run = DpSgdRun::new(&design, &y, &p, q, n);
     // The noise is drawn through a ledger handle as in training; this ledger is a timing
     // scratch (the bench repeats the epoch, nothing is released).
     let plan = SubsampledGaussian::new(1.0, q, steps).unwrap();

@@ -196,7 +196,10 @@ impl PerturbedMi {
         let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
         out.put("alg2_mi", mi_from_parameters(&fit.model.theta, &prior));
         // Algorithm 3: MI + Lap(D Delta_I / eps).
-        let sens = c.n_features() as f64 * mi_sensitivity(c.total(), log.ledger.relation());
+        let n = log
+            .ledger
+            .public_size("Algorithm 3's MI sensitivity h(1/N) + 1/N")?;
+        let sens = c.n_features() as f64 * mi_sensitivity(n as f64, log.ledger.relation());
         let lap = Laplace::new(sens, eps, log.ledger.relation())?;
         let mut rng = log.streams.stream("analysis/algorithm3");
         let mut lap = log
@@ -330,7 +333,7 @@ mod tests {
     #[test]
     fn every_listed_probe_runs() {
         for name in PROBES.iter().map(|p| p.name) {
-            let mut log = TrialLog::new(1);
+            let mut log = sized_log();
             let input = ProbeInput {
                 counts: &counts(),
                 feature_names: None,
@@ -365,7 +368,7 @@ mod tests {
 
     #[test]
     fn mechanisms_in_probes_need_a_budget_and_record_it() {
-        let mut log = TrialLog::new(1);
+        let mut log = sized_log();
         let input = ProbeInput {
             counts: &counts(),
             feature_names: None,
@@ -385,5 +388,25 @@ mod tests {
             (log.ledger.total_epsilon() - 1.0).abs() < 1e-12,
             "Algorithms 2 and 3 each spend 0.5"
         );
+        // Algorithm 3's sensitivity reads the run's public N, recorded as such; without one
+        // the probe refuses to run.
+        let n = counts().total();
+        assert!(
+            log.ledger
+                .entries
+                .iter()
+                .any(|e| e.name == "size" && e.mechanism == format!("public constant N = {n}"))
+        );
+        let e = run_probe("perturbed_mi", &input, &mut TrialLog::new(1)).unwrap_err();
+        assert!(e.to_string().contains("public_n"), "{e}");
+    }
+
+    /// A trial log whose public N is the test counts' total.
+    fn sized_log() -> TrialLog {
+        let mut log = TrialLog::new(1);
+        let n = counts().total() as usize;
+        log.ledger
+            .set_public_size(Some(crate::privacy::PublicSize::new(n, "the test's")));
+        log
     }
 }

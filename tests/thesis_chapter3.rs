@@ -151,7 +151,16 @@ fn figure_3_15_ledgers_sum_to_the_budget_and_label_non_private_ranking() {
     for r in &records {
         match r.pipeline.as_str() {
             "private MI mask" | "private count mask" => {
-                let steps: Vec<f64> = r.ledger.entries.iter().filter_map(|e| e.epsilon).collect();
+                // The MI score's sensitivity reads the public N: a `size` step spending 0.
+                let size = r.ledger.entries.iter().filter(|e| e.name == "size").count();
+                assert_eq!(size, usize::from(r.pipeline == "private MI mask"), "{r:?}");
+                let steps: Vec<f64> = r
+                    .ledger
+                    .entries
+                    .iter()
+                    .filter(|e| e.name != "size")
+                    .filter_map(|e| e.epsilon)
+                    .collect();
                 assert_eq!(steps.len(), 2, "{r:?}");
                 assert!(steps.iter().all(|e| (e - 0.05).abs() < 1e-12), "{steps:?}");
                 assert!(r.private);

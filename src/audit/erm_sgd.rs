@@ -171,8 +171,10 @@ impl Auditable for GradientAudit {
         let x = side.pick(&self.x, &self.x_prime);
         let y = side.pick(&self.y, &self.y_prime);
         let design = Design::dense(x.view());
-        let q = self.params.sampling_rate(x.nrows());
-        let mut run = DpSgdRun::new(&design, y, &self.params, q);
+        // N public: X's size on both sides (the neighbour X' has one row more or less).
+        let n = self.x.nrows();
+        let q = self.params.sampling_rate(n);
+        let mut run = DpSgdRun::new(&design, y, &self.params, q, n);
         let mut ledger = Ledger::new(self.relation);
         let mut noise = ledger
             .charge("audit", self.name, self.mechanism)

@@ -12,7 +12,7 @@ use crate::privacy::Exponential;
 pub(super) fn select(score: Score, cx: &mut Context) -> Result<Vec<usize>> {
     let q = score.compute(cx.counts)?;
     let relation = cx.ledger.relation();
-    let sens = score.sensitivity(cx.counts, relation);
+    let sens = score.sensitivity(cx.ledger)?;
     let mechanism = Exponential::new(sens, cx.epsilon, relation)?;
     let mut rng = cx.rng();
     let label = format!("gumbel top-k ({} score)", score.name());

@@ -18,7 +18,7 @@ use crate::privacy::{BinaryExponential, Charge, Mechanism, check_positive};
 pub(super) fn select(score: Score, cx: &mut Context) -> Result<Vec<usize>> {
     let q = score.compute(cx.counts)?;
     let relation = cx.ledger.relation();
-    let sens = score.sensitivity(cx.counts, relation);
+    let sens = score.sensitivity(cx.ledger)?;
     let (t, eps) = (cx.t, cx.epsilon);
     let eps0 = eps / t as f64;
     let mechanism = BinaryExponential::new(sens, eps0, relation)?;

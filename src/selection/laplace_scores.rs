@@ -12,7 +12,7 @@ use crate::privacy::Laplace;
 pub(super) fn select(score: Score, cx: &mut Context) -> Result<Vec<usize>> {
     let q = score.compute(cx.counts)?;
     let relation = cx.ledger.relation();
-    let sens = cx.counts.n_features() as f64 * score.sensitivity(cx.counts, relation);
+    let sens = cx.counts.n_features() as f64 * score.sensitivity(cx.ledger)?;
     let mechanism = Laplace::new(sens, cx.epsilon, relation)?;
     let mut rng = cx.rng();
     let label = format!("laplace (Algorithm 3, {} score)", score.name());

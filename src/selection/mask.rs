@@ -21,7 +21,7 @@ pub(super) fn select(score: Score, per_feature: bool, cx: &mut Context) -> Resul
     let q = score.compute(cx.counts)?;
     let relation = cx.ledger.relation();
     let t = cx.t as f64;
-    let sens = mask_sensitivity(score.sensitivity(cx.counts, relation), cx.t, per_feature);
+    let sens = mask_sensitivity(score.sensitivity(cx.ledger)?, cx.t, per_feature);
     let mechanism = Exponential::new(sens, cx.epsilon, relation)?;
     let mut rng = cx.rng();
     let label = format!(

@@ -6,7 +6,9 @@
 //! Every mechanism calibrates for the relation of the ledger it records into (add/remove by
 //! default, SPEC 1). The score sensitivities Delta_q are those of [`scores`]: for the count score
 //! 1 (add/remove) or 2 (replace-one); for the smoothed MI score the proven bound
-//! [`mi_sensitivity`] (N, the training-set size, is treated as public, as in the thesis).
+//! [`mi_sensitivity`] at the run's *public* training-set size N (`Ledger::public_size`: declared
+//! by the run, as the thesis treats N; never the counts' own total, which is private under
+//! add/remove).
 
 pub mod gumbel;
 pub mod iterative;
@@ -19,7 +21,7 @@ pub mod sparse;
 
 use crate::counts::ClassCounts;
 use crate::error::{Error, Result};
-use crate::privacy::{Ledger, Relation, check_positive};
+use crate::privacy::{Ledger, check_positive};
 use crate::rng::Streams;
 use std::collections::BTreeMap;
 
@@ -52,12 +54,18 @@ impl Score {
         }
     }
 
-    /// Delta_q of one feature's score for these counts under `relation` (MI: N public).
-    pub fn sensitivity(&self, counts: &ClassCounts, relation: Relation) -> f64 {
-        match self {
-            Score::MutualInformation => mi_sensitivity(counts.total(), relation),
+    /// Delta_q of one feature's score under the ledger's relation. MI reads the run's public
+    /// N from the ledger (recorded there; an error when N is not public), never the counts'
+    /// own total.
+    pub fn sensitivity(&self, ledger: &mut Ledger) -> Result<f64> {
+        let relation = ledger.relation();
+        Ok(match self {
+            Score::MutualInformation => {
+                let n = ledger.public_size("the MI score's sensitivity h(1/N) + 1/N")?;
+                mi_sensitivity(n as f64, relation)
+            }
             Score::Count => count_sensitivity(relation),
-        }
+        })
     }
 
     pub fn name(&self) -> &'static str {

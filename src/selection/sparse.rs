@@ -18,7 +18,7 @@ pub(super) fn select(score: Score, threshold: f64, cx: &mut Context) -> Result<V
     }
     let q = score.compute(cx.counts)?;
     let relation = cx.ledger.relation();
-    let sens = score.sensitivity(cx.counts, relation);
+    let sens = score.sensitivity(cx.ledger)?;
     let mechanism = SparseVector::new(cx.t, sens, cx.epsilon, relation)?;
     let mut rng = cx.rng();
     let label = format!("sparse vector, public threshold ({} score)", score.name());

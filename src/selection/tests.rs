@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::privacy::exponential::{MaskSampler, exponential_probabilities, gumbel_top_k};
-use crate::privacy::{BinaryExponential, SparseVector};
+use crate::privacy::{BinaryExponential, PublicSize, Relation, SparseVector};
 use crate::rng::rng_from;
 use ndarray::array;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
@@ -206,7 +206,16 @@ fn all_private_selectors() -> Vec<Selector> {
     v
 }
 
-/// Ledger total == eps_select for every private selector, except Algorithm 4 (steps x eps0).
+/// A ledger whose public N is the counts' total (the run declares it).
+fn sized(counts: &ClassCounts) -> Ledger {
+    Ledger::default().with_public_size(Some(PublicSize::new(
+        counts.total() as usize,
+        "declared by the test",
+    )))
+}
+
+/// Ledger total == eps_select for every private selector, except Algorithm 4 (steps x eps0);
+/// the MI score's selectors also record the public N their sensitivity read.
 #[test]
 fn ledger_records_the_selection_budget() {
     let counts = toy_counts();
@@ -214,12 +223,19 @@ fn ledger_records_the_selection_budget() {
     let t = 3;
     for sel in all_private_selectors() {
         let mut streams = Streams::new(9);
-        let mut ledger = Ledger::default();
+        let mut ledger = sized(&counts);
         let out = sel
             .select(&counts, t, Some(eps), &mut streams, &mut ledger)
             .unwrap();
-        assert_eq!(ledger.entries.len(), 1, "{sel:?}");
-        let entry = &ledger.entries[0];
+        let reads_n = format!("{sel:?}").contains("MutualInformation");
+        assert_eq!(ledger.entries.len(), 1 + usize::from(reads_n), "{sel:?}");
+        if reads_n {
+            let size = &ledger.entries[0];
+            assert_eq!(size.name, "size");
+            assert_eq!(size.epsilon, Some(0.0));
+            assert!(size.mechanism.contains(&format!("N = {}", counts.total())));
+        }
+        let entry = ledger.entries.last().unwrap();
         assert_eq!(entry.name, STEP);
         assert!(entry.private);
         assert!(entry.sensitivity.unwrap() > 0.0);
@@ -247,6 +263,24 @@ fn ledger_records_the_selection_budget() {
     .unwrap();
     assert!(!ledger.entries[0].private);
     assert!(!ledger.is_private_within(Some(1.0)));
+}
+
+/// Without a public N the MI score's private selectors refuse to run (their sensitivity reads
+/// N) and spend nothing; the count score's need none.
+#[test]
+fn mi_selectors_need_a_public_size() {
+    let counts = toy_counts();
+    for sel in all_private_selectors() {
+        let mut ledger = Ledger::default();
+        let r = sel.select(&counts, 2, Some(1.0), &mut Streams::new(1), &mut ledger);
+        if format!("{sel:?}").contains("MutualInformation") {
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains("public_n") && e.contains("MI"), "{e}");
+            assert_eq!(ledger.total_epsilon(), 0.0);
+        } else {
+            r.unwrap();
+        }
+    }
 }
 
 /// At a huge epsilon every private selector with a full ranking returns the exact top T.
@@ -281,7 +315,7 @@ fn huge_epsilon_recovers_the_exact_ranking() {
                     3,
                     Some(1e12),
                     &mut Streams::new(2),
-                    &mut Ledger::default(),
+                    &mut sized(&counts),
                 )
                 .unwrap();
             assert_eq!(got.features, exact, "{sel:?}");
@@ -338,7 +372,13 @@ fn bad_inputs_are_errors_not_panics() {
     Selector::MaskSampling {
         score: Score::MutualInformation,
     }
-    .select(&three, 1, Some(1.0), &mut Streams::new(1), &mut ledger)
+    .select(
+        &three,
+        1,
+        Some(1.0),
+        &mut Streams::new(1),
+        &mut sized(&three),
+    )
     .unwrap();
     let r = Selector::Sparse {
         score: Score::Count,

@@ -6,9 +6,15 @@
 //!    is noisy full-batch gradient descent, B_t = all examples).
 //! 2. g_t = Σ_{i ∈ B_t} clip_C(∇ℓ_i(θ)) + N(0, σ² C² I), clip_C(v) = v min(1, C/‖v‖).
 //! 3. θ ← θ − η (g_t / (q N) + (λ/N) θ): the noisy mean gradient (normalised by the expected
-//!    batch size, which is public) plus the gradient of the public regulariser (λ/(2N))‖θ‖²,
-//!    so with σ → 0 and C large the iteration minimises the same objective as the non-private
-//!    learner, J(θ) = (1/N) Σ ℓ_i + (λ/(2N)) ‖θ‖² (thesis λ).
+//!    batch size q N) plus the gradient of the regulariser (λ/(2N))‖θ‖², so with σ → 0 and C
+//!    large the iteration minimises the same objective as the non-private learner,
+//!    J(θ) = (1/N) Σ ℓ_i + (λ/(2N)) ‖θ‖² (thesis λ).
+//!
+//! N is the run's *public* training-set size (`Ledger::public_size`), never the number of rows
+//! handed in: q = min(1, B/N), the step count ⌈epochs/q⌉, the default δ = 1/N² and the update's
+//! 1/(qN) and λ/N all read it, so they are the same on both neighbours (under add/remove the
+//! rows' own count differs by one between them). The Poisson sample still draws over the rows
+//! present.
 //!
 //! The model released is θ_K.
 //!
@@ -23,7 +29,7 @@
 //!   the smallest σ the accountant's bisection finds.
 //! * Proof sketch: step t is the subsampled Gaussian mechanism applied to the clipped sum at
 //!   θ_{t−1}, a function of earlier outputs only; the accountant bounds the composition; the
-//!   update and the released θ_K are post-processing. N, q, C, η, λ, K are public.
+//!   update and the released θ_K are post-processing. N (declared), q, C, η, λ, K are public.
 //!
 //! The noise is drawn only through the ledger handle of [`AccountedGaussian`], charged once for
 //! the whole plan with the accountant's (ε, δ) before the first step; the per-step work
@@ -36,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::privacy::accountant::{
     Guarantee, SubsampledGaussian, default_delta, noise_multiplier_for,
 };
-use crate::privacy::{AccountedGaussian, Charge, Ledger, LedgerEntry, Relation};
+use crate::privacy::{AccountedGaussian, Charge, Ledger, LedgerEntry, PublicSize, Relation};
 use crate::rng::{Rng, rng_from};
 use linfa::ParamGuard;
 use linfa::dataset::{AsSingleTargets, DatasetBase};
@@ -111,6 +117,8 @@ pub struct DpSgdValidParams {
     learning_rate: f64,
     lambda: f64,
     seed: u64,
+    /// The public N of linfa's `Fit` (the harness reads the run's from its ledger).
+    public_n: Option<usize>,
 }
 
 /// Noisy gradient descent / DP-SGD parameters (linfa style: builder → `check` → `Fit`).
@@ -131,6 +139,7 @@ impl DpSgdParams {
             learning_rate: 1.0,
             lambda: 1.0,
             seed: 0,
+            public_n: None,
         })
     }
 
@@ -171,6 +180,16 @@ setters!(DpSgdParams {
     /// Seed of the stream used by linfa's `Fit` (the harness passes its own streams).
     seed: u64,
 });
+
+impl DpSgdParams {
+    /// The training-set size N, declared public, for linfa's `Fit` (which refuses to run
+    /// without it: q, the step count, δ and the update read N, and the data's own row count
+    /// is private under add/remove).
+    pub fn public_n(mut self, n: usize) -> Self {
+        self.0.public_n = Some(n);
+        self
+    }
+}
 
 fn positive(name: &str, v: f64) -> Result<()> {
     crate::privacy::check_positive(name, v)
@@ -283,7 +302,7 @@ impl DpSgdValidParams {
     }
 
     /// Trains on a design with labels in {−1, +1}, drawing batches and noise from `rng`, and
-    /// records the (ε, δ) step in `ledger`.
+    /// records the (ε, δ) step in `ledger`; N is the ledger's public size (recorded there).
     pub fn fit_design(
         &self,
         design: &Design,
@@ -291,17 +310,19 @@ impl DpSgdValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<DpSgdFit> {
-        let n = design.n_rows();
-        if n == 0 || y.len() != n {
+        let rows = design.n_rows();
+        if rows == 0 || y.len() != rows {
             return Err(Error::param(
                 "design",
                 format!(
-                    "need at least one row and one label per row ({n} rows, {} labels)",
+                    "need at least one row and one label per row ({rows} rows, {} labels)",
                     y.len()
                 ),
             ));
         }
         let relation = ledger.relation();
+        let n =
+            ledger.public_size("DP-SGD's sampling rate, step count, delta and update 1/(qN)")?;
         let (plan, _) = self.plan(n, relation)?;
         let delta = self.delta.unwrap_or_else(|| default_delta(n));
         let mechanism = AccountedGaussian::new(plan, self.clip, delta, relation)?;
@@ -324,7 +345,7 @@ impl DpSgdValidParams {
             "Rényi DP of the Poisson-subsampled Gaussian (Mironov, Talwar & Zhang 2019) at order {}, composed over {} steps, (ε, δ) by Balle et al. 2020",
             guarantee.order, plan.steps
         ));
-        let mut run = DpSgdRun::new(design, y, self, plan.sampling_rate);
+        let mut run = DpSgdRun::new(design, y, self, plan.sampling_rate, n);
         for _ in 0..plan.steps {
             run.step(rng, &mut noise);
         }
@@ -359,14 +380,22 @@ pub struct DpSgdRun<'d, 'a> {
     /// ln(1 − q), for the geometric gaps of Poisson sampling.
     ln_1mq: f64,
     learning_rate: f64,
-    /// λ/N.
+    /// λ/N, N public.
     decay: f64,
+    /// 1/(qN), N public.
+    norm: f64,
 }
 
 impl<'d, 'a> DpSgdRun<'d, 'a> {
-    /// A run from θ = 0 with sampling rate `q` (the noise comes from the charge each step is
-    /// given).
-    pub fn new(design: &'d Design<'a>, y: &'d [f64], params: &DpSgdValidParams, q: f64) -> Self {
+    /// A run from θ = 0 with sampling rate `q` for the public size `n_public` (the noise comes
+    /// from the charge each step is given).
+    pub fn new(
+        design: &'d Design<'a>,
+        y: &'d [f64],
+        params: &DpSgdValidParams,
+        q: f64,
+        n_public: usize,
+    ) -> Self {
         let n = design.n_rows();
         let expected = (q * n as f64).ceil() as usize;
         DpSgdRun {
@@ -382,7 +411,8 @@ impl<'d, 'a> DpSgdRun<'d, 'a> {
             q,
             ln_1mq: (-q).ln_1p(),
             learning_rate: params.learning_rate,
-            decay: params.lambda / n as f64,
+            decay: params.lambda / n_public.max(1) as f64,
+            norm: 1.0 / (q * n_public.max(1) as f64),
         }
     }
 
@@ -442,8 +472,7 @@ impl<'d, 'a> DpSgdRun<'d, 'a> {
     /// One step: sample, clipped sum, Gaussian noise (through `noise`), update.
     pub fn step(&mut self, rng: &mut Rng, noise: &mut Charge<'_, AccountedGaussian>) {
         self.noisy_gradient(rng, noise);
-        let norm = 1.0 / (self.q * self.y.len() as f64);
-        let (eta, decay) = (self.learning_rate, self.decay);
+        let (eta, decay, norm) = (self.learning_rate, self.decay, self.norm);
         for (t, g) in self.theta.iter_mut().zip(&self.grad) {
             *t -= eta * (g * norm + decay * *t);
         }
@@ -462,12 +491,17 @@ where
 {
     type Object = DpSgdFit;
 
-    /// Fits under add/remove neighbours; the ledger entry is in the returned [`DpSgdFit`].
+    /// Fits under add/remove neighbours with the declared [`DpSgdParams::public_n`]; the
+    /// ledger entry is in the returned [`DpSgdFit`].
     fn fit(&self, dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<DpSgdFit> {
         let y = super::targets_pm1(dataset.targets())?;
         let design = Design::dense(dataset.records().view());
         let mut rng = rng_from(&["dp_sgd", &self.seed.to_string()]);
-        self.fit_design(&design, &y, &mut rng, &mut Ledger::default())
+        let size = self
+            .public_n
+            .map(|n| PublicSize::new(n, "declared by DpSgdParams::public_n"));
+        let mut ledger = Ledger::default().with_public_size(size);
+        self.fit_design(&design, &y, &mut rng, &mut ledger)
     }
 }
 

@@ -21,7 +21,7 @@ use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
 use crate::memo::{Footprint, KeyBuilder, Memo};
-use crate::privacy::Ledger;
+use crate::privacy::{Ledger, PublicSize};
 use crate::rng::Rng;
 use linfa::ParamGuard;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -51,8 +51,9 @@ pub enum LambdaRule {
     Fixed(f64),
     /// Chaudhuri et al.'s per-example Lambda (spec `{ per_example = L }`): the thesis's lambda
     /// is N Lambda, so the regulariser's weight per example stays fixed as N grows. N is the
-    /// number of training rows, public under replace-one and, like every N here, treated as
-    /// public under add/remove (as the thesis's own lambda = N Lambda is).
+    /// run's public training-set size (`Ledger::public_size`), so lambda, and with it the
+    /// noise of output perturbation (1/lambda), is the same on both neighbours; the rows' own
+    /// count, private under add/remove, is never read.
     PerExample(f64),
     /// 5-fold cross-validation of the same learner over {1e-3, ..., 1e5}: NOT private.
     CrossValidation,
@@ -218,7 +219,12 @@ impl LrConfig {
         let y = labels_pm1(data, train)?;
         let lambda = match self.lambda {
             LambdaRule::Fixed(l) => l,
-            LambdaRule::PerExample(l) => l * design.n_rows() as f64,
+            LambdaRule::PerExample(l) => {
+                l * log
+                    .ledger
+                    .public_size("lambda = N Lambda (per-example Lambda)")?
+                    as f64
+            }
             LambdaRule::CrossValidation => {
                 let mut rng = log.streams.stream("lambda/cv");
                 let choice = crate::profile::time("cv", || {
@@ -566,7 +572,12 @@ impl LrConfig {
         rng: &mut Rng,
         ledger: &Ledger,
     ) -> Result<CvDraw> {
-        let mut scratch = ledger.scratch();
+        // Cross-validation is not private: a fold's fits read the fold's own size.
+        let fold = PublicSize::new(
+            design.n_rows(),
+            "a cross-validation fold's own size (cross-validation is not private)",
+        );
+        let mut scratch = ledger.scratch_sized(Some(fold));
         Ok(match self.kind {
             LrKind::Private(method) if method.warm_cv_pays() => {
                 let p = self.private_params(method, lambda)?;

@@ -1,7 +1,7 @@
 use super::*;
 use crate::learners::logistic::LogisticParams;
-use crate::privacy::Measure;
 use crate::privacy::accountant::SubsampledGaussian;
+use crate::privacy::{Measure, PublicSize};
 use crate::stats::ks_statistic;
 use ndarray::Array2;
 use rand_distr::StandardNormal;
@@ -62,7 +62,7 @@ fn clipping_bounds_every_gradient_and_the_sum_sensitivity() {
             .loss(loss)
             .check()
             .unwrap();
-        let mut run = DpSgdRun::new(&design, &y, &p, 1.0);
+        let mut run = DpSgdRun::new(&design, &y, &p, 1.0, design.n_rows());
         run.theta = vec![0.3, -0.7, 0.2, 0.1, -0.4];
         let mut largest: f64 = 0.0;
         for i in 0..200u32 {
@@ -99,7 +99,7 @@ fn noise_has_standard_deviation_sigma_times_c() {
     let design = Design::dense(x.view());
     let (sigma, c) = (1.3, 0.8);
     let p = DpSgdParams::noisy_gd(1.0).clip(c).check().unwrap();
-    let mut run = DpSgdRun::new(&design, &y, &p, 1.0);
+    let mut run = DpSgdRun::new(&design, &y, &p, 1.0, design.n_rows());
     run.theta = (0..40).map(|j| (j as f64 - 20.0) / 40.0).collect();
     run.batch = (0..50).collect();
     run.clipped_sum();
@@ -138,7 +138,7 @@ fn poisson_batches_have_the_right_law() {
     let (x, y) = toy(1000, 2, 1.0, "poisson");
     let design = Design::dense(x.view());
     let q = 0.03;
-    let mut run = DpSgdRun::new(&design, &y, &params(), q);
+    let mut run = DpSgdRun::new(&design, &y, &params(), q, 1000);
     let mut rng = rng_from(&["dp_sgd test", "poisson"]);
     let steps = 4000;
     let mut hits = vec![0u32; 1000];
@@ -188,7 +188,7 @@ fn approaches_the_non_private_fit_as_sigma_vanishes() {
             .unwrap();
         let mut rng = rng_from(&["dp_sgd test", "converge", &sigma.to_string()]);
         let f = p
-            .fit_design(&design, &y, &mut rng, &mut Ledger::default())
+            .fit_design(&design, &y, &mut rng, &mut sized(design.n_rows()))
             .unwrap();
         dist(f.model.theta.as_slice().unwrap(), &reference)
     };
@@ -215,7 +215,7 @@ fn same_seed_same_model_other_seed_other_model() {
         .unwrap();
     let fit = |seed: &str| {
         let mut rng = rng_from(&["dp_sgd test", seed]);
-        p.fit_design(&design, &y, &mut rng, &mut Ledger::default())
+        p.fit_design(&design, &y, &mut rng, &mut sized(design.n_rows()))
             .unwrap()
     };
     let (a, b, c) = (fit("a"), fit("a"), fit("b"));
@@ -236,9 +236,10 @@ fn ledger_states_the_accountant_guarantee() {
         .clip(0.7)
         .check()
         .unwrap();
-    let mut ledger = Ledger::default();
+    let mut ledger = sized(500);
     let f = p.fit_design(&design, &y, &mut rng, &mut ledger).unwrap();
-    let e = &ledger.entries[0];
+    assert_eq!(ledger.entries[0].name, "size");
+    let e = &ledger.entries[1];
     assert_eq!(e, &f.entry);
     assert_eq!(e.delta, Some(1.0 / 250_000.0));
     assert_eq!(e.measure, Some(Measure::ApproxDp));
@@ -253,7 +254,8 @@ fn ledger_states_the_accountant_guarantee() {
     assert_eq!((f.plan.sampling_rate, f.plan.steps), (0.1, 100));
 
     // Replace-one: refused when subsampled; with full batches twice the noise of add/remove.
-    let mut replace = Ledger::new(Relation::ReplaceOne);
+    let mut replace = Ledger::new(Relation::ReplaceOne)
+        .with_public_size(Some(PublicSize::new(500, "the test's")));
     let err = p
         .fit_design(&design, &y, &mut rng, &mut replace)
         .unwrap_err()
@@ -261,12 +263,49 @@ fn ledger_states_the_accountant_guarantee() {
     assert!(err.contains("add/remove"), "{err}");
     let gd = DpSgdParams::noisy_gd(1.0).check().unwrap();
     let add = gd
-        .fit_design(&design, &y, &mut rng, &mut Ledger::default())
+        .fit_design(&design, &y, &mut rng, &mut sized(500))
         .unwrap();
     let rep = gd.fit_design(&design, &y, &mut rng, &mut replace).unwrap();
     assert!((rep.plan.noise_multiplier / add.plan.noise_multiplier - 2.0).abs() < 1e-6);
-    assert_eq!(replace.entries[0].sensitivity, Some(2.0));
+    assert_eq!(rep.entry.sensitivity, Some(2.0));
     assert!(add.entry.mechanism.starts_with("noisy gradient descent"));
+}
+
+/// The plan reads the run's public N, not the rows handed in: with N = 1000 declared for 500
+/// rows, q = 50/1000 and 10 epochs are 200 steps, and delta defaults to 1/1000^2; without a
+/// public N (the harness's ledger, or `public_n` for linfa's `Fit`) the fit is refused.
+#[test]
+fn the_plan_reads_the_public_size_not_the_rows() {
+    let (x, y) = toy(500, 3, 1.0, "public size");
+    let design = Design::dense(x.view());
+    let mut rng = rng_from(&["dp_sgd test", "public size"]);
+    let p = DpSgdParams::dp_sgd(0.5)
+        .sampling(Sampling::ExpectedBatch(50))
+        .check()
+        .unwrap();
+    let mut ledger = sized(1000);
+    let f = p.fit_design(&design, &y, &mut rng, &mut ledger).unwrap();
+    assert_eq!((f.plan.sampling_rate, f.plan.steps), (0.05, 200));
+    assert_eq!(f.entry.delta, Some(1e-6));
+    assert!(
+        ledger.entries[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("sampling rate")
+    );
+    let err = p
+        .fit_design(&design, &y, &mut rng, &mut Ledger::default())
+        .unwrap_err();
+    assert!(err.to_string().contains("public_n"), "{err}");
+    let t: Array1<usize> = y.iter().map(|&v| usize::from(v > 0.0)).collect();
+    let data = linfa::DatasetBase::new(x, t);
+    assert!(p.fit(&data).is_err());
+}
+
+/// An add/remove ledger whose public N is `n`.
+fn sized(n: usize) -> Ledger {
+    Ledger::default().with_public_size(Some(PublicSize::new(n, "the test's")))
 }
 
 #[test]
@@ -324,6 +363,7 @@ fn linfa_fit_and_predict() {
     let fit = DpSgdParams::dp_sgd(8.0)
         .sampling(Sampling::ExpectedBatch(100))
         .seed(3)
+        .public_n(2000)
         .check()
         .unwrap()
         .fit(&data)
