@@ -1,13 +1,16 @@
 //! Partitioning strategy for private Naive Bayes (thesis section 3.4, SPEC 3).
 //!
 //! * Released quantity: the training rows are split at random into T disjoint parts (T = the
-//!   number of used features); from part t only the pair (N1[c, f_t], N0[c, f_t]) of feature f_t
-//!   is released, for every class c.
-//! * Neighbouring relation: the ledger's. Add/remove: the example lands in exactly one part t
-//!   and changes one of N1[c, f_t], N0[c, f_t] of its class by one: within a part the L1
-//!   sensitivity is 1. Replace-one: the partition depends only on row positions, so the old and
-//!   the new example sit in the same part, whose pair of counts moves by at most 2 in L1:
-//!   sensitivity 2.
+//!   number of used features), each row independently and uniformly
+//!   (`privacy::partition::random_parts`); from part t only the pair (N1[c, f_t], N0[c, f_t])
+//!   of feature f_t is released, for every class c.
+//! * Neighbouring relation: the ledger's. Add/remove: the other rows' parts have the same law
+//!   with or without the example, which lands in exactly one part t and changes one of
+//!   N1[c, f_t], N0[c, f_t] of its class by one: within a part the L1 sensitivity is 1. (Parts
+//!   of equal size cut from a shuffle, as before issue 46, follow the private N: an added
+//!   example also moves a row across a part boundary.) Replace-one: the labels are per
+//!   position, so the old and the new example sit in the same part, whose pair of counts moves
+//!   by at most 2 in L1: sensitivity 2.
 //! * Mechanism: Laplace with b = Delta / eps on each released count; each part is eps-DP and the
 //!   parts are disjoint, so by parallel composition the whole release is eps-DP (measure: pure
 //!   eps-DP). The random partition is independent of the data values.
@@ -22,11 +25,11 @@ use super::private_nb::check_smoothing;
 use crate::counts::n_classes_of;
 use crate::data::BinaryMatrix;
 use crate::error::{Error, Result};
+use crate::privacy::partition::random_parts;
 use crate::privacy::{Laplace, Ledger};
 use crate::rng::Rng;
 use linfa::dataset::AsSingleTargets;
 use ndarray::{Array2, ArrayBase, Data, Ix2};
-use rand::seq::SliceRandom;
 
 /// Validated parameters of the partitioned private NB.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,23 +129,18 @@ impl PartitionedNbValidParams {
             mechanism,
         )?;
         let a = self.alpha;
-        let mut rows = train.to_vec();
-        rows.shuffle(rng);
-        let parts = features.len();
+        let parts = random_parts(train.len(), features.len(), rng);
         let mut theta = Array2::from_elem((n_classes, dim), 0.5);
         let mut class_weight = vec![0.0; n_classes];
-        let mut part_sizes = Vec::with_capacity(parts);
+        let mut part_sizes = Vec::with_capacity(parts.len());
         let mut clipped = 0;
         let mut n_c = vec![0.0; n_classes];
         let mut n1 = vec![0.0; n_classes];
-        for (p, &f) in features.iter().enumerate() {
-            // Near-equal contiguous chunks of the shuffled rows.
-            let lo = p * rows.len() / parts;
-            let hi = (p + 1) * rows.len() / parts;
-            part_sizes.push(hi - lo);
+        for (part, &f) in parts.iter().zip(features) {
+            part_sizes.push(part.len());
             n_c.fill(0.0);
             n1.fill(0.0);
-            for &i in &rows[lo..hi] {
+            for i in part.iter().map(|&p| train[p]) {
                 let c = labels[i as usize] as usize;
                 n_c[c] += 1.0;
                 if x.row(i as usize).binary_search(&(f as u32)).is_ok() {
@@ -185,13 +183,10 @@ pub(crate) fn check_features(features: &[usize], dim: usize, n_rows: usize) -> R
             return Err(Error::param("features", format!("feature {f} repeated")));
         }
     }
-    if features.len() > n_rows {
+    if n_rows == 0 {
         return Err(Error::param(
-            "features",
-            format!(
-                "the partitioning strategy needs at least one training row per feature: {} features, {n_rows} rows",
-                features.len()
-            ),
+            "train",
+            "the partitioning strategy needs training rows",
         ));
     }
     Ok(())
@@ -323,7 +318,7 @@ mod tests {
         for fs in [vec![], vec![3], vec![0, 0]] {
             assert!(refused(2, &train, &fs));
         }
-        assert!(refused(2, &[0, 1], &[0, 1, 2]));
+        assert!(refused(2, &[], &[0]));
         assert!(refused(1, &train, &[0]));
     }
 
@@ -369,7 +364,13 @@ mod tests {
                 &mut ledger,
             )
             .unwrap();
-        assert_eq!(fit.part_sizes, vec![100, 100, 100]);
+        // Independent labels: the parts cover the 300 rows, each about a third of them.
+        assert_eq!(fit.part_sizes.iter().sum::<usize>(), 300);
+        assert!(
+            fit.part_sizes.iter().all(|&s| (60..=140).contains(&s)),
+            "{:?}",
+            fit.part_sizes
+        );
         for c in 0..2 {
             assert!((fit.model.log_prior[c] - exact.log_prior[c]).abs() < 1e-6);
         }

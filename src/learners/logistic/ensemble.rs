@@ -21,7 +21,6 @@
 use crate::error::{Error, Result};
 use crate::privacy::{L2Mechanism, Ledger};
 use crate::rng::Rng;
-use rand::Rng as _;
 
 /// How the models are combined.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,14 +46,7 @@ impl Ensemble {
     }
 }
 
-/// Positions 0..n split into `k` blocks by independent uniform labels.
-pub fn random_blocks(n: usize, k: usize, rng: &mut Rng) -> Vec<Vec<usize>> {
-    let mut blocks = vec![Vec::with_capacity(n / k.max(1) + 1); k];
-    for i in 0..n {
-        blocks[rng.gen_range(0..k)].push(i);
-    }
-    blocks
-}
+pub use crate::privacy::partition::random_parts as random_blocks;
 
 /// The coordinate-wise mean of equal-length vectors.
 fn mean(models: &[Vec<f64>]) -> Vec<f64> {

@@ -4,7 +4,8 @@ use super::LogisticModel;
 use super::design::Design;
 use super::solver::{Objective, SolverSettings};
 use crate::error::{Error, Result};
-use crate::privacy::{Exponential, Ledger};
+use crate::privacy::partition::random_parts;
+use crate::privacy::{Exponential, Ledger, PublicSize};
 use crate::rng::Rng;
 use rand::seq::SliceRandom;
 
@@ -239,12 +240,18 @@ pub fn choose_by_score(
 }
 
 /// A private choice of lambda and the model it selects (Chaudhuri et al. 2011, section 6):
-/// split the rows at random into |grid| + 1 disjoint parts; train candidate r on part r with
-/// the private learner `fit` (each part is disjoint, so by parallel composition the candidates
-/// together cost the learner's eps); score each on the last part by its number of correct
-/// predictions (adding, removing or replacing one validation example changes each score by at
-/// most 1: sensitivity 1 under both relations) and pick one by the exponential mechanism with
-/// `eps_select`.
+/// split the rows at random into |grid| + 1 disjoint parts, each row independently and
+/// uniformly ([`random_parts`]); train candidate r on part r with the private learner `fit`
+/// (each part is disjoint, so by parallel composition the candidates together cost the
+/// learner's eps); score each on the last part by its number of correct predictions (adding,
+/// removing or replacing one validation example changes each score by at most 1: sensitivity 1
+/// under both relations) and pick one by the exponential mechanism with `eps_select`.
+///
+/// Independent labels, not equal parts: with parts of equal size (cut from a shuffle of the N
+/// rows) the sizes follow the private N, and an added example would also move another row
+/// from its part into another, changing two parts; with independent labels the other rows' parts
+/// have the same law with or without it, which is what parallel composition needs under
+/// add/remove. A candidate's fit reads the public N / (|grid| + 1) as its size.
 /// The released model is the selected candidate. Total: eps_train + eps_select.
 ///
 /// The ledger gets the first candidate's training entries (noted as parallel composition) and
@@ -267,11 +274,18 @@ where
         return Err(Error::param("grid", "need a non-empty grid and N > |grid|"));
     }
     crate::privacy::check_positive("eps_select", eps_select)?;
-    let mut perm: Vec<usize> = (0..n).collect();
-    perm.shuffle(rng);
-    let parts: Vec<Vec<usize>> = (0..=k)
-        .map(|r| perm.iter().copied().skip(r).step_by(k + 1).collect())
-        .collect();
+    let parts = random_parts(n, k + 1, rng);
+    let part_size = ledger.declared_size().map(|s| {
+        PublicSize::new(
+            s.n / (k + 1),
+            format!(
+                "N = {} / {}: one of the random parts of private lambda selection ({})",
+                s.n,
+                k + 1,
+                s.declared
+            ),
+        )
+    });
     let val = design.subset(&parts[k]);
     let yval: Vec<f64> = parts[k].iter().map(|&i| y[i]).collect();
     let mut models = Vec::with_capacity(k);
@@ -280,7 +294,7 @@ where
     for (r, &lambda) in grid.iter().enumerate() {
         let d = design.subset(&parts[r]);
         let yr: Vec<f64> = parts[r].iter().map(|&i| y[i]).collect();
-        let mut scratch = ledger.scratch();
+        let mut scratch = ledger.scratch_sized(part_size.clone());
         let model = fit(&d, &yr, lambda, rng, &mut scratch)?;
         if first_entries.is_none() {
             first_entries = Some(scratch.entries);
