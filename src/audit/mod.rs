@@ -24,13 +24,16 @@
 //!
 //! Extension point: implement [`Auditable`] for a new mechanism (its [`Claim`] and one `run`)
 //! and add it to [`mechanisms::all`]; the logistic-regression audits live in [`logistic`], the
-//! ERM and release-layer ones in [`erm`] and [`release`], each with its own `all`.
+//! ERM and release-layer ones in [`erm`] and [`release`], and those on add/remove neighbours of
+//! different sizes (every release, every size-dependent parameter) in [`sizes`], each with its
+//! own `all`.
 
 pub mod erm;
 pub mod erm_sgd;
 pub mod logistic;
 pub mod mechanisms;
 pub mod release;
+pub mod sizes;
 
 use crate::error::{Error, Result};
 use crate::privacy::{Charge, Ledger, Mechanism, Relation};
