@@ -1,6 +1,6 @@
 //! The surveys' other private linear classifiers (issue 13), each with `loss = "logistic"`
 //! (default) or `"huber"` (the Huber SVM, h = 0.5):
-//! `noisy_gd`, `dp_sgd` (RDP accountant, (ε, δ) at δ = 1/N² unless `delta`),
+//! `noisy_gd`, `dp_sgd` (RDP accountant, (ε, δ) at δ = 1/N² unless `delta`, N public),
 //! `input_perturbation` (replace-one), `averaged` (m models, sequential or parallel) and
 //! `subsample_aggregate` (Smith 2011). One struct; each kind reads only its `FIELDS`.
 
@@ -102,8 +102,8 @@ impl<const K: u8> Described for Erm<K> {
         "subsample_aggregate",
     ][K as usize];
     const ABOUT: &'static str = [
-        "noisy gradient descent: clipped full-batch gradients + Gaussian noise, sigma from the RDP accountant ((eps, delta)-DP, delta = 1/N^2 by default)",
-        "DP-SGD: Poisson-subsampled clipped gradients + Gaussian noise, RDP accountant ((eps, delta)-DP, delta = 1/N^2 by default; add/remove only)",
+        "noisy gradient descent: clipped full-batch gradients + Gaussian noise, sigma from the RDP accountant ((eps, delta)-DP, delta = 1/N^2 by default; N the run's public size)",
+        "DP-SGD: Poisson-subsampled clipped gradients + Gaussian noise, RDP accountant ((eps, delta)-DP, delta = 1/N^2 by default; N the run's public size; add/remove only)",
         "input perturbation: L2 noise (Delta = 2) on every row + randomized response on every label, declared split, then the exact learner (eps-DP, replace-one only)",
         "average of m output/objective-perturbation models: sequential (eps/m each) or parallel (disjoint blocks, eps each) (eps-DP)",
         "subsample-and-aggregate (Smith 2011): k exact block fits clipped to [-B, B]^D, mean + L2 noise, Delta = 2 B sqrt(D) / k (eps-DP)",
