@@ -179,7 +179,7 @@ fn run_cell_on(
         n_test: td.split.test.len(),
         n_features: td.data.n_features(),
         fit_seconds,
-        private: log.ledger.is_private_within(cell.budget.total),
+        private: log.ledger.is_private_within(spent_within(pipeline, cell)),
         ledger: log.ledger,
         metrics: log.metrics,
         selected_features: out.selected,
@@ -284,4 +284,13 @@ fn binary_counts<'a>(td: &TrialData<'a>) -> Result<&'a ClassCounts> {
         dataset: td.data.name.clone(),
         reason: "feature selection and analysis probes need binary features".into(),
     })
+}
+
+/// The total a trial's ledger must stay within to be private: the cell's ε, times the number
+/// of queries a release answers at that ε each (the differencing attack's two counts).
+fn spent_within(pipeline: &Pipeline, cell: &Cell) -> Option<f64> {
+    match &pipeline.step {
+        Step::Release(r) => cell.budget.total.map(|e| e * f64::from(r.params.queries())),
+        _ => cell.budget.total,
+    }
 }

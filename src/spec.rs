@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 mod ablation;
 mod pipeline;
 
-pub use ablation::{AblationDef, Hypothesis};
+pub use ablation::{AblationDef, Grade, Hypothesis};
 pub use pipeline::{Pipeline, Step};
 
 /// The `[experiment]` table.
@@ -346,6 +346,9 @@ pub struct PaperDef {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperRatio {
+    /// Where the target comes from (default `published`).
+    #[serde(default)]
+    pub target: Target,
     pub text: String,
     pub dataset: String,
     pub numerator: String,
@@ -377,6 +380,9 @@ pub enum Statistic {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperSlope {
+    /// Where the target comes from (default `published`).
+    #[serde(default)]
+    pub target: Target,
     pub text: String,
     pub dataset: String,
     pub pipeline: String,
@@ -393,10 +399,38 @@ pub struct PaperSlope {
     pub note: Option<String>,
 }
 
+/// Where a verdict's target comes from: a number or claim the paper prints (`published`), one
+/// computed from the paper's own formula or mechanism (`derived`; the derivation belongs in the
+/// spec), or a value the paper does not state that we assume (`assumed`). Reports label and
+/// count them apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    #[default]
+    Published,
+    Derived,
+    Assumed,
+}
+
+impl Target {
+    pub const ALL: [Target; 3] = [Target::Published, Target::Derived, Target::Assumed];
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Target::Published => "published",
+            Target::Derived => "derived",
+            Target::Assumed => "assumed",
+        }
+    }
+}
+
 /// One published number: the mean of `metric` for (dataset, pipeline[, x]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperCell {
+    /// Where the target comes from (default `published`).
+    #[serde(default)]
+    pub target: Target,
     pub dataset: String,
     pub pipeline: String,
     #[serde(default = "default_metric")]
@@ -425,6 +459,9 @@ fn default_metric() -> String {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PaperClaim {
+    /// Where the target comes from (default `published`).
+    #[serde(default)]
+    pub target: Target,
     pub text: String,
     pub dataset: String,
     pub above: String,
@@ -786,10 +823,24 @@ impl Spec {
             return Ok(());
         };
         let names: Vec<&str> = self.pipelines.iter().map(|p| p.name.as_str()).collect();
-        match a.problem(&names, &self.experiment.datasets) {
-            Some((field, reason)) => Err(self.err(field, reason)),
-            None => Ok(()),
+        if let Some((field, reason)) = a.problem(&names, &self.experiment.datasets) {
+            return Err(self.err(field, reason));
         }
+        for (i, h) in a.hypothesis.iter().enumerate() {
+            let find = |name: &str| self.pipelines.iter().find(|p| p.name == name);
+            let series = h.pipeline.as_deref().and_then(find);
+            // Not ε-DP as claimed, or a non-private step standing in for a private series.
+            let weakened = series.is_some_and(|p| {
+                !p.weakening_label().is_empty()
+                    || (!p.end_to_end_private()
+                        && (h.replaces.iter().filter_map(|r| find(r)))
+                            .any(|r| r.end_to_end_private()))
+            });
+            if let Some(reason) = h.overgraded(weakened) {
+                return Err(self.err(format!("ablation.hypothesis[{i}].grade"), reason));
+            }
+        }
+        Ok(())
     }
 
     fn validate_report(&self) -> Result<()> {

@@ -102,7 +102,7 @@ fn report_all_writes_verdicts_and_booktabs() {
     assert!(md.contains("**differs**") && md.contains("deliberately wrong"));
     assert!(md.contains("NB above private NB — **holds"));
     // The differing cell has no ablation: the summary says it is untested, not just unexplained.
-    assert!(md.contains("| 0 / 1 (1 untested) |"), "{md}");
+    assert!(md.contains("| 0 / 0 / 0 / 1 (1 untested) |"), "{md}");
     assert!(
         md.contains("(12 trials;") && !md.contains("incomplete"),
         "{md}"
@@ -165,9 +165,10 @@ fn ablation_spec() -> String {
     format!(
         "{base}\n{}\n[[pipeline]]\nname = \"exact NB\"\nlearner = \"nb\"\n\n[ablation]\n\
          of = \"base\"\nmeaning = \"Only a non-private model reaches it.\"\n\n\
-         [[ablation.hypothesis]]\nid = \"H1\"\ntext = \"Delta = Delta_q\"\n\
+         [[ablation.hypothesis]]\nid = \"H1\"\ngrade = \"variant\"\ntext = \"Delta = Delta_q\"\n\
          pipeline = \"mask dq\"\nreplaces = \"mask\"\n\n[[ablation.hypothesis]]\nid = \"H2\"\n\
-         text = \"no noise at all\"\npipeline = \"exact NB\"\nreplaces = \"mask\"\n",
+         grade = \"variant\"\ntext = \"no noise at all\"\npipeline = \"exact NB\"\n\
+         replaces = \"mask\"\n",
         mask_pipeline("mask dq", "variant = \"delta_q\"\n")
     )
 }
@@ -213,7 +214,10 @@ fn ablations_label_weakening_variants_and_explain_differing_verdicts() {
     // REPORT.md: the base experiment's Ablation sub-section and the summary counts.
     epsilab::report::reproduction::write_all(&exp, &out).unwrap();
     let md = std::fs::read_to_string(out.join("REPORT.md")).unwrap();
-    assert!(md.contains("differences explained / unexplained"), "{md}");
+    assert!(
+        md.contains("differences explained (faithful ε-DP / variant / post hoc) / unexplained"),
+        "{md}"
+    );
     assert!(md.contains("### Ablation: Ablation of Base"), "{md}");
     assert!(md.contains(&format!("**[{label}]**")), "{md}");
     assert!(md.contains("**What it means:** Only a non-private model reaches it."));
@@ -232,10 +236,27 @@ fn ablations_label_weakening_variants_and_explain_differing_verdicts() {
     assert_eq!(a.rows[0].explained_by(&a.def.hypothesis), ["H2"], "{md}");
     assert!(a.rows[1].explained_by(&a.def.hypothesis).is_empty());
     assert!(md.contains("none (ruled out: H1, H2)"), "{md}");
+    // The one explanation is by a non-private series: graded a variant, not a faithful reading.
     assert!(
-        md.contains("| [Base](#base) | 2 differ | 0 / 2 | 1 / 1 |"),
+        md.contains("| [Base](#base) | 2 differ (1 contradicted) | 0 / 2 | 0 / 1 / 0 / 1 |"),
         "{md}"
     );
+    assert!(md.contains("**H2** (variant)"), "{md}");
+    assert!(
+        md.contains("1 explained by a non-private or non-faithful variant"),
+        "{md}"
+    );
+    // Neither series may be graded a faithful ε-DP reading: one is not ε-DP as claimed, the
+    // other a non-private model in place of a private one.
+    for (id, grade) in [("H1", "variant"), ("H2", "variant")] {
+        let text = ablation_spec().replacen(
+            &format!("id = \"{id}\"\ngrade = \"{grade}\""),
+            &format!("id = \"{id}\"\ngrade = \"faithful\""),
+            1,
+        );
+        let err = Spec::parse(&text, std::path::Path::new("abl.toml")).unwrap_err();
+        assert!(err.to_string().contains("grade"), "{err}");
+    }
 }
 
 /// An ablation that reuses the explained experiment's trials plans only its own series: it is
@@ -283,12 +304,14 @@ meaning = "m"
 
 [[ablation.hypothesis]]
 id = "H1"
+grade = "faithful"
 text = "t"
 pipeline = "private NB again"
 replaces = "NB"
 
 [[ablation.hypothesis]]
 id = "H2"
+grade = "faithful"
 text = "t"
 replaces = "NB"
 metric = "train_accuracy"
@@ -310,7 +333,10 @@ metric = "train_accuracy"
     assert!(section.contains("(20 trials;"), "{section}");
     assert!(!md.contains("incomplete"), "{md}");
     // The ablation tests the explained experiment's differing cell: unexplained, not untested.
-    assert!(md.contains("| 0 / 1 |") && !md.contains("untested"), "{md}");
+    assert!(
+        md.contains("| 0 / 0 / 0 / 1 |") && !md.contains("untested"),
+        "{md}"
+    );
     let trials = dirs[1].join("trials.jsonl");
     let text = std::fs::read_to_string(&trials).unwrap();
     let kept: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();

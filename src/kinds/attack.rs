@@ -85,6 +85,11 @@ impl ReleaseKind for Differencing {
     fn private(&self) -> bool {
         self.noise
     }
+
+    /// count(n) and count(n − 1), each at the grid's ε: 2ε in all.
+    fn queries(&self) -> u32 {
+        2
+    }
 }
 
 /// Majority vote over k repeated randomized-response answers of one respondent (classic coins,

@@ -353,6 +353,12 @@ pub trait ReleaseKind: Debug + Send + Sync {
     fn private(&self) -> bool {
         true
     }
+    /// How many times the grid's epsilon a trial spends in all: a release answering several
+    /// queries at the grid's epsilon each (sequential composition) states it, so that its
+    /// record is private within that total, not within one query's epsilon.
+    fn queries(&self) -> u32 {
+        1
+    }
     fn validate(&self, _grid: &[Axis]) -> std::result::Result<(), Refusal> {
         Ok(())
     }

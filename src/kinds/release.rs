@@ -362,14 +362,14 @@ bounded_release!(
 bounded_release!(
     SmoothMedian {},
     "smooth_median",
-    "the median + (S*/alpha) Cauchy noise, S* the eps/6-smooth sensitivity (Nissim, Raskhodnikova & Smith 2007); pure eps-DP under replace-one",
+    "the median + (S*/alpha) Cauchy noise, S* the eps/6-smooth sensitivity (Nissim, Raskhodnikova & Smith 2007), clamped to the bounds; pure eps-DP under replace-one",
     []
 );
 
 bounded_release!(
     GlobalMedian {},
     "global_median",
-    "the median + Lap((hi - lo)/eps): global sensitivity hi - lo under both relations; pure eps-DP",
+    "the median + Lap((hi - lo)/eps), clamped to the bounds: global sensitivity hi - lo under both relations; pure eps-DP",
     []
 );
 

@@ -219,11 +219,14 @@ pub fn smooth_median(
     let value = ledger
         .charge("median", "smooth sensitivity (Cauchy)", m)?
         .release(&sorted, &mut streams.stream("median"))?;
+    // Clamped to the public bounds (post-processing): a median lies inside them.
+    let value = value.clamp(data.bounds.lo, data.bounds.hi);
     Ok(Release { value, truth })
 }
 
-/// The global-sensitivity median, x_(m) + Lap((hi - lo) / eps), recorded as `median`
-/// (sensitivity hi - lo under both relations: one point can move the median across the range).
+/// The global-sensitivity median, x_(m) + Lap((hi - lo) / eps) clamped to [lo, hi], recorded as
+/// `median` (sensitivity hi - lo under both relations: one point can move the median across the
+/// range; the clamp is post-processing, and a median lies inside the bounds).
 pub fn global_median(
     data: &Clamped,
     epsilon: f64,
@@ -241,6 +244,7 @@ pub fn global_median(
         + ledger
             .charge("median", "laplace (global sensitivity)", noise)?
             .sample(&mut streams.stream("median"));
+    let value = value.clamp(data.bounds.lo, data.bounds.hi);
     Ok(Release { value, truth })
 }
 

@@ -10,7 +10,7 @@
 use super::slope::SlopeVerdict;
 use super::table::Reading;
 use super::verdict::{self, CellVerdict, ClaimVerdict, show, show_diff};
-use crate::spec::{AblationDef, Hypothesis, PaperCell, PaperClaim, PaperSlope, Spec};
+use crate::spec::{AblationDef, Grade, Hypothesis, PaperCell, PaperClaim, PaperSlope, Spec};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -39,6 +39,8 @@ impl Outcome {
 pub struct Row {
     /// Identifies the verdict across specs ([`cell_key`], [`claim_key`]).
     pub key: VerdictKey,
+    /// The verdict's dataset (a hypothesis's grade may depend on it).
+    pub dataset: String,
     /// The published statement.
     pub verdict: String,
     pub published: String,
@@ -55,6 +57,15 @@ impl Row {
             .filter(|(_, o)| o.as_ref().is_some_and(|o| o.ok))
             .map(|(h, _)| h.id.as_str())
             .collect()
+    }
+
+    /// The strongest grade among the hypotheses that reproduce it (`None`: unexplained).
+    pub fn best_grade(&self, hs: &[Hypothesis]) -> Option<Grade> {
+        hs.iter()
+            .zip(&self.tested)
+            .filter(|(_, o)| o.as_ref().is_some_and(|o| o.ok))
+            .map(|(h, _)| h.grade_for(h.dataset.as_deref().unwrap_or(&self.dataset)))
+            .min()
     }
 }
 
@@ -235,13 +246,22 @@ fn claim_outcome(
     c: &PaperClaim,
     params: [&BTreeMap<String, serde_json::Value>; 2],
 ) -> Outcome {
-    match verdict::claim_verdict_with(spec, records, c, params) {
-        v @ (ClaimVerdict::Holds { worst, .. } | ClaimVerdict::Fails { worst, .. }) => Outcome {
-            text: format!("{} ({})", show_diff(&c.metric, worst), v.word()),
+    let v = verdict::claim_verdict_with(spec, records, c, params);
+    let axis = super::axis_symbol(spec.report.x.as_deref().unwrap_or("x"));
+    match v.measured() {
+        Some((worst, _, gap)) => Outcome {
+            text: format!(
+                "{} ({}{})",
+                show_diff(&c.metric, worst),
+                v.word(),
+                verdict::spread(&c.metric, &gap)
+                    .replace(" at x = ", &format!(" at {axis} = "))
+                    .replace(" over ", " over the ")
+            ),
             ok: matches!(v, ClaimVerdict::Holds { .. }),
             tested: true,
         },
-        ClaimVerdict::Missing => Outcome::missing(),
+        None => Outcome::missing(),
     }
 }
 
@@ -358,6 +378,7 @@ pub fn evaluate<'a>(
         });
         rows.push(Row {
             key: cell_key(c),
+            dataset: c.dataset.clone(),
             verdict: format!(
                 "{}, {}{}",
                 super::dataset_title(read, &c.dataset),
@@ -424,6 +445,7 @@ pub fn evaluate<'a>(
             .collect();
         rows.push(Row {
             key: claim_key(c),
+            dataset: c.dataset.clone(),
             verdict: c.text.clone(),
             published: format!("margin ≥ {}", show_diff(&c.metric, c.margin)),
             faithful: claim_outcome(read, records, c, [&c.params, &c.params]),
@@ -440,6 +462,7 @@ pub fn evaluate<'a>(
         });
         rows.push(Row {
             key: slope_key(c),
+            dataset: c.dataset.clone(),
             verdict: c.text.clone(),
             published: format!("slope {:+} ± {}", c.expected, c.tolerance),
             faithful: slope_outcome(read, records, c),
@@ -467,6 +490,15 @@ fn per_hypothesis(
         .collect()
 }
 
+/// A hypothesis's grade as the report states it, with its per-dataset exceptions.
+fn grade_text(h: &Hypothesis) -> String {
+    let mut out = h.grade.label().to_string();
+    for (d, g) in &h.grade_on {
+        let _ = write!(out, "; on {d}: {}", g.label());
+    }
+    out
+}
+
 fn cell_where(spec: &Spec, c: &PaperCell) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(x) = &c.x {
@@ -490,13 +522,20 @@ fn cell_where(spec: &Spec, c: &PaperCell) -> String {
 impl Ablation<'_> {
     /// Whether some hypothesis reproduces the verdict with this key (`None`: not tested here).
     pub fn explains(&self, key: &VerdictKey) -> Option<bool> {
+        self.explanation(key).map(|g| g.is_some())
+    }
+
+    /// The strongest grade of an explanation of the verdict with this key: `None` when no row
+    /// tests it here, `Some(None)` when none of its hypotheses reproduces it.
+    pub fn explanation(&self, key: &VerdictKey) -> Option<Option<Grade>> {
         let rows: Vec<&Row> = self.rows.iter().filter(|r| r.key.covers(key)).collect();
         if rows.is_empty() {
             return None;
         }
         Some(
             rows.iter()
-                .any(|r| !r.explained_by(&self.def.hypothesis).is_empty()),
+                .filter_map(|r| r.best_grade(&self.def.hypothesis))
+                .min(),
         )
     }
 
@@ -559,7 +598,13 @@ impl Ablation<'_> {
                 Some(p) => format!("series “{p}”{at} in place of “{replaced}”"),
                 None => format!("“{replaced}” itself{at}, read this way"),
             };
-            let _ = writeln!(out, "- **{}**: {} ({how}){weak}", h.id, h.text);
+            let _ = writeln!(
+                out,
+                "- **{}**: {} ({how}){weak}. Grade: {}.",
+                h.id,
+                h.text,
+                grade_text(h)
+            );
         }
         let ids: Vec<&str> = self.def.hypothesis.iter().map(|h| h.id.as_str()).collect();
         let _ = write!(
@@ -590,7 +635,14 @@ impl Ablation<'_> {
                     .collect();
                 format!("none (ruled out: {})", tried.join(", "))
             } else {
-                format!("**{}**", by.join(", "))
+                let graded: Vec<String> = (self.def.hypothesis.iter())
+                    .filter(|h| by.contains(&h.id.as_str()))
+                    .map(|h| {
+                        let g = h.grade_for(h.dataset.as_deref().unwrap_or(&r.dataset));
+                        format!("**{}** ({})", h.id, g.short())
+                    })
+                    .collect();
+                graded.join(", ")
             };
             let _ = writeln!(
                 out,
@@ -601,8 +653,49 @@ impl Ablation<'_> {
                 cells.join(" | ")
             );
         }
-        let _ = writeln!(out, "\n**What it means:** {}\n", self.def.meaning.trim());
+        let _ = writeln!(out, "\n{}", self.conclusion());
+        let _ = writeln!(out, "**What it means:** {}\n", self.def.meaning.trim());
         out
+    }
+
+    /// The verdicts by the strongest grade that explains them, generated from the rows (the
+    /// hand-written `meaning` carries no number of its own).
+    pub fn conclusion(&self) -> String {
+        let hs = &self.def.hypothesis;
+        let mut parts = Vec::new();
+        for g in Grade::ALL {
+            let rows: Vec<&Row> = (self.rows.iter())
+                .filter(|r| r.best_grade(hs) == Some(g))
+                .collect();
+            if !rows.is_empty() {
+                parts.push(format!(
+                    "{} explained by a {} ({})",
+                    rows.len(),
+                    g.label(),
+                    rows.iter()
+                        .map(|r| r.verdict.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ));
+            }
+        }
+        let unexplained: Vec<&str> = (self.rows.iter())
+            .filter(|r| r.best_grade(hs).is_none())
+            .map(|r| r.verdict.as_str())
+            .collect();
+        if !unexplained.is_empty() {
+            parts.push(format!(
+                "{} unexplained ({})",
+                unexplained.len(),
+                unexplained.join("; ")
+            ));
+        }
+        format!(
+            "**Conclusion** (generated from the rows above, by the strongest explanation of \
+             each): of {} verdicts, {}.\n",
+            self.rows.len(),
+            parts.join(", ")
+        )
     }
 }
 

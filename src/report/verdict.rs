@@ -10,7 +10,7 @@ use super::ratio::{RatioVerdict, ratio_verdict};
 use super::slope::{SlopeVerdict, slope_verdict};
 use super::table::{Reading, SampleComplexityRow};
 use super::{is_accuracy, x_position, x_text};
-use crate::spec::{PaperCell, PaperClaim, PaperRatio, PaperSlope, Spec};
+use crate::spec::{PaperCell, PaperClaim, PaperRatio, PaperSlope, Spec, Target};
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
 use serde_json::Value;
@@ -36,19 +36,39 @@ pub enum CellVerdict {
 }
 
 /// The outcome for one qualitative claim; `worst` is the smallest (above − below) over the
-/// checked x values and `at` the x where it occurs (`None` for two reference lines).
+/// checked x values and `at` the x where it occurs (`None` for two reference lines); `gap`
+/// the spread of that difference over the same x values.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClaimVerdict {
     Holds {
         worst: f64,
         at: Option<f64>,
+        gap: Gap,
     },
     Fails {
         worst: f64,
         at: Option<f64>,
+        gap: Gap,
+    },
+    /// The opposite holds: `below` is ahead of `above` (beyond the margin when it is negative)
+    /// at every checked x.
+    Contradicted {
+        worst: f64,
+        at: Option<f64>,
+        gap: Gap,
     },
     /// One of the series has no trials in the x range.
     Missing,
+}
+
+/// The difference (above − below) of a claim over its checked x values: largest, where, mean
+/// and how many x values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gap {
+    pub best: f64,
+    pub best_at: Option<f64>,
+    pub mean: f64,
+    pub points: usize,
 }
 
 impl CellVerdict {
@@ -62,10 +82,29 @@ impl CellVerdict {
 }
 
 impl ClaimVerdict {
+    /// (worst, where, spread) of a claim with trials.
+    pub fn measured(&self) -> Option<(f64, Option<f64>, Gap)> {
+        match self {
+            ClaimVerdict::Holds { worst, at, gap }
+            | ClaimVerdict::Fails { worst, at, gap }
+            | ClaimVerdict::Contradicted { worst, at, gap } => Some((*worst, *at, *gap)),
+            ClaimVerdict::Missing => None,
+        }
+    }
+
+    /// Whether the claim does not hold (fails or is contradicted).
+    pub fn differs(&self) -> bool {
+        matches!(
+            self,
+            ClaimVerdict::Fails { .. } | ClaimVerdict::Contradicted { .. }
+        )
+    }
+
     pub fn word(&self) -> &'static str {
         match self {
             ClaimVerdict::Holds { .. } => "holds",
             ClaimVerdict::Fails { .. } => "fails",
+            ClaimVerdict::Contradicted { .. } => "contradicted",
             ClaimVerdict::Missing => "missing",
         }
     }
@@ -101,6 +140,39 @@ impl Verdicts<'_> {
             + self.ratios.iter().filter(|(_, v)| v.holds()).count();
         let total = self.cells.len() + self.claims.len() + self.slopes.len() + self.ratios.len();
         (ok, total)
+    }
+}
+
+impl Verdicts<'_> {
+    /// (target, reproduced or holding, total) per kind of target present, published first.
+    pub fn tally_by_target(&self) -> Vec<(Target, usize, usize)> {
+        let all: Vec<(Target, bool)> = (self.cells.iter())
+            .map(|(c, v)| (c.target, matches!(v, CellVerdict::Reproduced { .. })))
+            .chain(
+                (self.claims.iter())
+                    .map(|(c, v)| (c.target, matches!(v, ClaimVerdict::Holds { .. }))),
+            )
+            .chain(
+                (self.slopes.iter())
+                    .map(|(c, v)| (c.target, matches!(v, SlopeVerdict::Holds { .. }))),
+            )
+            .chain(self.ratios.iter().map(|(c, v)| (c.target, v.holds())))
+            .collect();
+        Target::ALL
+            .iter()
+            .map(|&t| {
+                let of: Vec<bool> = all.iter().filter(|a| a.0 == t).map(|a| a.1).collect();
+                (t, of.iter().filter(|&&ok| ok).count(), of.len())
+            })
+            .filter(|&(_, _, n)| n > 0)
+            .collect()
+    }
+
+    /// How many claims are contradicted (the opposite holds).
+    pub fn contradicted(&self) -> usize {
+        (self.claims.iter())
+            .filter(|(_, v)| matches!(v, ClaimVerdict::Contradicted { .. }))
+            .count()
     }
 }
 
@@ -294,19 +366,35 @@ pub fn claim_verdict_with(
     if keys.iter().any(|k| k.0.is_some()) {
         keys.retain(|k| k.0.is_some());
     }
-    let mut worst: Option<(f64, Option<f64>)> = None;
-    for (k, x) in keys {
-        if let (Some(ma), Some(mb)) = (mean(&a, k), mean(&b, k)) {
-            let d = ma - mb;
-            if worst.is_none_or(|(w, _)| d < w) {
-                worst = Some((d, k.map(|_| x)));
-            }
-        }
-    }
-    match worst {
-        None => ClaimVerdict::Missing,
-        Some((w, at)) if w >= c.margin => ClaimVerdict::Holds { worst: w, at },
-        Some((w, at)) => ClaimVerdict::Fails { worst: w, at },
+    let diffs: Vec<(f64, Option<f64>)> = keys
+        .into_iter()
+        .filter_map(|(k, x)| Some((mean(&a, k)? - mean(&b, k)?, k.map(|_| x))))
+        .collect();
+    judge_claim(c.margin, &diffs)
+}
+
+/// The verdict from the differences (above − below, x) over the checked x values: holds when
+/// the smallest is at least `margin`; contradicted when even the largest is below both the
+/// margin and zero (the opposite order everywhere); fails otherwise.
+fn judge_claim(margin: f64, diffs: &[(f64, Option<f64>)]) -> ClaimVerdict {
+    let by = |a: &&(f64, Option<f64>), b: &&(f64, Option<f64>)| a.0.total_cmp(&b.0);
+    let (Some(&(worst, at)), Some(&(best, best_at))) =
+        (diffs.iter().min_by(by), diffs.iter().max_by(by))
+    else {
+        return ClaimVerdict::Missing;
+    };
+    let gap = Gap {
+        best,
+        best_at,
+        mean: diffs.iter().map(|d| d.0).sum::<f64>() / diffs.len() as f64,
+        points: diffs.len(),
+    };
+    if worst >= margin {
+        ClaimVerdict::Holds { worst, at, gap }
+    } else if best < margin.min(0.0) {
+        ClaimVerdict::Contradicted { worst, at, gap }
+    } else {
+        ClaimVerdict::Fails { worst, at, gap }
     }
 }
 
@@ -366,6 +454,9 @@ pub fn show(metric: &str, v: f64) -> String {
         format!("{:.1}%", 100.0 * v)
     } else if v.fract() == 0.0 && v.abs() < 1e12 {
         format!("{}", v as i64)
+    } else if v.abs() < 1e-3 {
+        // Three significant digits where four decimals would print 0.0000.
+        format!("{v:.2e}")
     } else {
         format!("{v:.4}")
     }
@@ -400,17 +491,35 @@ pub fn describe_cell(c: &PaperCell, v: &CellVerdict) -> String {
 
 /// One line describing a claim's verdict.
 pub fn describe_claim(c: &PaperClaim, v: &ClaimVerdict) -> String {
-    let at = |x: &Option<f64>| x.map_or(String::new(), |x| format!(" at x = {}", fmt_x(x)));
-    match v {
-        ClaimVerdict::Holds { worst, at: x } | ClaimVerdict::Fails { worst, at: x } => format!(
-            "{} (worst margin {}{}, required {})",
-            v.word(),
-            show_diff(&c.metric, *worst),
-            at(x),
-            show_diff(&c.metric, c.margin)
-        ),
-        ClaimVerdict::Missing => "missing (a series has no stored trials in the range)".into(),
+    let Some((worst, x, gap)) = v.measured() else {
+        return "missing (a series has no stored trials in the range)".into();
+    };
+    format!(
+        "{} (worst margin {}{}{}, required {})",
+        v.word(),
+        show_diff(&c.metric, worst),
+        at_x(x),
+        spread(&c.metric, &gap),
+        show_diff(&c.metric, c.margin)
+    )
+}
+
+fn at_x(x: Option<f64>) -> String {
+    x.map_or(String::new(), |x| format!(" at x = {}", fmt_x(x)))
+}
+
+/// The mean and largest difference of a claim over more than one x value (empty for one).
+pub fn spread(metric: &str, gap: &Gap) -> String {
+    if gap.points < 2 {
+        return String::new();
     }
+    format!(
+        "; mean {} and largest {}{} over {} values",
+        show_diff(metric, gap.mean),
+        show_diff(metric, gap.best),
+        at_x(gap.best_at),
+        gap.points
+    )
 }
 
 fn fmt_x(x: f64) -> String {
@@ -569,7 +678,7 @@ margin = 0.1
         let spec = spec();
         let v = evaluate(&spec, &records());
         match &v.claims[0].1 {
-            ClaimVerdict::Holds { worst, at } => {
+            ClaimVerdict::Holds { worst, at, .. } => {
                 // The reference line (0.60) counts at T = 1 and T = 2; worst at T = 2.
                 assert!((worst - 0.06).abs() < 1e-12);
                 assert_eq!(*at, Some(2.0));
@@ -577,17 +686,39 @@ margin = 0.1
             other => panic!("expected holds, got {other:?}"),
         }
         match &v.claims[1].1 {
-            ClaimVerdict::Fails { worst, at } => {
+            ClaimVerdict::Fails { worst, at, gap } => {
                 assert!((worst + 0.05).abs() < 1e-12);
+                // T = 1: +0.10, T = 2: +0.06, T = 3: -0.05.
+                assert!((gap.best - 0.10).abs() < 1e-12 && gap.best_at == Some(1.0));
+                assert!((gap.mean - 0.11 / 3.0).abs() < 1e-12 && gap.points == 3);
                 assert_eq!(*at, Some(3.0));
             }
             other => panic!("expected fails, got {other:?}"),
         }
         match &v.claims[2].1 {
-            ClaimVerdict::Holds { worst, at: None } => assert!((worst - 0.15).abs() < 1e-12),
+            ClaimVerdict::Holds {
+                worst, at: None, ..
+            } => assert!((worst - 0.15).abs() < 1e-12),
             other => panic!("expected holds between two x points, got {other:?}"),
         }
         assert_eq!(v.tally(), (3, 6));
+    }
+
+    #[test]
+    fn a_claim_is_contradicted_only_when_the_opposite_holds_everywhere() {
+        let d = |v: &[f64]| v.iter().map(|&d| (d, Some(d))).collect::<Vec<_>>();
+        assert_eq!(judge_claim(0.0, &d(&[-0.1, -0.02])).word(), "contradicted");
+        // Ahead at one x: the claim fails, it is not contradicted.
+        assert_eq!(judge_claim(0.0, &d(&[-0.1, 0.01])).word(), "fails");
+        assert_eq!(judge_claim(0.05, &d(&[0.01, 0.02])).word(), "fails");
+        // "Within 2 points" (margin -0.02) is contradicted only beyond the margin everywhere.
+        assert_eq!(judge_claim(-0.02, &d(&[-0.01, -0.05])).word(), "fails");
+        assert_eq!(
+            judge_claim(-0.02, &d(&[-0.03, -0.05])).word(),
+            "contradicted"
+        );
+        assert_eq!(judge_claim(0.0, &d(&[0.0, 0.3])).word(), "holds");
+        assert_eq!(judge_claim(0.0, &[]), ClaimVerdict::Missing);
     }
 
     #[test]

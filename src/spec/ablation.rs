@@ -68,6 +68,47 @@ pub struct Hypothesis {
     /// verdict, e.g. both models at another epsilon), not only to the replacing one.
     #[serde(default)]
     pub both: bool,
+    /// How strong an explanation by this hypothesis is (the summary counts each grade).
+    pub grade: Grade,
+    /// The grade on particular datasets, over `grade`: a λ fixed at the paper's reported value
+    /// is a faithful reading on the dataset the paper reports it for and a fitted parameter on
+    /// the others.
+    #[serde(default)]
+    pub grade_on: BTreeMap<String, Grade>,
+}
+
+/// The strength of an explanation, strongest first: a faithful ε-DP reading of the paper; a
+/// variant that is not ε-DP (e.g. noise N times too small) or not what the paper did (another
+/// relation, twice the budget, a non-private step); or post hoc, a parameter or reading chosen
+/// to fit the published number (e.g. the published numbers used as search caps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grade {
+    Faithful,
+    Variant,
+    PostHoc,
+}
+
+impl Grade {
+    pub const ALL: [Grade; 3] = [Grade::Faithful, Grade::Variant, Grade::PostHoc];
+
+    /// The words the report shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Grade::Faithful => "faithful ε-DP reading",
+            Grade::Variant => "non-private or non-faithful variant",
+            Grade::PostHoc => "post hoc reading (a parameter or reading chosen to fit)",
+        }
+    }
+
+    /// A short form for table cells.
+    pub fn short(self) -> &'static str {
+        match self {
+            Grade::Faithful => "faithful",
+            Grade::Variant => "variant",
+            Grade::PostHoc => "post hoc",
+        }
+    }
 }
 
 fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
@@ -101,6 +142,30 @@ impl Hypothesis {
     /// Whether it changes how a sample-complexity verdict is read.
     pub fn reads_differently(&self) -> bool {
         !self.largest_n.is_empty() || !self.target.is_empty() || self.from_thesis
+    }
+
+    /// Its grade for a verdict on `dataset`.
+    pub fn grade_for(&self, dataset: &str) -> Grade {
+        self.grade_on.get(dataset).copied().unwrap_or(self.grade)
+    }
+
+    /// Why its declared grade is too strong, given whether its series is ε-DP as claimed
+    /// (`weakened`: a variant whose real ε exceeds the claim): a reading against the paper's
+    /// own numbers is post hoc, and a weakened series is never a faithful reading.
+    pub fn overgraded(&self, weakened: bool) -> Option<String> {
+        let grades = std::iter::once(self.grade).chain(self.grade_on.values().copied());
+        let best = grades.min().unwrap_or(self.grade);
+        if self.reads_differently() && best != Grade::PostHoc {
+            return Some(
+                "a reading against the paper's own numbers (largest_n, target, from_thesis) \
+                 is graded \"post_hoc\""
+                    .into(),
+            );
+        }
+        if weakened && best == Grade::Faithful {
+            return Some("its series is not ε-DP as claimed: it cannot be \"faithful\"".into());
+        }
+        None
     }
 }
 
@@ -162,6 +227,16 @@ impl AblationDef {
                 return Some((
                     format!("ablation.hypothesis[{i}].x_min"),
                     format!("must be finite, got {m}"),
+                ));
+            }
+            if let Some(d) = h
+                .grade_on
+                .keys()
+                .find(|d| !self.reuse && !datasets.contains(d))
+            {
+                return Some((
+                    format!("ablation.hypothesis[{i}].grade_on"),
+                    format!("`{d}` is not in [experiment] datasets"),
                 ));
             }
             if let Some(f) = h.epsilon_scale.filter(|f| !(f.is_finite() && *f > 0.0)) {

@@ -31,10 +31,10 @@ reuse = {reuse}
 meaning = "m"
 
 hypothesis = [
-    {{ id = "H1", text = "capped at 64", replaces = "FM", largest_n = {{ d = 64 }} }},
-    {{ id = "H2", text = "target 85%", replaces = ["FM"], target = {{ d = 0.85 }} }},
-    {{ id = "H3", text = "stopped", replaces = "FM", from_thesis = true, target = {{ d = 0.88 }} }},
-    {{ id = "H4", text = "stopped", replaces = "FM", from_thesis = true, target = {{ d = 0.81 }} }},
+    {{ id = "H1", grade = "post_hoc", text = "capped at 64", replaces = "FM", largest_n = {{ d = 64 }} }},
+    {{ id = "H2", grade = "post_hoc", text = "target 85%", replaces = ["FM"], target = {{ d = 0.85 }} }},
+    {{ id = "H3", grade = "post_hoc", text = "stopped", replaces = "FM", from_thesis = true, target = {{ d = 0.88 }} }},
+    {{ id = "H4", grade = "post_hoc", text = "stopped", replaces = "FM", from_thesis = true, target = {{ d = 0.81 }} }},
 ]
 "#
         );
@@ -108,8 +108,9 @@ fn reuse_reads_the_explained_experiments_trials_for_series_it_does_not_run() {
     // Without reuse the faithful series must be the spec's own pipeline.
     let text = OF.replace("name = \"sc\"", "name = \"abl\"")
         + "[ablation]\nof = \"sc\"\nmeaning = \"m\"\n\n[[ablation.hypothesis]]\nid = \"H\"\n\
-           text = \"t\"\nreplaces = \"other\"\ntarget = { d = 0.8 }\n\n[[ablation.hypothesis]]\n\
-           id = \"H2\"\ntext = \"t\"\nreplaces = \"FM\"\ntarget = { e = 0.8 }\n";
+           grade = \"post_hoc\"\ntext = \"t\"\nreplaces = \"other\"\ntarget = { d = 0.8 }\n\n\
+           [[ablation.hypothesis]]\nid = \"H2\"\ngrade = \"post_hoc\"\ntext = \"t\"\n\
+           replaces = \"FM\"\ntarget = { e = 0.8 }\n";
     let refusal = |t: &str| match Spec::parse(t, std::path::Path::new("abl.toml")) {
         Ok(_) => panic!("accepted"),
         Err(e) => e.to_string(),
@@ -119,6 +120,16 @@ fn reuse_reads_the_explained_experiments_trials_for_series_it_does_not_run() {
     let err = refusal(&text.replace("\"other\"", "\"FM\""));
     assert!(
         err.contains("hypothesis[1].target") && err.contains("`e`"),
+        "{err}"
+    );
+    // A reading against the paper's own numbers is post hoc, whatever the spec declares.
+    let fixed = text
+        .replace("\"other\"", "\"FM\"")
+        .replace("e = 0.8", "d = 0.8");
+    assert!(Spec::parse(&fixed, std::path::Path::new("abl.toml")).is_ok());
+    let err = refusal(&fixed.replacen("grade = \"post_hoc\"", "grade = \"faithful\"", 1));
+    assert!(
+        err.contains("hypothesis[0].grade") && err.contains("post_hoc"),
         "{err}"
     );
 }
@@ -167,9 +178,9 @@ tolerance = 0.2
 of = "sc"
 meaning = "m"
 hypothesis = [
-    { id = "HN1", text = "large N", replaces = "obj", x_min = 10000 },
-    { id = "HN2", text = "other", replaces = "obj", pipeline = "obj2" },
-    { id = "HN3", text = "too late", replaces = "obj", x_min = 1000000 },
+    { id = "HN1", grade = "post_hoc", text = "large N", replaces = "obj", x_min = 10000 },
+    { id = "HN2", grade = "post_hoc", text = "other", replaces = "obj", pipeline = "obj2" },
+    { id = "HN3", grade = "post_hoc", text = "too late", replaces = "obj", x_min = 1000000 },
 ]
 "#;
     let spec = Spec::parse(text, std::path::Path::new("abl.toml")).unwrap();
@@ -211,4 +222,62 @@ hypothesis = [
     assert_eq!(a.explains(&slope_key(&spec.paper.slope[0])), Some(true));
     let md = a.markdown("");
     assert!(md.contains("at n_train ≥ 10000, read this way"), "{md}");
+}
+
+/// A result-like number in hand-written prose: digits followed by `%`, "pt"/"point", or "×",
+/// or a "±" / "+-" spread.
+fn result_number(text: &str) -> Option<String> {
+    if let Some(i) = text.find('±').or_else(|| text.find("+-")) {
+        return Some(text[i.saturating_sub(12)..].chars().take(24).collect());
+    }
+    let chars: Vec<char> = text.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if !c.is_ascii_digit()
+            || chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_digit() || *n == '.')
+        {
+            continue;
+        }
+        let rest: String = chars[i + 1..].iter().collect();
+        let rest = rest.trim_start();
+        if rest.starts_with('%')
+            || rest.starts_with("pt")
+            || rest.starts_with("point")
+            || rest.starts_with('×')
+        {
+            let from = i.saturating_sub(12);
+            return Some(chars[from..(i + 12).min(chars.len())].iter().collect());
+        }
+    }
+    None
+}
+
+/// Conclusions carry no hand-written result: every ablation's `meaning` and every claim's and
+/// scaling law's note in the committed specs is free of percentages, point differences, ratios
+/// and spreads (the numbers they discuss are in the generated verdicts and conclusion).
+#[test]
+fn committed_conclusions_have_no_hand_written_results() {
+    assert!(result_number("gains at most 5 points").is_some());
+    assert!(result_number("84.3% against").is_some());
+    assert!(result_number("48.4% +- 3.7").is_some());
+    assert!(result_number("at eps = 0.1 with T = 2 and λ = 10³").is_none());
+    let mut found = Vec::new();
+    for path in super::super::reproduction::spec_files(std::path::Path::new("experiments")).unwrap()
+    {
+        let spec = Spec::load(&path).unwrap();
+        let notes = (spec.paper.claim.iter().filter_map(|c| c.note.as_deref()))
+            .chain(spec.paper.slope.iter().filter_map(|c| c.note.as_deref()));
+        let meaning = spec.ablation.as_ref().map(|a| a.meaning.as_str());
+        for text in notes.chain(meaning) {
+            if let Some(hit) = result_number(text) {
+                found.push(format!("{}: …{hit}…", path.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "hand-written results in prose:\n{}",
+        found.join("\n")
+    );
 }
