@@ -109,6 +109,15 @@ pub fn section(
                 .filter(|(_, sv)| matches!(sv, super::slope::SlopeVerdict::Fails { .. }))
                 .map(|(c, _)| super::ablation::slope_key(c)),
         )
+        // No ablation re-evaluates a ratio: a differing one counts as untested.
+        .chain(
+            (v.ratios.iter())
+                .filter(|(_, rv)| rv.judged.is_some() && !rv.holds())
+                .map(|(c, _)| super::ablation::VerdictKey {
+                    base: format!("ratio|{}", c.text),
+                    params: c.params.clone(),
+                }),
+        )
         .collect();
     let summary_row = format!(
         "| [{title}](#{anchor}) | {} | {} |",
