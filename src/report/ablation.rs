@@ -562,12 +562,10 @@ impl Ablation<'_> {
             let _ = writeln!(out, "- **{}**: {} ({how}){weak}", h.id, h.text);
         }
         let ids: Vec<&str> = self.def.hypothesis.iter().map(|h| h.id.as_str()).collect();
-        let _ = write!(
-            out,
-            "\n| published verdict | published | faithful | {} | reproduced by |\n|---|---|---|{}---|\n",
-            ids.join(" | "),
-            "---|".repeat(ids.len())
-        );
+        let mut header = vec!["published verdict", "published", "faithful"];
+        header.extend(&ids);
+        header.push("reproduced by");
+        let _ = write!(out, "\n{}", super::markdown::head(&header));
         for r in &self.rows {
             let cells: Vec<String> = r
                 .tested
@@ -592,14 +590,14 @@ impl Ablation<'_> {
             } else {
                 format!("**{}**", by.join(", "))
             };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {by} |",
-                r.verdict,
-                r.published,
-                r.faithful.text,
-                cells.join(" | ")
-            );
+            let mut row = vec![
+                r.verdict.clone(),
+                r.published.clone(),
+                r.faithful.text.clone(),
+            ];
+            row.extend(cells);
+            row.push(by);
+            let _ = writeln!(out, "{}", super::markdown::row(&row));
         }
         let _ = writeln!(out, "\n**What it means:** {}\n", self.def.meaning.trim());
         out

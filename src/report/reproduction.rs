@@ -104,16 +104,17 @@ pub fn section(
                 .map(|(c, _)| super::ablation::slope_key(c)),
         )
         .collect();
-    let summary_row = format!(
-        "| [{title}](#{anchor}) | {} | {ok} / {total} |",
+    let summary_row = super::markdown::row(&[
+        format!("[{title}](#{anchor})"),
         if total == 0 {
             "no published values".to_string()
         } else if ok == total {
             "all reproduced".to_string()
         } else {
             format!("{} differ", total - ok)
-        }
-    );
+        },
+        format!("{ok} / {total}"),
+    ]);
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|e| e.ok())
@@ -218,12 +219,12 @@ fn with_ablations(
             .map_or(def.of.clone(), |l| {
                 format!("[{}](#{})", l.1.title(), def.of.replace('.', ""))
             });
-        s.summary_row = format!(
-            "| [{}](#{}) | ablation of {of} | {} hypotheses | — |",
-            s.title,
-            s.name.replace('.', ""),
-            def.hypothesis.len()
-        );
+        s.summary_row = super::markdown::row(&[
+            format!("[{}](#{})", s.title, s.name.replace('.', "")),
+            format!("ablation of {of}"),
+            format!("{} hypotheses", def.hypothesis.len()),
+            "—".into(),
+        ]);
         return;
     }
     let mine: Vec<&super::ablation::Ablation> = ablations
@@ -249,7 +250,8 @@ fn with_ablations(
         (n, 0) => format!("{explained} / {}", n - explained),
         (n, u) => format!("{explained} / {} ({u} untested)", n - explained),
     };
-    s.summary_row.push_str(&format!(" {cell} |"));
+    s.summary_row
+        .push_str(&format!(" {} |", super::markdown::cell(&cell)));
 }
 
 /// Notes in the results folder that `write_all` copies into REPORT.md after the summary.
@@ -428,18 +430,20 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
                 }
                 _ => String::new(),
             };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {ours} | **{word}**{diff}{} |",
+            let note = c
+                .note
+                .as_deref()
+                .map_or(String::new(), |n| format!(" — {n}"));
+            let cells = [
                 super::dataset_title(spec, &c.dataset),
                 pipeline_label(spec, &c.pipeline),
                 cell_where(c, spec),
-                c.metric,
+                c.metric.clone(),
                 show(&c.metric, c.value),
-                c.note
-                    .as_deref()
-                    .map_or(String::new(), |n| format!(" — {n}"))
-            );
+                ours,
+                format!("**{word}**{diff}{note}"),
+            ];
+            let _ = writeln!(out, "{}", super::markdown::row(&cells));
         }
         out.push('\n');
     }
