@@ -122,8 +122,17 @@ fn single_epsilon_comparison_is_a_dot_plot_with_published_values_and_a_clean_leg
             "series label does not say whether it is private: {l}"
         );
     }
-    assert!(legend.contains(&"private NB (private)".to_string()));
-    assert!(legend.contains(&"NB (non-private)".to_string()));
+    // The series are numbered on the x axis and in the legend.
+    assert!(legend.contains(&"1: private NB (private)".to_string()));
+    assert!(legend.contains(&"2: NB (non-private)".to_string()));
+    assert_eq!(
+        fig.categories,
+        Some(vec!["1".into(), "2".into(), "3".into()])
+    );
+    assert_eq!(
+        fig.note,
+        "Points and error bars: mean ± s.e. over 3 trials."
+    );
 }
 
 #[test]
