@@ -122,8 +122,17 @@ fn single_epsilon_comparison_is_a_dot_plot_with_published_values_and_a_clean_leg
             "series label does not say whether it is private: {l}"
         );
     }
-    assert!(legend.contains(&"private NB (private)".to_string()));
-    assert!(legend.contains(&"NB (non-private)".to_string()));
+    // The series are numbered on the x axis and in the legend.
+    assert!(legend.contains(&"1: private NB (private)".to_string()));
+    assert!(legend.contains(&"2: NB (non-private)".to_string()));
+    assert_eq!(
+        fig.categories,
+        Some(vec!["1".into(), "2".into(), "3".into()])
+    );
+    assert_eq!(
+        fig.note,
+        "Points and error bars: mean ± s.e. over 3 trials."
+    );
 }
 
 #[test]
@@ -179,89 +188,155 @@ fn tool(name: &str) -> bool {
     Command::new(name).arg("--version").output().is_ok()
 }
 
-/// Every committed `table.tex` and pgfplots `figure*.tex` in one document, compiled with
-/// pdflatex and rendered to PNG with pdftoppm.
-#[test]
-#[ignore = "needs texlive (pdflatex, pgfplots, siunitx) and poppler-utils; run by .ci/run"]
-fn latex_document_with_every_table_and_figure_compiles() {
-    assert!(
-        tool("pdflatex") && tool("pdftoppm"),
-        "pdflatex/pdftoppm not installed"
-    );
-    let mut body = String::new();
-    let mut n = 0;
+/// The committed `table.tex` and pgfplots `figure*.tex` files, each with whether it is set in
+/// one column (`%` header of a one-column figure names `\\columnwidth`).
+fn committed_latex() -> Vec<(PathBuf, bool)> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(results())
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
+    let mut out = Vec::new();
     for d in dirs {
-        let name = d.file_name().unwrap().to_string_lossy().replace('_', "\\_");
-        let dir = format!("{}/", d.display());
-        if d.join("table.tex").exists() {
-            body += &format!("\\section*{{{name}}}\n\\input{{{dir}table.tex}}\n");
-            n += 1;
-        }
-        let mut figs: Vec<PathBuf> = std::fs::read_dir(&d)
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&d)
             .unwrap()
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 let f = p.file_name().unwrap().to_string_lossy();
-                f.starts_with("figure") && f.ends_with(".tex")
+                (f.starts_with("figure") || f == "table.tex") && f.ends_with(".tex")
             })
             .collect();
-        figs.sort();
-        for f in figs {
-            body += &format!(
-                "\\def\\epsilabdir{{{dir}}}\n\\resizebox{{\\textwidth}}{{!}}{{\\input{{{}}}}}\n\\clearpage\n",
-                f.display()
-            );
-            n += 1;
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let one_column = text.contains("\\providecommand{\\epsilabwidth}{\\columnwidth}")
+                || text.contains("% Blocks planned for 3.4 in");
+            out.push((f, one_column));
         }
     }
-    assert!(n > 20, "only {n} tables and figures found under results/");
+    out
+}
+
+/// Compiles `body` in a document of the given class options with pdflatex; returns the log.
+fn pdflatex(dir: &Path, name: &str, options: &str, geometry: &str, body: &str) -> String {
     let doc = format!(
-        "\\documentclass{{article}}\n\\usepackage[margin=2cm,landscape]{{geometry}}\n\
+        "\\documentclass[{options}]{{article}}\n\\usepackage[{geometry}]{{geometry}}\n\\usepackage[T1]{{fontenc}}\n\
          \\usepackage{{booktabs,siunitx,graphicx,pgfplots}}\n\\usepgfplotslibrary{{groupplots}}\n\
-         \\pgfplotsset{{compat=1.16}}\n\\begin{{document}}\n{body}\\end{{document}}\n"
+         \\pgfplotsset{{compat=1.16}}\n\\hbadness=10000\n\\begin{{document}}\n{body}\\end{{document}}\n"
     );
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("paper.tex"), doc).unwrap();
+    std::fs::write(dir.join(format!("{name}.tex")), doc).unwrap();
     let out = Command::new("pdflatex")
-        .args(["-interaction=nonstopmode", "-halt-on-error", "paper.tex"])
-        .current_dir(tmp.path())
+        .args(["-interaction=nonstopmode", "-halt-on-error"])
+        .arg(format!("{name}.tex"))
+        .current_dir(dir)
         .output()
         .unwrap();
-    let log = std::fs::read_to_string(tmp.path().join("paper.log")).unwrap_or_default();
+    let log = std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
     assert!(
         out.status.success(),
-        "pdflatex failed:\n{}",
+        "pdflatex {name} failed:\n{}",
         log.lines()
             .skip_while(|l| !l.starts_with('!'))
             .take(20)
             .collect::<Vec<_>>()
             .join("\n")
     );
+    log
+}
+
+/// The overfull boxes of a TeX log wider (or higher) than 1 pt, with the line that follows.
+fn overfull(log: &str) -> Vec<String> {
+    let lines: Vec<&str> = log.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(rest) = l.strip_prefix("Overfull \\") else {
+            continue;
+        };
+        let pt: f64 = rest
+            .split('(')
+            .nth(1)
+            .and_then(|r| r.split("pt").next())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(f64::INFINITY);
+        if pt > 1.0 {
+            out.push(format!("{l} {}", lines.get(i + 1).unwrap_or(&"")));
+        }
+    }
+    out
+}
+
+/// Every committed `table.tex` and pgfplots `figure*.tex` compiled with pdflatex in a one-column
+/// document (6.5 in text) and in a two-column one (7 in text, 3.4 in columns: a text-width
+/// figure in `figure*`, a table in `table*`, a one-column one in `figure`/`table`): no overfull
+/// box over 1 pt in either. The PDFs are rendered to PNG (`EPSILAB_PAPER_PNG` keeps them).
+#[test]
+#[ignore = "needs texlive (pdflatex, pgfplots, siunitx) and poppler-utils; run by .ci/run"]
+fn every_table_and_figure_fits_a_one_and_a_two_column_page() {
+    assert!(
+        tool("pdflatex") && tool("pdftoppm"),
+        "pdflatex/pdftoppm not installed"
+    );
+    let files = committed_latex();
+    assert!(
+        files.len() > 40,
+        "only {} LaTeX files under results/",
+        files.len()
+    );
+    let mut one = String::new();
+    let mut two = String::new();
+    for (f, one_column) in &files {
+        let dir = format!("{}/", f.parent().unwrap().display());
+        let table = f.file_name().unwrap() == "table.tex";
+        let env = if table { "table" } else { "figure" };
+        let star = if *one_column { "" } else { "*" };
+        let input = format!("\\def\\epsilabdir{{{dir}}}\\input{{{}}}", f.display());
+        one += &format!("\\begin{{{env}}}[p]\n{input}\n\\end{{{env}}}\n\\clearpage\n");
+        two += &format!("\\begin{{{env}{star}}}[p]\n{input}\n\\end{{{env}{star}}}\n\\clearpage\n");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (name, options, geometry, body) in [
+        ("one", "letterpaper", "margin=1in", &one),
+        (
+            "two",
+            "letterpaper,twocolumn",
+            "margin=0.75in,columnsep=0.2in",
+            &two,
+        ),
+    ] {
+        let log = pdflatex(tmp.path(), name, options, geometry, body);
+        failures.extend(overfull(&log).into_iter().map(|o| format!("{name}: {o}")));
+    }
     let png_dir = std::env::var("EPSILAB_PAPER_PNG")
         .map(PathBuf::from)
         .unwrap_or_else(|_| tmp.path().to_path_buf());
     std::fs::create_dir_all(&png_dir).unwrap();
-    let st = Command::new("pdftoppm")
-        .args(["-r", "60", "-png"])
-        .arg(tmp.path().join("paper.pdf"))
-        .arg(png_dir.join("page"))
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let pages = std::fs::read_dir(&png_dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("page"))
-        })
-        .count();
-    assert!(pages >= 20, "{pages} pages rendered");
+    for name in ["one", "two"] {
+        let st = Command::new("pdftoppm")
+            .args(["-r", "50", "-png"])
+            .arg(tmp.path().join(format!("{name}.pdf")))
+            .arg(png_dir.join(name))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    assert!(
+        failures.is_empty(),
+        "{} overfull boxes over 1 pt:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn overfull_reads_the_width_from_the_log() {
+    let log = "Overfull \\hbox (257.3pt too wide) in paragraph at lines 3--9\n[]|\n\
+               Overfull \\hbox (0.5pt too wide) detected at line 12\n\
+               Overfull \\vbox (12.0pt too high) has occurred while \\output is active\n";
+    let o = overfull(log);
+    assert_eq!(o.len(), 2, "{o:?}");
+    assert!(o[0].contains("257.3pt") && o[1].contains("12.0pt"));
 }
 
 /// `results/index.html` in headless Chromium: after its script ran, every experiment with

@@ -307,7 +307,7 @@ fn report_files_are_written_and_label_non_private_rows() {
     let png = std::fs::read(s.results_dir.join("figure.png")).unwrap();
     assert_eq!(&png[1..4], b"PNG");
     let csv = std::fs::read_to_string(s.results_dir.join("table.csv")).unwrap();
-    assert!(csv.starts_with("dataset,pipeline,private,epsilon,metric,mean,se,trials\n"));
+    assert!(csv.starts_with("dataset,pipeline,private,epsilon,metric,mean,se,trials,series\n"));
 }
 
 #[test]

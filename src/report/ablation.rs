@@ -607,12 +607,10 @@ impl Ablation<'_> {
             );
         }
         let ids: Vec<&str> = self.def.hypothesis.iter().map(|h| h.id.as_str()).collect();
-        let _ = write!(
-            out,
-            "\n| published verdict | published | faithful | {} | reproduced by |\n|---|---|---|{}---|\n",
-            ids.join(" | "),
-            "---|".repeat(ids.len())
-        );
+        let mut header = vec!["published verdict", "published", "faithful"];
+        header.extend(&ids);
+        header.push("reproduced by");
+        let _ = write!(out, "\n{}", super::markdown::head(&header));
         for r in &self.rows {
             let cells: Vec<String> = r
                 .tested
@@ -644,14 +642,14 @@ impl Ablation<'_> {
                     .collect();
                 graded.join(", ")
             };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {by} |",
-                r.verdict,
-                r.published,
-                r.faithful.text,
-                cells.join(" | ")
-            );
+            let mut row = vec![
+                r.verdict.clone(),
+                r.published.clone(),
+                r.faithful.text.clone(),
+            ];
+            row.extend(cells);
+            row.push(by);
+            let _ = writeln!(out, "{}", super::markdown::row(&row));
         }
         let _ = writeln!(out, "\n{}", self.conclusion());
         let _ = writeln!(out, "**What it means:** {}\n", self.def.meaning.trim());

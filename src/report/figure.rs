@@ -138,15 +138,20 @@ pub struct Style {
     pub height_in: Option<f64>,
     pub font_pt: f64,
     pub share_y: bool,
+    /// Set in one column of a paper (`size = "one-column"`, or a width under 5 in): the
+    /// pgfplots figure is `\columnwidth` wide, else `\textwidth`.
+    pub one_column: bool,
 }
 
 impl Style {
     pub fn from_report(r: &ReportDef) -> Style {
+        let width_in = r.width_in.or(r.size.map(|s| s.width_in())).unwrap_or(7.0);
         Style {
-            width_in: r.width_in.or(r.size.map(|s| s.width_in())).unwrap_or(7.0),
+            width_in,
             height_in: r.height_in,
             font_pt: r.font_pt.unwrap_or(9.0),
             share_y: r.share_y,
+            one_column: width_in < 5.0,
         }
     }
 }
@@ -193,9 +198,23 @@ pub struct Figure {
     pub percent: bool,
     /// Tick labels of a categorical x axis (thresholds).
     pub categories: Option<Vec<String>>,
-    /// A dot plot: x positions 0..n are the series, named by the legend.
+    /// A dot plot: x positions 0..n are the series, numbered on the axis and in the legend.
     pub dots: bool,
     pub style: Style,
+    /// What the error bars (or the histogram counts, or the points) are and over how many
+    /// trials, from the results: printed under the legend.
+    pub note: String,
+}
+
+/// "N trials" or "N–M trials" over the counts of the plotted cells.
+pub fn trials_text(counts: impl Iterator<Item = usize>) -> String {
+    let (lo, hi) = counts.fold((usize::MAX, 0), |(a, b), n| (a.min(n), b.max(n)));
+    match (lo, hi) {
+        (usize::MAX, _) => "no trials".into(),
+        (1, 1) => "1 trial".into(),
+        (a, b) if a == b => format!("{a} trials"),
+        (a, b) => format!("{a}–{b} trials"),
+    }
 }
 
 /// The figure kind a spec asks for, with `auto` resolved.
@@ -343,13 +362,17 @@ impl Figure {
                 published,
             });
         }
-        if dots {
-            place_dots(&mut panels, &order);
-        }
+        let categories_of_dots = dots.then(|| place_dots(&mut panels, &order));
         if loglog {
             label_slopes(&mut panels);
         }
         let (x_label, y_label, categories) = axis_labels(spec, metrics, percent, dots);
+        let categories = categories.or(categories_of_dots);
+        let plotted = summaries.iter().filter(|s| metrics.contains(&s.metric));
+        let note = format!(
+            "Points and error bars: mean ± s.e. over {}.",
+            trials_text(plotted.map(|s| s.n))
+        );
         Figure {
             panels,
             x_label,
@@ -360,11 +383,15 @@ impl Figure {
             categories,
             dots,
             style: Style::from_report(&spec.report),
+            note,
         }
     }
 
     /// Histogram of the per-trial values of `metric`, one outline per series (pipeline and
-    /// grid point), one panel per dataset, 20 bins over each panel's range.
+    /// grid point), one panel per dataset. Each series has 20 bins over its own range and is
+    /// drawn as a density (count / (trials × bin width)), so a narrow series is not squashed
+    /// into one bin of a wide one; series more than 20 times narrower than the widest of their
+    /// dataset get a panel of their own scale. Each series has its own colour, marker and dash.
     pub fn histogram(
         spec: &Spec,
         metric: &str,
@@ -373,94 +400,57 @@ impl Figure {
     ) -> Figure {
         let scale = if is_accuracy(metric) { 100.0 } else { 1.0 };
         let mut panels = Vec::new();
+        let mut counts = Vec::new();
+        let mut looks = 0;
         for d in &spec.experiment.datasets {
-            // label -> (style index, values)
-            let mut groups: Vec<(String, usize, Vec<f64>)> = Vec::new();
-            for r in records.iter().filter(|r| r.dataset == *d) {
-                let Some(v) = super::verdict::metric_value(r, metric) else {
-                    continue;
+            let mut groups = histogram_groups(spec, metric, records, d, scale);
+            // Spec order of the pipelines, then first-seen order of their grid points.
+            groups.sort_by_key(|g| g.1);
+            let spread = |v: &[f64]| {
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                hi - lo
+            };
+            let widest = groups.iter().map(|g| spread(&g.2)).fold(0.0, f64::max);
+            let mut wide = Vec::new();
+            let mut narrow = Vec::new();
+            for (gi, (label, _, vals)) in groups.into_iter().enumerate() {
+                counts.push(vals.len());
+                let series = Series {
+                    label,
+                    look: Look {
+                        steps: true,
+                        marker: None,
+                        ..Look::nth(gi, true)
+                    },
+                    points: density_bins(&vals),
+                    level: None,
+                    error_bars: false,
                 };
-                let pi = spec
-                    .pipelines
-                    .iter()
-                    .position(|p| p.name == r.pipeline)
-                    .unwrap_or(0);
-                let params: Vec<String> = r
-                    .params
-                    .iter()
-                    .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
-                    .collect();
-                let name = if params.is_empty() {
-                    r.pipeline.clone()
+                looks = looks.max(gi + 1);
+                if spread(&vals) * 20.0 < widest {
+                    narrow.push(series);
                 } else {
-                    format!("{} ({})", r.pipeline, params.join(", "))
-                };
-                match groups.iter_mut().find(|g| g.0 == name) {
-                    Some(g) => g.2.push(scale * v),
-                    None => groups.push((name, pi, vec![scale * v])),
+                    wide.push(series);
                 }
             }
-            let private: BTreeMap<&str, bool> = spec
-                .pipelines
-                .iter()
-                .map(|p| {
-                    (
-                        p.name.as_str(),
-                        records
-                            .iter()
-                            .filter(|r| r.pipeline == p.name)
-                            .all(|r| r.private),
-                    )
-                })
-                .collect();
-            let all: Vec<f64> = groups.iter().flat_map(|g| g.2.iter().copied()).collect();
-            let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let (lo, hi) = if hi > lo {
-                (lo, hi)
-            } else {
-                (lo - 0.5, lo + 0.5)
-            };
-            const BINS: usize = 20;
-            let w = (hi - lo) / BINS as f64;
-            let series = groups
-                .into_iter()
-                .enumerate()
-                .map(|(gi, (name, pi, vals))| {
-                    let mut counts = [0usize; BINS];
-                    for v in vals {
-                        let b = (((v - lo) / w) as usize).min(BINS - 1);
-                        counts[b] += 1;
-                    }
-                    // By index: a pipeline's own name may contain " (".
-                    let p = spec.pipelines.get(pi);
-                    let pipeline = p.map_or("", |p| p.name.as_str());
-                    let tag = privacy_tag(private.get(pipeline).copied().unwrap_or(false));
-                    let variant = p.map_or("", |p| p.variant_tag());
-                    Series {
-                        label: format!("{} {tag}", super::tagged(name.clone(), variant)),
-                        look: Look {
-                            steps: true,
-                            marker: None,
-                            ..Look::nth(pi + gi, true)
-                        },
-                        points: (0..BINS)
-                            .map(|b| {
-                                let a = lo + w * b as f64;
-                                (a, counts[b] as f64, a + w)
-                            })
-                            .collect(),
-                        level: None,
-                        error_bars: false,
-                    }
-                })
-                .collect();
-            panels.push(Panel {
-                title: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
-                series,
-                baseline: None,
-                published: Vec::new(),
-            });
+            let title = titles.get(d).cloned().unwrap_or_else(|| d.clone());
+            let split = !narrow.is_empty();
+            for (series, suffix) in [(wide, ""), (narrow, ": narrower series")] {
+                if series.is_empty() {
+                    continue;
+                }
+                panels.push(Panel {
+                    title: if split {
+                        format!("{title}{suffix}")
+                    } else {
+                        title.clone()
+                    },
+                    series,
+                    baseline: None,
+                    published: Vec::new(),
+                });
+            }
         }
         Figure {
             panels,
@@ -469,13 +459,17 @@ impl Figure {
             } else {
                 metric.replace('_', " ")
             },
-            y_label: "trials".into(),
+            y_label: "density".into(),
             log_x: false,
             log_y: false,
             percent: false,
             categories: None,
             dots: false,
             style: Style::from_report(&spec.report),
+            note: format!(
+                "Histograms of {} per series, 20 bins over each series' own range, as densities.",
+                trials_text(counts.into_iter())
+            ),
         }
     }
 
@@ -496,16 +490,14 @@ impl Figure {
             }
         };
         let mut panels = Vec::new();
+        let mut counts = Vec::new();
         for d in &spec.experiment.datasets {
             let mut series = Vec::new();
-            for (pi, p) in spec.pipelines.iter().enumerate() {
-                let rs: Vec<&TrialRecord> = records
-                    .iter()
-                    .filter(|r| r.dataset == *d && r.pipeline == p.name)
-                    .collect();
-                if rs.is_empty() {
-                    continue;
-                }
+            let groups = vector_groups(spec, records, d);
+            let n_groups = groups.len();
+            for (gi, (pi, point, rs)) in groups.into_iter().enumerate() {
+                let p = &spec.pipelines[pi];
+                counts.push(rs.len());
                 let tag = privacy_tag(rs.iter().all(|r| r.private));
                 for (si, vs) in spec.report.series.iter().enumerate() {
                     let label = vs.label.clone().unwrap_or_else(|| vs.y.replace('_', " "));
@@ -514,7 +506,13 @@ impl Figure {
                     } else {
                         label
                     };
-                    let i = pi + spec.pipelines.len() * si;
+                    // Grid points are never averaged together: each is its own series.
+                    let label = if point.is_empty() {
+                        label
+                    } else {
+                        format!("{label} ({point})")
+                    };
+                    let i = gi + n_groups * si;
                     let xy = |r: &TrialRecord| -> Vec<(f64, f64, bool)> {
                         let Some(y) = r.vectors.get(&vs.y) else {
                             return Vec::new();
@@ -582,6 +580,7 @@ impl Figure {
             .and_then(|s| s.x.clone())
             .unwrap_or_else(|| "index".into());
         Figure {
+            note: vector_note(curve, counts),
             panels,
             x_label: spec
                 .report
@@ -664,7 +663,8 @@ impl Figure {
             .floor()
             .max(1.0) as usize;
         let per_row = per_row.min(entries.len().max(1));
-        (per_row, entries.len().div_ceil(per_row), 1.45 * f)
+        // One more row for the note on the error bars and trials.
+        (per_row, entries.len().div_ceil(per_row) + 1, 1.45 * f)
     }
 
     /// Figure size in points.
@@ -1048,6 +1048,16 @@ impl Figure {
             ))
             .map_err(e)?;
         }
+        let rows = self.legend_entries().len().div_ceil(per_row);
+        let y = ((0.3 * f + rows as f64 * lh + lh / 2.0) * k) as i32;
+        let text = TextStyle::from((FONT, 0.85 * f * k).into_font()).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            ),
+        );
+        area.draw(&Text::new(self.note.clone(), (left as i32, y), text))
+            .map_err(e)?;
         Ok(())
     }
 }
@@ -1252,19 +1262,22 @@ fn format_tick(v: f64) -> String {
     }
 }
 
-/// Dot figures: one x position per series, the same in every panel (named by the legend).
-fn place_dots(panels: &mut [Panel], order: &[String]) {
+/// Dot figures: one x position per series, the same in every panel, numbered on the x axis
+/// and in the series' legend label. Returns the tick labels ("1", "2", …).
+fn place_dots(panels: &mut [Panel], order: &[String]) -> Vec<String> {
     for p in panels.iter_mut() {
         for s in &mut p.series {
-            let i = order.iter().position(|l| *l == s.label).unwrap_or(0) as f64;
+            let i = order.iter().position(|l| *l == s.label).unwrap_or(0);
             let (m, se) = s
                 .level
                 .take()
                 .or_else(|| s.points.first().map(|p| (p.1, p.2)))
                 .unwrap_or((f64::NAN, 0.0));
-            s.points = vec![(i, m, se)];
+            s.points = vec![(i as f64, m, se)];
+            s.label = format!("{}: {}", i + 1, s.label);
         }
     }
+    (1..=order.len()).map(|i| i.to_string()).collect()
 }
 
 /// Log-log figures: each series' fitted slope in its label.
@@ -1302,7 +1315,7 @@ fn axis_labels(
         }
     });
     let x_label = if dots {
-        "pipeline (see legend)".into()
+        "series (numbered in the legend)".into()
     } else if x_label == "epsilon" {
         "ε".into()
     } else {
@@ -1379,9 +1392,144 @@ fn curve_series(
     }
 }
 
+/// What a vector figure's points and bars are, over the trials of each series (`counts`).
+fn vector_note(curve: bool, counts: Vec<usize>) -> String {
+    let many = counts.iter().any(|&n| n > 1);
+    let trials = trials_text(counts.into_iter());
+    match (curve, many) {
+        (true, true) => format!("Curves and error bars: mean ± s.e. over {trials}."),
+        (true, false) => format!("Each curve: one trial, no error bars ({trials})."),
+        (false, _) => format!("Every recorded point of {trials} per series; no averaging."),
+    }
+}
+
+/// The records of dataset `d` by series: (pipeline index, its grid point as text, e.g.
+/// `ε = 0.01`, empty when the spec has no grid), in spec order, then grid order.
+fn vector_groups<'a>(
+    spec: &Spec,
+    records: &'a [TrialRecord],
+    d: &str,
+) -> Vec<(usize, String, Vec<&'a TrialRecord>)> {
+    let mut groups: Vec<(usize, String, Vec<&TrialRecord>)> = Vec::new();
+    for r in records.iter().filter(|r| r.dataset == d) {
+        let Some(pi) = spec.pipelines.iter().position(|p| p.name == r.pipeline) else {
+            continue;
+        };
+        let point = r
+            .params
+            .iter()
+            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match groups.iter_mut().find(|g| g.0 == pi && g.1 == point) {
+            Some(g) => g.2.push(r),
+            None => groups.push((pi, point, vec![r])),
+        }
+    }
+    groups.sort_by_key(|g| g.0);
+    groups
+}
+
+/// The per-trial values of `metric` on dataset `d`, grouped by series (pipeline and grid
+/// point): (label with its privacy tag, spec index of the pipeline, values × `scale`).
+fn histogram_groups(
+    spec: &Spec,
+    metric: &str,
+    records: &[TrialRecord],
+    d: &str,
+    scale: f64,
+) -> Vec<(String, usize, Vec<f64>)> {
+    let mut groups: Vec<(String, usize, Vec<f64>)> = Vec::new();
+    for r in records.iter().filter(|r| r.dataset == d) {
+        let Some(v) = super::verdict::metric_value(r, metric) else {
+            continue;
+        };
+        let Some(pi) = spec.pipelines.iter().position(|p| p.name == r.pipeline) else {
+            continue;
+        };
+        let params: Vec<String> = r
+            .params
+            .iter()
+            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
+            .collect();
+        let name = if params.is_empty() {
+            r.pipeline.clone()
+        } else {
+            format!("{} ({})", r.pipeline, params.join(", "))
+        };
+        match groups.iter_mut().find(|g| g.0 == name) {
+            Some(g) => g.2.push(scale * v),
+            None => groups.push((name, pi, vec![scale * v])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(name, pi, vals)| {
+            let p = &spec.pipelines[pi];
+            let private = records
+                .iter()
+                .filter(|r| r.pipeline == p.name)
+                .all(|r| r.private);
+            let label = format!(
+                "{} {}",
+                super::tagged(name, p.variant_tag()),
+                privacy_tag(private)
+            );
+            (label, pi, vals)
+        })
+        .collect()
+}
+
+/// 20 bins over the values' own range: (bin start, density, bin end), the density being
+/// count / (values × bin width), so that series of different widths compare.
+fn density_bins(vals: &[f64]) -> Vec<(f64, f64, f64)> {
+    const BINS: usize = 20;
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        return Vec::new();
+    }
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else {
+        (lo - 0.5, lo + 0.5)
+    };
+    let w = (hi - lo) / BINS as f64;
+    let mut counts = [0usize; BINS];
+    for v in vals {
+        counts[(((v - lo) / w) as usize).min(BINS - 1)] += 1;
+    }
+    let n = vals.len() as f64;
+    (0..BINS)
+        .map(|b| {
+            let a = lo + w * b as f64;
+            (a, counts[b] as f64 / (n * w), a + w)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn density_bins_integrate_to_one_over_the_series_own_range() {
+        let narrow: Vec<f64> = (0..100).map(|i| f64::from(i) * 0.01).collect();
+        let bins = density_bins(&narrow);
+        assert_eq!(bins.len(), 20);
+        assert!((bins[0].0 - 0.0).abs() < 1e-12 && (bins[19].2 - 0.99).abs() < 1e-12);
+        let area: f64 = bins.iter().map(|b| b.1 * (b.2 - b.0)).sum();
+        assert!((area - 1.0).abs() < 1e-9, "{area}");
+        // Not one bin: the values spread over all twenty.
+        assert!(bins.iter().all(|b| b.1 > 0.0));
+    }
+
+    #[test]
+    fn trials_text_names_the_count_or_its_range() {
+        assert_eq!(trials_text([10, 10].into_iter()), "10 trials");
+        assert_eq!(trials_text([10, 100].into_iter()), "10–100 trials");
+        assert_eq!(trials_text([1].into_iter()), "1 trial");
+    }
 
     #[test]
     fn loglog_slope_recovers_a_power_law() {

@@ -6,11 +6,13 @@
 pub mod ablation;
 pub mod figure;
 pub mod html;
+pub mod markdown;
 pub mod pgf;
 pub mod ratio;
 pub mod reproduction;
 pub mod slope;
 pub mod table;
+pub mod table_tex;
 pub mod verdict;
 pub mod view;
 
@@ -366,7 +368,7 @@ pub fn write_formats(
             )?;
             put("table.csv", table::csv(spec, &summaries))?;
             if formats.contains(&Format::Tex) {
-                put("table.tex", table::wide_latex(spec, &wide))?;
+                put("table.tex", table_tex::wide_latex(spec, &wide))?;
             }
             figures = metric_figures(spec, &records, &summaries, &base, &titles, &verdicts);
         }

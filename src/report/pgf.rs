@@ -2,6 +2,12 @@
 //! panel) reading `<stem>_data.csv` (`key,x,y,se`; `key` = 1000 × panel + series). The document
 //! restyles it with its own fonts and `\pgfplotsset`; `\epsilabdir` (default: empty) is the
 //! folder prefix of the CSV, so a paper can `\def\epsilabdir{results/NAME/}` before `\input`.
+//!
+//! Width: the figure is as wide as `\epsilabwidth`, by default `\columnwidth` for
+//! `size = "one-column"` and `\textwidth` otherwise (a document may `\def\epsilabwidth{…}`
+//! first). The panels' axes are sized from it (`scale only axis`, room left for the tick and
+//! axis labels), and the picture is set in a box scaled down to `\epsilabwidth` should a
+//! restyle (bigger fonts, longer labels) still make it wider: it never overflows.
 
 use super::figure::{Dash, Figure, Look, Panel, Series, Shape, verdict_colour};
 use super::reproduction::tex_escape;
@@ -9,6 +15,11 @@ use std::fmt::Write;
 
 /// (x, y, s.e.) of a plotted series.
 type Points = Vec<(f64, f64, f64)>;
+
+/// Room in inches left of each axis for its y tick labels and y label, and the gap between
+/// one panel's axis and the next panel's labels.
+const LABEL_IN: f64 = 0.5;
+const GAP_IN: f64 = 0.12;
 
 /// Points per plot above which a scatter is thinned for pdfTeX.
 const MAX_POINTS: usize = 1500;
@@ -82,6 +93,7 @@ fn preamble(tex: &mut String, fig: &Figure, stem: &str) {
          % (key = 1000 x panel + series). Restyle with \\pgfplotsset{{every axis/.append style={{...}}}}."
     );
     let _ = writeln!(tex, "\\providecommand{{\\epsilabdir}}{{}}");
+    tex.push_str(super::table_tex::FIT_MACROS);
     let mut colours: Vec<(u8, u8, u8)> = fig.legend_entries().iter().map(|e| e.1.colour).collect();
     for p in &fig.panels {
         colours.extend(p.series.iter().map(|s| s.look.colour));
@@ -101,13 +113,20 @@ fn preamble(tex: &mut String, fig: &Figure, stem: &str) {
 }
 
 /// The options every panel of the groupplot shares.
-fn axis_options(fig: &Figure, cols: usize, rows: usize, w: f64) -> Vec<String> {
+fn axis_options(fig: &Figure, cols: usize, rows: usize) -> Vec<String> {
     let unlog = |v: f64| if fig.log_y { 10f64.powf(v) } else { v };
+    // Each axis box: the width less, per panel, room for the y tick and axis labels
+    // (LABEL_IN) and a gap between panels (GAP_IN).
+    let axis_w = format!(
+        "(\\epsilabwidth-{:.2}in)/{cols}",
+        cols as f64 * LABEL_IN + (cols - 1) as f64 * GAP_IN
+    );
     let mut axis = vec![
         format!(
-            "group style={{group size={cols} by {rows}, horizontal sep=0.55in, vertical sep=0.6in}}"
+            "group style={{group size={cols} by {rows}, horizontal sep={:.2}in, vertical sep=0.7in}}",
+            LABEL_IN + GAP_IN
         ),
-        format!("width={:.2}in, height={:.2}in", w, w * 0.78),
+        format!("scale only axis, width={{{axis_w}}}, height={{0.7*{axis_w}}}"),
         format!(
             "xlabel={{{}}}, ylabel={{{}}}",
             tex_escape(&fig.x_label),
@@ -124,7 +143,7 @@ fn axis_options(fig: &Figure, cols: usize, rows: usize, w: f64) -> Vec<String> {
     if fig.log_y {
         axis.push("ymode=log".into());
     }
-    if fig.dots {
+    if fig.dots && fig.categories.is_none() {
         axis.push("xtick=\\empty".into());
     }
     if let Some(c) = &fig.categories {
@@ -189,20 +208,40 @@ fn published_points(panel: &Panel, mid: f64) -> Vec<(Look, Points)> {
         .collect()
 }
 
+/// Legend columns whose entries fit the figure's width side by side (footnotesize text of
+/// about 4.3 pt a character after a 25 pt sample), at most three.
+fn legend_columns(fig: &Figure, entries: &[(String, Look)]) -> usize {
+    let widest = entries
+        .iter()
+        .map(|e| e.0.chars().count())
+        .max()
+        .unwrap_or(0);
+    let entry_pt = 25.0 + 4.3 * widest as f64;
+    let fit = (fig.style.width_in * 72.0 * 0.95 / entry_pt).floor() as usize;
+    fit.clamp(1, 3).min(entries.len().max(1))
+}
+
 /// The `(figure.tex, figure_data.csv)` pair of a figure saved as `stem`.
 pub fn export(fig: &Figure, stem: &str) -> (String, String) {
     let unlog = |v: f64| if fig.log_y { 10f64.powf(v) } else { v };
     let mut csv = String::from("key,x,y,se\n");
     let mut tex = String::new();
     let (cols, rows) = fig.grid();
-    let w = fig.style.width_in / cols as f64;
     let legend_name = format!(
         "epsilablegend{}",
         stem.replace(|c: char| !c.is_ascii_alphanumeric(), "")
     );
     preamble(&mut tex, fig, stem);
-    let _ = writeln!(tex, "\\begin{{tikzpicture}}");
-    let axis = axis_options(fig, cols, rows, w);
+    let width = if fig.style.one_column {
+        "\\columnwidth"
+    } else {
+        "\\textwidth"
+    };
+    let _ = writeln!(
+        tex,
+        "\\begingroup\\providecommand{{\\epsilabwidth}}{{{width}}}%\n\\begin{{lrbox}}{{\\epsilabbox}}%\n\\begin{{tikzpicture}}"
+    );
+    let axis = axis_options(fig, cols, rows);
     let _ = writeln!(tex, "\\begin{{groupplot}}[\n  {}]", axis.join(",\n  "));
     let entries = fig.legend_entries();
     for (pi, panel) in fig.panels.iter().enumerate() {
@@ -222,7 +261,7 @@ pub fn export(fig: &Figure, stem: &str) -> (String, String) {
         if pi == 0 {
             opts.push(format!(
                 "legend to name={legend_name}, legend columns={}",
-                entries.len().min(if cols >= 2 { 2 } else { 1 })
+                legend_columns(fig, &entries)
             ));
         }
         let _ = writeln!(tex, "\\nextgroupplot[{}]", opts.join(", "));
@@ -290,11 +329,25 @@ pub fn export(fig: &Figure, stem: &str) -> (String, String) {
             }
         }
     }
+    close(&mut tex, fig, &legend_name);
+    (tex, csv)
+}
+
+/// Ends the picture: the legend and the note on the error bars under the panels, then the
+/// box that is scaled down to `\epsilabwidth` if wider.
+fn close(tex: &mut String, fig: &Figure, legend_name: &str) {
     let _ = writeln!(tex, "\\end{{groupplot}}");
     let _ = writeln!(
         tex,
         "\\node[anchor=north] at ([yshift=-0.5em]current bounding box.south) {{\\pgfplotslegendfromname{{{legend_name}}}}};"
     );
-    let _ = writeln!(tex, "\\end{{tikzpicture}}");
-    (tex, csv)
+    let _ = writeln!(
+        tex,
+        "\\node[anchor=north, font=\\footnotesize, text width=\\epsilabwidth-1em, align=center] at ([yshift=-0.2em]current bounding box.south) {{{}}};",
+        tex_escape(&fig.note)
+    );
+    let _ = writeln!(
+        tex,
+        "\\end{{tikzpicture}}%\n\\end{{lrbox}}%\n\\epsilabfit{{\\epsilabwidth}}\\endgroup"
+    );
 }

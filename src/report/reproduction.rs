@@ -119,8 +119,8 @@ pub fn section(
                 }),
         )
         .collect();
-    let summary_row = format!(
-        "| [{title}](#{anchor}) | {} | {} |",
+    let summary_row = super::markdown::row(&[
+        format!("[{title}](#{anchor})"),
         if total == 0 {
             "no published values".to_string()
         } else if ok == total {
@@ -130,8 +130,8 @@ pub fn section(
         } else {
             format!("{} differ", total - ok)
         },
-        by_target(&v)
-    );
+        by_target(&v),
+    ]);
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|e| e.ok())
@@ -251,12 +251,12 @@ fn with_ablations(
             .map_or(def.of.clone(), |l| {
                 format!("[{}](#{})", l.1.title(), def.of.replace('.', ""))
             });
-        s.summary_row = format!(
-            "| [{}](#{}) | ablation of {of} | {} hypotheses | — |",
-            s.title,
-            s.name.replace('.', ""),
-            def.hypothesis.len()
-        );
+        s.summary_row = super::markdown::row(&[
+            format!("[{}](#{})", s.title, s.name.replace('.', "")),
+            format!("ablation of {of}"),
+            format!("{} hypotheses", def.hypothesis.len()),
+            "—".into(),
+        ]);
         return;
     }
     let mine: Vec<&super::ablation::Ablation> = ablations
@@ -282,7 +282,8 @@ fn with_ablations(
         (n, 0) => format!("{by_grade} / {}", n - explained),
         (n, u) => format!("{by_grade} / {} ({u} untested)", n - explained),
     };
-    s.summary_row.push_str(&format!(" {cell} |"));
+    s.summary_row
+        .push_str(&format!(" {} |", super::markdown::cell(&cell)));
 }
 
 /// Notes in the results folder that `write_all` copies into REPORT.md after the summary.
@@ -461,20 +462,25 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
                 }
                 _ => String::new(),
             };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} ± {} | {ours} | **{word}**{diff}{} |",
+            let note = c
+                .note
+                .as_deref()
+                .map_or(String::new(), |n| format!(" — {n}"));
+            let cells = [
                 super::dataset_title(spec, &c.dataset),
                 pipeline_label(spec, &c.pipeline),
                 cell_where(c, spec),
-                c.metric,
-                c.target.word(),
-                show(&c.metric, c.value),
-                show(&c.metric, c.tolerance).trim_end_matches('%'),
-                c.note
-                    .as_deref()
-                    .map_or(String::new(), |n| format!(" — {n}"))
-            );
+                c.metric.clone(),
+                c.target.word().to_string(),
+                format!(
+                    "{} ± {}",
+                    show(&c.metric, c.value),
+                    show(&c.metric, c.tolerance).trim_end_matches('%')
+                ),
+                ours,
+                format!("**{word}**{diff}{note}"),
+            ];
+            let _ = writeln!(out, "{}", super::markdown::row(&cells));
         }
         out.push('\n');
     }

@@ -1,5 +1,6 @@
 //! Tables: markdown for reading, CSV for other tools.
 
+use super::markdown::{head, row as md_row};
 use super::{NON_PRIVATE, Summary, is_accuracy, x_text};
 use crate::spec::Spec;
 use crate::stats::mean_se;
@@ -33,15 +34,13 @@ pub fn markdown(
         out,
         "Mean ± standard error over trials (accuracies in %). Pipelines marked {NON_PRIVATE} are not end-to-end differentially private.\n"
     );
-    let _ = write!(out, "| dataset | pipeline | {x} |");
-    for m in metrics {
-        let _ = write!(out, " {m} |");
-    }
-    let _ = writeln!(out, " trials |");
-    let _ = writeln!(out, "|---|---|---|{}---|", "---|".repeat(metrics.len()));
+    let mut header = vec!["dataset".to_string(), "pipeline".into(), x];
+    header.extend(metrics.iter().cloned());
+    header.push("trials".into());
+    out.push_str(&head(&header));
     /// One table row: its leading cells, one cell per metric, and the trial count.
     struct Row {
-        head: String,
+        head: [String; 3],
         cells: Vec<Option<String>>,
         n: usize,
     }
@@ -61,11 +60,11 @@ pub fn markdown(
         let row = rows
             .entry((di, s.pipeline_index, s.variant.clone(), xkey))
             .or_insert_with(|| Row {
-                head: format!(
-                    "{} | {} | {xs}",
-                    titles.get(&s.dataset).unwrap_or(&s.dataset),
-                    s.label()
-                ),
+                head: [
+                    titles.get(&s.dataset).unwrap_or(&s.dataset).clone(),
+                    s.label(),
+                    xs,
+                ],
                 cells: vec![None; metrics.len()],
                 n: 0,
             });
@@ -73,11 +72,14 @@ pub fn markdown(
         row.n = row.n.max(s.n);
     }
     for row in rows.values() {
-        let _ = write!(out, "| {} |", row.head);
-        for c in &row.cells {
-            let _ = write!(out, " {} |", c.as_deref().unwrap_or("—"));
-        }
-        let _ = writeln!(out, " {} |", row.n);
+        let mut cells = row.head.to_vec();
+        cells.extend(
+            row.cells
+                .iter()
+                .map(|c| c.clone().unwrap_or_else(|| "—".into())),
+        );
+        cells.push(row.n.to_string());
+        let _ = writeln!(out, "{}", md_row(&cells));
     }
     if !baselines.is_empty() {
         let _ = writeln!(
@@ -93,15 +95,16 @@ pub fn markdown(
     out
 }
 
-/// CSV with one line per summary.
+/// CSV with one line per summary; `series` names its column in `table.md` (the pipeline, its
+/// other grid values and its variant's tag, without the privacy tag).
 pub fn csv(spec: &Spec, summaries: &[Summary]) -> String {
     let x = spec.report.x.clone().unwrap_or_else(|| "x".into());
-    let mut out = format!("dataset,pipeline,private,{x},metric,mean,se,trials\n");
+    let mut out = format!("dataset,pipeline,private,{x},metric,mean,se,trials,series\n");
     for s in summaries {
         let xs = s.x.as_ref().map_or(String::new(), x_text);
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{}",
             csv_field(&s.dataset),
             csv_field(&s.pipeline),
             s.private,
@@ -109,7 +112,8 @@ pub fn csv(spec: &Spec, summaries: &[Summary]) -> String {
             s.metric,
             s.mean,
             s.se,
-            s.n
+            s.n,
+            csv_field(&s.name())
         );
     }
     out
@@ -130,9 +134,14 @@ pub fn dataset_summary(
     titles: &BTreeMap<String, String>,
 ) -> (String, String) {
     let title = spec.title();
-    let mut md = format!(
-        "# {title}\n\n| name | train set size | test set size | number of features | majority baseline |\n|---|---|---|---|---|\n"
-    );
+    let mut md = format!("# {title}\n\n");
+    md.push_str(&head(&[
+        "name",
+        "train set size",
+        "test set size",
+        "number of features",
+        "majority baseline",
+    ]));
     let mut csv = String::from(
         "dataset,n_train,n_test,n_features,majority_fraction,baseline_test_accuracy\n",
     );
@@ -148,12 +157,14 @@ pub fn dataset_summary(
         let (base, _) = mean_se(&baseline);
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {:.0}% |",
-            titles.get(d).unwrap_or(d),
-            first.n_train,
-            first.n_test,
-            first.n_features,
-            100.0 * maj
+            "{}",
+            md_row(&[
+                titles.get(d).unwrap_or(d).clone(),
+                first.n_train.to_string(),
+                first.n_test.to_string(),
+                first.n_features.to_string(),
+                format!("{:.0}%", 100.0 * maj),
+            ])
         );
         let _ = writeln!(
             csv,
@@ -209,8 +220,10 @@ pub fn vectors_markdown(
     let title = spec.title();
     let mut out = format!(
         "# {title}\n\nThe figure draws vectors recorded per trial; `table.csv` lists every value. \
-         Pipelines marked {NON_PRIVATE} show exact statistics of the data.\n\n\
-         | dataset | pipeline | vector | trials | length | min | mean | max |\n|---|---|---|---|---|---|---|---|\n"
+         Pipelines marked {NON_PRIVATE} show exact statistics of the data.\n\n{}",
+        head(&[
+            "dataset", "pipeline", "vector", "trials", "length", "min", "mean", "max"
+        ])
     );
     for d in &spec.experiment.datasets {
         for p in &spec.pipelines {
@@ -236,10 +249,17 @@ pub fn vectors_markdown(
                 let max = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let _ = writeln!(
                     out,
-                    "| {} | {label} | {name} | {} | {} | {min:.4} | {mean:.4} | {max:.4} |",
-                    titles.get(d).unwrap_or(d),
-                    rs.len(),
-                    first.vectors[name].len()
+                    "{}",
+                    md_row(&[
+                        titles.get(d).unwrap_or(d).clone(),
+                        label.clone(),
+                        name.clone(),
+                        rs.len().to_string(),
+                        first.vectors[name].len().to_string(),
+                        format!("{min:.4}"),
+                        format!("{mean:.4}"),
+                        format!("{max:.4}"),
+                    ])
                 );
             }
         }
@@ -270,10 +290,17 @@ pub fn top_features(
         let classes: Vec<&Vec<f64>> = (1..)
             .map_while(|k| r.vectors.get(&format!("on_class{k}")))
             .collect();
-        let _ = writeln!(
+        let _ = write!(
             md,
-            "\n## {}\n\n| rank | feature | name | MI (bits) | on-counts per class |\n|---|---|---|---|---|",
-            titles.get(d).unwrap_or(d)
+            "\n## {}\n\n{}",
+            titles.get(d).unwrap_or(d),
+            head(&[
+                "rank",
+                "feature",
+                "name",
+                "MI (bits)",
+                "on-counts per class"
+            ])
         );
         for (i, (&f, &m)) in features.iter().zip(mi).enumerate() {
             let name = r
@@ -284,9 +311,14 @@ pub fn top_features(
             let counts: Vec<String> = classes.iter().map(|c| format!("{}", c[i])).collect();
             let _ = writeln!(
                 md,
-                "| {} | {f} | {name} | {m:.3} | {} |",
-                i + 1,
-                counts.join(" / ")
+                "{}",
+                md_row(&[
+                    (i + 1).to_string(),
+                    format!("{f}"),
+                    name.to_string(),
+                    format!("{m:.3}"),
+                    counts.join(" / "),
+                ])
             );
             let _ = writeln!(
                 csv,
@@ -320,18 +352,13 @@ pub fn vectors_columns(
             .iter()
             .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), x_text(v)))
             .collect();
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "\n## {} — {} ({})\n\n| {} |\n|{}",
+            "\n## {} — {} ({})\n\n{}",
             titles.get(&r.dataset).unwrap_or(&r.dataset),
             r.pipeline,
             params.join(", "),
-            names
-                .iter()
-                .map(|n| n.as_str())
-                .collect::<Vec<_>>()
-                .join(" | "),
-            "---|".repeat(names.len())
+            head(&names)
         );
         let len = r.vectors.values().map(Vec::len).max().unwrap_or(0);
         for i in 0..len {
@@ -343,7 +370,7 @@ pub fn vectors_columns(
                         .map_or(String::new(), |v| format!("{v:.6}"))
                 })
                 .collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
+            let _ = writeln!(out, "{}", md_row(&cells));
         }
     }
     out
@@ -515,11 +542,19 @@ pub fn sample_complexity(
     for r in sample_complexity_rows(spec, records) {
         if r.dataset != current {
             current = r.dataset.clone();
-            let _ = writeln!(
+            let _ = write!(
                 md,
-                "\n## {} (target {:.1}%)\n\n| pipeline | N | accuracy | best | multiplier | published multiplier |\n|---|---|---|---|---|---|",
+                "\n## {} (target {:.1}%)\n\n{}",
                 titles.get(&r.dataset).unwrap_or(&r.dataset),
-                100.0 * r.target
+                100.0 * r.target,
+                head(&[
+                    "pipeline",
+                    "N",
+                    "accuracy",
+                    "best",
+                    "multiplier",
+                    "published multiplier",
+                ])
             );
         }
         let publ = published(&r.dataset, &r.pipeline).map_or("—".to_string(), |v| format!("{v}"));
@@ -528,17 +563,23 @@ pub fn sample_complexity(
             Some(n) => format!("{n}"),
             None => format!("> {}", r.n),
         };
+        let best = if r.params.is_empty() {
+            "—".to_string()
+        } else {
+            r.params.clone()
+        };
+        let accuracy = format!("{:.1} ± {:.1}", 100.0 * r.accuracy, 100.0 * r.se);
         let _ = writeln!(
             md,
-            "| {} | {n} | {:.1} ± {:.1} | {} | {mult} | {publ} |",
-            r.pipeline,
-            100.0 * r.accuracy,
-            100.0 * r.se,
-            if r.params.is_empty() {
-                "—"
-            } else {
-                &r.params
-            }
+            "{}",
+            md_row(&[
+                r.pipeline.clone(),
+                n.clone(),
+                accuracy,
+                best,
+                mult.clone(),
+                publ.clone()
+            ])
         );
         let _ = writeln!(
             csv,
@@ -668,7 +709,7 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
     out
 }
 
-fn wide_value(metric: &str, v: f64) -> String {
+pub(super) fn wide_value(metric: &str, v: f64) -> String {
     if super::is_modal(metric) {
         format!("{v}")
     } else if is_accuracy(metric) {
@@ -678,7 +719,7 @@ fn wide_value(metric: &str, v: f64) -> String {
     }
 }
 
-fn metric_caption(metric: &str) -> String {
+pub(super) fn metric_caption(metric: &str) -> String {
     if super::is_modal(metric) {
         format!("{} (mode over trials)", metric.replace('_', " "))
     } else if is_accuracy(metric) {
@@ -703,20 +744,17 @@ pub fn wide_markdown(
     );
     for t in tables {
         let _ = writeln!(out, "\n## {}\n", metric_caption(&t.metric));
-        let _ = write!(out, "| dataset |");
-        if let Some(x) = &t.x_head {
-            let _ = write!(out, " {x} |");
-        }
+        let mut header = vec!["dataset".to_string()];
+        header.extend(t.x_head.clone());
         for (c, private) in &t.columns {
             let tag = if *private { "(private)" } else { NON_PRIVATE };
-            let _ = write!(out, " {c} {tag} |");
+            header.push(format!("{c} {tag}"));
         }
-        let n = t.columns.len() + 1 + usize::from(t.x_head.is_some());
-        let _ = writeln!(out, "\n|{}", "---|".repeat(n));
+        out.push_str(&head(&header));
         for r in &t.rows {
-            let _ = write!(out, "| {} |", r.dataset);
+            let mut cells = vec![r.dataset.clone()];
             if t.x_head.is_some() {
-                let _ = write!(out, " {} |", r.x);
+                cells.push(r.x.clone());
             }
             for (i, c) in r.cells.iter().enumerate() {
                 let text = match c {
@@ -742,9 +780,9 @@ pub fn wide_markdown(
                         }
                     }
                 };
-                let _ = write!(out, " {text} |");
+                cells.push(text);
             }
-            out.push('\n');
+            let _ = writeln!(out, "{}", md_row(&cells));
         }
     }
     if !baselines.is_empty() {
@@ -757,157 +795,6 @@ pub fn wide_markdown(
                 let _ = writeln!(out, "- {}: {:.1}%", titles.get(d).unwrap_or(d), 100.0 * b);
             }
         }
-    }
-    out
-}
-
-/// Digits before and after the point of the widest value of a column (siunitx table-format).
-fn digits(values: impl Iterator<Item = f64>, decimals: usize) -> String {
-    let int = values
-        .filter(|v| v.is_finite())
-        .map(|v| format!("{:.0}", v.abs().trunc()).len() + usize::from(v < 0.0))
-        .max()
-        .unwrap_or(1);
-    format!("{int}.{decimals}")
-}
-
-/// The tabular column spec of a wide table: siunitx columns sized to the widest value.
-fn column_spec(t: &Wide, modal: bool, dec: usize) -> String {
-    let mut spec_cols = String::from("l");
-    if t.x_head.is_some() {
-        spec_cols.push_str(" l");
-    }
-    for (i, _) in t.columns.iter().enumerate() {
-        let means = t.rows.iter().filter_map(|r| r.cells[i].map(|c| c.0));
-        let fmt = if modal {
-            let v: Vec<f64> = means.collect();
-            let dec = if v.iter().all(|x| x.fract() == 0.0) {
-                0
-            } else {
-                1
-            };
-            digits(v.into_iter(), dec)
-        } else {
-            digits(means, dec)
-        };
-        let _ = write!(spec_cols, " S[table-format={fmt}]");
-        if !modal {
-            let ses = t.rows.iter().filter_map(|r| r.cells[i].map(|c| c.1));
-            let _ = write!(
-                spec_cols,
-                "@{{\\,\\(\\pm\\)\\,}}S[table-format={}]",
-                digits(ses, dec)
-            );
-        }
-        if t.has_published[i] {
-            spec_cols.push_str(" l");
-        }
-    }
-    spec_cols
-}
-
-/// The LaTeX cells of one row: mean (± s.e.) and the published value, per column.
-fn row_cells(t: &Wide, r: &WideRow, modal: bool) -> Vec<String> {
-    let mut cells = Vec::new();
-    for (i, c) in r.cells.iter().enumerate() {
-        let bold = if r.best == Some(i) { "\\bfseries " } else { "" };
-        match c {
-            Some((m, se, p)) => {
-                cells.push(format!("{bold}{}", wide_value(&t.metric, *m)));
-                if !modal {
-                    cells.push(format!("{bold}{}", wide_value(&t.metric, *se)));
-                }
-                if t.has_published[i] {
-                    cells.push(p.map_or(String::new(), |p| {
-                        format!("{{\\footnotesize ({})}}", wide_value(&t.metric, p))
-                    }));
-                }
-            }
-            None => {
-                cells.push("{---}".into());
-                if !modal {
-                    cells.push("{}".into());
-                }
-                if t.has_published[i] {
-                    cells.push(String::new());
-                }
-            }
-        }
-    }
-    cells
-}
-
-/// The wide tables in LaTeX (`table.tex`): booktabs rules, siunitx columns aligned on the
-/// decimal point; needs `\usepackage{booktabs,siunitx}`.
-pub fn wide_latex(spec: &Spec, tables: &[Wide]) -> String {
-    use super::reproduction::tex_escape;
-    let mut out = format!(
-        "% {} --- generated by epsilab; needs \\usepackage{{booktabs,siunitx}}.\n\
-         % Mean $\\pm$ s.e. over trials; bold: best private cell of a row; (published value).\n",
-        tex_escape(spec.title())
-    );
-    for t in tables {
-        let modal = super::is_modal(&t.metric);
-        let dec = if modal {
-            0
-        } else if is_accuracy(&t.metric) {
-            1
-        } else {
-            4
-        };
-        let spec_cols = column_spec(t, modal, dec);
-        let width = |i: usize| 1 + usize::from(!modal) + usize::from(t.has_published[i]);
-        let _ = writeln!(
-            out,
-            "% {}\n{{\\sisetup{{detect-weight=true, mode=text, table-number-alignment=center}}%\n\\begin{{tabular}}{{{spec_cols}}}\n\\toprule",
-            tex_escape(&metric_caption(&t.metric))
-        );
-        let lead = if let Some(x) = &t.x_head {
-            format!("dataset & {}", tex_escape(x))
-        } else {
-            "dataset".into()
-        };
-        let blank = if t.x_head.is_some() { " & " } else { "" };
-        let names: Vec<String> = t
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| format!("\\multicolumn{{{}}}{{c}}{{{}}}", width(i), tex_escape(c)))
-            .collect();
-        let tags: Vec<String> = t
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, (_, p))| {
-                format!(
-                    "\\multicolumn{{{}}}{{c}}{{\\footnotesize {}}}",
-                    width(i),
-                    if *p { "private" } else { "non-private" }
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "{lead} & {} \\\\", names.join(" & "));
-        let _ = writeln!(out, "{blank} & {} \\\\\n\\midrule", tags.join(" & "));
-        let mut last = String::new();
-        for r in &t.rows {
-            if t.x_head.is_some() && !last.is_empty() && last != r.dataset {
-                let _ = writeln!(out, "\\midrule");
-            }
-            let head = if t.x_head.is_some() {
-                let d = if last == r.dataset {
-                    String::new()
-                } else {
-                    tex_escape(&r.dataset)
-                };
-                format!("{d} & {}", tex_escape(&r.x))
-            } else {
-                tex_escape(&r.dataset)
-            };
-            last = r.dataset.clone();
-            let cells = row_cells(t, r, modal);
-            let _ = writeln!(out, "{head} & {} \\\\", cells.join(" & "));
-        }
-        let _ = writeln!(out, "\\bottomrule\n\\end{{tabular}}}}\\par\\medskip\n");
     }
     out
 }
