@@ -10,6 +10,7 @@ pub mod pgf;
 pub mod ratio;
 pub mod reproduction;
 pub mod slope;
+pub mod stale;
 pub mod table;
 pub mod verdict;
 pub mod view;
