@@ -72,8 +72,11 @@ pub fn spec_loader(data: &[u8]) {
     }
 }
 
+/// A fuzz target's body.
+pub type Target = fn(&[u8]);
+
 /// The targets by name (the names of `fuzz/fuzz_targets/` and `fuzz/corpus/`).
-pub const TARGETS: [(&str, fn(&[u8])); 3] = [
+pub const TARGETS: [(&str, Target); 3] = [
     ("csv_reader", csv_reader),
     ("libsvm_reader", libsvm_reader),
     ("spec_loader", spec_loader),

@@ -399,10 +399,10 @@ fn line_chart(name: &str, points: &[(String, f64)]) -> String {
         );
     }
     let (first, last) = (&points[0].0, &points[points.len() - 1].0);
-    let _ = write!(
+    let _ = writeln!(
         s,
         "<text x=\"{pad}\" y=\"{}\" font-size=\"11\">{}</text><text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\
-         </svg><figcaption><code>{}</code>: ratio to the reference workload by commit</figcaption></figure>\n",
+         </svg><figcaption><code>{}</code>: ratio to the reference workload by commit</figcaption></figure>",
         h - pad + 16.0,
         escape(first),
         w - pad,
