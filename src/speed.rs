@@ -477,5 +477,13 @@ mod tests {
             "{html}"
         );
         assert_eq!(history_html(&tmp.path().join("none")), "");
+        // The report page puts it at the end of its body, before its script.
+        let page = crate::report::html::page("t", "", &[], true);
+        let with = crate::report::html::with_appendix(page, &html);
+        let (at, script) = (
+            with.find("Speed history").unwrap(),
+            with.rfind("<script>").unwrap(),
+        );
+        assert!(at < script && with.ends_with("</html>\n"));
     }
 }
