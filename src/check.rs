@@ -1,79 +1,95 @@
-//! `epsilab check`: the CI regression gate.
+//! `epsilab check`: the CI regression gate, exact.
 //!
-//! Reruns every spec of a folder in smoke mode (into a temporary folder) and compares each cell
-//! — (dataset, pipeline, grid values, quantity) — with `expectations/<name>.json`, written by
-//! `epsilab check --update`.
+//! Reruns every spec of a folder in smoke mode — every grid value, at most
+//! [`crate::plan::SMOKE_TRIALS`] trials per cell (a spec's `grid.smoke_n_train_of` may leave
+//! out the largest training sizes of a full-size sweep) — into a temporary folder and compares
+//! each trial record with `expectations/<name>.json`, field by field and bit for bit, every
+//! field but [`IGNORED_FIELDS`] (wall-clock time and memo provenance). Runs are deterministic
+//! for a seed, so unchanged code reproduces every record exactly and any moved result, a
+//! one-point drop of one private cell at one ε included, fails and is named with its old and
+//! new values. No tolerance is needed: records are written with the shortest representation
+//! that reads back to the same `f64`, and read with serde_json's `float_roundtrip` parser
+//! (its default parser misreads about 1 number in 200 by one ulp).
 //!
-//! **Accuracy rule.** A cell fails when
-//! `|mean − expected| > max(4 · sqrt(se² + se_expected²), 0.02 · max(1, |expected|))`.
-//! Runs are deterministic for a given seed, so unchanged code reproduces every expectation
-//! exactly. The statistical tolerance is there for code changes that are correct but reorder the
-//! random draws (a refactor drawing noise in another order, a new RNG stream): the smoke mean is
-//! then a fresh sample of the same distribution and moves by about its standard error, which
-//! must not fail CI. A learner that really loses 3 points moves the low-variance cells
-//! (non-private models, private models at large ε, deterministic counts) by far more than their
-//! tolerance, so at least those fail. New or missing cells and a changed spec hash also fail
-//! (refresh with `--update` after an intended change).
+//! A deliberate change is accepted with `epsilab check --bless --reason "..."`: it rewrites the
+//! expectations of the specs that moved and adds an entry naming them and the reason at the top
+//! of `results/CHANGES.md`. Whether a moved accuracy is a regression or only reordered noise is
+//! then a question for `epsilab compare` on full runs (paired tests, [`crate::compare`]).
 //!
-//! **Speed rule.** Absolute times vary across machines and with load, so the gate measures a
-//! ratio inside one process: the single-threaded smoke runs of all specs against a fixed
-//! reference workload (Laplace sampling and logs, like the harness's hot loops) timed just
-//! before and after them (best of 3). It fails when the ratio exceeds 3× the stored ratio
-//! (`expectations/speed.json`). A machine that is uniformly slower or busier changes both times
-//! alike; only a relative slowdown of the harness of 3× or more trips it. The logistic-regression
-//! path gets its own ratio ([`lr_workload_seconds`]: fixed LR fits and a cross-validation against
-//! the same reference), so an LR slowdown cannot hide among the other specs' smoke time.
+//! The speed gate is [`crate::speed`]; the check runs it after the smoke runs.
 
 use crate::data::DataDir;
 use crate::error::{Error, Result};
 use crate::runner::{RunOptions, run};
 use crate::spec::Spec;
-use crate::stats::mean_se;
 use crate::store::{TrialRecord, read_dir_records};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// Folder of expectation files, inside the specs folder.
 pub const EXPECTATIONS_DIR: &str = "expectations";
-/// Allowed slowdown of the smoke runs relative to the reference workload.
-pub const SPEED_FACTOR: f64 = 3.0;
+/// Record fields the gate does not compare: wall-clock time, and the memo keys of shared
+/// noise-free results (provenance of how a result was computed, not the result).
+pub const IGNORED_FIELDS: &[&str] = &["fit_seconds", "shared"];
+/// Moved cells named per spec before the rest are only counted.
+const MOVED_SHOWN: usize = 40;
+/// Changed fields named per trial before the rest are only counted.
+const FIELDS_SHOWN: usize = 6;
 
-/// One expected cell of a smoke run.
+/// `expectations/<name>.json.gz`: the smoke run's records, minus [`IGNORED_FIELDS`], by key.
+/// Gzip keeps the 53 specs' files under a megabyte (the ledgers' texts repeat); `zcat` shows
+/// one record per line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExpectedCell {
-    pub dataset: String,
-    pub pipeline: String,
-    pub params: BTreeMap<String, Value>,
-    /// `test_accuracy`, `train_accuracy`, `baseline_accuracy`, a named metric, or
-    /// `mean(VECTOR)` for a probe's recorded vector.
-    pub metric: String,
-    pub mean: f64,
-    pub se: f64,
-    pub n: usize,
-}
-
-/// `expectations/<name>.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Expectation {
     pub experiment: String,
     pub spec_hash: String,
-    pub cells: Vec<ExpectedCell>,
+    pub records: Vec<Value>,
 }
 
-/// `expectations/speed.json`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SpeedExpectation {
-    /// Smoke seconds (all specs, one thread) / reference-workload seconds.
-    pub ratio: f64,
-    pub factor: f64,
-    /// Seconds of the fixed logistic-regression workload ([`lr_workload_seconds`]) /
-    /// reference-workload seconds: the LR path alone, so an LR slowdown is not diluted by
-    /// the rest of the smoke runs. Absent in files written before it existed (not checked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lr_ratio: Option<f64>,
+/// One line of JSON.
+fn json<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).expect("JSON")
+}
+
+impl Expectation {
+    /// The file's text: one record per line, so that `zdiff` shows a blessed change by trial.
+    pub fn to_text(&self) -> String {
+        let lines: Vec<String> = self.records.iter().map(json).collect();
+        format!(
+            "{{\"experiment\":{},\"spec_hash\":{},\"records\":[\n{}\n]}}\n",
+            json(&self.experiment),
+            json(&self.spec_hash),
+            lines.join(",\n")
+        )
+    }
+
+    /// The file's bytes: [`Self::to_text`], gzipped with no time stamp (so the same
+    /// expectation always gives the same bytes).
+    pub fn to_gzip(&self) -> Vec<u8> {
+        use std::io::Write as _;
+        let mut enc = flate2::GzBuilder::new()
+            .mtime(0)
+            .write(Vec::new(), flate2::Compression::best());
+        enc.write_all(self.to_text().as_bytes()).expect("in memory");
+        enc.finish().expect("in memory")
+    }
+
+    /// Reads a file's bytes, gzipped or not.
+    pub fn from_bytes(bytes: &[u8]) -> std::result::Result<Self, String> {
+        use std::io::Read as _;
+        let mut text = String::new();
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            flate2::read::GzDecoder::new(bytes)
+                .read_to_string(&mut text)
+                .map_err(|e| e.to_string())?;
+        } else {
+            text = String::from_utf8_lossy(bytes).into_owned();
+        }
+        serde_json::from_str(&text).map_err(|e| e.to_string())
+    }
 }
 
 /// How to check.
@@ -81,390 +97,384 @@ pub struct SpeedExpectation {
 pub struct CheckOptions {
     pub experiments: PathBuf,
     pub data_dir: DataDir,
-    /// Write the expectations instead of comparing.
-    pub update: bool,
-    /// Only these experiment names (all when empty); the speed check needs all.
+    /// Accept the smoke run's records as the new expectations, with this reason.
+    pub bless: Option<String>,
+    /// Where a bless records its reason (`results/CHANGES.md`).
+    pub changes: PathBuf,
+    /// Only these experiment names (all when empty); the speed gate needs all.
     pub only: Vec<String>,
-    /// Run the speed check.
-    pub speed: bool,
+    /// Run the speed gate after the smoke runs (and record its ratios there, if set).
+    pub speed: Option<crate::speed::SpeedOptions>,
 }
 
 /// What a check found.
 #[derive(Debug, Clone, Default)]
 pub struct CheckReport {
     pub specs: usize,
-    pub cells: usize,
+    /// Trial records compared (or blessed).
+    pub records: usize,
+    /// Cells (dataset, pipeline, grid point) whose records moved, over all specs.
+    pub moved_cells: usize,
     pub failures: Vec<String>,
-    pub speed_ratio: Option<f64>,
-    /// The LR workload's ratio to the reference ([`lr_workload_seconds`]).
-    pub lr_speed_ratio: Option<f64>,
+    /// Specs whose expectations a bless rewrote.
+    pub blessed: Vec<String>,
     pub smoke_seconds: f64,
+    pub speed: Option<crate::speed::SpeedReport>,
 }
 
-/// Cells of a run: per (dataset, pipeline, grid values) every recorded quantity.
-pub fn cells(records: &[TrialRecord]) -> Vec<ExpectedCell> {
-    type Key = (String, String, String, String);
-    let mut groups: BTreeMap<Key, (BTreeMap<String, Value>, Vec<f64>)> = BTreeMap::new();
-    for r in records {
-        let pkey = serde_json::to_string(&r.params).expect("params");
-        let mut put = |m: String, v: f64| {
-            if v.is_finite() {
-                groups
-                    .entry((r.dataset.clone(), r.pipeline.clone(), pkey.clone(), m))
-                    .or_insert_with(|| (r.params.clone(), Vec::new()))
-                    .1
-                    .push(v);
-            }
-        };
-        for m in ["test_accuracy", "train_accuracy", "baseline_accuracy"] {
-            if let Some(v) = r.metric(m) {
-                put(m.into(), v);
-            }
-        }
-        for (m, v) in &r.metrics {
-            put(m.clone(), *v);
-        }
-        for (m, v) in &r.vectors {
-            if !v.is_empty() {
-                put(format!("mean({m})"), v.iter().sum::<f64>() / v.len() as f64);
-            }
+/// A record as the gate compares it: its JSON without [`IGNORED_FIELDS`].
+pub fn comparable(r: &TrialRecord) -> Value {
+    let mut v = serde_json::to_value(r).expect("a record is JSON");
+    if let Value::Object(m) = &mut v {
+        for f in IGNORED_FIELDS {
+            m.remove(*f);
         }
     }
-    groups
-        .into_iter()
-        .map(|((dataset, pipeline, _, metric), (params, vals))| {
-            let (mean, se) = mean_se(&vals);
-            ExpectedCell {
-                dataset,
-                pipeline,
-                params,
-                metric,
-                mean,
-                se,
-                n: vals.len(),
+    v
+}
+
+fn key_of(v: &Value) -> &str {
+    v.get("key").and_then(Value::as_str).unwrap_or("")
+}
+
+/// A record key's cell (dataset|pipeline|grid point|) and trial.
+fn cell_and_trial(key: &str) -> (&str, &str) {
+    key.rsplit_once('|')
+        .map_or((key, ""), |(c, t)| (&key[..=c.len()], t))
+}
+
+/// Every leaf of a JSON value by path (`ledger.entries[2].epsilon`), as its JSON text: equal
+/// texts are equal bits, since a float is written in the shortest form that reads back to it.
+fn leaves(v: &Value, path: &str, out: &mut BTreeMap<String, String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                leaves(x, &p, out);
             }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                leaves(x, &format!("{path}[{i}]"), out);
+            }
+            if a.is_empty() {
+                out.insert(path.into(), "[]".into());
+            }
+        }
+        _ => {
+            out.insert(path.into(), v.to_string());
+        }
+    }
+}
+
+/// The fields of one trial that moved, as `field old -> new`.
+pub fn moved_fields(old: &Value, new: &Value) -> Vec<String> {
+    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
+    leaves(old, "", &mut a);
+    leaves(new, "", &mut b);
+    let absent = String::from("(absent)");
+    let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            let (o, n) = (a.get(p).unwrap_or(&absent), b.get(p).unwrap_or(&absent));
+            (o != n).then(|| format!("{p} {o} -> {n}"))
         })
         .collect()
 }
 
-/// The tolerance of one cell (see the module docs).
-pub fn tolerance(expected: &ExpectedCell, se_now: f64) -> f64 {
-    (4.0 * (expected.se.powi(2) + se_now.powi(2)).sqrt()).max(0.02 * expected.mean.abs().max(1.0))
+/// Moved trials of one cell, as one line.
+fn describe_cell(spec: &str, cell: &str, trials: &[(String, Vec<String>)]) -> String {
+    let mut s = format!("{spec}: cell `{cell}` moved:");
+    for (t, fields) in trials {
+        let shown = fields.iter().take(FIELDS_SHOWN).cloned();
+        let _ = write!(s, " trial {t}: {}", shown.collect::<Vec<_>>().join(", "));
+        if fields.len() > FIELDS_SHOWN {
+            let _ = write!(s, " (+{} more fields)", fields.len() - FIELDS_SHOWN);
+        }
+        s.push(';');
+    }
+    s.pop();
+    s
 }
 
-fn cell_name(spec: &str, c: &ExpectedCell) -> String {
-    let params: Vec<String> = c
-        .params
+/// Compares a run's records with the expectation; one message per moved cell (a missing or a
+/// new trial counts as moved), at most [`MOVED_SHOWN`] of them, and the number of moved cells.
+pub fn compare(name: &str, expected: &Expectation, now: &[Value]) -> (Vec<String>, usize) {
+    let old: BTreeMap<&str, &Value> = expected.records.iter().map(|v| (key_of(v), v)).collect();
+    let new: BTreeMap<&str, &Value> = now.iter().map(|v| (key_of(v), v)).collect();
+    let mut keys: Vec<&str> = old.keys().chain(new.keys()).copied().collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut cells: BTreeMap<&str, Vec<(String, Vec<String>)>> = BTreeMap::new();
+    for k in keys {
+        let fields = match (old.get(k), new.get(k)) {
+            (Some(o), Some(n)) if o == n => continue,
+            (Some(o), Some(n)) => moved_fields(o, n),
+            (Some(_), None) => vec!["missing from the smoke run".into()],
+            (None, _) => vec!["new, not in the expectations".into()],
+        };
+        if fields.is_empty() {
+            continue;
+        }
+        let (cell, trial) = cell_and_trial(k);
+        cells.entry(cell).or_default().push((trial.into(), fields));
+    }
+    let mut msgs: Vec<String> = cells
         .iter()
-        .map(|(k, v)| format!("{k} = {}", crate::report::x_text(v)))
+        .take(MOVED_SHOWN)
+        .map(|(c, t)| describe_cell(name, c, t))
         .collect();
-    format!(
-        "{spec}: dataset `{}`, pipeline `{}`, grid point {{{}}}, metric `{}`",
-        c.dataset,
-        c.pipeline,
-        params.join(", "),
-        c.metric
-    )
-}
-
-/// Compares a run's cells with the expectation; one message per failing cell.
-pub fn compare(name: &str, expected: &Expectation, now: &[ExpectedCell]) -> Vec<String> {
-    let key = |c: &ExpectedCell| {
-        (
-            c.dataset.clone(),
-            c.pipeline.clone(),
-            serde_json::to_string(&c.params).expect("params"),
-            c.metric.clone(),
-        )
-    };
-    let now_by: BTreeMap<_, &ExpectedCell> = now.iter().map(|c| (key(c), c)).collect();
-    let mut failures = Vec::new();
-    for e in &expected.cells {
-        match now_by.get(&key(e)) {
-            None => failures.push(format!(
-                "{}: cell missing from the smoke run",
-                cell_name(name, e)
-            )),
-            Some(c) => {
-                let tol = tolerance(e, c.se);
-                let d = c.mean - e.mean;
-                if d.abs() > tol || !c.mean.is_finite() {
-                    failures.push(format!(
-                        "{}: mean {:.4} vs expected {:.4} (difference {:+.4}, tolerance {:.4})",
-                        cell_name(name, e),
-                        c.mean,
-                        e.mean,
-                        d,
-                        tol
-                    ));
-                }
-            }
-        }
+    if cells.len() > MOVED_SHOWN {
+        msgs.push(format!(
+            "{name}: and {} more moved cells",
+            cells.len() - MOVED_SHOWN
+        ));
     }
-    let exp_keys: std::collections::BTreeSet<_> = expected.cells.iter().map(key).collect();
-    for c in now {
-        if !exp_keys.contains(&key(c)) {
-            failures.push(format!(
-                "{}: new cell not in the expectations (run `epsilab check --update` if intended)",
-                cell_name(name, c)
-            ));
-        }
-    }
-    failures
+    (msgs, cells.len())
 }
 
-/// The fixed reference workload of the speed check; returns its best time of 3 (seconds).
-pub fn reference_seconds() -> f64 {
-    (0..3)
-        .map(|_| {
-            let t = Instant::now();
-            let mut rng = crate::rng::rng_from(&["speed reference"]);
-            let lap = crate::privacy::LaplaceNoise::with_scale(10.0).expect("scale");
-            let mut acc = 0.0f64;
-            for _ in 0..2_000_000 {
-                acc += (1.0 + lap.sample(&mut rng).abs()).ln();
-            }
-            std::hint::black_box(acc);
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
+/// An expectation file's path.
+pub fn expectation_file(exp_dir: &Path, name: &str) -> PathBuf {
+    exp_dir.join(format!("{name}.json.gz"))
 }
 
-/// A fixed logistic-regression workload (seeded synthetic data, no files), best time of 3:
-/// an Adult-shaped fit (8000 x 123, 14 ones per row, Newton), a wide +-1-encoded fit
-/// (600 x 400, Newton-CG), a warm-started 5-fold cross-validation over the thesis's grid on
-/// it and a dense Gaussian fit (4000 x 40, L-BFGS), i.e. every solver, design operation and
-/// the CV loop the LR pipelines spend their time in.
-pub fn lr_workload_seconds() -> f64 {
-    use crate::data::synthetic::logistic_binary;
-    use crate::learners::logistic::preprocess::thesis_binary;
-    use crate::learners::logistic::select::{LAMBDA_GRID, Starts, cross_validate_lambda};
-    use crate::learners::logistic::{Design, Encoding, Objective, SolverSettings, labels_pm1};
-    let make = |n: usize, d: usize, k: usize, tag: &str| {
-        let mut rng = crate::rng::rng_from(&["lr speed reference", tag]);
-        logistic_binary(&mut rng, tag, tag, n, d, k)
-    };
-    let narrow = make(8000, 123, 14, "narrow");
-    let wide = make(600, 400, 30, "wide");
-    let dense = {
-        use rand::Rng as _;
-        let mut rng = crate::rng::rng_from(&["lr speed reference", "dense"]);
-        ndarray::Array2::from_shape_fn((4000, 40), |_| rng.r#gen::<f64>() - 0.5)
-    };
-    let dense_y: Vec<f64> = dense
-        .rows()
-        .into_iter()
-        .map(|r| if r[0] + r[1] > 0.0 { 1.0 } else { -1.0 })
-        .collect();
-    let s = SolverSettings::default();
-    (0..3)
-        .map(|_| {
-            let t = Instant::now();
-            let rows: Vec<u32> = (0..8000).collect();
-            let y = labels_pm1(&narrow, &rows).expect("two classes");
-            let mut des = Design::new(&narrow, &rows, None, Encoding::Indicator).expect("cols");
-            des.scale_all(1.0 / 14f64.sqrt());
-            std::hint::black_box(Objective::regularised(&des, &y, 1.0).minimise(&s));
-            let rows: Vec<u32> = (0..600).collect();
-            let y = labels_pm1(&wide, &rows).expect("two classes");
-            let (des, _) = thesis_binary(&wide, &rows, None, true).expect("cols");
-            std::hint::black_box(Objective::regularised(&des, &y, 1.0).minimise(&s));
-            let mut rng = crate::rng::rng_from(&["lr speed reference", "cv"]);
-            std::hint::black_box(
-                cross_validate_lambda(&des, &y, &LAMBDA_GRID, 5, &s, Starts::Warm, &mut rng)
-                    .expect("folds"),
-            );
-            let des = Design::dense(dense.view());
-            std::hint::black_box(Objective::regularised(&des, &dense_y, 1.0).minimise(&s));
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// Whether a measured speed ratio passes against the stored one.
-pub fn speed_ok(measured: f64, stored: &SpeedExpectation) -> bool {
-    measured <= stored.ratio * stored.factor
-}
-
-/// The failure message of the LR speed ratio, if it exceeds the stored one by the factor.
-pub fn lr_speed_failure(measured: f64, stored: &SpeedExpectation) -> Option<String> {
-    let limit = stored.lr_ratio? * stored.factor;
-    (measured > limit).then(|| {
-        format!(
-            "speed: the logistic-regression workload took {measured:.2}x the reference workload, stored {:.2}x (limit {:.0}x of it): the LR path got slower",
-            stored.lr_ratio.unwrap_or_default(),
-            stored.factor
-        )
-    })
-}
-
-fn read_json<T: for<'de> Deserialize<'de>>(p: &Path) -> Result<Option<T>> {
-    match std::fs::read_to_string(p) {
-        Ok(t) => serde_json::from_str(&t)
+/// Reads an expectation file; `Ok(None)` when there is none.
+pub fn read_expectation(p: &Path) -> Result<Option<Expectation>> {
+    match std::fs::read(p) {
+        Ok(b) => Expectation::from_bytes(&b)
             .map(Some)
-            .map_err(|e| Error::Parse {
+            .map_err(|reason| Error::Parse {
                 path: p.into(),
-                line: e.line(),
-                reason: e.to_string(),
+                line: 0,
+                reason: format!(
+                    "{reason} (an expectation file; rewrite it with `epsilab check --bless`)"
+                ),
             }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(p, e)),
     }
 }
 
-fn write_json<T: Serialize>(p: &Path, v: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(v).expect("json") + "\n";
-    std::fs::write(p, text).map_err(|e| Error::io(p, e))
-}
-
-/// Runs the check (or, with `update`, rewrites the expectations).
+/// Runs the check (or, with `bless`, rewrites the expectations that moved).
 pub fn check(opts: &CheckOptions) -> Result<CheckReport> {
     let exp_dir = opts.experiments.join(EXPECTATIONS_DIR);
     std::fs::create_dir_all(&exp_dir).map_err(|e| Error::io(&exp_dir, e))?;
-    let tmp = std::env::temp_dir().join(format!(
-        "epsilab-check-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    ));
-    let result = check_in(opts, &exp_dir, &tmp);
-    let _ = std::fs::remove_dir_all(&tmp);
-    result
-}
-
-fn check_in(opts: &CheckOptions, exp_dir: &Path, tmp: &Path) -> Result<CheckReport> {
+    let tmp = tempfile::Builder::new()
+        .prefix("epsilab-check-")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let mut report = CheckReport::default();
-    let ref_before = if opts.speed { reference_seconds() } else { 0.0 };
     for path in crate::report::reproduction::spec_files(&opts.experiments)? {
         let spec = Spec::load(&path)?;
-        let name = spec.experiment.name.clone();
-        if !opts.only.is_empty() && !opts.only.contains(&name) {
-            continue;
+        if opts.only.is_empty() || opts.only.contains(&spec.experiment.name) {
+            check_spec(opts, &spec, &exp_dir, tmp.path(), &mut report)?;
         }
-        let ropts = RunOptions {
-            threads: 1,
-            data_dir: opts.data_dir.clone(),
-            out_dir: tmp.into(),
-            smoke: true,
-            force: true,
-            progress: false,
-            shard: None,
-        };
-        let s = run(&spec, &ropts)?;
-        report.smoke_seconds += s.seconds;
-        report.specs += 1;
-        let now = cells(&read_dir_records(&s.results_dir)?);
-        report.cells += now.len();
-        let file = exp_dir.join(format!("{name}.json"));
-        if opts.update {
-            write_json(
-                &file,
-                &Expectation {
-                    experiment: name,
-                    spec_hash: spec.hash.clone(),
-                    cells: now,
-                },
-            )?;
-            continue;
-        }
-        let Some(expected) = read_json::<Expectation>(&file)? else {
-            report.failures.push(format!(
-                "{name}: no expectations at {} (run `epsilab check --update`)",
-                file.display()
-            ));
-            continue;
-        };
-        if expected.spec_hash != spec.hash {
-            report.failures.push(format!(
-                "{name}: the spec changed since its expectations were written (run `epsilab check --update` if intended)"
-            ));
-        }
-        report.failures.extend(compare(&name, &expected, &now));
     }
-    if opts.speed && opts.only.is_empty() {
-        let lr_seconds = lr_workload_seconds();
-        let reference = ref_before.min(reference_seconds()).max(1e-9);
-        let ratio = report.smoke_seconds / reference;
-        let lr_ratio = lr_seconds / reference;
-        report.speed_ratio = Some(ratio);
-        report.lr_speed_ratio = Some(lr_ratio);
-        let file = exp_dir.join("speed.json");
-        if opts.update {
-            write_json(
-                &file,
-                &SpeedExpectation {
-                    ratio,
-                    factor: SPEED_FACTOR,
-                    lr_ratio: Some(lr_ratio),
-                },
-            )?;
-        } else if let Some(stored) = read_json::<SpeedExpectation>(&file)? {
-            if !speed_ok(ratio, &stored) {
-                report.failures.push(format!(
-                    "speed: smoke runs took {ratio:.2}x the reference workload, stored {:.2}x (limit {:.0}x of it): the harness got slower",
-                    stored.ratio, stored.factor
-                ));
-            }
-            if let Some(lr) = lr_speed_failure(lr_ratio, &stored) {
-                report.failures.push(lr);
-            }
-        }
+    if let Some(reason) = &opts.bless
+        && !report.blessed.is_empty()
+    {
+        record_bless(&opts.changes, reason, &report.blessed)?;
+    }
+    if let Some(s) = &opts.speed
+        && opts.only.is_empty()
+    {
+        let r = crate::speed::gate(&exp_dir, s)?;
+        report.failures.extend(r.failures.iter().cloned());
+        report.speed = Some(r);
     }
     Ok(report)
+}
+
+/// One spec: its smoke run against (or, blessing, into) its expectation file.
+fn check_spec(
+    opts: &CheckOptions,
+    spec: &Spec,
+    exp_dir: &Path,
+    tmp: &Path,
+    report: &mut CheckReport,
+) -> Result<()> {
+    let name = spec.experiment.name.clone();
+    let ropts = RunOptions {
+        threads: 0,
+        data_dir: opts.data_dir.clone(),
+        out_dir: tmp.into(),
+        smoke: true,
+        force: true,
+        progress: false,
+        shard: None,
+    };
+    let s = run(spec, &ropts)?;
+    report.smoke_seconds += s.seconds;
+    report.specs += 1;
+    let mut now: Vec<Value> = read_dir_records(&s.results_dir)?
+        .iter()
+        .map(comparable)
+        .collect();
+    now.sort_by(|a, b| key_of(a).cmp(key_of(b)));
+    report.records += now.len();
+    let file = expectation_file(exp_dir, &name);
+    let expected = match read_expectation(&file) {
+        Ok(e) => e,
+        // An unreadable (e.g. older-format) file is rewritten by a bless.
+        Err(_) if opts.bless.is_some() => None,
+        Err(e) => {
+            report.failures.push(e.to_string());
+            return Ok(());
+        }
+    };
+    let fresh = Expectation {
+        experiment: name.clone(),
+        spec_hash: spec.hash.clone(),
+        records: now,
+    };
+    let Some(expected) = expected else {
+        if opts.bless.is_some() {
+            write_expectation(&file, &fresh)?;
+            report.blessed.push(format!("`{name}` (new)"));
+        } else {
+            report.failures.push(format!(
+                "{name}: no expectations at {} (run `epsilab check --bless --reason ...`)",
+                file.display()
+            ));
+        }
+        return Ok(());
+    };
+    let (mut msgs, moved) = compare(&name, &expected, &fresh.records);
+    if expected.spec_hash != spec.hash {
+        msgs.insert(
+            0,
+            format!("{name}: the spec changed since its expectations were written"),
+        );
+    }
+    report.moved_cells += moved;
+    if opts.bless.is_none() {
+        report.failures.extend(msgs);
+    } else if expected != fresh {
+        write_expectation(&file, &fresh)?;
+        report
+            .blessed
+            .push(format!("`{name}` ({moved} cells moved)"));
+    }
+    Ok(())
+}
+
+fn write_expectation(p: &Path, e: &Expectation) -> Result<()> {
+    std::fs::write(p, e.to_gzip()).map_err(|err| Error::io(p, err))
+}
+
+/// Adds a bless's entry at the top of `results/CHANGES.md` (newest first, as the file is kept).
+pub fn record_bless(changes: &Path, reason: &str, blessed: &[String]) -> Result<()> {
+    let old = match std::fs::read_to_string(changes) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io(changes, e)),
+    };
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400);
+    let entry = format!(
+        "## Smoke expectations blessed ({}): {}\n\n`epsilab check --bless` accepted the moved smoke records of {}.\n\n",
+        civil_date(days as i64),
+        reason.trim(),
+        blessed.join(", ")
+    );
+    std::fs::write(changes, entry + &old).map_err(|e| Error::io(changes, e))
+}
+
+/// `YYYY-MM-DD` of a day count since 1970-01-01 (Howard Hinnant's civil-from-days).
+pub fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn cell(mean: f64, se: f64) -> ExpectedCell {
-        ExpectedCell {
-            dataset: "d".into(),
-            pipeline: "p".into(),
-            params: BTreeMap::new(),
-            metric: "test_accuracy".into(),
-            mean,
-            se,
-            n: 2,
-        }
+    fn rec(key: &str, acc: f64) -> Value {
+        json!({"key": key, "test_accuracy": acc, "ledger": {"entries": [{"epsilon": 0.1}]}})
     }
 
     #[test]
-    fn tolerance_rule() {
-        // Floor of 2 points for accuracies, 4 combined SE above it.
-        assert!((tolerance(&cell(0.8, 0.0), 0.0) - 0.02).abs() < 1e-12);
-        assert!((tolerance(&cell(0.8, 0.03), 0.04) - 0.2).abs() < 1e-12);
-        // Counts: 2% of the value.
-        assert!((tolerance(&cell(500.0, 0.0), 0.0) - 10.0).abs() < 1e-9);
+    fn a_moved_field_is_named_with_old_and_new_values() {
         let e = Expectation {
             experiment: "x".into(),
             spec_hash: String::new(),
-            cells: vec![cell(0.8, 0.001)],
+            records: vec![rec("d|p|{\"epsilon\":0.1}|0", 0.8), rec("d|p|{}|0", 0.9)],
         };
-        assert!(compare("x", &e, &[cell(0.81, 0.001)]).is_empty());
-        let f = compare("x", &e, &[cell(0.77, 0.001)]);
-        assert_eq!(f.len(), 1);
-        assert!(f[0].contains("dataset `d`") && f[0].contains("test_accuracy"));
+        let same = e.records.clone();
+        assert_eq!(compare("x", &e, &same), (vec![], 0));
+        // One ulp is a move: the gate has no tolerance.
+        let mut now = same.clone();
+        now[0] = rec(
+            "d|p|{\"epsilon\":0.1}|0",
+            f64::from_bits(0.8f64.to_bits() + 1),
+        );
+        let (msgs, moved) = compare("x", &e, &now);
+        assert_eq!(moved, 1);
+        assert!(
+            msgs[0].contains("cell `d|p|{\"epsilon\":0.1}|`")
+                && msgs[0].contains("trial 0: test_accuracy 0.8 -> 0.8000000000000002"),
+            "{msgs:?}"
+        );
+        // A missing and a new trial.
+        let (msgs, moved) = compare("x", &e, &[rec("d|p|{}|0", 0.9), rec("d|p|{}|1", 0.9)]);
+        assert_eq!(moved, 2, "{msgs:?}");
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("missing from the smoke run"))
+        );
+        assert!(msgs.iter().any(|m| m.contains("trial 1: new")));
     }
 
     #[test]
-    fn speed_rule() {
-        let mut s = SpeedExpectation {
-            ratio: 2.0,
-            factor: 3.0,
-            lr_ratio: None,
-        };
-        assert!(speed_ok(5.9, &s));
-        assert!(!speed_ok(6.1, &s));
-        // No stored LR ratio: not checked; with one, 3x it is the limit.
-        assert!(lr_speed_failure(100.0, &s).is_none());
-        s.lr_ratio = Some(0.5);
-        assert!(lr_speed_failure(1.49, &s).is_none());
-        let f = lr_speed_failure(1.51, &s).expect("too slow");
-        assert!(
-            f.contains("logistic-regression") && f.contains("1.51x"),
-            "{f}"
+    fn nested_fields_are_compared() {
+        let a = rec("k|0", 0.5);
+        let mut b = a.clone();
+        b["ledger"]["entries"][0]["epsilon"] = json!(0.2);
+        assert_eq!(
+            moved_fields(&a, &b),
+            ["ledger.entries[0].epsilon 0.1 -> 0.2"]
         );
+    }
+
+    #[test]
+    fn the_file_reads_back_equal() {
+        let e = Expectation {
+            experiment: "x\"y".into(),
+            spec_hash: "h".into(),
+            records: vec![rec("a|0", 0.1 + 0.2), rec("b|0", 1e-300)],
+        };
+        assert_eq!(Expectation::from_bytes(&e.to_gzip()).unwrap(), e);
+        assert_eq!(Expectation::from_bytes(e.to_text().as_bytes()).unwrap(), e);
+        assert_eq!(e.to_gzip(), e.clone().to_gzip(), "no time stamp");
+        let empty = Expectation {
+            records: vec![],
+            ..e
+        };
+        assert_eq!(Expectation::from_bytes(&empty.to_gzip()).unwrap(), empty);
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(20_420), "2025-11-28");
+        assert_eq!(civil_date(11_016), "2000-02-29");
     }
 }

@@ -102,11 +102,17 @@ pub enum Command {
         /// Folder of specs for --all.
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
+        /// With --all: write nothing; rebuild REPORT.md and the tables from the committed
+        /// trials in a temporary folder and fail, naming each differing line and flipped
+        /// verdict, when they differ from the committed files (the verdict gate).
+        #[arg(long, requires = "all")]
+        check: bool,
         #[command(flatten)]
         style: ReportStyle,
     },
-    /// CI regression gate: rerun every spec in smoke mode and compare with stored expectations
-    /// (EXPERIMENTS/expectations/*.json); also a speed check against a reference workload.
+    /// CI regression gate: rerun every spec in smoke mode (every grid value) and compare every
+    /// trial record, bit for bit but for timings, with EXPERIMENTS/expectations/*.json; then
+    /// the speed gate (per-benchmark ratios to a reference workload, limit 1.3x).
     Check {
         /// Folder of specs (expectations live in its `expectations/` subfolder).
         #[arg(long, default_value = "experiments")]
@@ -115,15 +121,63 @@ pub enum Command {
         /// datasets shipped in the repository's datasets/ folder].
         #[arg(long)]
         data_dir: Option<PathBuf>,
-        /// Write the expectations from this run instead of comparing.
+        /// Accept the smoke records as the new expectations (a deliberate change); needs
+        /// --reason, which is recorded in --changes.
+        #[arg(long, requires = "reason")]
+        bless: bool,
+        /// Why the blessed results moved (written to --changes).
         #[arg(long)]
-        update: bool,
-        /// Only these experiments (by name); skips the speed check.
+        reason: Option<String>,
+        /// File a bless records its reason in (newest entry first).
+        #[arg(long, default_value = "results/CHANGES.md")]
+        changes: PathBuf,
+        /// Only these experiments (by name); skips the speed gate.
         #[arg(long)]
         only: Vec<String>,
-        /// Skip the speed check.
+        /// Skip the speed gate.
         #[arg(long)]
         no_speed: bool,
+        /// Only the speed gate (no smoke runs).
+        #[arg(long, conflicts_with_all = ["only", "no_speed", "bless"])]
+        speed_only: bool,
+        /// Store this machine's speed ratios as the expectation (expectations/speed.json).
+        #[arg(long, conflicts_with = "no_speed")]
+        bless_speed: bool,
+        /// Append each benchmark's ratio, with the commit ($EPSILAB_COMMIT or git's HEAD), to
+        /// DIR/<benchmark>.tsv; `report --all` draws the history from OUT/speed/.
+        #[arg(long, value_name = "DIR", conflicts_with = "no_speed")]
+        record_speed: Option<PathBuf>,
+    },
+    /// Compare two results folders (or a git revision's committed results with the work
+    /// tree's): pairs trials by cell and trial, paired t and Wilcoxon signed-rank tests,
+    /// Holm-corrected over cells; prints each cell's minimal detectable difference. Exits 1
+    /// when a cell is flagged.
+    Compare {
+        /// OLD results folder (with --rev: the NEW folder, default `results`).
+        old: Option<PathBuf>,
+        /// NEW results folder.
+        new: Option<PathBuf>,
+        /// OLD is this git revision's committed results (e.g. `main`, `HEAD~1`).
+        #[arg(long)]
+        rev: Option<String>,
+        /// Per-trial quantity to compare (repeatable).
+        #[arg(long, default_value = "test_accuracy")]
+        metric: Vec<String>,
+        /// Family-wise level of the flags.
+        #[arg(long, default_value_t = 0.05)]
+        alpha: f64,
+        /// Only these experiments (by folder name).
+        #[arg(long)]
+        only: Vec<String>,
+        /// Write Markdown (for a pull-request comment) here.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+        /// Write the full comparison as JSON here.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Write JUnit XML (one test case per cell) here.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
     },
     /// Trials done and planned for a spec's results, per shard and in total, with the command
     /// that finishes each incomplete shard.
@@ -428,25 +482,66 @@ pub fn execute(cli: Cli) -> Result<()> {
             out,
             smoke,
             experiments,
+            check,
             style,
             ..
         } => match spec {
             Some(path) => report_spec(&path, &out, smoke, &style),
+            None if check => report_check(&experiments, &out),
             None => report_all(&experiments, &out, &style),
         },
         Command::Check {
             experiments,
             data_dir,
-            update,
+            bless,
+            reason,
+            changes,
             only,
             no_speed,
-        } => check(crate::check::CheckOptions {
-            experiments,
-            data_dir: DataDir::resolve(data_dir),
-            update,
+            speed_only,
+            bless_speed,
+            record_speed,
+        } => {
+            let speed = (!no_speed).then(|| crate::speed::SpeedOptions {
+                bless: bless_speed,
+                record: record_speed.map(|d| (d, crate::speed::current_commit())),
+            });
+            if speed_only {
+                let exp = experiments.join(crate::check::EXPECTATIONS_DIR);
+                return speed_gate(&exp, &speed.unwrap_or_default());
+            }
+            check(crate::check::CheckOptions {
+                experiments,
+                data_dir: DataDir::resolve(data_dir),
+                bless: if bless { reason } else { None },
+                changes,
+                only,
+                speed,
+            })
+        }
+        Command::Compare {
+            old,
+            new,
+            rev,
+            metric,
+            alpha,
             only,
-            speed: !no_speed,
-        }),
+            markdown,
+            json,
+            junit,
+        } => compare(
+            CompareArgs {
+                old,
+                new,
+                rev,
+                outputs: [markdown, json, junit],
+            },
+            &crate::compare::CompareOptions {
+                metrics: metric,
+                alpha,
+                only,
+            },
+        ),
         Command::Status {
             spec: path,
             out,
@@ -694,29 +789,124 @@ fn check(opts: crate::check::CheckOptions) -> Result<()> {
     for f in &r.failures {
         note!("FAIL {f}");
     }
-    let speed = r
-        .speed_ratio
-        .map_or(String::new(), |x| format!(", speed ratio {x:.2}"))
-        + &r.lr_speed_ratio
-            .map_or(String::new(), |x| format!(", LR speed ratio {x:.2}"));
-    let what = if opts.update {
-        "expectations written"
+    if let Some(s) = &r.speed {
+        speed_lines(s);
+    }
+    if !r.blessed.is_empty() {
+        note!(
+            "check: blessed {}; entry added to {}",
+            r.blessed.join(", "),
+            opts.changes.display()
+        );
+    }
+    let what = if opts.bless.is_some() {
+        "blessed where moved"
     } else {
-        "checked"
+        "compared exactly"
     };
     note!(
-        "check: {} specs, {} cells {what} ({:.1} s of smoke runs{speed})",
+        "check: {} specs, {} trial records {what}, {} moved cells ({:.1} s of smoke runs)",
         r.specs,
-        r.cells,
+        r.records,
+        r.moved_cells,
         r.smoke_seconds
     );
-    if r.failures.is_empty() {
+    gate_result(r.failures.len())
+}
+
+fn speed_lines(s: &crate::speed::SpeedReport) {
+    for (name, m, stored) in &s.ratios {
+        let st = stored.map_or("none".into(), |x| format!("{x:.3}x"));
+        note!("speed: {name} {m:.3}x the reference workload (stored {st})");
+    }
+}
+
+fn speed_gate(exp_dir: &Path, opts: &crate::speed::SpeedOptions) -> Result<()> {
+    let s = crate::speed::gate(exp_dir, opts)?;
+    for f in &s.failures {
+        note!("FAIL {f}");
+    }
+    speed_lines(&s);
+    gate_result(s.failures.len())
+}
+
+fn gate_result(failures: usize) -> Result<()> {
+    if failures == 0 {
         Ok(())
     } else {
         Err(crate::error::Error::Check(format!(
-            "{} regression(s); see FAIL lines above",
-            r.failures.len()
+            "{failures} regression(s); see FAIL lines above"
         )))
+    }
+}
+
+struct CompareArgs {
+    old: Option<PathBuf>,
+    new: Option<PathBuf>,
+    rev: Option<String>,
+    /// Markdown, JSON, JUnit.
+    outputs: [Option<PathBuf>; 3],
+}
+
+fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> {
+    use crate::compare as c;
+    let tmp = tempfile::tempdir().map_err(|e| crate::Error::io(std::env::temp_dir(), e))?;
+    let (old, new) = match (&a.rev, a.old, a.new) {
+        (Some(rev), n, None) => {
+            let new = n.unwrap_or_else(|| PathBuf::from("results"));
+            (c::extract_revision(rev, &new, tmp.path())?, new)
+        }
+        (None, Some(o), Some(n)) => (o, n),
+        _ => {
+            return Err(crate::Error::Check(
+                "compare needs OLD and NEW folders, or --rev REV [NEW]".into(),
+            ));
+        }
+    };
+    let cmp = c::compare(&c::load_results(&old)?, &c::load_results(&new)?, opts);
+    let json = serde_json::to_string_pretty(&cmp).expect("json") + "\n";
+    let texts = [c::markdown(&cmp), json, c::junit(&cmp)];
+    for (path, text) in a.outputs.iter().zip(&texts) {
+        if let Some(p) = path {
+            std::fs::write(p, text).map_err(|e| crate::Error::io(p, e))?;
+        }
+    }
+    for f in cmp.flagged() {
+        note!(
+            "FLAGGED {}: `{}` {}: {:.4} -> {:.4} ({:+.4}; p = {:.2e} t, {:.2e} Wilcoxon, Holm)",
+            f.experiment,
+            f.cell,
+            f.metric,
+            f.mean_old,
+            f.mean_new,
+            f.mean_diff,
+            f.p_t_holm,
+            f.p_wilcoxon_holm
+        );
+    }
+    let mdd: Vec<f64> = cmp.cells.iter().filter_map(|x| x.min_detectable).collect();
+    let med = if mdd.is_empty() {
+        f64::NAN
+    } else {
+        crate::speed::median(&mut mdd.clone())
+    };
+    note!(
+        "compare: {} cells paired, {} flagged at family-wise alpha = {}; {} unpaired; median minimal detectable difference {med:.4}{}",
+        cmp.cells.len(),
+        cmp.flagged().count(),
+        opts.alpha,
+        cmp.unpaired.len(),
+        if a.outputs[0].is_none() {
+            " (per cell: --markdown or --json)"
+        } else {
+            ""
+        }
+    );
+    match cmp.flagged().count() {
+        0 => Ok(()),
+        n => Err(crate::Error::Check(format!(
+            "{n} cell(s) flagged; see FLAGGED lines above"
+        ))),
     }
 }
 
@@ -788,6 +978,20 @@ fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()>
         note!("  wrote {}", f.display());
     }
     Ok(())
+}
+
+/// The verdict gate: the committed report against one rebuilt from the committed trials.
+fn report_check(experiments: &Path, out: &Path) -> Result<()> {
+    let failures = crate::report::stale::check(experiments, out)?;
+    for f in &failures {
+        note!("FAIL {f}");
+    }
+    note!(
+        "report --check: {} differing lines in {} (REPORT.md and the experiments' tables)",
+        failures.len(),
+        out.display()
+    );
+    gate_result(failures.len())
 }
 
 fn data(command: DataCommand) -> Result<()> {

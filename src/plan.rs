@@ -154,24 +154,21 @@ impl KeySet {
     }
 }
 
-/// Indices of the values of an axis a pipeline varies along on dataset `d` (smoke: the first
-/// and last); `[None]` when it does not. `grid.n_train_of` restricts a pipeline's `n_train`
-/// values (and a dataset's, in [`dataset_runs`]); in smoke mode `grid.smoke_n_train_of`
-/// restricts them too, before the first and last are picked.
+/// Indices of the values of an axis a pipeline varies along on dataset `d` (smoke mode too:
+/// the exact gate checks every grid value); `[None]` when it does not. `grid.n_train_of`
+/// restricts a pipeline's `n_train` values (and a dataset's, in [`dataset_runs`]); in smoke
+/// mode `grid.smoke_n_train_of` restricts them too (a full-size sweep's largest sizes).
 fn choices(spec: &Spec, pipeline: usize, d: usize, axis: Axis, smoke: bool) -> Vec<Option<usize>> {
     let p = &spec.pipelines[pipeline];
     let Some(n) = spec.grid.len(axis).filter(|_| p.reads(axis)) else {
         return vec![None];
     };
-    let runs: Vec<usize> = (0..n)
+    (0..n)
         .filter(|&i| {
             axis != Axis::NTrain || n_train_allowed(spec, pipeline, d, i, smoke, Side::Pipeline)
         })
-        .collect();
-    match runs.as_slice() {
-        [first, .., last] if smoke => vec![Some(*first), Some(*last)],
-        _ => runs.into_iter().map(Some).collect(),
-    }
+        .map(Some)
+        .collect()
 }
 
 /// The `grid.n_train_of` key of one (pipeline, dataset) pair.
@@ -182,7 +179,7 @@ pub fn pair_name(pipeline: &str, dataset: &str) -> String {
 /// Which entries of an `n_train` restriction table a check reads.
 #[derive(Clone, Copy, PartialEq)]
 enum Side {
-    /// The pipeline's entry (or the pair's), before smoke picks the first and last value.
+    /// The pipeline's entry (or the pair's).
     Pipeline,
     /// The dataset's entry, after (none where the table has the pair's own entry).
     Dataset,
@@ -275,10 +272,15 @@ fn combo(spec: &Spec, dataset: usize, pipeline: usize, idx: [Option<usize>; 5]) 
     }
 }
 
-/// Expands the spec; `smoke` keeps at most two trials and two values per axis.
+/// Trials per cell in smoke mode (`epsilab check`): every grid value runs, so the trial count
+/// is what keeps the whole gate within its time budget (docs/ci.md).
+pub const SMOKE_TRIALS: u32 = 2;
+
+/// Expands the spec; `smoke` keeps at most [`SMOKE_TRIALS`] trials (and `n_train` to
+/// `grid.smoke_n_train_of`).
 pub fn plan(spec: &Spec, smoke: bool) -> Plan {
     let trials = if smoke {
-        spec.experiment.trials.min(2)
+        spec.experiment.trials.min(SMOKE_TRIALS)
     } else {
         spec.experiment.trials
     };
@@ -341,7 +343,7 @@ x = "epsilon"
         let seeds: HashSet<_> = cells.iter().map(|c| c.seed).collect();
         assert_eq!(seeds.len(), cells.len());
         let smoke = plan(&spec, true);
-        assert_eq!(smoke.n_cells(), 2 * 2 + 2);
+        assert_eq!(smoke.n_cells(), 2 * 3 + 2);
     }
 
     #[test]

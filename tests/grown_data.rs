@@ -173,8 +173,8 @@ fn n_train_of_may_stop_a_dataset_too() {
     let (_dir, spec) = grown_with("LR = [8, 16, 32, 64, 256]\ntoy = [8, 16, 32, 64, 128]");
     // Per trial: LR at 8..64 x 2 lambdas (its 256 is cut by the dataset), FM at 8..128.
     assert_eq!(epsilab::plan::plan(&spec, false).n_cells(), 3 * (8 + 5));
-    // Smoke keeps the first and last value each allows: LR 8 and 256 (cut), FM 8 and 256 (cut).
-    assert_eq!(epsilab::plan::plan(&spec, true).n_cells(), 2 * (2 + 1));
+    // Smoke runs every value each allows too, with 2 trials.
+    assert_eq!(epsilab::plan::plan(&spec, true).n_cells(), 2 * (8 + 5));
 }
 
 #[test]
@@ -207,8 +207,8 @@ fn a_pipeline_at_dataset_entry_replaces_both_lists_for_that_pair_only() {
     assert_eq!(sizes(&plan, "FM"), ["8", "16", "32", "64", "128", "256"]);
     assert_eq!(sizes(&plan, "LR"), ["8", "16", "32", "64"]);
     let smoke = epsilab::plan::plan(&spec, true);
-    assert_eq!(sizes(&smoke, "FM"), ["8"]);
-    assert_eq!(sizes(&smoke, "LR"), ["8"]);
+    assert_eq!(sizes(&smoke, "FM"), ["8", "16"]);
+    assert_eq!(sizes(&smoke, "LR"), ["8", "16"]);
     let dir = tempfile::tempdir().unwrap();
     let text = grown().replace("LR = [8,", "\"FM @ other\" = [8]\nLR = [8,");
     let err = Spec::load(&common::write_spec(dir.path(), "bad.toml", &text))
@@ -232,18 +232,18 @@ fn smoke_n_train_of_restricts_the_smoke_run_only() {
         keys
     };
     assert_eq!(keys(&spec, false), keys(&plain, false));
-    // Smoke: LR's last allowed size is 64 (its own smoke list); a dataset's list only removes
-    // cells, as in n_train_of: FM's smoke sizes are 8 and 256, and the dataset cuts 256.
-    // 2 trials x (LR 8 and 64 x 2 lambdas + FM 8).
+    // Smoke: LR stops at 64 (its own smoke list); a dataset's list only removes cells, as in
+    // n_train_of: FM runs every size but 256, which the dataset cuts.
+    // 2 trials x (LR 8..64 x 2 lambdas + FM 8..128).
     let smoke = keys(&spec, true);
-    assert_eq!(smoke.len(), 2 * (4 + 1));
+    assert_eq!(smoke.len(), 2 * (8 + 5));
     let has = |p: &str, n: u32| {
         smoke
             .iter()
             .any(|k| k.contains(&format!("|{p}|")) && k.contains(&format!("\"n_train\":{n}}}")))
     };
-    assert!(has("LR", 8) && has("LR", 64) && has("FM", 8));
-    assert!(!has("LR", 256) && !has("FM", 128) && !has("FM", 256));
+    assert!(has("LR", 8) && has("LR", 32) && has("LR", 64) && has("FM", 8) && has("FM", 128));
+    assert!(!has("LR", 256) && !has("FM", 256));
 }
 
 #[test]

@@ -318,8 +318,8 @@ fn smoke_mode_runs_a_small_version_in_its_own_folder() {
     o.smoke = true;
     let s = run(&spec, &o).unwrap();
     assert!(s.results_dir.ends_with("synthetic.smoke"));
-    // 2 datasets x 2 trials x (2 private x 2 eps x 2 thresholds + 2 reference).
-    assert_eq!(s.total, 2 * 2 * (2 * 4 + 2));
+    // 2 datasets x 2 trials x (2 private x every eps (3) x every threshold (3) + 2 reference).
+    assert_eq!(s.total, 2 * 2 * (2 * 9 + 2));
 }
 
 #[test]

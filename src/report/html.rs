@@ -159,6 +159,14 @@ pub fn page(title: &str, intro: &str, sections: &[Section], all: bool) -> String
     out
 }
 
+/// `page` with `extra` HTML at the end of its body, before its script (the speed history).
+pub fn with_appendix(page: String, extra: &str) -> String {
+    match page.rfind("<script>") {
+        Some(i) => format!("{}{extra}{}", &page[..i], &page[i..]),
+        None => page + extra,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

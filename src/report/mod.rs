@@ -11,6 +11,7 @@ pub mod pgf;
 pub mod ratio;
 pub mod reproduction;
 pub mod slope;
+pub mod stale;
 pub mod table;
 pub mod table_tex;
 pub mod verdict;

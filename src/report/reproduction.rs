@@ -391,7 +391,10 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         ("REPORT.md", md),
         (
             "index.html",
-            super::html::page("Reproduction report", INTRO, &sections, true),
+            super::html::with_appendix(
+                super::html::page("Reproduction report", INTRO, &sections, true),
+                &crate::speed::history_html(&out.join(crate::speed::HISTORY_DIR)),
+            ),
         ),
     ] {
         let p = out.join(name);
