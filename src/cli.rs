@@ -133,6 +133,8 @@ pub enum Command {
         /// Results root the spec was run with (`run --out`).
         #[arg(long, default_value = "results")]
         out: PathBuf,
+        /// Folder holding the dataset files (read to size the shards of a dataset whose size
+        /// only its files tell) [default: $EPSILAB_DATA, else the repository's datasets/].
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// The smoke run's results.
@@ -269,6 +271,9 @@ pub struct SlurmArgs {
     /// Results root (as `run --out`); must be on a filesystem every node sees.
     #[arg(long, default_value = "results")]
     out: PathBuf,
+    /// Folder holding the dataset files, plain or .gz, written into every task's command;
+    /// must be on a filesystem every node sees [default: $EPSILAB_DATA, else the datasets
+    /// shipped in the repository's datasets/ folder].
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Where the batch scripts and task logs go [default: OUT/EXPERIMENT/slurm].
@@ -838,6 +843,17 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
                 "  {name:<12} {:<12} D = {:<4} {}",
                 d.title.as_deref().unwrap_or(name),
                 d.dimension,
+                if found { "found" } else { "files not found" }
+            );
+        }
+    }
+    for name in catalog.names() {
+        if let Some(DatasetDef::CsvColumn(d)) = catalog.get(name) {
+            let found = crate::data::files::locate(&dir.0.join(&d.file)).is_some();
+            out!(
+                o,
+                "  {name:<12} {:<12} scalar column (release and attack pipelines)  {}",
+                d.title.as_deref().unwrap_or(name),
                 if found { "found" } else { "files not found" }
             );
         }

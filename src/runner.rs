@@ -933,8 +933,9 @@ fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>], needed: &[bool
             continue;
         }
         if let Some(kind) = pipeline.learner() {
-            // Every parameter the kind derives for a cell is checked before anything runs.
-            kind.learner(&c.at, &c.budget)?;
+            // Every parameter the kind derives for a cell, and whether its learner can fit
+            // the dataset at all, is checked before anything runs.
+            kind.learner(&c.at, &c.budget)?.check_data(data)?;
         }
         let needs_binary =
             pipeline.learner().is_none_or(|k| k.needs_binary()) || pipeline.selection.is_some();

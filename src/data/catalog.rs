@@ -617,6 +617,14 @@ impl FileSet<'_> {
                         train_file.display()
                     )));
                 }
+                if n_tr < self.classes.len() {
+                    return Err(self.err(format!(
+                        "{} has {n} usable rows: a {train_fraction} split trains on {n_tr}, \
+                         fewer than the {} classes, so a class has no training rows",
+                        train_file.display(),
+                        self.classes.len()
+                    )));
+                }
                 let mut per_class = vec![0usize; self.classes.len()];
                 for k in &keep {
                     per_class[k.2 as usize] += 1;

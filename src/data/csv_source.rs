@@ -100,9 +100,14 @@ pub fn parse(bytes: &[u8], path: &Path, layout: &CsvLayout) -> Result<CsvData> {
                 Some(h) => format!("column {} (`{}`)", c + 1, h[c]),
                 None => format!("column {}", c + 1),
             };
+            // A header read as data: `csv_column` reads no header unless told (`csv` does).
+            let hint = match (line, &header) {
+                (1, None) => " (if the first line names the columns, set `header = true`)",
+                _ => "",
+            };
             let v: f64 = text
                 .parse()
-                .map_err(|_| fail(line, format!("{}: `{text}` is not a number", name())))?;
+                .map_err(|_| fail(line, format!("{}: `{text}` is not a number{hint}", name())))?;
             if !v.is_finite() {
                 return Err(fail(line, format!("{}: `{text}` is not finite", name())));
             }

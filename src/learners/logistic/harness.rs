@@ -634,6 +634,10 @@ impl crate::learners::Learner for LrConfig {
         let model = LrConfig::fit(self, input.data, input.train, input.features, log)?;
         Ok(Box::new(model))
     }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_two_classes(data)
+    }
 }
 
 #[cfg(test)]
