@@ -35,6 +35,7 @@ pub mod release;
 pub mod report;
 pub mod rng;
 pub mod runner;
+pub mod schedule;
 pub mod selection;
 pub mod shard;
 pub mod slurm;
