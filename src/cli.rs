@@ -570,7 +570,7 @@ fn status(
     shards: Option<usize>,
 ) -> Result<()> {
     let spec = Spec::load(path)?;
-    let st = crate::runner::status(&spec, &data_dir, out, smoke, shards)?;
+    let st = crate::status::status(&spec, &data_dir, out, smoke, shards)?;
     emit(&status_text(&spec, path, out, smoke, &st))
 }
 
@@ -598,7 +598,7 @@ fn audit_size(trials: Option<usize>, seed: u64, unseeded: bool) -> (usize, u64) 
 
 /// Asks on a terminal whether to run a plan above [`CONFIRM_CELLS`]; refuses without one.
 fn confirm(p: &Prepared) -> Result<()> {
-    let eta = crate::runner::format_duration(p.estimate_seconds()?);
+    let eta = crate::status::format_duration(p.estimate_seconds()?);
     let what = format!(
         "{} trials to run (of {} planned), about {eta}",
         p.pending(),
@@ -730,7 +730,7 @@ fn status_text(
     path: &Path,
     out: &Path,
     smoke: bool,
-    st: &crate::runner::Status,
+    st: &crate::status::Status,
 ) -> String {
     let smoke_flag = if smoke { " --smoke" } else { "" };
     let cmd = |shard: Option<Shard>| {

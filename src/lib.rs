@@ -28,6 +28,7 @@ pub mod learners;
 pub mod memo;
 pub mod pipeline;
 pub mod plan;
+pub(crate) mod preflight;
 pub mod privacy;
 pub mod profile;
 pub mod provenance;
@@ -41,6 +42,7 @@ pub mod shard;
 pub mod slurm;
 pub mod spec;
 pub mod stats;
+pub mod status;
 pub mod store;
 
 pub use error::{Error, Result};

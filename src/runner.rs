@@ -8,17 +8,18 @@
 //! from its own seed.
 
 use crate::counts::ClassCounts;
-use crate::data::{DataDir, Dataset, DatasetDef, Split};
+use crate::data::{DataDir, Dataset, Split};
 use crate::error::{Error, Result};
 use crate::evaluate::accuracy;
 use crate::learners::Majority;
 use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
+use crate::preflight::preflight;
 use crate::schedule::Scheduler;
-use crate::shard::{Partition, Shard};
+use crate::shard::{Partition, Shard, group_of, partition, shard_cells, sizes};
 use crate::spec::Spec;
+use crate::status::progress_bar;
 use crate::store::{DEFINITION, Manifest, Store, Stored, TRIALS_FILE};
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -199,65 +200,6 @@ fn runs(sharding: &Option<(Shard, Partition)>, dataset: usize, trial: u32) -> bo
     sharding
         .as_ref()
         .is_none_or(|(s, p)| p.shard_of(dataset, trial) == s.index)
-}
-
-/// Each dataset's (rows, features), and the datasets read to learn them.
-type Sizes = (Vec<(usize, usize)>, Vec<Option<Arc<Dataset>>>);
-
-/// Each dataset's (rows, features) for the partition, and the datasets read to learn them: a
-/// generated dataset's size comes from its definition (its full size, whatever part of it a run
-/// generates), so sizing never generates one.
-pub fn sizes(spec: &Spec, plan: &Plan, dir: &DataDir) -> Result<Sizes> {
-    let mut sizes = Vec::new();
-    let mut loaded = Vec::new();
-    for (d, name) in spec.experiment.datasets.iter().enumerate() {
-        match spec.catalog.get(name).and_then(DatasetDef::size) {
-            Some(size) => {
-                sizes.push(size);
-                loaded.push(None);
-            }
-            None => {
-                let data = crate::profile::time("load", || {
-                    spec.catalog.load_for(name, dir, plan.max_n_train(d))
-                })?;
-                sizes.push((data.n_rows(), data.n_features()));
-                loaded.push(Some(Arc::new(data)));
-            }
-        }
-    }
-    Ok((sizes, loaded))
-}
-
-/// The cost-balanced partition of the plan's (dataset, trial) groups into `count` shards: one
-/// group of a dataset costs rows × features × the summed weights of its cells.
-pub fn partition(spec: &Spec, plan: &Plan, sizes: &[(usize, usize)], count: usize) -> Partition {
-    let costs: Vec<u64> = sizes
-        .iter()
-        .enumerate()
-        .map(|(d, &(rows, features))| {
-            let weight: u64 = plan
-                .combos_of(d)
-                .map(|c| spec.pipelines[c.pipeline].cost())
-                .sum();
-            (rows as u64).max(1) * (features as u64).max(1) * weight
-        })
-        .collect();
-    Partition::new(&costs, plan.trials, count)
-}
-
-/// Cells of the plan in shard `index`.
-pub fn shard_cells(plan: &Plan, p: &Partition, index: usize) -> u64 {
-    (0..plan.n_datasets)
-        .map(|d| p.groups_in(d, plan.trials, index) * plan.combos_of(d).count() as u64)
-        .sum()
-}
-
-/// The (dataset index, trial) of a stored key `dataset|pipeline|point|trial`.
-pub fn group_of(spec: &Spec, key: &str) -> Option<(usize, u32)> {
-    let (dataset, _) = key.split_once('|')?;
-    let (_, trial) = key.rsplit_once('|')?;
-    let d = spec.experiment.datasets.iter().position(|n| n == dataset)?;
-    Some((d, trial.parse().ok()?))
 }
 
 /// What a run of `spec` computes its cells from: the spec's hashes and every input's SHA-256.
@@ -593,204 +535,6 @@ fn run_tasks<T: Sync>(
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .map_or(Ok(()), Err)
-}
-
-/// Checks every (learner, dataset) pair before the first trial runs.
-fn preflight(spec: &Spec, plan: &Plan, datasets: &[Arc<Dataset>], needed: &[bool]) -> Result<()> {
-    for (data, _) in datasets.iter().zip(needed).filter(|(_, n)| **n) {
-        crate::pipeline::check_public_n(spec, &data.name, data.train_size())?;
-    }
-    for combo in plan.combos.iter().filter(|c| needed[c.dataset]) {
-        let c = &combo.cell(0);
-        let data = &datasets[c.dataset];
-        let pipeline = &spec.pipelines[c.pipeline];
-        if let Some(n) = c.at.n_train
-            && n > data.n_rows()
-        {
-            return Err(Error::Spec {
-                file: spec.path.clone(),
-                field: "grid.n_train".into(),
-                reason: format!(
-                    "n_train = {n} exceeds dataset `{}`'s {} rows",
-                    data.name,
-                    data.n_rows()
-                ),
-            });
-        }
-        if let Some(t) = c.at.features
-            && t > data.n_features()
-        {
-            return Err(Error::Spec {
-                file: spec.path.clone(),
-                field: format!("pipeline `{}`: features", pipeline.name),
-                reason: format!(
-                    "T = {t} exceeds dataset `{}`'s {} features",
-                    data.name,
-                    data.n_features()
-                ),
-            });
-        }
-        let releases = matches!(pipeline.step, crate::spec::Step::Release(_));
-        if releases != data.is_scalar() {
-            let reason = if releases {
-                format!(
-                    "{} `{}` reads a scalar source; dataset `{}` is a classification dataset",
-                    pipeline.kind(),
-                    pipeline.name,
-                    data.name
-                )
-            } else {
-                format!(
-                    "dataset `{}` is a scalar source (one column, no classes): only `release` and `attack` pipelines read it",
-                    data.name
-                )
-            };
-            return Err(Error::Spec {
-                file: spec.path.clone(),
-                field: format!("pipeline `{}`", pipeline.name),
-                reason,
-            });
-        }
-        if releases {
-            continue;
-        }
-        if let Some(kind) = pipeline.learner() {
-            // Every parameter the kind derives for a cell, and whether its learner can fit
-            // the dataset at all, is checked before anything runs.
-            kind.learner(&c.at, &c.budget)?.check_data(data)?;
-        }
-        let needs_binary =
-            pipeline.learner().is_none_or(|k| k.needs_binary()) || pipeline.selection.is_some();
-        if needs_binary && data.features.as_binary().is_none() {
-            return Err(Error::Spec {
-                file: spec.path.clone(),
-                field: format!("pipeline `{}`", pipeline.name),
-                reason: format!(
-                    "pipeline `{}` needs binary features; dataset `{}` is real-valued",
-                    pipeline.name, data.name
-                ),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// `3 h 20 min`, `12 min`, `40 s`, or `more than a year`.
-pub fn format_duration(seconds: f64) -> String {
-    let s = seconds.max(0.0);
-    if !s.is_finite() || s > 365.0 * 86400.0 {
-        "more than a year".into()
-    } else if s >= 86400.0 {
-        format!(
-            "{:.0} days {:.0} h",
-            (s / 86400.0).floor(),
-            (s % 86400.0) / 3600.0
-        )
-    } else if s >= 3600.0 {
-        format!(
-            "{:.0} h {:.0} min",
-            (s / 3600.0).floor(),
-            (s % 3600.0) / 60.0
-        )
-    } else if s >= 60.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{s:.0} s")
-    }
-}
-
-fn progress_bar(show: bool, len: u64) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} trials, ETA {eta}",
-        )
-        .expect("template")
-        .progress_chars("=> "),
-    );
-    bar
-}
-
-/// Progress of a results folder: per shard and in total.
-#[derive(Debug, Clone)]
-pub struct Status {
-    pub results_dir: PathBuf,
-    pub planned: u64,
-    pub done: u64,
-    /// Shards (`None` for an unsharded folder): (shard, done, planned).
-    pub shards: Option<Vec<(Shard, u64, u64)>>,
-}
-
-/// Trials done and planned in `out/<experiment>`. The shard count comes from `shards`, else from
-/// the shard record files present (an unsharded folder has none).
-pub fn status(
-    spec: &Spec,
-    data_dir: &DataDir,
-    out: &std::path::Path,
-    smoke: bool,
-    shards: Option<usize>,
-) -> Result<Status> {
-    let dir = results_dir(spec, out, smoke);
-    let plan = plan(spec, smoke);
-    // Stale records of cells no longer planned do not count.
-    let planned_keys = plan.keys();
-    let keys: Vec<String> = crate::store::read_dir_records(&dir)?
-        .into_iter()
-        .map(|r| r.key)
-        .filter(|k| planned_keys.contains(k))
-        .collect();
-    let done = keys.len() as u64;
-    let count = match shards {
-        Some(n) => Some(n),
-        None => crate::store::record_files(&dir)?
-            .iter()
-            .filter_map(|f| f.file_name()?.to_str().and_then(shard_count_of))
-            .max(),
-    };
-    let shards = match count {
-        None => None,
-        Some(n) => {
-            Shard::new(0, n)?;
-            let (sizes, _) = sizes(spec, &plan, data_dir)?;
-            let p = partition(spec, &plan, &sizes, n);
-            let mut per = vec![0u64; n];
-            for k in &keys {
-                if let Some((d, t)) = group_of(spec, k) {
-                    per[p.shard_of(d, t)] += 1;
-                }
-            }
-            Some(
-                (0..n)
-                    .map(|i| {
-                        (
-                            Shard { index: i, count: n },
-                            per[i],
-                            shard_cells(&plan, &p, i),
-                        )
-                    })
-                    .collect(),
-            )
-        }
-    };
-    Ok(Status {
-        results_dir: dir,
-        planned: plan.n_cells(),
-        done,
-        shards,
-    })
-}
-
-/// N of a shard record file name `trials.shard-I-of-N.jsonl`.
-fn shard_count_of(name: &str) -> Option<usize> {
-    name.strip_prefix("trials.shard-")?
-        .strip_suffix(".jsonl")?
-        .split_once("-of-")?
-        .1
-        .parse()
-        .ok()
 }
 
 #[cfg(test)]

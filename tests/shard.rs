@@ -5,7 +5,8 @@
 mod common;
 
 use epsilab::data::DataDir;
-use epsilab::runner::{RunOptions, run, status};
+use epsilab::runner::{RunOptions, run};
+use epsilab::status::status;
 use epsilab::shard::Shard;
 use epsilab::spec::Spec;
 use epsilab::store::{TrialRecord, read_dir_records, read_records, record_files};
