@@ -15,7 +15,7 @@ use crate::learners::Majority;
 use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
 use crate::preflight::preflight;
-use crate::schedule::Scheduler;
+use crate::schedule::{Scheduler, Workspace};
 use crate::shard::{Partition, Shard, group_of, partition, shard_cells, sizes};
 use crate::spec::Spec;
 use crate::status::progress_bar;
@@ -260,13 +260,14 @@ impl Group {
         })
     }
 
-    fn data<'a>(&'a self, data: &'a Dataset) -> TrialData<'a> {
+    fn data<'a>(&'a self, data: &'a Dataset, workspace: &'a dyn Workspace) -> TrialData<'a> {
         TrialData {
             data,
             split: &self.split,
             counts: self.counts.as_ref(),
             baseline_accuracy: self.baseline,
             shuffled_train: self.shuffled.as_deref(),
+            workspace,
         }
     }
 }
@@ -303,7 +304,8 @@ impl Prepared<'_> {
         let data = &self.datasets[cell.dataset];
         let t = Instant::now();
         let group = Group::new(self.spec, &self.plan, cell.dataset, data, cell.trial)?;
-        run_cell(self.spec, &cell, &group.data(data))?;
+        let workspace = crate::schedule::of(self.spec).workspace(None);
+        run_cell(self.spec, &cell, &group.data(data, &*workspace))?;
         let per_cell = t.elapsed().as_secs_f64();
         Ok(per_cell * self.pending as f64 / self.threads() as f64)
     }
@@ -371,8 +373,9 @@ impl Prepared<'_> {
         let scheduler = crate::schedule::of(spec);
         for (di, owned) in std::mem::take(&mut self.datasets).into_iter().enumerate() {
             // What the scheduler holds for the dataset's later cells lives as long as this.
-            let _workspace = scheduler.workspace(&pool);
+            let workspace = scheduler.workspace(Some(&pool));
             let cells = DatasetCells {
+                workspace: &*workspace,
                 spec,
                 plan: &self.plan,
                 sharding: &self.sharding,
@@ -406,6 +409,8 @@ impl Prepared<'_> {
 
 /// One dataset's cells in a run: what [`DatasetCells::run`] needs.
 struct DatasetCells<'a> {
+    /// What the scheduler holds for the dataset's later cells (dropped after them).
+    workspace: &'a dyn Workspace,
     spec: &'a Spec,
     plan: &'a Plan,
     sharding: &'a Option<(Shard, Partition)>,
@@ -452,7 +457,7 @@ impl DatasetCells<'_> {
                 }
             }
             let batch: Vec<&Cell> = across.iter().collect();
-            let run = |c: &Cell| run_one(spec, c, &groups[&c.trial].data(data));
+            let run = |c: &Cell| run_one(spec, c, &groups[&c.trial].data(data, self.workspace));
             keep(self.scheduler.run_batch(&batch, &run, Some(pool)))?;
             ran_first.extend(across.into_iter().map(|c| c.key));
         }
@@ -463,7 +468,7 @@ impl DatasetCells<'_> {
         };
         if let Some((trial, tasks)) = first {
             let group = Group::new(spec, self.plan, di, data, trial)?;
-            let td = group.data(data);
+            let td = group.data(data, self.workspace);
             let run = |c: &Cell| run_one(spec, c, &td);
             run_tasks(pool, &tasks, |batch: &Vec<Cell>| {
                 let batch: Vec<&Cell> = batch.iter().collect();
@@ -487,7 +492,7 @@ impl DatasetCells<'_> {
                         return Ok(());
                     }
                     let group = Group::new(spec, self.plan, di, data, trial)?;
-                    let td = group.data(data);
+                    let td = group.data(data, self.workspace);
                     let run = |c: &Cell| run_one(spec, c, &td);
                     for batch in self.scheduler.batches(spec, data, &cells) {
                         keep(self.scheduler.run_batch(&batch, &run, None))?;

@@ -19,10 +19,18 @@ use std::sync::Arc;
 pub type RunCell<'a> = dyn Fn(&Cell) -> Result<TrialRecord> + Sync + 'a;
 
 /// What a family holds for a dataset's later cells; dropping it lets go of everything held.
-pub trait Workspace {}
+/// Each cell's learner receives it ([`crate::learners::FitInput::workspace`]) and finds its
+/// family's own by type.
+pub trait Workspace: Sync {
+    fn as_any(&self) -> &dyn std::any::Any;
+}
 
 /// Nothing held.
-impl Workspace for () {}
+impl Workspace for () {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
 
 /// Orders and batches a dataset's cells. Every method has the default of [`ALONE`].
 pub trait Scheduler: Sync {
@@ -74,8 +82,9 @@ pub trait Scheduler: Sync {
         batch.iter().map(|c| run(c)).collect()
     }
 
-    /// What the family holds for the dataset's later cells, dropped when they are done.
-    fn workspace(&self, _pool: &Arc<rayon::ThreadPool>) -> Box<dyn Workspace> {
+    /// What the family holds for the dataset's later cells, dropped when they are done;
+    /// `pool` is the run's (none: a cell run outside a run's pool).
+    fn workspace(&self, _pool: Option<&Arc<rayon::ThreadPool>>) -> Box<dyn Workspace> {
         Box::new(())
     }
 }

@@ -6,9 +6,9 @@ mod common;
 
 use epsilab::data::DataDir;
 use epsilab::runner::{RunOptions, run};
-use epsilab::status::status;
 use epsilab::shard::Shard;
 use epsilab::spec::Spec;
+use epsilab::status::status;
 use epsilab::store::{TrialRecord, read_dir_records, read_records, record_files};
 use std::path::Path;
 use std::process::Command;

@@ -655,8 +655,6 @@ impl FileSet<'_> {
             split,
             bounds,
             truth: None,
-            row_digests: Default::default(),
-            known_bounds: Default::default(),
         })
     }
 }

@@ -129,8 +129,6 @@ pub fn column_dataset(name: &str, title: &str, values: Vec<f64>) -> Dataset {
         feature_names: None,
         bounds: None,
         truth: None,
-        row_digests: Default::default(),
-        known_bounds: Default::default(),
     }
 }
 

@@ -101,6 +101,8 @@ pub struct FitInput<'a> {
     pub counts: Option<&'a ClassCounts>,
     /// Selected features; `None` means all.
     pub features: Option<&'a [usize]>,
+    /// What the learner's family holds for the dataset's later cells ([`crate::schedule`]).
+    pub workspace: &'a dyn crate::schedule::Workspace,
 }
 
 /// A model fitted through linfa's `Fit`, with the ledger of that fit: the linfa face of a

@@ -6,6 +6,7 @@
 
 use super::design::with_gram_split;
 use super::lockstep::Lockstep;
+use super::row_caches::DatasetCaches;
 use super::{dense, forget_shared_work};
 use crate::data::Dataset;
 use crate::error::Result;
@@ -120,30 +121,48 @@ impl Scheduler for LockstepScheduler {
         run_batch(batch, run, pool)
     }
 
-    fn workspace(&self, pool: &Arc<rayon::ThreadPool>) -> Box<dyn Workspace> {
+    fn workspace(&self, pool: Option<&Arc<rayon::ThreadPool>>) -> Box<dyn Workspace> {
         Box::new(HeldWork {
-            pool: Arc::clone(pool),
+            pool: pool.cloned(),
+            caches: DatasetCaches::default(),
         })
     }
 }
 
-/// The dataset's rows each worker read last, and the scaled designs and X^T X held for later
-/// cells: process-global memos ([`dense`], [`super::mechanisms`]) whose lifetime this value
-/// owns. Dropped when the runner is done with the dataset, it lets go of them all (their keys
-/// name the dataset's rows, so no later cell asks for them; appendix B's D = 1500 needs their
-/// 3 GiB for its 12.7 GB of rows).
-struct HeldWork {
-    pool: Arc<rayon::ThreadPool>,
+/// LR's workspace for one dataset: the dataset's row digests and known column bounds
+/// ([`DatasetCaches`]), and the lifetime of what the fits hold for later cells in
+/// process-global memos and per-worker slots ([`dense`]'s scaled rows and each worker's last
+/// read rows, [`super::mechanisms`]' X^T X). Dropped when the runner is done with the dataset,
+/// it lets go of them all (their keys name the dataset's rows, so no later cell asks for them;
+/// appendix B's D = 1500 needs their 3 GiB for its 12.7 GB of rows).
+pub struct HeldWork {
+    /// The run's pool, whose workers each hold the rows they read last.
+    pool: Option<Arc<rayon::ThreadPool>>,
+    pub caches: DatasetCaches,
 }
 
-impl Workspace for HeldWork {}
+impl Workspace for HeldWork {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
 
 impl Drop for HeldWork {
     fn drop(&mut self) {
-        self.pool.broadcast(|_| dense::take_last_read());
+        if let Some(pool) = &self.pool {
+            pool.broadcast(|_| dense::take_last_read());
+        }
         dense::take_last_read();
         forget_shared_work();
     }
+}
+
+/// The caches of the dataset a cell's `workspace` belongs to, when it is LR's.
+pub fn caches_of(workspace: &dyn Workspace) -> Option<&DatasetCaches> {
+    workspace
+        .as_any()
+        .downcast_ref::<HeldWork>()
+        .map(|h| &h.caches)
 }
 
 /// Rows x columns from which objective perturbation's lambda siblings fit in lockstep (2^20
