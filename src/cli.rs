@@ -419,12 +419,7 @@ pub fn execute(cli: Cli) -> Result<()> {
         } => {
             let opts = RunOptions {
                 shard: shard.as_deref().map(parse_shard).transpose()?,
-                threads: jobs,
-                data_dir: DataDir::resolve(data_dir),
-                out_dir: out,
-                smoke,
-                force,
-                progress: std::io::stderr().is_terminal(),
+                ..run_options(jobs, data_dir, out, smoke, force)
             };
             run(&Spec::load(&spec)?, &opts, yes, profile, no_report)
         }
@@ -464,6 +459,13 @@ pub fn execute(cli: Cli) -> Result<()> {
             let submit = args.submit;
             slurm(&spec, &args.options(&spec), submit)
         }
+        other => execute_tool(other),
+    }
+}
+
+/// The commands that run no spec: data, list, audit, accountant.
+fn execute_tool(command: Command) -> Result<()> {
+    match command {
         Command::Data { command } => data(command),
         Command::List {
             data_dir,
@@ -497,6 +499,26 @@ pub fn execute(cli: Cli) -> Result<()> {
                 delta,
             )?)
         }
+        _ => unreachable!("spec commands are run by `execute`"),
+    }
+}
+
+/// `epsilab run`'s options but its shard, with a progress bar on a terminal.
+fn run_options(
+    jobs: usize,
+    data_dir: Option<PathBuf>,
+    out: PathBuf,
+    smoke: bool,
+    force: bool,
+) -> RunOptions {
+    RunOptions {
+        shard: None,
+        threads: jobs,
+        data_dir: DataDir::resolve(data_dir),
+        out_dir: out,
+        smoke,
+        force,
+        progress: std::io::stderr().is_terminal(),
     }
 }
 
@@ -831,8 +853,9 @@ fn data_fetch(source: &str, sha256: Option<&str>, cache: Option<PathBuf>) -> Res
     Ok(())
 }
 
-fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
-    let mut o = String::new();
+/// `epsilab list`'s datasets: the built-in catalog's (whether their files are found) and the
+/// sources a spec may define its own from.
+fn list_datasets(o: &mut String, dir: &DataDir) {
     let catalog = crate::data::Catalog::builtin();
     out!(o, "Datasets (data directory: {}):", dir.0.display());
     for name in catalog.names() {
@@ -870,6 +893,11 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
         o,
         "  scalar sources (release and attack pipelines): uniform, beta, contaminated, table_i, csv_column, none"
     );
+}
+
+fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
+    let mut o = String::new();
+    list_datasets(&mut o, dir);
     out!(
         o,
         "

@@ -2,7 +2,7 @@
 
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::plan::Plan;
+use crate::plan::{Cell, Plan};
 use crate::spec::Spec;
 use std::sync::Arc;
 
@@ -20,32 +20,7 @@ pub(crate) fn preflight(
         let c = &combo.cell(0);
         let data = &datasets[c.dataset];
         let pipeline = &spec.pipelines[c.pipeline];
-        if let Some(n) = c.at.n_train
-            && n > data.n_rows()
-        {
-            return Err(Error::Spec {
-                file: spec.path.clone(),
-                field: "grid.n_train".into(),
-                reason: format!(
-                    "n_train = {n} exceeds dataset `{}`'s {} rows",
-                    data.name,
-                    data.n_rows()
-                ),
-            });
-        }
-        if let Some(t) = c.at.features
-            && t > data.n_features()
-        {
-            return Err(Error::Spec {
-                file: spec.path.clone(),
-                field: format!("pipeline `{}`: features", pipeline.name),
-                reason: format!(
-                    "T = {t} exceeds dataset `{}`'s {} features",
-                    data.name,
-                    data.n_features()
-                ),
-            });
-        }
+        check_sizes(spec, c, data)?;
         let releases = matches!(pipeline.step, crate::spec::Step::Release(_));
         if releases != data.is_scalar() {
             let reason = if releases {
@@ -87,6 +62,38 @@ pub(crate) fn preflight(
                 ),
             });
         }
+    }
+    Ok(())
+}
+
+/// The cell's `n_train` and feature count T fit the dataset.
+fn check_sizes(spec: &Spec, c: &Cell, data: &Dataset) -> Result<()> {
+    let pipeline = &spec.pipelines[c.pipeline];
+    if let Some(n) = c.at.n_train
+        && n > data.n_rows()
+    {
+        return Err(Error::Spec {
+            file: spec.path.clone(),
+            field: "grid.n_train".into(),
+            reason: format!(
+                "n_train = {n} exceeds dataset `{}`'s {} rows",
+                data.name,
+                data.n_rows()
+            ),
+        });
+    }
+    if let Some(t) = c.at.features
+        && t > data.n_features()
+    {
+        return Err(Error::Spec {
+            file: spec.path.clone(),
+            field: format!("pipeline `{}`: features", pipeline.name),
+            reason: format!(
+                "T = {t} exceeds dataset `{}`'s {} features",
+                data.name,
+                data.n_features()
+            ),
+        });
     }
     Ok(())
 }

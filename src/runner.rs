@@ -117,7 +117,7 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
             "--force replaces a whole results folder and cannot be combined with --shard; run the array into a new --out instead",
         ));
     }
-    let (sizes, mut loaded) = sizes(spec, &plan, &opts.data_dir)?;
+    let (sizes, loaded) = sizes(spec, &plan, &opts.data_dir)?;
     let sharding = opts
         .shard
         .map(|shard| (shard, partition(spec, &plan, &sizes, shard.count)));
@@ -135,49 +135,8 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
     let pending = total - done;
     let mut datasets = Vec::new();
     if pending > 0 || opts.force {
-        // Only the datasets this run has cells left on are read or generated (a finished
-        // D = 1000 toy dataset is 8.5 GB); the others are empty stand-ins it never reads.
-        let planned = plan.keys();
-        let mut stored_in = vec![0u64; sizes.len()];
-        for k in stored.keys.iter().filter(|k| planned.contains(k)) {
-            if let Some((d, _)) = group_of(spec, k).filter(|&(d, t)| runs(&sharding, d, t)) {
-                stored_in[d] += 1;
-            }
-        }
-        let needed: Vec<bool> = (0..sizes.len())
-            .map(|d| {
-                let groups = match &sharding {
-                    Some((shard, p)) => p.groups_in(d, plan.trials, shard.index),
-                    None => u64::from(plan.trials),
-                };
-                opts.force || stored_in[d] < groups * plan.combos_of(d).count() as u64
-            })
-            .collect();
-        // Side by side on the run's threads: each dataset is read or drawn from its own
-        // stream (appendix B's D = 1000 and 1500 take 13 and 20 s of one core), and the first
-        // failure in the spec's order is reported.
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(opts.threads)
-            .build()
-            .map_err(|e| Error::param("jobs", e.to_string()))?;
-        let read: Vec<Result<Arc<Dataset>>> = pool.install(|| {
-            spec.experiment
-                .datasets
-                .par_iter()
-                .zip(loaded.par_iter_mut())
-                .enumerate()
-                .map(|(d, (name, loaded))| match (loaded.take(), needed[d]) {
-                    (Some(data), true) => Ok(data),
-                    (None, true) => crate::profile::time("load", || {
-                        spec.catalog
-                            .load_for(name, &opts.data_dir, plan.max_n_train(d))
-                    })
-                    .map(Arc::new),
-                    (_, false) => Ok(Arc::new(crate::data::scalar::no_data(name, name))),
-                })
-                .collect()
-        });
-        datasets = read.into_iter().collect::<Result<_>>()?;
+        let needed = needed(spec, &plan, &stored, &sharding, opts.force, sizes.len());
+        datasets = load(spec, &plan, opts, &needed, loaded)?;
         preflight(spec, &plan, &datasets, &needed)?;
     }
     Ok(Prepared {
@@ -193,6 +152,74 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
         pending,
         start,
     })
+}
+
+/// Which datasets the run has cells left on: only those are read or generated (a finished
+/// D = 1000 toy dataset is 8.5 GB); the others get empty stand-ins the run never reads.
+fn needed(
+    spec: &Spec,
+    plan: &Plan,
+    stored: &Stored,
+    sharding: &Option<(Shard, Partition)>,
+    force: bool,
+    n_datasets: usize,
+) -> Vec<bool> {
+    let planned = plan.keys();
+    let mut stored_in = vec![0u64; n_datasets];
+    for k in stored.keys.iter().filter(|k| planned.contains(k)) {
+        if let Some((d, _)) = group_of(spec, k).filter(|&(d, t)| runs(sharding, d, t)) {
+            stored_in[d] += 1;
+        }
+    }
+    (0..n_datasets)
+        .map(|d| {
+            let groups = match sharding {
+                Some((shard, p)) => p.groups_in(d, plan.trials, shard.index),
+                None => u64::from(plan.trials),
+            };
+            force || stored_in[d] < groups * plan.combos_of(d).count() as u64
+        })
+        .collect()
+}
+
+/// The `needed` datasets (those `loaded` already, read or drawn), empty stand-ins for the
+/// others. Side by side on the run's threads: each dataset is read or drawn from its own
+/// stream (appendix B's D = 1000 and 1500 take 13 and 20 s of one core), and the first failure
+/// in the spec's order is reported.
+fn load(
+    spec: &Spec,
+    plan: &Plan,
+    opts: &RunOptions,
+    needed: &[bool],
+    mut loaded: Vec<Option<Arc<Dataset>>>,
+) -> Result<Vec<Arc<Dataset>>> {
+    let pool = pool(opts.threads)?;
+    let read: Vec<Result<Arc<Dataset>>> = pool.install(|| {
+        spec.experiment
+            .datasets
+            .par_iter()
+            .zip(loaded.par_iter_mut())
+            .enumerate()
+            .map(|(d, (name, loaded))| match (loaded.take(), needed[d]) {
+                (Some(data), true) => Ok(data),
+                (None, true) => crate::profile::time("load", || {
+                    spec.catalog
+                        .load_for(name, &opts.data_dir, plan.max_n_train(d))
+                })
+                .map(Arc::new),
+                (_, false) => Ok(Arc::new(crate::data::scalar::no_data(name, name))),
+            })
+            .collect()
+    });
+    read.into_iter().collect()
+}
+
+/// A pool of `threads` workers (0: one per core).
+fn pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::param("jobs", e.to_string()))
 }
 
 /// Whether a run with `sharding` (none: the whole plan) runs the group (dataset, trial).
@@ -332,12 +359,7 @@ impl Prepared<'_> {
             summary.seconds = self.start.elapsed().as_secs_f64();
             return Ok(summary);
         }
-        let pool = Arc::new(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(self.opts.threads)
-                .build()
-                .map_err(|e| Error::param("jobs", e.to_string()))?,
-        );
+        let pool = Arc::new(pool(self.opts.threads)?);
         let store = Store::open(
             &self.dir,
             &self.manifest,
@@ -390,21 +412,30 @@ impl Prepared<'_> {
         summary.ran = ran.into_inner();
         summary.skipped = summary.total - summary.ran;
         summary.seconds = self.start.elapsed().as_secs_f64();
-        let threads = pool.current_num_threads();
-        let provenance = self.opts.shard.map_or_else(
-            || crate::provenance::PROVENANCE_FILE.to_string(),
-            |s| format!("provenance.shard-{}-of-{}.json", s.index, s.count),
-        );
-        crate::provenance::write(
-            spec,
-            &self.dir,
-            &provenance,
-            threads,
-            summary.seconds,
-            self.opts.smoke,
-        )?;
+        write_provenance(spec, self.opts, &summary, pool.current_num_threads())?;
         Ok(summary)
     }
+}
+
+/// The run's provenance file (a shard's own), beside its records.
+fn write_provenance(
+    spec: &Spec,
+    opts: &RunOptions,
+    summary: &RunSummary,
+    threads: usize,
+) -> Result<()> {
+    let provenance = opts.shard.map_or_else(
+        || crate::provenance::PROVENANCE_FILE.to_string(),
+        |s| format!("provenance.shard-{}-of-{}.json", s.index, s.count),
+    );
+    crate::provenance::write(
+        spec,
+        &summary.results_dir,
+        &provenance,
+        threads,
+        summary.seconds,
+        opts.smoke,
+    )
 }
 
 /// One dataset's cells in a run: what [`DatasetCells::run`] needs.

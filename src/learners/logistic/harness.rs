@@ -212,6 +212,50 @@ impl LrConfig {
         Ok(shared.transform.fold_into(model))
     }
 
+    /// Lambda by the thesis's 5-fold cross-validation over [`LAMBDA_GRID`] (not private; the
+    /// ledger says so).
+    fn cross_validated_lambda(
+        &self,
+        design: &Design,
+        y: &[f64],
+        log: &mut TrialLog,
+    ) -> Result<f64> {
+        let mut rng = log.streams.stream("lambda/cv");
+        let choice = crate::profile::time("cv", || {
+            if self.kind == LrKind::NonPrivate {
+                // Noise-free fits: warm starts along the lambda path, same folds.
+                cross_validate_lambda(
+                    design,
+                    y,
+                    &LAMBDA_GRID,
+                    CV_FOLDS,
+                    &self.settings,
+                    Starts::Warm,
+                    &mut rng,
+                )
+            } else {
+                cross_validate_path(
+                    design,
+                    y,
+                    &LAMBDA_GRID,
+                    CV_FOLDS,
+                    &mut rng,
+                    |d, yy, l, rng| self.cv_draw(d, yy, l, rng, &log.ledger),
+                    |d, yy, _, drawn, start| match drawn {
+                        CvDraw::Noise(p, noise) => p.fit_drawn(d, yy, noise, start),
+                        CvDraw::Fitted(theta) => (Vec::new(), theta.clone()),
+                    },
+                )
+            }
+        })?;
+        log.ledger.non_private(
+            "lambda_selection",
+            "5-fold cross-validation",
+            "the folds' accuracies choose lambda without noise",
+        );
+        Ok(choice.lambda)
+    }
+
     /// Lambda choice and fit on an already scaled design.
     fn fit_scaled(
         &self,
@@ -229,42 +273,7 @@ impl LrConfig {
                     .public_size("lambda = N Lambda (per-example Lambda)")?
                     as f64
             }
-            LambdaRule::CrossValidation => {
-                let mut rng = log.streams.stream("lambda/cv");
-                let choice = crate::profile::time("cv", || {
-                    if self.kind == LrKind::NonPrivate {
-                        // Noise-free fits: warm starts along the lambda path, same folds.
-                        cross_validate_lambda(
-                            design,
-                            &y,
-                            &LAMBDA_GRID,
-                            CV_FOLDS,
-                            &self.settings,
-                            Starts::Warm,
-                            &mut rng,
-                        )
-                    } else {
-                        cross_validate_path(
-                            design,
-                            &y,
-                            &LAMBDA_GRID,
-                            CV_FOLDS,
-                            &mut rng,
-                            |d, yy, l, rng| self.cv_draw(d, yy, l, rng, &log.ledger),
-                            |d, yy, _, drawn, start| match drawn {
-                                CvDraw::Noise(p, noise) => p.fit_drawn(d, yy, noise, start),
-                                CvDraw::Fitted(theta) => (Vec::new(), theta.clone()),
-                            },
-                        )
-                    }
-                })?;
-                log.ledger.non_private(
-                    "lambda_selection",
-                    "5-fold cross-validation",
-                    "the folds' accuracies choose lambda without noise",
-                );
-                choice.lambda
-            }
+            LambdaRule::CrossValidation => self.cross_validated_lambda(design, &y, log)?,
             LambdaRule::Private => {
                 let eps = self.lambda_epsilon.ok_or_else(|| {
                     Error::param(
