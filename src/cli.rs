@@ -859,27 +859,22 @@ fn list_datasets(o: &mut String, dir: &DataDir) {
     let catalog = crate::data::Catalog::builtin();
     out!(o, "Datasets (data directory: {}):", dir.0.display());
     for name in catalog.names() {
-        if let Some(DatasetDef::Libsvm(d)) = catalog.get(name) {
-            let found = crate::data::files::locate(&dir.0.join(&d.train)).is_some();
-            out!(
-                o,
-                "  {name:<12} {:<12} D = {:<4} {}",
-                d.title.as_deref().unwrap_or(name),
-                d.dimension,
-                if found { "found" } else { "files not found" }
-            );
-        }
-    }
-    for name in catalog.names() {
-        if let Some(DatasetDef::CsvColumn(d)) = catalog.get(name) {
-            let found = crate::data::files::locate(&dir.0.join(&d.file)).is_some();
-            out!(
-                o,
-                "  {name:<12} {:<12} scalar column (release and attack pipelines)  {}",
-                d.title.as_deref().unwrap_or(name),
-                if found { "found" } else { "files not found" }
-            );
-        }
+        let (title, file, what) = match catalog.get(name) {
+            Some(DatasetDef::Libsvm(d)) => (&d.title, &d.train, format!("D = {:<4}", d.dimension)),
+            Some(DatasetDef::CsvColumn(d)) => (
+                &d.title,
+                &d.file,
+                "scalar column (release and attack pipelines) ".to_string(),
+            ),
+            _ => continue,
+        };
+        let found = crate::data::files::locate(&dir.0.join(file)).is_some();
+        out!(
+            o,
+            "  {name:<12} {:<12} {what} {}",
+            title.as_deref().unwrap_or(name),
+            if found { "found" } else { "files not found" }
+        );
     }
     out!(
         o,

@@ -15,7 +15,7 @@ use crate::learners::Majority;
 use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
 use crate::preflight::preflight;
-use crate::schedule::{Scheduler, Workspace};
+use crate::schedule::{Candidates, Scheduler, Workspace};
 use crate::shard::{Partition, Shard, group_of, partition, shard_cells, sizes};
 use crate::spec::Spec;
 use crate::status::progress_bar;
@@ -454,6 +454,20 @@ struct DatasetCells<'a> {
 type Keep<'k> = dyn Fn(Vec<Result<crate::store::TrialRecord>>) -> Result<()> + Sync + 'k;
 
 impl DatasetCells<'_> {
+    /// The dataset's `combos` whose cells are `pending`, for the scheduler.
+    fn candidates<'c>(
+        &'c self,
+        combos: &'c [&'c Combo],
+        pending: &'c dyn Fn(&Cell) -> bool,
+    ) -> Candidates<'c> {
+        Candidates {
+            spec: self.spec,
+            data: self.data,
+            combos,
+            pending,
+        }
+    }
+
     /// Runs the dataset's cells that are not `done`, handing each batch's records to `keep`:
     /// first those the scheduler runs across trials, then one trial's it runs first, then
     /// every trial's remaining cells, trials in parallel.
@@ -477,8 +491,8 @@ impl DatasetCells<'_> {
         let mut ran_first = std::collections::HashSet::new();
         let across = {
             let pending = |c: &Cell| !done(c) && !ran_first.contains(&c.key);
-            self.scheduler
-                .across_trials(spec, data, &combos, &mut trials(), &pending)
+            let of = self.candidates(&combos, &pending);
+            self.scheduler.across_trials(&of, &mut trials())
         };
         if !across.is_empty() {
             let mut groups = BTreeMap::new();
@@ -494,8 +508,8 @@ impl DatasetCells<'_> {
         }
         let first = {
             let pending = |c: &Cell| !done(c) && !ran_first.contains(&c.key);
-            self.scheduler
-                .first_trial(spec, data, &combos, &mut trials(), &pending)
+            let of = self.candidates(&combos, &pending);
+            self.scheduler.first_trial(&of, &mut trials())
         };
         if let Some((trial, tasks)) = first {
             let group = Group::new(spec, self.plan, di, data, trial)?;

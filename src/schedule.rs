@@ -32,18 +32,20 @@ impl Workspace for () {
     }
 }
 
+/// The cells a scheduler may take before the trials: the dataset's combos (in the order the
+/// trials run them) whose cells are `pending`.
+pub struct Candidates<'a> {
+    pub spec: &'a Spec,
+    pub data: &'a Dataset,
+    pub combos: &'a [&'a Combo],
+    pub pending: &'a dyn Fn(&Cell) -> bool,
+}
+
 /// Orders and batches a dataset's cells. Every method has the default of [`ALONE`].
 pub trait Scheduler: Sync {
     /// Cells of several trials to run first, as one batch over the whole pool (the pool runs
     /// nothing else meanwhile). `trials` is read lazily (a plan may have 10^9 trials).
-    fn across_trials(
-        &self,
-        _spec: &Spec,
-        _data: &Dataset,
-        _combos: &[&Combo],
-        _trials: &mut dyn Iterator<Item = u32>,
-        _pending: &dyn Fn(&Cell) -> bool,
-    ) -> Vec<Cell> {
+    fn across_trials(&self, _of: &Candidates, _trials: &mut dyn Iterator<Item = u32>) -> Vec<Cell> {
         Vec::new()
     }
 
@@ -51,11 +53,8 @@ pub trait Scheduler: Sync {
     /// each task's batches one after another (see [`Scheduler::in_task`]).
     fn first_trial(
         &self,
-        _spec: &Spec,
-        _data: &Dataset,
-        _combos: &[&Combo],
+        _of: &Candidates,
         _trials: &mut dyn Iterator<Item = u32>,
-        _pending: &dyn Fn(&Cell) -> bool,
     ) -> Option<(u32, Vec<Vec<Vec<Cell>>>)> {
         None
     }

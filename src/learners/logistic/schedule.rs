@@ -12,7 +12,7 @@ use crate::data::Dataset;
 use crate::error::Result;
 use crate::kinds::{LearnerKind, Schedule};
 use crate::plan::{Cell, Combo};
-use crate::schedule::{RunCell, Scheduler, Workspace};
+use crate::schedule::{Candidates, RunCell, Scheduler, Workspace};
 use crate::spec::Spec;
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
@@ -61,14 +61,13 @@ pub static LOCKSTEP: LockstepScheduler = LockstepScheduler;
 impl Scheduler for LockstepScheduler {
     /// The cells that fit one design in every trial ([`across_trials`]), when there are
     /// several: all trials as one lockstep group whose rounds split across the pool.
-    fn across_trials(
-        &self,
-        spec: &Spec,
-        data: &Dataset,
-        combos: &[&Combo],
-        trials: &mut dyn Iterator<Item = u32>,
-        pending: &dyn Fn(&Cell) -> bool,
-    ) -> Vec<Cell> {
+    fn across_trials(&self, of: &Candidates, trials: &mut dyn Iterator<Item = u32>) -> Vec<Cell> {
+        let Candidates {
+            spec,
+            data,
+            combos,
+            pending,
+        } = *of;
         let cells = across_trials(spec, data, combos, trials, LOCKSTEP_MIN_VALUES, pending);
         if cells.len() > 1 { cells } else { Vec::new() }
     }
@@ -77,12 +76,15 @@ impl Scheduler for LockstepScheduler {
     /// siblings batched.
     fn first_trial(
         &self,
-        spec: &Spec,
-        data: &Dataset,
-        combos: &[&Combo],
+        of: &Candidates,
         trials: &mut dyn Iterator<Item = u32>,
-        pending: &dyn Fn(&Cell) -> bool,
     ) -> Option<(u32, Vec<Vec<Vec<Cell>>>)> {
+        let Candidates {
+            spec,
+            data,
+            combos,
+            pending,
+        } = *of;
         let (trial, tasks) =
             whole_set_first(spec, data, combos, trials, LOCKSTEP_MIN_VALUES, pending)?;
         if tasks.len() < 2 && tasks.iter().all(|t| t.len() < 2) {
