@@ -354,7 +354,7 @@ impl Prepared<'_> {
         if self.pending == 0 && !self.opts.force {
             if self.stored.upgrades_manifest {
                 // Opening the store (under the folder's lock) writes the current manifest.
-                Store::open(&self.dir, &self.manifest, false, self.stored, &records)?;
+                Store::open(&self.dir, &self.manifest, false, self.stored, &records)?.finish()?;
             }
             summary.seconds = self.start.elapsed().as_secs_f64();
             return Ok(summary);
