@@ -15,7 +15,7 @@ use crate::learners::Majority;
 use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
 use crate::preflight::preflight;
-use crate::schedule::{Candidates, Scheduler, Workspace};
+use crate::schedule::{Candidates, Scheduler, Workspace, run_tasks};
 use crate::shard::{Partition, Shard, group_of, partition, shard_cells, sizes};
 use crate::spec::Spec;
 use crate::status::progress_bar;
@@ -552,81 +552,4 @@ impl DatasetCells<'_> {
 fn run_one(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<crate::store::TrialRecord> {
     let name = &spec.pipelines[cell.pipeline].name;
     crate::profile::in_pipeline(name, || run_cell(spec, cell, td))
-}
-
-/// Runs `tasks` on `pool`'s threads, each thread taking the next task in order and running its
-/// cells one after another; after a failure no thread starts another task, and the first
-/// failure is returned.
-fn run_tasks<T: Sync>(
-    pool: &rayon::ThreadPool,
-    tasks: &[Vec<T>],
-    run: impl Fn(&T) -> Result<()> + Sync,
-) -> Result<()> {
-    let next = AtomicUsize::new(0);
-    let failed = std::sync::Mutex::new(None);
-    let failed_yet = || failed.lock().unwrap_or_else(|e| e.into_inner()).is_some();
-    pool.scope(|s| {
-        for _ in 0..pool.current_num_threads().min(tasks.len()) {
-            s.spawn(|_| {
-                while let Some(task) = tasks.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    if failed_yet() {
-                        return;
-                    }
-                    if let Err(e) = task.iter().try_for_each(&run) {
-                        let mut failed = failed.lock().unwrap_or_else(|e| e.into_inner());
-                        failed.get_or_insert(e);
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    failed
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .map_or(Ok(()), Err)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn run_tasks_runs_each_task_once_in_order_and_stops_after_a_failure() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        let tasks: Vec<Vec<u32>> = (0..6).map(|t| vec![10 * t, 10 * t + 1]).collect();
-        let seen = std::sync::Mutex::new(Vec::new());
-        let record = |&x: &u32| -> Result<()> {
-            seen.lock().unwrap().push(x);
-            Ok(())
-        };
-        run_tasks(&pool, &tasks, record).unwrap();
-        let mut all = seen.into_inner().unwrap();
-        // A task's cells run one after another on one thread.
-        for t in 0..6 {
-            let at = |x| all.iter().position(|&y| y == x).unwrap();
-            assert!(at(10 * t) < at(10 * t + 1));
-        }
-        all.sort_unstable();
-        assert_eq!(all, tasks.concat());
-        // On one thread: the failing cell ends its task, and no later task starts.
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let seen = std::sync::Mutex::new(Vec::new());
-        let failing = |&x: &u32| -> Result<()> {
-            seen.lock().unwrap().push(x);
-            if x == 20 {
-                return Err(Error::param("cell", format!("{x} failed")));
-            }
-            Ok(())
-        };
-        let err = run_tasks(&one, &tasks, failing).unwrap_err();
-        assert!(err.to_string().contains("20 failed"), "{err}");
-        assert_eq!(seen.into_inner().unwrap(), [0, 1, 10, 11, 20]);
-    }
 }
