@@ -187,6 +187,8 @@ pub enum Command {
         /// Results root the spec was run with (`run --out`).
         #[arg(long, default_value = "results")]
         out: PathBuf,
+        /// Folder holding the dataset files (read to size the shards of a dataset whose size
+        /// only its files tell) [default: $EPSILAB_DATA, else the repository's datasets/].
         #[arg(long)]
         data_dir: Option<PathBuf>,
         /// The smoke run's results.
@@ -323,6 +325,9 @@ pub struct SlurmArgs {
     /// Results root (as `run --out`); must be on a filesystem every node sees.
     #[arg(long, default_value = "results")]
     out: PathBuf,
+    /// Folder holding the dataset files, plain or .gz, written into every task's command;
+    /// must be on a filesystem every node sees [default: $EPSILAB_DATA, else the datasets
+    /// shipped in the repository's datasets/ folder].
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Where the batch scripts and task logs go [default: OUT/EXPERIMENT/slurm].
@@ -468,12 +473,7 @@ pub fn execute(cli: Cli) -> Result<()> {
         } => {
             let opts = RunOptions {
                 shard: shard.as_deref().map(parse_shard).transpose()?,
-                threads: jobs,
-                data_dir: DataDir::resolve(data_dir),
-                out_dir: out,
-                smoke,
-                force,
-                progress: std::io::stderr().is_terminal(),
+                ..run_options(jobs, data_dir, out, smoke, force)
             };
             run(&Spec::load(&spec)?, &opts, yes, profile, no_report)
         }
@@ -554,6 +554,13 @@ pub fn execute(cli: Cli) -> Result<()> {
             let submit = args.submit;
             slurm(&spec, &args.options(&spec), submit)
         }
+        other => execute_tool(other),
+    }
+}
+
+/// The commands that run no spec: data, list, audit, accountant.
+fn execute_tool(command: Command) -> Result<()> {
+    match command {
         Command::Data { command } => data(command),
         Command::List {
             data_dir,
@@ -587,6 +594,26 @@ pub fn execute(cli: Cli) -> Result<()> {
                 delta,
             )?)
         }
+        _ => unreachable!("spec commands are run by `execute`"),
+    }
+}
+
+/// `epsilab run`'s options but its shard, with a progress bar on a terminal.
+fn run_options(
+    jobs: usize,
+    data_dir: Option<PathBuf>,
+    out: PathBuf,
+    smoke: bool,
+    force: bool,
+) -> RunOptions {
+    RunOptions {
+        shard: None,
+        threads: jobs,
+        data_dir: DataDir::resolve(data_dir),
+        out_dir: out,
+        smoke,
+        force,
+        progress: std::io::stderr().is_terminal(),
     }
 }
 
@@ -660,7 +687,7 @@ fn status(
     shards: Option<usize>,
 ) -> Result<()> {
     let spec = Spec::load(path)?;
-    let st = crate::runner::status(&spec, &data_dir, out, smoke, shards)?;
+    let st = crate::status::status(&spec, &data_dir, out, smoke, shards)?;
     emit(&status_text(&spec, path, out, smoke, &st))
 }
 
@@ -688,7 +715,7 @@ fn audit_size(trials: Option<usize>, seed: u64, unseeded: bool) -> (usize, u64) 
 
 /// Asks on a terminal whether to run a plan above [`CONFIRM_CELLS`]; refuses without one.
 fn confirm(p: &Prepared) -> Result<()> {
-    let eta = crate::runner::format_duration(p.estimate_seconds()?);
+    let eta = crate::status::format_duration(p.estimate_seconds()?);
     let what = format!(
         "{} trials to run (of {} planned), about {eta}",
         p.pending(),
@@ -915,7 +942,7 @@ fn status_text(
     path: &Path,
     out: &Path,
     smoke: bool,
-    st: &crate::runner::Status,
+    st: &crate::status::Status,
 ) -> String {
     let smoke_flag = if smoke { " --smoke" } else { "" };
     let cmd = |shard: Option<Shard>| {
@@ -1030,21 +1057,28 @@ fn data_fetch(source: &str, sha256: Option<&str>, cache: Option<PathBuf>) -> Res
     Ok(())
 }
 
-fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
-    let mut o = String::new();
+/// `epsilab list`'s datasets: the built-in catalog's (whether their files are found) and the
+/// sources a spec may define its own from.
+fn list_datasets(o: &mut String, dir: &DataDir) {
     let catalog = crate::data::Catalog::builtin();
     out!(o, "Datasets (data directory: {}):", dir.0.display());
     for name in catalog.names() {
-        if let Some(DatasetDef::Libsvm(d)) = catalog.get(name) {
-            let found = crate::data::files::locate(&dir.0.join(&d.train)).is_some();
-            out!(
-                o,
-                "  {name:<12} {:<12} D = {:<4} {}",
-                d.title.as_deref().unwrap_or(name),
-                d.dimension,
-                if found { "found" } else { "files not found" }
-            );
-        }
+        let (title, file, what) = match catalog.get(name) {
+            Some(DatasetDef::Libsvm(d)) => (&d.title, &d.train, format!("D = {:<4}", d.dimension)),
+            Some(DatasetDef::CsvColumn(d)) => (
+                &d.title,
+                &d.file,
+                "scalar column (release and attack pipelines) ".to_string(),
+            ),
+            _ => continue,
+        };
+        let found = crate::data::files::locate(&dir.0.join(file)).is_some();
+        out!(
+            o,
+            "  {name:<12} {:<12} {what} {}",
+            title.as_deref().unwrap_or(name),
+            if found { "found" } else { "files not found" }
+        );
     }
     out!(
         o,
@@ -1058,6 +1092,11 @@ fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
         o,
         "  scalar sources (release and attack pipelines): uniform, beta, contaminated, table_i, csv_column, none"
     );
+}
+
+fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
+    let mut o = String::new();
+    list_datasets(&mut o, dir);
     out!(
         o,
         "

@@ -26,6 +26,8 @@ pub struct TrialData<'a> {
     /// The training rows in a seeded random order, shared by the group, when the spec has an
     /// `n_train` axis: a cell with n_train = n trains on the first n (nested subsets).
     pub shuffled_train: Option<&'a [u32]>,
+    /// The dataset's workspace, from the run's scheduler ([`crate::schedule`]).
+    pub workspace: &'a dyn crate::schedule::Workspace,
 }
 
 /// Runs one cell and returns its record.
@@ -50,6 +52,7 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
         counts: counts.as_ref(),
         baseline_accuracy: td.baseline_accuracy,
         shuffled_train: None,
+        workspace: td.workspace,
     };
     run_cell_on(spec, cell, &sub, size)
 }
@@ -220,6 +223,7 @@ fn train_and_evaluate(
         train: &td.split.train,
         counts: td.counts,
         features: selected.as_deref(),
+        workspace: td.workspace,
     };
     let model = crate::profile::time("fit", || learner.fit(&input, log))?;
     if baseline {

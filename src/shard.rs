@@ -11,9 +11,13 @@
 //! Each shard appends to its own record file (`trials.shard-I-of-N.jsonl`), so array tasks on
 //! a shared filesystem never write the same file; readers merge every record file of a folder.
 
+use crate::data::{DataDir, Dataset, DatasetDef};
 use crate::error::{Error, Result};
+use crate::plan::Plan;
+use crate::spec::Spec;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// Shard `index` of `count` (0-based, like `SLURM_ARRAY_TASK_ID` with `--array=0-(N-1)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +166,65 @@ impl Partition {
             (t - first).div_ceil(n)
         }
     }
+}
+
+/// Each dataset's (rows, features), and the datasets read to learn them.
+pub type Sizes = (Vec<(usize, usize)>, Vec<Option<Arc<Dataset>>>);
+
+/// Each dataset's (rows, features) for the partition, and the datasets read to learn them: a
+/// generated dataset's size comes from its definition (its full size, whatever part of it a run
+/// generates), so sizing never generates one.
+pub fn sizes(spec: &Spec, plan: &Plan, dir: &DataDir) -> Result<Sizes> {
+    let mut sizes = Vec::new();
+    let mut loaded = Vec::new();
+    for (d, name) in spec.experiment.datasets.iter().enumerate() {
+        match spec.catalog.get(name).and_then(DatasetDef::size) {
+            Some(size) => {
+                sizes.push(size);
+                loaded.push(None);
+            }
+            None => {
+                let data = crate::profile::time("load", || {
+                    spec.catalog.load_for(name, dir, plan.max_n_train(d))
+                })?;
+                sizes.push((data.n_rows(), data.n_features()));
+                loaded.push(Some(Arc::new(data)));
+            }
+        }
+    }
+    Ok((sizes, loaded))
+}
+
+/// The cost-balanced partition of the plan's (dataset, trial) groups into `count` shards: one
+/// group of a dataset costs rows × features × the summed weights of its cells.
+pub fn partition(spec: &Spec, plan: &Plan, sizes: &[(usize, usize)], count: usize) -> Partition {
+    let costs: Vec<u64> = sizes
+        .iter()
+        .enumerate()
+        .map(|(d, &(rows, features))| {
+            let weight: u64 = plan
+                .combos_of(d)
+                .map(|c| spec.pipelines[c.pipeline].cost())
+                .sum();
+            (rows as u64).max(1) * (features as u64).max(1) * weight
+        })
+        .collect();
+    Partition::new(&costs, plan.trials, count)
+}
+
+/// Cells of the plan in shard `index`.
+pub fn shard_cells(plan: &Plan, p: &Partition, index: usize) -> u64 {
+    (0..plan.n_datasets)
+        .map(|d| p.groups_in(d, plan.trials, index) * plan.combos_of(d).count() as u64)
+        .sum()
+}
+
+/// The (dataset index, trial) of a stored key `dataset|pipeline|point|trial`.
+pub fn group_of(spec: &Spec, key: &str) -> Option<(usize, u32)> {
+    let (dataset, _) = key.split_once('|')?;
+    let (_, trial) = key.rsplit_once('|')?;
+    let d = spec.experiment.datasets.iter().position(|n| n == dataset)?;
+    Some((d, trial.parse().ok()?))
 }
 
 #[cfg(test)]

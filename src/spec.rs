@@ -493,8 +493,8 @@ struct RawSpec {
     grid: GridDef,
     /// Read in a second stage, kind by kind ([`Pipeline`]).
     pipeline: Vec<toml::Table>,
-    #[serde(default)]
-    report: ReportDef,
+    /// Required: a spec says what its results show ([`Spec::parse_with`] says so if absent).
+    report: Option<ReportDef>,
     #[serde(default)]
     paper: PaperDef,
     /// Candidate explanations of another experiment's differing verdicts (ablation specs).
@@ -596,12 +596,22 @@ impl Spec {
             base: base_hash,
             pipelines: pipeline_hashes,
         } = cell_hashes(text);
+        let Some(report) = raw.report else {
+            return Err(Error::Spec {
+                file: path.into(),
+                field: "report".into(),
+                reason: "the spec has no `[report]` table, which says what its results show: add \
+                         one, e.g. `[report]` with `x = \"epsilon\"` (the grid axis to draw \
+                         along), or with `kind = \"dataset_summary\"` (docs/specs.md)"
+                    .into(),
+            });
+        };
         let mut spec = Spec {
             path: path.into(),
             experiment: raw.experiment,
             grid: raw.grid,
             pipelines: Vec::new(),
-            report: raw.report,
+            report,
             paper: raw.paper,
             ablation: raw.ablation,
             catalog,

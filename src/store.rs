@@ -333,6 +333,12 @@ pub struct Store {
     done: HashSet<String>,
     /// Staging files to swap in by [`Store::finish`] (a forced run).
     staging: bool,
+    /// Whether this run created the record file and manifest it writes (no record stored
+    /// before it): a run that then fails before storing any record removes them again
+    /// ([`Drop`]), so a refused first run or forced run leaves nothing that a corrected spec
+    /// would be refused for.
+    fresh: bool,
+    finished: bool,
     _lock: FolderLock,
 }
 
@@ -457,6 +463,8 @@ impl Store {
                 }
             }
         }
+        // A shard shares the manifest with the other shards, which may store records meanwhile.
+        let fresh = done.is_empty() && (force || records == TRIALS_FILE);
         if force && !stored.resumes_staging && trials_path.exists() {
             std::fs::remove_file(&trials_path).map_err(|e| Error::io(&trials_path, e))?;
         }
@@ -483,6 +491,8 @@ impl Store {
             }),
             done,
             staging: force,
+            fresh,
+            finished: false,
             _lock: lock,
         })
     }
@@ -538,11 +548,12 @@ impl Store {
 
     /// Ends a run: a forced run's staging files replace the previous results (trials first,
     /// then the manifest that describes them).
-    pub fn finish(self) -> Result<()> {
-        let a = self.file.into_inner().unwrap_or_else(|p| p.into_inner());
+    pub fn finish(mut self) -> Result<()> {
+        let a = self.file.get_mut().unwrap_or_else(|p| p.into_inner());
         a.file
             .sync_all()
             .map_err(|e| Error::io(paths(&self.dir, self.staging, &self.records).0, e))?;
+        self.finished = true;
         if self.staging {
             let (st, sm) = paths(&self.dir, true, &self.records);
             let (t, m) = paths(&self.dir, false, &self.records);
@@ -550,6 +561,20 @@ impl Store {
             std::fs::rename(&sm, &m).map_err(|e| Error::io(&m, e))?;
         }
         Ok(())
+    }
+}
+
+impl Drop for Store {
+    /// A run that ends without [`Store::finish`] (an error) having stored nothing removes the
+    /// record file and manifest it created; a run that stored records keeps them, to resume.
+    fn drop(&mut self) {
+        let a = self.file.get_mut().unwrap_or_else(|p| p.into_inner());
+        if self.finished || !self.fresh || a.len > 0 {
+            return;
+        }
+        let (trials, manifest) = paths(&self.dir, self.staging, &self.records);
+        let _ = std::fs::remove_file(trials);
+        let _ = std::fs::remove_file(manifest);
     }
 }
 

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
 
-const BODY: &[u8] = b"y,a\n1,0.5\n0,2.5\n";
+const BODY: &[u8] = b"y,a\n1,0.5\n0,2.5\n1,1.5\n0,0.5\n";
 
 fn sha(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -185,5 +185,5 @@ fn a_catalog_dataset_with_urls_fetches_each_file_against_its_checksum() {
     let ds = catalog
         .load("mine", &epsilab::data::DataDir(cache.path().into()))
         .unwrap();
-    assert_eq!(ds.n_rows(), 2);
+    assert_eq!(ds.n_rows(), 4);
 }

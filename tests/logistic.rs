@@ -10,6 +10,7 @@ use epsilab::learners::logistic::mechanisms::{
     objective_perturbation_with_noise, output_perturbation,
 };
 use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
+use epsilab::learners::logistic::row_caches::DatasetCaches;
 use epsilab::learners::logistic::select::{Starts, cross_validate_lambda, private_select_lambda};
 use epsilab::learners::logistic::*;
 use epsilab::privacy::{Exponential, Ledger, Relation};
@@ -386,8 +387,6 @@ fn binary_dataset(n: usize, d: usize, k: usize, tag: &str) -> Dataset {
         split: SplitRule::Fixed { n_train: n / 2 },
         bounds: None,
         truth: None,
-        row_digests: Default::default(),
-        known_bounds: Default::default(),
         feature_names: None,
     }
 }
@@ -905,7 +904,7 @@ fn shared_designs_and_fits_are_bit_identical_and_keyed_by_content() {
     let fit = |data: &Dataset, kind, lambda| {
         let mut log = TrialLog::new(7);
         let model = config(kind, lambda)
-            .fit(data, &train, None, &mut log)
+            .fit(data, &train, None, None, &mut log)
             .unwrap();
         (model, log.shared)
     };
@@ -997,6 +996,7 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
     assert_eq!(&*fit_rows(&fixed, &order[..2999]), &order[..2999]);
 
     // The memo's coefficients equal those of the same design without a key, bit for bit.
+    let caches = DatasetCaches::default();
     let Features::Dense(x) = &grown.features else {
         panic!("dense")
     };
@@ -1006,8 +1006,8 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
         features: None,
         scaling: Scaling::Thesis,
         public: None,
-        digests: Some(&grown.row_digests),
-        bounds: Some(&grown.known_bounds),
+        digests: Some(&caches.digests),
+        bounds: Some(&caches.bounds),
     };
     let (shared, again) = (rows.shared(), rows.shared());
     let keyed = shared.design(x.view());
@@ -1033,9 +1033,18 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
         lambda_epsilon: None,
         settings: SolverSettings::default(),
     };
+    // Each dataset's caches are its own (the runner's workspace holds one per dataset).
+    let twin_caches = DatasetCaches::default();
     let fit = |data: &Dataset, rows: &[u32], sens| {
         let mut log = TrialLog::new(11);
-        let model = fm(sens).fit(data, rows, None, &mut log).unwrap();
+        let caches = if std::ptr::eq(data, &grown) {
+            &caches
+        } else {
+            &twin_caches
+        };
+        let model = fm(sens)
+            .fit(data, rows, None, Some(caches), &mut log)
+            .unwrap();
         (model, log.shared)
     };
     // Two orders of the whole grown training set: one design, one fit, the same model.
@@ -1074,8 +1083,6 @@ fn blocked_dense_gram_is_the_row_by_row_sum_bit_for_bit() {
             feature_names: None,
             bounds: None,
             truth: None,
-            row_digests: Default::default(),
-            known_bounds: Default::default(),
         };
         let mut design = Design::new(&data, &rows, cols, Encoding::Indicator).unwrap();
         design.set_scales((0..203).map(|i| 0.5 + (i % 7) as f64 / 10.0).collect());

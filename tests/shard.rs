@@ -5,9 +5,10 @@
 mod common;
 
 use epsilab::data::DataDir;
-use epsilab::runner::{RunOptions, run, status};
+use epsilab::runner::{RunOptions, run};
 use epsilab::shard::Shard;
 use epsilab::spec::Spec;
+use epsilab::status::status;
 use epsilab::store::{TrialRecord, read_dir_records, read_records, record_files};
 use std::path::Path;
 use std::process::Command;

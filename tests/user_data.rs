@@ -123,7 +123,11 @@ fn real_values_need_declared_bounds() {
     let def = format!(
         "source = \"libsvm\"\ndimension = 2\ntrain = \"r.libsvm\"\ntrain_fraction = 0.5\n{TWO_CLASSES}"
     );
-    let err = load_err(dir.path(), &[("r.libsvm", "1 1:0.5\n2 2:3\n")], &def);
+    let err = load_err(
+        dir.path(),
+        &[("r.libsvm", "1 1:0.5\n2 2:3\n1 1:0.25\n2 2:1\n")],
+        &def,
+    );
     assert!(
         err.contains("r.libsvm:1:") && err.contains("declare public `bounds`"),
         "{err}"
@@ -134,7 +138,7 @@ fn real_values_need_declared_bounds() {
     ] {
         let err = load_err(
             dir.path(),
-            &[("r.libsvm", "1 1:0.5\n2 2:3\n")],
+            &[("r.libsvm", "1 1:0.5\n2 2:3\n1 1:0.25\n2 2:1\n")],
             &format!("{def}\nbounds = {bounds}"),
         );
         assert!(err.contains(needle), "{err}");

@@ -542,22 +542,9 @@ impl FileSet<'_> {
         })
     }
 
-    /// Checks the parts, subsamples classes, assembles the shared matrix and applies bounds.
-    fn assemble(
-        &self,
-        parts: Vec<(Part, PathBuf)>,
-        dimension: usize,
-        feature_names: Option<Vec<String>>,
-    ) -> Result<Dataset> {
-        for (part, file) in &parts {
-            if part.features.n_rows() == 0 {
-                return Err(self.err(format!("{} is empty: it has no rows", file.display())));
-            }
-        }
-        if self.classes.is_empty() {
-            return Err(self.err("`classes` lists no class".into()));
-        }
-        let split = match (self.test, self.train_fraction) {
+    /// The split the definition asks for (a fixed split's size is set once rows are counted).
+    fn split_rule(&self) -> Result<SplitRule> {
+        Ok(match (self.test, self.train_fraction) {
             (Some(_), None) => SplitRule::Fixed { n_train: 0 },
             (None, Some(f)) if f > 0.0 && f < 1.0 => SplitRule::Random { train_fraction: f },
             (None, Some(f)) => {
@@ -567,16 +554,17 @@ impl FileSet<'_> {
             (Some(_), Some(_)) => {
                 return Err(self.err("give `test` or `train_fraction`, not both".into()));
             }
-        };
-        let mut keep: Vec<(usize, u32, u16)> = Vec::new();
-        for (p, (part, _)) in parts.iter().enumerate() {
-            for (i, c) in part.classes.iter().enumerate() {
-                if let Some(c) = c {
-                    keep.push((p, i as u32, *c));
-                }
-            }
-        }
-        self.subsample(&mut keep)?;
+        })
+    }
+
+    /// Refuses a split that leaves the training or test set, or a class's training rows, empty
+    /// (`keep`: the (part, row, class) of every row kept).
+    fn check_split(
+        &self,
+        split: SplitRule,
+        parts: &[(Part, PathBuf)],
+        keep: &[(usize, u32, u16)],
+    ) -> Result<()> {
         let n_train = keep.iter().filter(|k| k.0 == 0).count();
         let n = keep.len();
         let train_file = &parts[0].1;
@@ -613,12 +601,20 @@ impl FileSet<'_> {
                 if n_tr == 0 || n_tr == n {
                     return Err(self.err(format!(
                         "{} has {n} usable rows: a {train_fraction} split leaves the training or \
-                         the test set empty",
+                     the test set empty",
                         train_file.display()
                     )));
                 }
+                if n_tr < self.classes.len() {
+                    return Err(self.err(format!(
+                        "{} has {n} usable rows: a {train_fraction} split trains on {n_tr}, \
+                     fewer than the {} classes, so a class has no training rows",
+                        train_file.display(),
+                        self.classes.len()
+                    )));
+                }
                 let mut per_class = vec![0usize; self.classes.len()];
-                for k in &keep {
+                for k in keep {
                     per_class[k.2 as usize] += 1;
                 }
                 if let Some(c) = per_class.iter().position(|&m| m == 0) {
@@ -631,6 +627,36 @@ impl FileSet<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Checks the parts, subsamples classes, assembles the shared matrix and applies bounds.
+    fn assemble(
+        &self,
+        parts: Vec<(Part, PathBuf)>,
+        dimension: usize,
+        feature_names: Option<Vec<String>>,
+    ) -> Result<Dataset> {
+        for (part, file) in &parts {
+            if part.features.n_rows() == 0 {
+                return Err(self.err(format!("{} is empty: it has no rows", file.display())));
+            }
+        }
+        if self.classes.is_empty() {
+            return Err(self.err("`classes` lists no class".into()));
+        }
+        let split = self.split_rule()?;
+        let mut keep: Vec<(usize, u32, u16)> = Vec::new();
+        for (p, (part, _)) in parts.iter().enumerate() {
+            for (i, c) in part.classes.iter().enumerate() {
+                if let Some(c) = c {
+                    keep.push((p, i as u32, *c));
+                }
+            }
+        }
+        self.subsample(&mut keep)?;
+        let n_train = keep.iter().filter(|k| k.0 == 0).count();
+        self.check_split(split, &parts, &keep)?;
         let split = match split {
             SplitRule::Fixed { .. } => SplitRule::Fixed { n_train },
             random => random,
@@ -647,8 +673,6 @@ impl FileSet<'_> {
             split,
             bounds,
             truth: None,
-            row_digests: Default::default(),
-            known_bounds: Default::default(),
         })
     }
 }

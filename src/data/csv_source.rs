@@ -70,11 +70,16 @@ pub fn parse(bytes: &[u8], path: &Path, layout: &CsvLayout) -> Result<CsvData> {
         fail(first_line, reason)
     })?;
 
-    let dimension = cols.len();
-    let mut labels = Vec::new();
-    let mut values: Vec<f64> = Vec::new();
-    let mut binary = BinaryMatrix::new(dimension);
-    let mut ones: Vec<u32> = Vec::with_capacity(dimension);
+    let mut rows = Rows {
+        layout,
+        cols: &cols,
+        label_col,
+        header: header.as_deref(),
+        labels: Vec::new(),
+        values: Vec::new(),
+        binary: BinaryMatrix::new(cols.len()),
+        ones: Vec::with_capacity(cols.len()),
+    };
     let mut pending = (!layout.header).then_some(first_line);
     loop {
         let line = match pending.take() {
@@ -87,54 +92,88 @@ pub fn parse(bytes: &[u8], path: &Path, layout: &CsvLayout) -> Result<CsvData> {
         if record.len() == 1 && record[0].iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let cell = |c: usize| -> Result<&str> {
-            std::str::from_utf8(&record[c])
-                .map(str::trim)
-                .map_err(|_| fail(line, format!("column {}: not UTF-8 text", c + 1)))
-        };
-        labels.push(cell(label_col)?.to_string());
-        ones.clear();
-        for (j, &c) in cols.iter().enumerate() {
-            let text = cell(c)?;
-            let name = || match &header {
-                Some(h) => format!("column {} (`{}`)", c + 1, h[c]),
-                None => format!("column {}", c + 1),
-            };
-            let v: f64 = text
-                .parse()
-                .map_err(|_| fail(line, format!("{}: `{text}` is not a number", name())))?;
-            if !v.is_finite() {
-                return Err(fail(line, format!("{}: `{text}` is not finite", name())));
-            }
-            if layout.real {
-                values.push(v);
-            } else if v == 1.0 {
-                ones.push(j as u32);
-            } else if v != 0.0 {
-                return Err(fail(
-                    line,
-                    format!(
-                        "{}: value {v} is not binary (0 or 1); declare public `bounds` for the \
-                         dataset to read real-valued features",
-                        name()
-                    ),
-                ));
-            }
-        }
-        if !layout.real {
-            binary.push_row(&ones);
-        }
+        rows.push(&record, line)
+            .map_err(|reason| fail(line, reason))?;
     }
-    let features = if layout.real {
-        RawFeatures::Real { dimension, values }
-    } else {
-        RawFeatures::Binary(binary)
-    };
+    let (labels, features) = rows.finish();
     Ok(CsvData {
         labels,
         features,
         feature_names,
     })
+}
+
+/// The rows read so far, and how to read one.
+struct Rows<'a> {
+    layout: &'a CsvLayout<'a>,
+    cols: &'a [usize],
+    label_col: usize,
+    header: Option<&'a [String]>,
+    labels: Vec<String>,
+    values: Vec<f64>,
+    binary: BinaryMatrix,
+    /// The current row's on-features (binary data).
+    ones: Vec<u32>,
+}
+
+impl Rows<'_> {
+    /// Reads the row `record` on line `line`, or says why it cannot.
+    fn push(&mut self, record: &csv::ByteRecord, line: usize) -> std::result::Result<(), String> {
+        let cell = |c: usize| -> std::result::Result<&str, String> {
+            std::str::from_utf8(&record[c])
+                .map(str::trim)
+                .map_err(|_| format!("column {}: not UTF-8 text", c + 1))
+        };
+        self.labels.push(cell(self.label_col)?.to_string());
+        self.ones.clear();
+        for (j, &c) in self.cols.iter().enumerate() {
+            let text = cell(c)?;
+            let name = || match self.header {
+                Some(h) => format!("column {} (`{}`)", c + 1, h[c]),
+                None => format!("column {}", c + 1),
+            };
+            // A header read as data: `csv_column` reads no header unless told (`csv` does).
+            let hint = match (line, self.header) {
+                (1, None) => " (if the first line names the columns, set `header = true`)",
+                _ => "",
+            };
+            let v: f64 = text
+                .parse()
+                .map_err(|_| format!("{}: `{text}` is not a number{hint}", name()))?;
+            if !v.is_finite() {
+                return Err(format!("{}: `{text}` is not finite", name()));
+            }
+            if self.layout.real {
+                self.values.push(v);
+            } else if v == 1.0 {
+                self.ones.push(j as u32);
+            } else if v != 0.0 {
+                return Err(format!(
+                    "{}: value {v} is not binary (0 or 1); declare public `bounds` for the \
+                     dataset to read real-valued features",
+                    name()
+                ));
+            }
+        }
+        if !self.layout.real {
+            self.binary.push_row(&self.ones);
+        }
+        Ok(())
+    }
+
+    /// The labels and features read.
+    fn finish(self) -> (Vec<String>, RawFeatures) {
+        let features = if self.layout.real {
+            let dimension = self.cols.len();
+            RawFeatures::Real {
+                dimension,
+                values: self.values,
+            }
+        } else {
+            RawFeatures::Binary(self.binary)
+        };
+        (self.labels, features)
+    }
 }
 
 /// The label column, the feature columns and their names, resolved against the first line

@@ -109,6 +109,33 @@ fn file_name_of(url: &str) -> Result<String> {
     }
 }
 
+/// Copies `reader` into `tmp`, hashing as it goes: the SHA-256 (hex) and the byte count.
+fn download(
+    mut reader: impl Read,
+    tmp: &tempfile::NamedTempFile,
+    fail: &dyn Fn(String) -> Error,
+) -> Result<(String, u64)> {
+    let mut hasher = Sha256::new();
+    let mut writer = std::io::BufWriter::new(tmp.as_file());
+    let mut buf = vec![0u8; 1 << 16];
+    let mut total = 0u64;
+    loop {
+        let n = reader
+            .read(&mut buf)
+            .map_err(|e| fail(format!("download interrupted after {total} bytes: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        writer
+            .write_all(&buf[..n])
+            .map_err(|e| Error::io(tmp.path(), e))?;
+        total += n as u64;
+    }
+    writer.flush().map_err(|e| Error::io(tmp.path(), e))?;
+    Ok((super::catalog::hex(&hasher.finalize()), total))
+}
+
 /// Downloads `url` to `target` unless it is already there with checksum `expected`.
 pub fn fetch_url(url: &str, target: &Path, expected: &str) -> Result<Fetched> {
     let expected = expected.trim().to_ascii_lowercase();
@@ -151,27 +178,7 @@ pub fn fetch_url(url: &str, target: &Path, expected: &str) -> Result<Fetched> {
         .suffix(".partial")
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
-    let mut hasher = Sha256::new();
-    let mut reader = response.body_mut().as_reader();
-    let mut writer = std::io::BufWriter::new(tmp.as_file());
-    let mut buf = vec![0u8; 1 << 16];
-    let mut total = 0u64;
-    loop {
-        let n = reader
-            .read(&mut buf)
-            .map_err(|e| fail(format!("download interrupted after {total} bytes: {e}")))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        writer
-            .write_all(&buf[..n])
-            .map_err(|e| Error::io(tmp.path(), e))?;
-        total += n as u64;
-    }
-    writer.flush().map_err(|e| Error::io(tmp.path(), e))?;
-    drop(writer);
-    let actual = super::catalog::hex(&hasher.finalize());
+    let (actual, total) = download(response.body_mut().as_reader(), &tmp, &fail)?;
     if actual != expected {
         // Dropping `tmp` deletes the partial file.
         return Err(fail(format!(

@@ -86,6 +86,9 @@ pub struct CsvColumnDef {
     pub file: PathBuf,
     /// A header name, or a column number counted from 1.
     pub column: Column,
+    /// Whether the first line names the columns. Off by default, unlike `csv`'s: the built-in
+    /// `adult_age` reads UCI's `adult.data`, which has no header, by this default. A header
+    /// read as data fails on its first line with a message naming `header = true`.
     #[serde(default)]
     pub header: bool,
     #[serde(default = "one")]
@@ -126,8 +129,6 @@ pub fn column_dataset(name: &str, title: &str, values: Vec<f64>) -> Dataset {
         feature_names: None,
         bounds: None,
         truth: None,
-        row_digests: Default::default(),
-        known_bounds: Default::default(),
     }
 }
 
@@ -206,6 +207,15 @@ pub fn no_data(name: &str, title: &str) -> Dataset {
     column_dataset(name, title, Vec::new())
 }
 
+/// The position (from 1) of column `name` in the first line of a CSV file, if it is there.
+fn header_position(bytes: &[u8], name: &str) -> Option<usize> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(bytes);
+    let first = reader.records().next()?.ok()?;
+    Some(first.iter().position(|f| f.trim() == name)? + 1)
+}
+
 /// Reads the column, checking the file's SHA-256 when the definition pins it.
 pub fn csv_column(
     name: &str,
@@ -238,10 +248,17 @@ pub fn csv_column(
             format!("`scale` must be finite and non-zero, got {}", d.scale),
         ));
     }
-    let cols = [d.column.clone()];
+    // A header name by its position, so that the unused label column below is another one.
+    let column = match (&d.column, d.header) {
+        (Column::Name(n), true) => {
+            header_position(&bytes, n).map_or(d.column.clone(), Column::Number)
+        }
+        (c, _) => c.clone(),
+    };
+    let cols = [column.clone()];
     // The reader wants a label column distinct from the features; any other column serves
     // (its text is ignored), so a scalar CSV needs at least two columns.
-    let other = Column::Number(if d.column == Column::Number(1) { 2 } else { 1 });
+    let other = Column::Number(if column == Column::Number(1) { 2 } else { 1 });
     let layout = CsvLayout {
         label: &other,
         features: Some(&cols),

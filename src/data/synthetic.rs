@@ -95,8 +95,6 @@ pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset 
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
         truth: Some(w),
-        row_digests: Default::default(),
-        known_bounds: Default::default(),
     }
 }
 
@@ -180,8 +178,6 @@ pub fn logistic_binary(
         feature_names: None,
         bounds: None,
         truth: None,
-        row_digests: Default::default(),
-        known_bounds: Default::default(),
     }
 }
 
@@ -236,8 +232,6 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Result<Dat
         split,
         bounds: None,
         truth: None,
-        row_digests: Default::default(),
-        known_bounds: Default::default(),
     })
 }
 
@@ -260,8 +254,6 @@ pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
         truth: None,
-        row_digests: Default::default(),
-        known_bounds: Default::default(),
     }
 }
 
@@ -304,8 +296,6 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
         truth: None,
-        row_digests: Default::default(),
-        known_bounds: Default::default(),
     })
 }
 

@@ -4,9 +4,10 @@
 //! objective perturbation (c = 1/(2h)). One struct; each kind reads only its `FIELDS`.
 
 use super::variant::{Excess, Variant};
-use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Lockstep, Refusal, refuse};
+use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, Schedule, refuse};
 use crate::error::Result;
 use crate::learners::Learner;
+use crate::learners::logistic::schedule::Reach;
 use crate::learners::logistic::solver::DEFAULT_TOL;
 use crate::learners::logistic::{
     FmSensitivity, LambdaRule, Loss, LrConfig, LrKind, PrivateLrMethod, Scaling, Solver,
@@ -185,12 +186,15 @@ impl<const M: u8> LearnerKind for Logistic<M> {
     /// minimiser (LR's, and output perturbation's before its noise) is shared through the
     /// memo, so only a trial's lambda siblings read together. (The Huber SVM's damped Newton
     /// method does not route its passes through a group.)
-    fn lockstep(&self) -> Lockstep {
-        match M {
-            2 => Lockstep::AcrossTrials,
-            0 | 1 => Lockstep::Siblings,
-            _ => Lockstep::Never,
-        }
+    fn schedule(&self) -> Option<Schedule> {
+        Some(
+            match M {
+                2 => Reach::AcrossTrials,
+                0 | 1 => Reach::Siblings,
+                _ => Reach::Never,
+            }
+            .schedule(),
+        )
     }
 
     fn cost(&self) -> u64 {

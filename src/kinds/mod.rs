@@ -293,10 +293,10 @@ pub trait LearnerKind: Debug + Send + Sync {
     fn cost(&self) -> u64 {
         1
     }
-    /// Which of its cells may fit side by side in [`crate::learners::logistic::lockstep`],
-    /// sharing their passes over the rows (each fit's bits unchanged).
-    fn lockstep(&self) -> Lockstep {
-        Lockstep::Never
+    /// Who may schedule its cells together with others, sharing work between their fits
+    /// (each fit's result unchanged); `None`: no family of its own ([`crate::schedule`]).
+    fn schedule(&self) -> Option<Schedule> {
+        None
     }
     /// Whether it is the majority-class baseline every figure already draws.
     fn is_baseline(&self) -> bool {
@@ -309,18 +309,13 @@ pub trait LearnerKind: Debug + Send + Sync {
     }
 }
 
-/// Which cells of a learner kind fit side by side, sharing their passes over the rows
-/// ([`crate::learners::logistic::lockstep`]); ordered, each level including the one before.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Lockstep {
-    /// Each cell fits alone.
-    Never,
-    /// A trial's cells that differ only in lambda: noise-free fits, each computed once per
-    /// design and lambda by the memo, so on rows every trial shares there is one fit to do.
-    Siblings,
-    /// Those, and the cells of every trial that fit one design: each fit has its own noise
-    /// (objective perturbation), so every trial's fit is work of its own.
-    AcrossTrials,
+/// A kind's scheduling hook: its family's scheduler, and how widely that scheduler may group
+/// this kind's cells with others (0: never; each level includes those below it; the family
+/// says what its levels mean).
+#[derive(Clone, Copy)]
+pub struct Schedule {
+    pub scheduler: &'static dyn crate::schedule::Scheduler,
+    pub reach: u8,
 }
 
 /// A feature-selection kind: the selector and its spec fields.

@@ -101,6 +101,8 @@ pub struct FitInput<'a> {
     pub counts: Option<&'a ClassCounts>,
     /// Selected features; `None` means all.
     pub features: Option<&'a [usize]>,
+    /// What the learner's family holds for the dataset's later cells ([`crate::schedule`]).
+    pub workspace: &'a dyn crate::schedule::Workspace,
 }
 
 /// A model fitted through linfa's `Fit`, with the ledger of that fit: the linfa face of a
@@ -187,6 +189,12 @@ pub trait Learner: std::fmt::Debug + Send + Sync {
     /// Fits on `input`, drawing noise only through `log.ledger` and recording every step
     /// there (a non-private step as [`Ledger::non_private`]).
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>>;
+    /// Whether it can fit `data` at all (a two-class learner and three classes): checked for
+    /// every (pipeline, dataset) pair before a run writes anything, so a refused dataset leaves
+    /// no results folder behind.
+    fn check_data(&self, _data: &crate::data::Dataset) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The majority-class baseline every figure draws.

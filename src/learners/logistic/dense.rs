@@ -24,7 +24,8 @@ use super::LogisticModel;
 use super::design::{ColumnMap, Design, every_column_in_order};
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
-use crate::data::{Bounds, Dataset, KnownBounds, PublicBounds, RowDigests, SplitRule};
+use super::row_caches::{Bounds, KnownBounds, RowDigests};
+use crate::data::{Dataset, PublicBounds, SplitRule};
 use crate::memo::{Footprint, Key, KeyBuilder, Memo};
 use ndarray::ArrayView2;
 use std::borrow::Cow;
@@ -756,7 +757,7 @@ mod tests {
         assert_eq!(ask(1, &[1, 3, 2]), key(1011));
         assert_eq!(ask(1, &[3, 1]), key(1031));
         assert_eq!(hashed.get(), 4);
-        for r in 0..crate::data::KNOWN_SETS as u32 {
+        for r in 0..super::super::row_caches::KNOWN_SETS as u32 {
             ask(7, &[100 + r]);
         }
         let before = hashed.get();

@@ -9,6 +9,7 @@ use super::input::input_perturbation;
 use super::loss::Loss;
 use super::mechanisms::objective_branch_by;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
+use super::row_caches::DatasetCaches;
 use super::select::{
     LAMBDA_GRID, Starts, cross_validate_lambda, cross_validate_path, private_select_lambda,
 };
@@ -163,11 +164,14 @@ pub const CV_FOLDS: usize = 5;
 
 impl LrConfig {
     /// Fits on `train` (restricted to `features`), recording scaling, lambda choice and fit.
+    /// `caches` are the dataset's ([`super::schedule`]); without them a dense design's memo
+    /// key hashes its rows' values.
     pub fn fit(
         &self,
         data: &Dataset,
         train: &[u32],
         features: Option<&[usize]>,
+        caches: Option<&DatasetCaches>,
         log: &mut TrialLog,
     ) -> Result<LogisticModel> {
         check_two_classes(data)?;
@@ -178,7 +182,7 @@ impl LrConfig {
         };
         let Some((x, bounds)) = dense else {
             let (design, pre) = crate::profile::time("preprocess", || {
-                self.shared_design(data, train, features, log)
+                self.shared_design(data, train, features, caches, log)
             })?;
             pre.record("scaling", &mut log.ledger);
             return self.fit_scaled(&design, data, train, log);
@@ -191,8 +195,8 @@ impl LrConfig {
                 features,
                 scaling: self.scaling,
                 public: bounds,
-                digests: Some(&data.row_digests),
-                bounds: Some(&data.known_bounds),
+                digests: caches.map(|c| &c.digests),
+                bounds: caches.map(|c| &c.bounds),
             }
             .shared()
         });
@@ -206,6 +210,50 @@ impl LrConfig {
             .record("scaling", &mut log.ledger);
         let model = self.fit_scaled(&design, data, &rows, log)?;
         Ok(shared.transform.fold_into(model))
+    }
+
+    /// Lambda by the thesis's 5-fold cross-validation over [`LAMBDA_GRID`] (not private; the
+    /// ledger says so).
+    fn cross_validated_lambda(
+        &self,
+        design: &Design,
+        y: &[f64],
+        log: &mut TrialLog,
+    ) -> Result<f64> {
+        let mut rng = log.streams.stream("lambda/cv");
+        let choice = crate::profile::time("cv", || {
+            if self.kind == LrKind::NonPrivate {
+                // Noise-free fits: warm starts along the lambda path, same folds.
+                cross_validate_lambda(
+                    design,
+                    y,
+                    &LAMBDA_GRID,
+                    CV_FOLDS,
+                    &self.settings,
+                    Starts::Warm,
+                    &mut rng,
+                )
+            } else {
+                cross_validate_path(
+                    design,
+                    y,
+                    &LAMBDA_GRID,
+                    CV_FOLDS,
+                    &mut rng,
+                    |d, yy, l, rng| self.cv_draw(d, yy, l, rng, &log.ledger),
+                    |d, yy, _, drawn, start| match drawn {
+                        CvDraw::Noise(p, noise) => p.fit_drawn(d, yy, noise, start),
+                        CvDraw::Fitted(theta) => (Vec::new(), theta.clone()),
+                    },
+                )
+            }
+        })?;
+        log.ledger.non_private(
+            "lambda_selection",
+            "5-fold cross-validation",
+            "the folds' accuracies choose lambda without noise",
+        );
+        Ok(choice.lambda)
     }
 
     /// Lambda choice and fit on an already scaled design.
@@ -225,42 +273,7 @@ impl LrConfig {
                     .public_size("lambda = N Lambda (per-example Lambda)")?
                     as f64
             }
-            LambdaRule::CrossValidation => {
-                let mut rng = log.streams.stream("lambda/cv");
-                let choice = crate::profile::time("cv", || {
-                    if self.kind == LrKind::NonPrivate {
-                        // Noise-free fits: warm starts along the lambda path, same folds.
-                        cross_validate_lambda(
-                            design,
-                            &y,
-                            &LAMBDA_GRID,
-                            CV_FOLDS,
-                            &self.settings,
-                            Starts::Warm,
-                            &mut rng,
-                        )
-                    } else {
-                        cross_validate_path(
-                            design,
-                            &y,
-                            &LAMBDA_GRID,
-                            CV_FOLDS,
-                            &mut rng,
-                            |d, yy, l, rng| self.cv_draw(d, yy, l, rng, &log.ledger),
-                            |d, yy, _, drawn, start| match drawn {
-                                CvDraw::Noise(p, noise) => p.fit_drawn(d, yy, noise, start),
-                                CvDraw::Fitted(theta) => (Vec::new(), theta.clone()),
-                            },
-                        )
-                    }
-                })?;
-                log.ledger.non_private(
-                    "lambda_selection",
-                    "5-fold cross-validation",
-                    "the folds' accuracies choose lambda without noise",
-                );
-                choice.lambda
-            }
+            LambdaRule::CrossValidation => self.cross_validated_lambda(design, &y, log)?,
             LambdaRule::Private => {
                 let eps = self.lambda_epsilon.ok_or_else(|| {
                     Error::param(
@@ -378,6 +391,7 @@ impl LrConfig {
         data: &'a Dataset,
         train: &[u32],
         features: Option<&[usize]>,
+        caches: Option<&DatasetCaches>,
         log: &mut TrialLog,
     ) -> Result<(Design<'a>, Preprocessing)> {
         let m = match &data.features {
@@ -390,8 +404,8 @@ impl LrConfig {
                     features,
                     scaling: self.scaling,
                     public: None,
-                    digests: Some(&data.row_digests),
-                    bounds: Some(&data.known_bounds),
+                    digests: caches.map(|c| &c.digests),
+                    bounds: caches.map(|c| &c.bounds),
                 };
                 let Some(key) = rows.key() else {
                     return Ok((design, pre));
@@ -631,8 +645,13 @@ impl crate::learners::Learner for LrConfig {
         input: &crate::learners::FitInput,
         log: &mut TrialLog,
     ) -> Result<Box<dyn crate::learners::Classifier>> {
-        let model = LrConfig::fit(self, input.data, input.train, input.features, log)?;
+        let caches = super::schedule::caches_of(input.workspace);
+        let model = LrConfig::fit(self, input.data, input.train, input.features, caches, log)?;
         Ok(Box::new(model))
+    }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_two_classes(data)
     }
 }
 
@@ -683,7 +702,14 @@ mod tests {
         for reference in [false, true] {
             let mut log = TrialLog::new(3);
             log.reference_fit = reference;
-            cfg.fit(&data, &train, None, &mut log).unwrap();
+            cfg.fit(
+                &data,
+                &train,
+                None,
+                Some(&DatasetCaches::default()),
+                &mut log,
+            )
+            .unwrap();
             let d = log.metrics.get("w_distance");
             assert_eq!(d.is_some(), reference, "{:?}", log.metrics);
             if let Some(&d) = d {
@@ -700,9 +726,12 @@ mod tests {
         let data = toy(5, 20_000, 20_000, 9);
         let train: Vec<u32> = (0..20_000).collect();
         let test: Vec<u32> = (20_000..40_000).collect();
+        let caches = DatasetCaches::default();
         let acc = |s: Scaling| {
             let mut log = TrialLog::new(1);
-            let model = config(s).fit(&data, &train, None, &mut log).unwrap();
+            let model = config(s)
+                .fit(&data, &train, None, Some(&caches), &mut log)
+                .unwrap();
             // Accuracy counted here: `evaluate` sits above the learners.
             let pred = model.predict(&data, &test).unwrap();
             let hits = pred
@@ -731,6 +760,7 @@ mod tests {
     fn dense_cells_on_the_same_rows_share_the_exact_fit() {
         let data = toy(3, 2_000, 10, 4);
         let train: Vec<u32> = (0..2_000).collect();
+        let caches = DatasetCaches::default();
         let fit = |kind: LrKind, rows: &[u32]| {
             let mut log = TrialLog::new(7);
             log.reference_fit = true;
@@ -739,7 +769,7 @@ mod tests {
                 epsilon: Some(1.0),
                 ..config(Scaling::Public)
             };
-            let model = c.fit(&data, rows, None, &mut log).unwrap();
+            let model = c.fit(&data, rows, None, Some(&caches), &mut log).unwrap();
             (model, log)
         };
         let (np, np_log) = fit(LrKind::NonPrivate, &train);

@@ -110,6 +110,11 @@ impl DesignPtr {
 /// now (not while it stands [`aside`]). One slot with an explicit flag: the thread's state is
 /// what it holds, never which of two thread-local keys holds it (a `thread_local!` key is a
 /// `const`, so two references to one key need not compare equal).
+///
+/// Lifetime: the slot is filled by [`Lockstep::member`] and restored to what it held before
+/// when that call returns or unwinds (its `Leave` guard), so it holds nothing across cells,
+/// trials or datasets; it is per-thread only because a member's fit calls back into the group
+/// from deep inside the solver's passes.
 struct Membership {
     group: Arc<Lockstep>,
     counted: bool,

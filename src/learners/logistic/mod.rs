@@ -34,6 +34,8 @@ pub mod loss;
 mod mapped;
 pub mod mechanisms;
 pub mod preprocess;
+pub mod row_caches;
+pub mod schedule;
 pub mod select;
 pub mod solver;
 

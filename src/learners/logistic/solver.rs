@@ -732,27 +732,14 @@ impl<'d, 'a> Objective<'d, 'a> {
         let mut it = 0;
         while gn > target && it < max_iter {
             it += 1;
-            // Two-loop recursion: p = -H g.
-            p.copy_from_slice(&g);
-            for j in (0..len).rev() {
-                let k = (first + j) % M;
-                let (s, yv) = (&s_hist[k * d..(k + 1) * d], &y_hist[k * d..(k + 1) * d]);
-                alpha[k] = rho[k] * dot(s, &p);
-                axpy(-alpha[k], yv, &mut p);
-            }
-            if len > 0 {
-                let k = (first + len - 1) % M;
-                let yv = &y_hist[k * d..(k + 1) * d];
-                let gamma = 1.0 / (rho[k] * dot(yv, yv));
-                p.iter_mut().for_each(|v| *v *= gamma);
-            }
-            for j in 0..len {
-                let k = (first + j) % M;
-                let (s, yv) = (&s_hist[k * d..(k + 1) * d], &y_hist[k * d..(k + 1) * d]);
-                let b = rho[k] * dot(yv, &p);
-                axpy(alpha[k] - b, s, &mut p);
-            }
-            p.iter_mut().for_each(|v| *v = -*v);
+            let history = History {
+                s: &s_hist,
+                y: &y_hist,
+                rho: &rho,
+                first,
+                len,
+            };
+            history.direction(&g, &mut p, &mut alpha);
             let mut gp = dot(&g, &p);
             if gp.is_nan() || gp >= 0.0 {
                 p.iter_mut().zip(&g).for_each(|(pk, gk)| *pk = -gk);
@@ -777,14 +764,7 @@ impl<'d, 'a> Objective<'d, 'a> {
             self.derivatives_from_e(&s.z, &s.e, &mut s.c, &mut s.w);
             self.finish_gradient(&s.theta, &s.c, &mut gt);
             // New pair s = theta' - theta, y = g' - g (convexity: s.y > 0 unless rounding).
-            let k = if len < M {
-                len += 1;
-                (first + len - 1) % M
-            } else {
-                let k = first;
-                first = (first + 1) % M;
-                k
-            };
+            let k = next_slot(&mut first, &mut len, M);
             let (s, yv) = (
                 &mut s_hist[k * d..(k + 1) * d],
                 &mut y_hist[k * d..(k + 1) * d],
@@ -952,6 +932,57 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += a * xi;
+    }
+}
+
+/// The slot of a new pair in a ring of `m` slots holding `len` pairs from `first`: the next
+/// free one, else the oldest (which the new pair replaces).
+fn next_slot(first: &mut usize, len: &mut usize, m: usize) -> usize {
+    if *len < m {
+        *len += 1;
+        (*first + *len - 1) % m
+    } else {
+        let k = *first;
+        *first = (*first + 1) % m;
+        k
+    }
+}
+
+/// L-BFGS's history ring: pairs (s, y) of `d` values each in slots (first + j) % M, j < len,
+/// oldest first, and rho = 1 / s.y of each slot.
+struct History<'a> {
+    s: &'a [f64],
+    y: &'a [f64],
+    rho: &'a [f64],
+    first: usize,
+    len: usize,
+}
+
+impl History<'_> {
+    /// The two-loop recursion: p = -H g (`alpha`: one scratch value per slot).
+    fn direction(&self, g: &[f64], p: &mut [f64], alpha: &mut [f64]) {
+        let (d, m, rho) = (g.len(), self.rho.len(), self.rho);
+        let pair = |k: usize| (&self.s[k * d..(k + 1) * d], &self.y[k * d..(k + 1) * d]);
+        p.copy_from_slice(g);
+        for j in (0..self.len).rev() {
+            let k = (self.first + j) % m;
+            let (s, yv) = pair(k);
+            alpha[k] = rho[k] * dot(s, p);
+            axpy(-alpha[k], yv, p);
+        }
+        if self.len > 0 {
+            let k = (self.first + self.len - 1) % m;
+            let (_, yv) = pair(k);
+            let gamma = 1.0 / (rho[k] * dot(yv, yv));
+            p.iter_mut().for_each(|v| *v *= gamma);
+        }
+        for j in 0..self.len {
+            let k = (self.first + j) % m;
+            let (s, yv) = pair(k);
+            let b = rho[k] * dot(yv, p);
+            axpy(alpha[k] - b, s, p);
+        }
+        p.iter_mut().for_each(|v| *v = -*v);
     }
 }
 

@@ -1,0 +1,203 @@
+//! Refused inputs leave nothing behind and say what to change (issue 45's smaller defects).
+
+mod common;
+
+use common::{bin, run_options, write_spec};
+use epsilab::data::DataDir;
+use epsilab::spec::Spec;
+use epsilab::store::{Store, TRIALS_FILE};
+use std::path::Path;
+
+/// `rows` rows of two features in [0, 1] and a label cycling through `labels`.
+fn write_csv(path: &Path, rows: usize, labels: &[&str]) {
+    let mut text = String::from("a,b,y\n");
+    for i in 0..rows {
+        let (a, b) = ((i * 7 % 10) as f64 / 10.0, (i * 3 % 10) as f64 / 10.0);
+        text += &format!("{a},{b},{}\n", labels[i % labels.len()]);
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// An LR spec named `lr` on `data.csv` with `classes` and `train_fraction`.
+fn lr_spec(classes: &[&str], train_fraction: f64) -> String {
+    let classes: Vec<String> = classes
+        .iter()
+        .map(|c| format!("{{ label = \"{c}\", name = \"{c}\" }}"))
+        .collect();
+    format!(
+        r#"
+[experiment]
+name = "lr"
+trials = 2
+seed = 1
+datasets = ["mine"]
+
+[dataset.mine]
+source = "csv"
+train = "data.csv"
+train_fraction = {train_fraction}
+label = "y"
+bounds = [0, 1]
+subset = true
+classes = [{}]
+
+[grid]
+epsilon = [1]
+
+[[pipeline]]
+name = "lr"
+learner = "lr"
+lambda = 0.01
+
+[report]
+x = "epsilon"
+"#,
+        classes.join(", ")
+    )
+}
+
+/// LR on three classes is refused before the results folder is written, so the corrected spec
+/// (two classes) then runs without `--force` (it was refused as "computed from other data").
+#[test]
+fn a_refused_first_run_leaves_nothing_the_corrected_spec_is_refused_for() {
+    let dir = tempfile::tempdir().unwrap();
+    write_csv(&dir.path().join("data.csv"), 60, &["p", "q", "r"]);
+    let out = dir.path().join("out");
+    let opts = run_options(&out, 1);
+    let three = write_spec(dir.path(), "three.toml", &lr_spec(&["p", "q", "r"], 0.7));
+    let err = epsilab::runner::run(&Spec::load(&three).unwrap(), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("two classes, found 3"), "{err}");
+    let folder = out.join("lr");
+    for file in ["manifest.json", TRIALS_FILE] {
+        assert!(!folder.join(file).exists(), "{file} left behind");
+    }
+    let two = write_spec(dir.path(), "two.toml", &lr_spec(&["p", "q"], 0.7));
+    let summary = epsilab::runner::run(&Spec::load(&two).unwrap(), &opts).unwrap();
+    assert_eq!(summary.ran, 2);
+}
+
+/// A forced run that fails before storing a record removes its staging files; the previous
+/// results stay.
+#[test]
+fn a_failed_forced_run_leaves_no_staging_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write_csv(&dir.path().join("data.csv"), 60, &["p", "q"]);
+    let out = dir.path().join("out");
+    let path = write_spec(dir.path(), "two.toml", &lr_spec(&["p", "q"], 0.7));
+    let spec = Spec::load(&path).unwrap();
+    epsilab::runner::run(&spec, &run_options(&out, 1)).unwrap();
+    let folder = out.join("lr");
+    let before = std::fs::read(folder.join(TRIALS_FILE)).unwrap();
+    // A forced run opens its staging files, then fails (here: is dropped) before any record.
+    let manifest = epsilab::runner::manifest(&spec, &DataDir("unused".into())).unwrap();
+    let stored = epsilab::store::inspect(&folder, &manifest, true).unwrap();
+    let store = Store::open(&folder, &manifest, true, stored, TRIALS_FILE).unwrap();
+    assert!(folder.join("trials.jsonl.staging").exists());
+    drop(store);
+    let staging: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(epsilab::store::STAGING))
+        .collect();
+    assert!(staging.is_empty(), "left behind: {staging:?}");
+    assert_eq!(std::fs::read(folder.join(TRIALS_FILE)).unwrap(), before);
+    assert!(folder.join("manifest.json").exists());
+}
+
+/// A 0.01 split of 60 rows trains on one row: a class has no training rows, so the dataset is
+/// refused (it ran with n_train = 1).
+#[test]
+fn a_split_training_on_fewer_rows_than_classes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_csv(&dir.path().join("data.csv"), 60, &["p", "q"]);
+    let path = write_spec(dir.path(), "s.toml", &lr_spec(&["p", "q"], 0.01));
+    let spec = Spec::load(&path).unwrap();
+    let err = spec
+        .catalog
+        .load("mine", &DataDir("unused".into()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("trains on 1") && err.contains("no training rows"),
+        "{err}"
+    );
+    // Two training rows for two classes pass this check.
+    let path = write_spec(dir.path(), "s.toml", &lr_spec(&["p", "q"], 0.04));
+    let spec = Spec::load(&path).unwrap();
+    let data = spec
+        .catalog
+        .load("mine", &DataDir("unused".into()))
+        .unwrap();
+    assert_eq!(data.train_size(), 2);
+}
+
+#[test]
+fn a_spec_without_report_says_to_add_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = lr_spec(&["p", "q"], 0.7);
+    let text = &text[..text.find("[report]").unwrap()];
+    let path = write_spec(dir.path(), "s.toml", text);
+    let err = Spec::load(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("field `report`") && err.contains("no `[report]` table"),
+        "{err}"
+    );
+}
+
+#[test]
+fn list_shows_the_built_in_scalar_column() {
+    let out = bin().arg("list").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("adult_age"));
+    assert!(line.is_some_and(|l| l.contains("scalar column")), "{text}");
+}
+
+#[test]
+fn every_data_dir_flag_has_help() {
+    for command in ["run", "check", "status", "slurm", "list"] {
+        let out = bin().args([command, "--help"]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.contains("--data-dir"))
+            .unwrap_or_else(|| panic!("{command}: {text}"));
+        let help = line.split_once("--data-dir <DATA_DIR>").unwrap().1.trim();
+        assert!(!help.is_empty(), "{command} --data-dir has no help: {text}");
+    }
+}
+
+/// A header read as data (csv_column reads none by default) names `header = true`; with it,
+/// the column is read by name.
+#[test]
+fn a_csv_column_header_read_as_data_says_to_set_header() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ages.csv"), "age,city\n30,x\n40,y\n").unwrap();
+    let spec = |header: &str, column: &str| {
+        format!(
+            "[experiment]\nname = \"c\"\ntrials = 1\nseed = 1\ndatasets = [\"ages\"]\n\
+             [dataset.ages]\nsource = \"csv_column\"\nfile = \"ages.csv\"\ncolumn = {column}\n{header}\n\
+             [grid]\nepsilon = [1]\n\
+             [[pipeline]]\nname = \"mean\"\nrelease = \"laplace\"\nquery = \"mean\"\nbounds = [0, 100]\n\
+             [report]\nx = \"epsilon\"\nmetrics = [\"abs_error\"]\n"
+        )
+    };
+    let load = |text: String| {
+        let path = write_spec(dir.path(), "s.toml", &text);
+        Spec::load(&path)
+            .unwrap()
+            .catalog
+            .load("ages", &DataDir("unused".into()))
+    };
+    let err = load(spec("", "1")).unwrap_err().to_string();
+    assert!(
+        err.contains("ages.csv:1") && err.contains("set `header = true`"),
+        "{err}"
+    );
+    let data = load(spec("header = true", "\"age\"")).unwrap();
+    assert_eq!(data.n_rows(), 2);
+}
