@@ -47,7 +47,10 @@ impl Program {
             .iter()
             .map(|arg| {
                 if arg.contains('/') && !arg.starts_with('/') && !arg.starts_with('-') {
-                    spec_dir.join(arg).to_string_lossy().into_owned()
+                    // Absolute: the program runs in its temporary folder, not in ours.
+                    let path = spec_dir.join(arg);
+                    let path = std::path::absolute(&path).unwrap_or(path);
+                    path.to_string_lossy().into_owned()
                 } else {
                     arg.clone()
                 }

@@ -36,7 +36,12 @@ fn setup() -> tempfile::TempDir {
     let progs = dir.path().join("progs");
     std::fs::create_dir(&progs).unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/external");
-    for f in ["learner.py", "laplace_mean.py", "broken_mean.sh"] {
+    for f in [
+        "learner.py",
+        "laplace_mean.py",
+        "broken_mean.sh",
+        "laplace_mean.sh",
+    ] {
         std::fs::copy(src.join(f), progs.join(f)).unwrap();
     }
     dir
@@ -268,4 +273,85 @@ metrics = ["abs_error"]
         assert!(r.metrics["abs_error"] < 2.0, "{:?}", r.metrics);
         assert!(r.private);
     }
+}
+
+/// A release spec on `ages.csv` whose one pipeline runs `command` with `extra` lines.
+fn release_spec(command: &str, extra: &str) -> String {
+    format!(
+        r#"
+[experiment]
+name = "external_audit"
+trials = 1
+seed = 5
+neighbours = "replace_one"
+datasets = ["ages"]
+
+[dataset.ages]
+source = "csv_column"
+file = "ages.csv"
+column = 1
+
+[[pipeline]]
+name = "mean"
+release = "external"
+command = {command}
+bounds = [0.0, 1.0]
+{extra}
+
+[grid]
+epsilon = [1.0]
+
+[report]
+x = "epsilon"
+metrics = ["abs_error"]
+"#
+    )
+}
+
+/// `epsilab audit --spec ... --pipeline mean --json` with `trials` per side: (success, JSON).
+fn audit(dir: &Path, spec: &str, trials: usize) -> (bool, serde_json::Value, String) {
+    let path = write_spec(dir, "audit.toml", spec);
+    let out = common::bin()
+        .args(["audit", "--spec"])
+        .arg(&path)
+        .args([
+            "--pipeline",
+            "mean",
+            "--json",
+            "--trials",
+            &trials.to_string(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.success(), json, stderr)
+}
+
+/// The audit's 95% lower bound catches an external release that declares ε = 1 but adds no
+/// noise, and does not flag a correct Laplace mean (a correct mechanism is flagged with
+/// probability at most 5%; for this fixed seed its bound is below the claim). Both are POSIX
+/// sh and awk, so 200 runs per side take seconds.
+#[test]
+fn the_black_box_audit_catches_a_broken_external_release() {
+    let dir = setup();
+    let (ok, json, stderr) = audit(
+        dir.path(),
+        &release_spec(r#"["sh", "progs/broken_mean.sh"]"#, ""),
+        200,
+    );
+    assert!(!ok, "a broken release must fail the audit: {stderr}");
+    let row = &json[0];
+    assert_eq!(row["claimed"], 1.0, "{json}");
+    assert_eq!(row["relation"], "replace_one", "{json}");
+    assert_eq!(row["caught"], true, "{json}");
+    assert!(row["lower_bound"].as_f64().unwrap() > 1.0, "{json}");
+
+    let (ok, json, stderr) = audit(
+        dir.path(),
+        &release_spec(r#"["sh", "progs/laplace_mean.sh"]"#, ""),
+        200,
+    );
+    assert!(ok, "{stderr} {json}");
+    assert_eq!(json[0]["caught"], false, "{json}");
 }
