@@ -198,7 +198,7 @@ fn rows_csv(data: &Dataset, rows: &[u32], columns: &[usize]) -> String {
     let mut line = vec![0.0; data.n_features()];
     for &r in rows {
         let r = r as usize;
-        s.push_str(&data.class_names[data.labels[r] as usize]);
+        push_label(&mut s, &data.class_names[data.labels[r] as usize]);
         match &data.features {
             Features::Binary(m) => {
                 line.iter_mut().for_each(|v| *v = 0.0);
@@ -214,6 +214,17 @@ fn rows_csv(data: &Dataset, rows: &[u32], columns: &[usize]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// A label as a CSV field: quoted (RFC 4180) only when it holds a comma, quote or line break.
+fn push_label(s: &mut String, label: &str) {
+    if label.contains([',', '"', '\n', '\r']) {
+        s.push('"');
+        s.push_str(&label.replace('"', "\"\""));
+        s.push('"');
+    } else {
+        s.push_str(label);
+    }
 }
 
 /// The predictions an external program reported, by row.
@@ -364,5 +375,54 @@ impl ReleaseKind for ExternalRelease {
             log.metrics.insert("clamped".into(), data.clamped as f64);
         }
         Ok(ReleaseOutput::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{BinaryMatrix, SplitRule};
+
+    fn kind<T: serde::de::DeserializeOwned>(text: &str) -> T {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn the_csv_holds_the_label_as_written_and_the_kept_columns() {
+        let mut m = BinaryMatrix::new(3);
+        m.push_row(&[0, 2]);
+        m.push_row(&[1]);
+        let data = Dataset {
+            name: "d".into(),
+            title: "d".into(),
+            features: Features::Binary(m),
+            labels: vec![1, 0],
+            class_names: vec!["no".into(), "yes, \"really\"".into()],
+            split: SplitRule::Fixed { n_train: 2 },
+            feature_names: None,
+            bounds: None,
+            truth: None,
+        };
+        assert_eq!(
+            rows_csv(&data, &[1, 0], &[0, 2]),
+            "label,x1,x2\nno,0,0\n\"yes, \"\"really\"\"\",1,1\n"
+        );
+    }
+
+    #[test]
+    fn bad_fields_are_refused_by_name() {
+        let refused = |text: &str| {
+            let k: ExternalRelease = kind(text);
+            k.validate(&[]).unwrap_err().field
+        };
+        assert_eq!(refused("command = []"), "command");
+        assert_eq!(refused("command = [\"x\"]\ntimeout_s = 0"), "timeout_s");
+        assert_eq!(refused("command = [\"x\"]\ndelta = 1"), "delta");
+        assert_eq!(refused("command = [\"x\"]\ntruth = \"mean\""), "truth");
+        assert_eq!(refused("command = [\"x\"]\nbounds = [1, 0]"), "bounds");
+        let ok: ExternalLearner =
+            kind("command = [\"x\"]\nparams = { a = [1, 2] }\nprivate = false");
+        assert!(ok.validate(&[]).is_ok());
+        assert!(!ok.private());
     }
 }
