@@ -301,6 +301,10 @@ fn check_spec(
     report: &mut CheckReport,
 ) -> Result<()> {
     let name = spec.experiment.name.clone();
+    if let Some(reason) = &spec.experiment.gate_exempt {
+        eprintln!("SKIP {name}: not gated: {reason}");
+        return Ok(());
+    }
     let ropts = RunOptions {
         threads: 0,
         data_dir: opts.data_dir.clone(),

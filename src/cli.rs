@@ -221,8 +221,25 @@ pub enum Command {
     /// Empirical epsilon audit: Clopper–Pearson 95% lower bounds beside the claimed epsilons.
     Audit {
         /// Audit one mechanism (see `--all` for the list).
-        #[arg(long, conflicts_with = "all")]
+        #[arg(long, conflicts_with_all = ["all", "spec"])]
         mechanism: Option<String>,
+        /// Audit a release pipeline of this spec as it runs (an external program included),
+        /// beside the ε its ledger declares (docs/external.md) [default trials: 1000].
+        #[arg(long, requires = "pipeline", conflicts_with = "all")]
+        spec: Option<PathBuf>,
+        /// The pipeline of `--spec` to audit.
+        #[arg(long, requires = "spec")]
+        pipeline: Option<String>,
+        /// The ε the pipeline is run at (with `--spec`).
+        #[arg(long, default_value_t = 1.0, requires = "spec")]
+        epsilon: f64,
+        /// Neighbour X as comma-separated values (with `--spec`) [default: ten 0s].
+        #[arg(long, requires = "spec", value_delimiter = ',')]
+        x: Option<Vec<f64>>,
+        /// Neighbour X' (with `--spec`) [default: X with its last 0 replaced by 1 under
+        /// replace-one, X plus a 1 under add/remove].
+        #[arg(long, requires = "spec", value_delimiter = ',')]
+        x_prime: Option<Vec<f64>>,
         /// Audit every mechanism, including the planted known-bad mutants.
         #[arg(long)]
         all: bool,
@@ -568,11 +585,37 @@ fn execute_tool(command: Command) -> Result<()> {
         } => list(&DataDir::resolve(data_dir), &experiments),
         Command::Audit {
             mechanism,
+            spec: Some(spec),
+            pipeline,
+            epsilon,
+            x,
+            x_prime,
+            trials,
+            seed,
+            unseeded,
+            json,
+            ..
+        } => {
+            let _ = mechanism;
+            let size = audit_size(trials.or(Some(PIPELINE_TRIALS)), seed, unseeded);
+            let name = pipeline.unwrap_or_default();
+            audit_pipeline(
+                &Spec::load(&spec)?,
+                &name,
+                epsilon,
+                (x, x_prime),
+                size,
+                json,
+            )
+        }
+        Command::Audit {
+            mechanism,
             all,
             trials,
             seed,
             unseeded,
             json,
+            ..
         } => {
             let (trials, seed) = audit_size(trials, seed, unseeded);
             audit(mechanism.as_deref(), all, (trials, seed), json)
@@ -746,6 +789,8 @@ fn confirm(p: &Prepared) -> Result<()> {
 
 /// Default runs per side of `epsilab audit`.
 pub const SEEDED_TRIALS: usize = 100_000;
+/// Default runs per side of `epsilab audit --spec`: each run may start a program.
+pub const PIPELINE_TRIALS: usize = 1_000;
 /// Default runs per side of `epsilab audit --unseeded`.
 pub const UNSEEDED_TRIALS: usize = 1_000_000;
 
@@ -778,18 +823,49 @@ fn audit(mechanism: Option<&str>, all: bool, size: (usize, u64), json: bool) -> 
             ));
         }
     };
+    audit_report(
+        &results,
+        json,
+        "a correct mechanism exceeded its claim or a mutant was not caught",
+    )
+}
+
+/// `epsilab audit --spec`: one release pipeline at `epsilon` on the given neighbours (or the
+/// default ones), beside the ε its ledger declares.
+fn audit_pipeline(
+    spec: &Spec,
+    name: &str,
+    epsilon: f64,
+    neighbours: (Option<Vec<f64>>, Option<Vec<f64>>),
+    size: (usize, u64),
+    json: bool,
+) -> Result<()> {
+    use crate::audit::pipeline::{PipelineAudit, default_neighbours};
+    let (x, x_prime) = default_neighbours(spec.experiment.neighbours);
+    let neighbours = (neighbours.0.unwrap_or(x), neighbours.1.unwrap_or(x_prime));
+    let m = PipelineAudit::new(spec, name, epsilon, neighbours)?;
+    let result = crate::audit::audit(&m, size.0, size.1)?;
+    if let Some(e) = m.failure() {
+        return Err(e.in_cell(name, "audit"));
+    }
+    audit_report(
+        &[result],
+        json,
+        "the release exceeded the ε its ledger declares",
+    )
+}
+
+/// Prints the audit's results (a table or JSON); an error when any row is not ok.
+fn audit_report(results: &[crate::audit::AuditResult], json: bool, failed: &str) -> Result<()> {
     if json {
         let s = serde_json::to_string_pretty(&results)
             .map_err(|e| crate::Error::param("json", e.to_string()))?;
         emit(&format!("{s}\n"))?;
     } else {
-        emit(&crate::audit::table(&results))?;
+        emit(&crate::audit::table(results))?;
     }
     if results.iter().any(|r| !r.ok) {
-        return Err(crate::Error::param(
-            "audit",
-            "a correct mechanism exceeded its claim or a mutant was not caught",
-        ));
+        return Err(crate::Error::param("audit", failed));
     }
     Ok(())
 }

@@ -62,6 +62,19 @@ pub enum Error {
     /// `epsilab check` found regressions (each already printed).
     #[error("check failed: {0}")]
     Check(String),
+    /// An external program's run failed (`learner`/`release = "external"`, src/external.rs).
+    #[error(
+        "pipeline `{pipeline}`, cell {cell}: external command `{command}`: {reason}{}",
+        stderr_tail(stderr)
+    )]
+    External {
+        pipeline: String,
+        cell: String,
+        command: String,
+        reason: String,
+        /// The tail of the program's standard error.
+        stderr: String,
+    },
     #[error(transparent)]
     Linfa(#[from] linfa::Error),
 }
@@ -74,11 +87,40 @@ impl Error {
         }
     }
 
+    /// The same error with the pipeline and cell it happened in, for an external program's
+    /// error (the program does not know them); any other error unchanged.
+    pub fn in_cell(self, in_pipeline: &str, in_cell: &str) -> Self {
+        match self {
+            Error::External {
+                command,
+                reason,
+                stderr,
+                ..
+            } => Error::External {
+                pipeline: in_pipeline.into(),
+                cell: in_cell.into(),
+                command,
+                reason,
+                stderr,
+            },
+            other => other,
+        }
+    }
+
     pub fn param(name: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::Param {
             name: name.into(),
             reason: reason.into(),
         }
+    }
+}
+
+/// "; its standard error ends with: ..." when there is one.
+fn stderr_tail(stderr: &str) -> String {
+    if stderr.is_empty() {
+        "; it wrote nothing on standard error".into()
+    } else {
+        format!("; its standard error ends with:\n{stderr}")
     }
 }
 

@@ -24,6 +24,7 @@ pub mod counts;
 pub mod data;
 pub mod error;
 pub mod evaluate;
+pub mod external;
 pub mod fuzzing;
 pub mod kinds;
 pub mod learners;

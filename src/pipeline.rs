@@ -132,40 +132,11 @@ fn run_cell_on(
     let mut log = TrialLog::with_relation(cell.seed, spec.experiment.neighbours);
     log.ledger.set_public_size(size);
     log.reference_fit = REFERENCE_METRICS.iter().any(|m| spec.shows_metric(m));
+    log.spec_dir = spec.path.parent().map(std::path::Path::to_path_buf);
     let pipeline = &spec.pipelines[cell.pipeline];
     let start = Instant::now();
-    let out = match &pipeline.step {
-        Step::Probe(probe) => {
-            let input = ProbeInput {
-                counts: binary_counts(td)?,
-                feature_names: td.data.feature_names.as_deref(),
-                epsilon: cell.budget.total,
-                features: cell.at.features,
-            };
-            let out = probe.params.run(&input, &mut log)?;
-            Outcome {
-                vectors: out.vectors,
-                feature_names: out.feature_names,
-                ..Outcome::default()
-            }
-        }
-        Step::Release(release) => {
-            let column = td.data.column().ok_or_else(|| crate::error::Error::Data {
-                dataset: td.data.name.clone(),
-                reason: "release pipelines read a scalar source".into(),
-            })?;
-            let values: Vec<f64> = td.split.train.iter().map(|&i| column[i as usize]).collect();
-            let input = ReleaseInput {
-                values: &values,
-                epsilon: cell.budget.total,
-            };
-            Outcome {
-                vectors: release.params.run(&input, &mut log)?.vectors,
-                ..Outcome::default()
-            }
-        }
-        Step::Learner(_) => train_and_evaluate(pipeline, cell, td, &mut log)?,
-    };
+    let out =
+        run_step(pipeline, cell, td, &mut log).map_err(|e| e.in_cell(&pipeline.name, &cell.key))?;
     let fit_seconds = start.elapsed().as_secs_f64();
     Ok(TrialRecord {
         key: cell.key.clone(),
@@ -189,6 +160,47 @@ fn run_cell_on(
         vectors: out.vectors,
         feature_names: out.feature_names,
         shared: log.shared,
+    })
+}
+
+/// The pipeline's step on the cell: a probe, a release or (selection →) fit → evaluate.
+fn run_step(
+    pipeline: &Pipeline,
+    cell: &Cell,
+    td: &TrialData,
+    log: &mut TrialLog,
+) -> Result<Outcome> {
+    Ok(match &pipeline.step {
+        Step::Probe(probe) => {
+            let input = ProbeInput {
+                counts: binary_counts(td)?,
+                feature_names: td.data.feature_names.as_deref(),
+                epsilon: cell.budget.total,
+                features: cell.at.features,
+            };
+            let out = probe.params.run(&input, log)?;
+            Outcome {
+                vectors: out.vectors,
+                feature_names: out.feature_names,
+                ..Outcome::default()
+            }
+        }
+        Step::Release(release) => {
+            let column = td.data.column().ok_or_else(|| crate::error::Error::Data {
+                dataset: td.data.name.clone(),
+                reason: "release pipelines read a scalar source".into(),
+            })?;
+            let values: Vec<f64> = td.split.train.iter().map(|&i| column[i as usize]).collect();
+            let input = ReleaseInput {
+                values: &values,
+                epsilon: cell.budget.total,
+            };
+            Outcome {
+                vectors: release.params.run(&input, log)?.vectors,
+                ..Outcome::default()
+            }
+        }
+        Step::Learner(_) => train_and_evaluate(pipeline, cell, td, log)?,
     })
 }
 
@@ -221,6 +233,7 @@ fn train_and_evaluate(
     let input = FitInput {
         data: td.data,
         train: &td.split.train,
+        test: &td.split.test,
         counts: td.counts,
         features: selected.as_deref(),
         workspace: td.workspace,
@@ -239,14 +252,18 @@ fn train_and_evaluate(
         );
     }
     let (test, train) = crate::profile::time("evaluate", || -> Result<_> {
+        let train = &td.split.train;
         Ok((
             accuracy(&*model, td.data, &td.split.test)?,
-            accuracy(&*model, td.data, &td.split.train)?,
+            model
+                .covers(train)
+                .then(|| accuracy(&*model, td.data, train))
+                .transpose()?,
         ))
     })?;
     Ok(Outcome {
         test_accuracy: Some(test),
-        train_accuracy: Some(train),
+        train_accuracy: train,
         selected,
         ..Outcome::default()
     })

@@ -35,6 +35,10 @@ pub struct ExperimentDef {
     /// SPEC 1) or `"replace_one"`. Every mechanism calibrates its sensitivity for it.
     #[serde(default, skip_serializing_if = "Relation::is_default")]
     pub neighbours: Relation,
+    /// Why the exact gate (`epsilab check`) does not rerun this spec, e.g. it runs external
+    /// programs whose libraries epsilab does not pin (docs/external.md); absent: gated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_exempt: Option<String>,
 }
 
 /// Grid axes; every combination of the given values is run.

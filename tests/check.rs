@@ -160,3 +160,26 @@ fn a_written_record_reads_back_with_the_same_bits() {
         .count();
     assert_eq!(moved, 0, "of {} values", values.len());
 }
+
+/// A spec with `gate_exempt` is not run by the gate (here its program would fail), even when
+/// blessing, and leaves no expectations behind.
+#[test]
+fn a_gate_exempt_spec_is_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exempt = SPEC
+        .replace(
+            "datasets = [\"dense\"]",
+            "datasets = [\"dense\"]\ngate_exempt = \"runs a program CI lacks\"",
+        )
+        .replace(
+            "learner = \"nb\"",
+            "learner = \"external\"\ncommand = [\"false\"]\nprivate = false",
+        );
+    std::fs::write(tmp.path().join("gate.toml"), exempt).unwrap();
+    for bless in [false, true] {
+        let r = check(&opts(tmp.path(), bless)).unwrap();
+        assert_eq!((r.specs, r.records), (0, 0));
+        assert!(r.failures.is_empty(), "{:?}", r.failures);
+    }
+    assert!(!tmp.path().join("expectations/gate.json.gz").exists());
+}

@@ -32,6 +32,7 @@ pub mod erm;
 pub mod erm_sgd;
 pub mod logistic;
 pub mod mechanisms;
+pub mod pipeline;
 pub mod release;
 pub mod sizes;
 

@@ -12,6 +12,7 @@
 
 pub mod attack;
 pub mod erm;
+pub mod external;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -47,6 +48,7 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<erm::InputPerturbation>(),
     learner::<erm::Averaged>(),
     learner::<erm::SubsampleAggregate>(),
+    learner::<external::ExternalLearner>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).
@@ -72,6 +74,7 @@ pub const RELEASES: &[Registered<dyn ReleaseKind>] = &[
     release_kind::<survey::Survey>(),
     release_kind::<release::PNormSamples>(),
     release_kind::<release::Composition>(),
+    release_kind::<external::ExternalRelease>(),
 ];
 
 /// The attacks a spec may name (`attack = "..."`).
@@ -114,7 +117,7 @@ impl Registry {
     where
         T: LearnerKind + Described + DeserializeOwned + 'static,
     {
-        self.assert_new_step(T::NAME);
+        self.assert_new_step(T::NAME, true);
         self.learners.push(learner::<T>());
         self
     }
@@ -124,7 +127,7 @@ impl Registry {
     where
         T: ReleaseKind + Described + DeserializeOwned + 'static,
     {
-        self.assert_new_step(T::NAME);
+        self.assert_new_step(T::NAME, false);
         self.releases.push(release_kind::<T>());
         self
     }
@@ -146,13 +149,18 @@ impl Registry {
         self
     }
 
-    fn assert_new_step(&self, name: &str) {
-        let taken = self.learners.iter().any(|r| r.name == name)
-            || self
-                .releases
+    /// A learner name must be new among the learners, a release name among the releases
+    /// and attacks: the spec key (`learner`, `release`) tells the families apart, so one name
+    /// may be both (`external`).
+    fn assert_new_step(&self, name: &str, learner: bool) {
+        let taken = if learner {
+            self.learners.iter().any(|r| r.name == name)
+        } else {
+            self.releases
                 .iter()
                 .chain(&self.attacks)
-                .any(|r| r.name == name);
+                .any(|r| r.name == name)
+        };
         assert!(!taken, "a pipeline step `{name}` is already registered");
     }
 }
@@ -477,12 +485,10 @@ pub(crate) mod testing {
         for entry in registry {
             for field in entry.fields {
                 let t = toml::Table::from_iter([(field.to_string(), wrong())]);
+                // Accepted (a free-form table such as an external kind's `params`) or refused
+                // for its type or another field, but never as unknown.
                 let e = (entry.parse)(t).err().unwrap_or_default();
-                assert!(
-                    !e.is_empty() && !e.contains("unknown field"),
-                    "{}.{field}: {e}",
-                    entry.name
-                );
+                assert!(!e.contains("unknown field"), "{}.{field}: {e}", entry.name);
             }
             let t = toml::Table::from_iter([("no_such_field".to_string(), wrong())]);
             let e = (entry.parse)(t).err().unwrap_or_default();
@@ -504,8 +510,9 @@ mod tests {
         fields_match_structs(ATTACKS);
     }
 
-    /// Unique among the steps a pipeline names (a learner, release or attack) and among the
-    /// selectors: `selection = "laplace"` and `release = "laplace"` are different keys.
+    /// Unique among the learners, among the releases and attacks, and among the selectors:
+    /// `selection = "laplace"` and `release = "laplace"` are different keys, and so are
+    /// `learner = "external"` and `release = "external"`.
     #[test]
     fn registry_names_are_unique() {
         let unique = |names: Vec<&str>| {
@@ -515,7 +522,8 @@ mod tests {
             assert_eq!(all.len(), names.len(), "{names:?}");
         };
         let releases = RELEASES.iter().chain(ATTACKS).map(|r| r.name);
-        unique(LEARNERS.iter().map(|r| r.name).chain(releases).collect());
+        unique(LEARNERS.iter().map(|r| r.name).collect());
+        unique(releases.collect());
         unique(SELECTORS.iter().map(|r| r.name).collect());
     }
 

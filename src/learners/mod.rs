@@ -91,12 +91,20 @@ pub use vaidya_nb::VaidyaNbParams;
 pub trait Classifier: Send + Sync {
     /// Predicted class index of each of `rows`.
     fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Vec<u16>>;
+    /// Whether it can predict `rows`: a model fitted by an external program knows only the
+    /// rows it was sent predictions for (the training rows only if it reported them).
+    fn covers(&self, _rows: &[u32]) -> bool {
+        true
+    }
 }
 
 /// What a fit may read: the training rows and, for binary data, their counts.
 pub struct FitInput<'a> {
     pub data: &'a Dataset,
     pub train: &'a [u32],
+    /// The test rows. Only a learner that predicts in the same step as it fits reads them
+    /// (an external program, which receives both files at once); none may fit on them.
+    pub test: &'a [u32],
     /// Exact per-class counts of the training rows (binary data only).
     pub counts: Option<&'a ClassCounts>,
     /// Selected features; `None` means all.
@@ -155,6 +163,9 @@ pub struct TrialLog {
     /// one (`w_distance`, `sampling_error`): only specs that show them pay for that fit
     /// ([`crate::spec::Spec::shows_metric`]).
     pub reference_fit: bool,
+    /// The folder of the spec the trial runs, against which a step resolves the relative
+    /// paths the spec gives (an external program's command); `None` outside a spec run.
+    pub spec_dir: Option<std::path::PathBuf>,
 }
 
 impl TrialLog {
@@ -171,6 +182,7 @@ impl TrialLog {
             metrics: BTreeMap::new(),
             shared: BTreeMap::new(),
             reference_fit: false,
+            spec_dir: None,
         }
     }
 
