@@ -32,7 +32,7 @@ pub enum QueryName {
 }
 
 /// `bounds` as [lo, hi], checked.
-fn bounds_of(b: [f64; 2]) -> std::result::Result<Bounds, Refusal> {
+pub(super) fn bounds_of(b: [f64; 2]) -> std::result::Result<Bounds, Refusal> {
     Bounds::new(b[0], b[1]).map_err(|_| {
         refuse(
             "bounds",
@@ -54,7 +54,7 @@ pub(super) fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
 }
 
 /// The column clamped to `bounds`, its clamping in the metrics.
-fn clamp(input: &ReleaseInput, bounds: [f64; 2], log: &mut TrialLog) -> Result<Clamped> {
+pub(super) fn clamp(input: &ReleaseInput, bounds: [f64; 2], log: &mut TrialLog) -> Result<Clamped> {
     let data = Clamped::new(input.values, Bounds::new(bounds[0], bounds[1])?)?;
     log.metrics.insert("clamped".into(), data.clamped as f64);
     Ok(data)

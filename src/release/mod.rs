@@ -16,6 +16,7 @@
 pub mod attacks;
 pub mod composition;
 pub mod query;
+pub mod robust;
 
 use crate::error::{Error, Result};
 use crate::privacy::exponential_median::ExponentialQuantile;
