@@ -33,6 +33,7 @@ pub mod erm_sgd;
 pub mod logistic;
 pub mod mechanisms;
 pub mod release;
+pub mod robust;
 pub mod sizes;
 
 use crate::error::{Error, Result};
