@@ -43,15 +43,17 @@ impl Release {
 
 /// Records the clamping of `data` as a public step (it uses only the public bounds per row).
 fn record_clamp(data: &Clamped, ledger: &mut Ledger) {
+    record_clamp_counts(data.clamped, data.len(), data.bounds, ledger);
+}
+
+/// [`record_clamp`] from the counts alone (the streaming releases keep no clamped column).
+fn record_clamp_counts(clamped: usize, len: usize, bounds: Bounds, ledger: &mut Ledger) {
     ledger.public(
         "clamp",
         "clamp to public bounds",
         &format!(
-            "{} of {} values moved into [{}, {}]",
-            data.clamped,
-            data.len(),
-            data.bounds.lo,
-            data.bounds.hi
+            "{clamped} of {len} values moved into [{}, {}]",
+            bounds.lo, bounds.hi
         ),
     );
 }
@@ -107,6 +109,40 @@ pub fn laplace(
         value,
         truth: r.truth,
     })
+}
+
+/// [`laplace`] on the raw `values` clamped to `bounds` on the fly ([`Query::answer_streaming`]):
+/// the same ledger steps, the same draw and the same bits, without the clamped copy of the
+/// column (issue 52). `None` for a query that needs the values themselves; returns the release
+/// and the streaming pass's counts.
+pub fn laplace_streaming(
+    name: &str,
+    query: Query,
+    values: &[f64],
+    bounds: Bounds,
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Option<Result<(Release, query::Streamed)>> {
+    let seen = match query.answer_streaming(values, bounds)? {
+        Ok(seen) => seen,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut run = || -> Result<(Release, query::Streamed)> {
+        let relation = ledger.relation();
+        let mechanism = Laplace::new(query.sensitivity(relation, bounds), epsilon, relation)?;
+        record_clamp_counts(seen.clamped, values.len(), bounds, ledger);
+        let mut charge = ledger.charge(name, "laplace", mechanism)?;
+        let value = seen.answer + charge.sample(&mut streams.stream(name));
+        Ok((
+            Release {
+                value,
+                truth: seen.answer,
+            },
+            seen,
+        ))
+    };
+    Some(run())
 }
 
 /// Releases `query` on `data` through a calibrated Gaussian mechanism, recorded as `name`
