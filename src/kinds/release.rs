@@ -437,24 +437,38 @@ bounded_release!(
     ["sum_share"]
 );
 
+thread_local! {
+    /// Each worker thread's buffers for the exponential median: the sorted clamped column and
+    /// the interval weights, reused across trials.
+    static SORTED: std::cell::RefCell<(Vec<f64>, Vec<f64>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
 impl ReleaseKind for ExponentialMedian {
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         bounds_of(self.bounds)?;
         check_p(self.p)
     }
 
+    /// The column is clamped and sorted in this thread's reused buffers (issue 52).
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
-        let data = clamp(input, self.bounds, log)?;
+        let bounds = Bounds::new(self.bounds[0], self.bounds[1])?;
         let p = self.p.unwrap_or(0.5);
-        let r = release::exponential_quantile(
-            "release",
-            p,
-            &data,
-            eps,
-            &mut log.streams,
-            &mut log.ledger,
-        )?;
+        let (r, clamped) = SORTED.with(|buffers| {
+            let (sorted, work) = &mut *buffers.borrow_mut();
+            release::exponential_quantile_in(
+                "release",
+                p,
+                input.values,
+                bounds,
+                eps,
+                &mut log.streams,
+                &mut log.ledger,
+                [sorted, work],
+            )
+        })?;
+        log.metrics.insert("clamped".into(), clamped as f64);
         record(r, log);
         Ok(ReleaseOutput::default())
     }

@@ -240,6 +240,46 @@ pub fn exponential_quantile(
     Ok(Release { value, truth })
 }
 
+/// [`exponential_quantile`] on the raw `values`, clamped into `sorted` and sorted there in
+/// place, with `work` for the weights: both buffers are the caller's to reuse, so a trial
+/// copies the column once and allocates nothing once they have grown (issue 52). Bit for bit
+/// the same release (the same sorted values, weights and draws). Returns the release and how
+/// many values the clamp moved.
+#[allow(clippy::too_many_arguments)]
+pub fn exponential_quantile_in(
+    name: &str,
+    p: f64,
+    values: &[f64],
+    bounds: Bounds,
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+    [sorted, work]: [&mut Vec<f64>; 2],
+) -> Result<(Release, usize)> {
+    sorted.clear();
+    let mut clamped = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if v.is_nan() {
+            return Err(Error::param("value", format!("row {i} is NaN")));
+        }
+        let c = v.clamp(bounds.lo, bounds.hi);
+        clamped += usize::from(c != v);
+        sorted.push(c);
+    }
+    let m = ExponentialQuantile::new(p, epsilon, bounds.lo, bounds.hi, ledger.relation())?;
+    sorted.sort_unstable_by(f64::total_cmp);
+    let truth = if sorted.is_empty() {
+        f64::NAN
+    } else {
+        query::quantile_sorted(sorted, p)
+    };
+    record_clamp_counts(clamped, values.len(), bounds, ledger);
+    let value = ledger
+        .charge(name, "exponential (median/quantile)", m)?
+        .sample_sorted(sorted, &mut streams.stream(name), work);
+    Ok((Release { value, truth }, clamped))
+}
+
 /// The smooth-sensitivity median (Cauchy noise, replace-one), recorded as `median` (the
 /// step's note states the data's smooth sensitivity S*).
 pub fn smooth_median(

@@ -104,7 +104,7 @@ impl Clamped {
     /// The values in ascending order.
     pub fn sorted(&self) -> Vec<f64> {
         let mut s = self.values.clone();
-        s.sort_by(f64::total_cmp);
+        s.sort_unstable_by(f64::total_cmp);
         s
     }
 }
