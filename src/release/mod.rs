@@ -12,6 +12,8 @@
 //! * [`composition`]: basic vs advanced composition as an analytic series.
 //! * [`attacks`]: adversaries that consume releases and output a guess (differencing,
 //!   majority vote on repeated randomized response).
+//! * [`robust`]: robust statistics (issue 50): the trimmed mean and the IQR by
+//!   propose-test-release, Lei's perturbed-histogram M-estimator.
 
 pub mod attacks;
 pub mod composition;
