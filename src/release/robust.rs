@@ -178,7 +178,8 @@ pub fn ptr_release(
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<PtrOutcome> {
-    if !(params.test_share > 0.0 && params.test_share < 1.0) || !(params.propose > 0.0) {
+    let valid = params.test_share > 0.0 && params.test_share < 1.0 && params.propose > 0.0;
+    if !valid {
         return Err(Error::param(
             "test_share",
             "PTR needs test_share in (0, 1) and propose > 0",
