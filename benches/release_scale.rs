@@ -9,8 +9,8 @@
 //! the ratios are printed, and the log-log slope of time in n per case.
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
-use epsilab::kinds::{ReleaseInput, ReleaseKind};
 use epsilab::kinds::release::{Additive, ExponentialMedian};
+use epsilab::kinds::{ReleaseInput, ReleaseKind};
 use epsilab::learners::TrialLog;
 use epsilab::privacy::{PublicSize, Relation};
 use epsilab::release::query;
@@ -61,7 +61,9 @@ fn bench(c: &mut Criterion) {
     let mut buf = Vec::new();
     let mut g = c.benchmark_group("release_scale");
     g.sample_size(10);
-    g.bench_function("one_pass_1e6", |b| b.iter(|| black_box(query::mean(black_box(&xs)))));
+    g.bench_function("one_pass_1e6", |b| {
+        b.iter(|| black_box(query::mean(black_box(&xs))))
+    });
     let mut seed = 0;
     g.bench_function("laplace_mean_kind_1e6", |b| {
         b.iter(|| {
@@ -69,7 +71,9 @@ fn bench(c: &mut Criterion) {
             black_box(trial(&mean, &xs, seed))
         })
     });
-    g.bench_function("sort_1e6", |b| b.iter(|| black_box(sort_copy(&xs, &mut buf))));
+    g.bench_function("sort_1e6", |b| {
+        b.iter(|| black_box(sort_copy(&xs, &mut buf)))
+    });
     g.bench_function("exponential_median_kind_1e6", |b| {
         b.iter(|| {
             seed += 1;
@@ -95,7 +99,11 @@ fn median_secs(mut f: impl FnMut(u64)) -> f64 {
 
 /// Least-squares slope of ln(time) on ln(n).
 fn slope(ts: &[f64]) -> f64 {
-    let pts: Vec<(f64, f64)> = NS.iter().zip(ts).map(|(&n, &t)| ((n as f64).ln(), t.ln())).collect();
+    let pts: Vec<(f64, f64)> = NS
+        .iter()
+        .zip(ts)
+        .map(|(&n, &t)| ((n as f64).ln(), t.ln()))
+        .collect();
     let mx = pts.iter().map(|p| p.0).sum::<f64>() / pts.len() as f64;
     let my = pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64;
     let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
@@ -124,11 +132,20 @@ fn table() {
             }),
         ]);
     }
-    let names = ["one pass", "laplace mean (kind)", "sort", "exponential median (kind)"];
+    let names = [
+        "one pass",
+        "laplace mean (kind)",
+        "sort",
+        "exponential median (kind)",
+    ];
     for (j, name) in names.iter().enumerate() {
         let ts: Vec<f64> = rows.iter().map(|r| r[j]).collect();
         let ms: Vec<String> = ts.iter().map(|t| format!("{:.3}", t * 1e3)).collect();
-        println!("epsilab {name}: ms at n = 1e4, 1e5, 1e6: {}; log-log slope {:.2}", ms.join(", "), slope(&ts));
+        println!(
+            "epsilab {name}: ms at n = 1e4, 1e5, 1e6: {}; log-log slope {:.2}",
+            ms.join(", "),
+            slope(&ts)
+        );
     }
     let last = rows[rows.len() - 1];
     println!(
