@@ -1166,7 +1166,7 @@ fn list_datasets(o: &mut String, dir: &DataDir) {
     );
     out!(
         o,
-        "  scalar sources (release and attack pipelines): uniform, beta, contaminated, table_i, csv_column, none"
+        "  scalar sources (release and attack pipelines): uniform, beta, contaminated, student_t, table_i, csv_column, none"
     );
 }
 

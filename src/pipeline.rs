@@ -42,8 +42,13 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
         .features
         .as_binary()
         .map(|x| ClassCounts::from_rows(x, &td.data.labels, train, td.data.n_classes()));
+    // The prefix's indices go into the thread's reused buffer (issue 52: no allocation of n
+    // indices per trial once it has grown), returned to it after the cell.
+    let mut indices = TRAIN.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    indices.clear();
+    indices.extend_from_slice(train);
     let split = Split {
-        train: train.to_vec(),
+        train: indices,
         test: td.split.test.clone(),
     };
     let sub = TrialData {
@@ -54,7 +59,9 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
         shuffled_train: None,
         workspace: td.workspace,
     };
-    run_cell_on(spec, cell, &sub, size)
+    let record = run_cell_on(spec, cell, &sub, size);
+    TRAIN.with(|b| *b.borrow_mut() = split.train);
+    record
 }
 
 /// The cell's training-set size N if the run makes it public ([`PublicSize`]): the cell's
@@ -190,13 +197,16 @@ fn run_step(
                 dataset: td.data.name.clone(),
                 reason: "release pipelines read a scalar source".into(),
             })?;
-            let values: Vec<f64> = td.split.train.iter().map(|&i| column[i as usize]).collect();
-            let input = ReleaseInput {
-                values: &values,
-                epsilon: cell.budget.total,
-            };
+            let vectors = with_rows(column, &td.split.train, |values| {
+                let input = ReleaseInput {
+                    values,
+                    epsilon: cell.budget.total,
+                };
+                release.params.run(&input, log)
+            })?
+            .vectors;
             Outcome {
-                vectors: release.params.run(&input, log)?.vectors,
+                vectors,
                 ..Outcome::default()
             }
         }
@@ -314,4 +324,32 @@ fn spent_within(pipeline: &Pipeline, cell: &Cell) -> Option<f64> {
         Step::Release(r) => cell.budget.total.map(|e| e * f64::from(r.params.queries())),
         _ => cell.budget.total,
     }
+}
+
+thread_local! {
+    /// Each worker thread's buffer for a nested subset's row indices (see [`run_cell`]).
+    static TRAIN: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Each worker thread's buffer for a release's rows (issue 52): reused across trials, so a
+    /// release cell allocates nothing proportional to n once the buffer has grown.
+    static ROWS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Calls `f` on the values of `column` at `rows`, in that order: the column's own slice when
+/// the rows are consecutive (a split that reads every row in order), else a gather into the
+/// thread's reused buffer.
+fn with_rows<T>(column: &[f64], rows: &[u32], f: impl FnOnce(&[f64]) -> T) -> T {
+    let start = rows.first().map_or(0, |&i| i as usize);
+    let consecutive = rows
+        .iter()
+        .enumerate()
+        .all(|(k, &i)| i as usize == start + k);
+    if consecutive && start + rows.len() <= column.len() {
+        return f(&column[start..start + rows.len()]);
+    }
+    let mut buf = ROWS.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    buf.clear();
+    buf.extend(rows.iter().map(|&i| column[i as usize]));
+    let out = f(&buf);
+    ROWS.with(|b| *b.borrow_mut() = buf);
+    out
 }

@@ -67,6 +67,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     v.extend(super::erm::all());
     v.extend(super::erm_sgd::all());
     v.extend(super::release::all());
+    v.extend(super::robust::all());
     v.extend(super::sizes::all());
     v
 }

@@ -34,6 +34,7 @@ pub mod logistic;
 pub mod mechanisms;
 pub mod pipeline;
 pub mod release;
+pub mod robust;
 pub mod sizes;
 
 use crate::error::{Error, Result};

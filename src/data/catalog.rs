@@ -4,7 +4,9 @@
 //! generator), how labels map to classes, and how the split is drawn. Specs may add their own
 //! definitions inline with the same fields.
 
-pub use super::scalar::{BetaDef, ContaminatedDef, CsvColumnDef, NoDataDef, TableIDef, UniformDef};
+pub use super::scalar::{
+    BetaDef, ContaminatedDef, CsvColumnDef, NoDataDef, StudentTDef, TableIDef, UniformDef,
+};
 pub use super::synthetic::{LogisticBallDef, NbProxyDef, NbSampledDef, ToyGaussianDef};
 use super::{
     BinaryMatrix, Dataset, Features, PublicBounds, SplitRule, csv_source, files, libsvm, scalar,
@@ -65,6 +67,7 @@ pub enum DatasetDef {
     Uniform(UniformDef),
     Beta(BetaDef),
     Contaminated(ContaminatedDef),
+    StudentT(StudentTDef),
     TableI(TableIDef),
     CsvColumn(CsvColumnDef),
     /// No rows (`source = "none"`).
@@ -109,6 +112,7 @@ impl DatasetDef {
             DatasetDef::Uniform(d) => d.title.as_deref(),
             DatasetDef::Beta(d) => d.title.as_deref(),
             DatasetDef::Contaminated(d) => d.title.as_deref(),
+            DatasetDef::StudentT(d) => d.title.as_deref(),
             DatasetDef::TableI(d) => d.title.as_deref(),
             DatasetDef::CsvColumn(d) => d.title.as_deref(),
             DatasetDef::NoData(d) => d.title.as_deref(),
@@ -378,6 +382,7 @@ impl Catalog {
             DatasetDef::Uniform(d) => scalar::uniform(name, &title(&d.title), d),
             DatasetDef::Beta(d) => scalar::beta(name, &title(&d.title), d),
             DatasetDef::Contaminated(d) => scalar::contaminated(name, &title(&d.title), d),
+            DatasetDef::StudentT(d) => scalar::student_t(name, &title(&d.title), d),
             DatasetDef::TableI(d) => Ok(scalar::table_i(name, &title(&d.title))),
             DatasetDef::NoData(d) => Ok(scalar::no_data(name, &title(&d.title))),
             DatasetDef::CsvColumn(d) => scalar::csv_column(name, &title(&d.title), d, base, dir),

@@ -15,7 +15,7 @@ use crate::release::attacks::TABLE_I;
 use crate::rng::rng_from;
 use ndarray::Array2;
 use rand::Rng as _;
-use rand_distr::{Beta, Distribution, StandardNormal};
+use rand_distr::{Beta, Distribution, StandardNormal, StudentT};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,6 +62,20 @@ pub struct ContaminatedDef {
     #[serde(default)]
     pub seed: u64,
     pub title: Option<String>,
+}
+
+/// n draws of center + scale t_df (Student's t with `df` degrees of freedom): heavy-tailed
+/// data for the robust releases (df = 2 has no finite variance; df = 1 is Cauchy).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudentTDef {
+    pub title: Option<String>,
+    pub n: usize,
+    pub df: f64,
+    pub center: f64,
+    pub scale: f64,
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// The review's Table I results column (Tom 0, Diego 1, Jack 1, Henry 0, Alice 1).
@@ -195,6 +209,24 @@ pub fn contaminated(name: &str, title: &str, d: &ContaminatedDef) -> Result<Data
             d.center + d.spread * z
         }
     });
+    Ok(column_dataset(name, title, values))
+}
+
+pub fn student_t(name: &str, title: &str, d: &StudentTDef) -> Result<Dataset> {
+    check_n(name, d.n)?;
+    let law = StudentT::new(d.df)
+        .ok()
+        .filter(|_| d.df > 0.0 && d.center.is_finite() && d.scale.is_finite() && d.scale > 0.0)
+        .ok_or_else(|| {
+            bad(
+                name,
+                format!(
+                    "need `df` > 0, a finite `center` and `scale` > 0, got df {}, center {}, scale {}",
+                    d.df, d.center, d.scale
+                ),
+            )
+        })?;
+    let values = draw(name, d.seed, d.n, |r| d.center + d.scale * law.sample(r));
     Ok(column_dataset(name, title, values))
 }
 

@@ -17,6 +17,7 @@ pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
 pub mod release;
+pub mod robust;
 pub mod select;
 pub mod survey;
 pub mod variant;
@@ -75,12 +76,17 @@ pub const RELEASES: &[Registered<dyn ReleaseKind>] = &[
     release_kind::<release::PNormSamples>(),
     release_kind::<release::Composition>(),
     release_kind::<external::ExternalRelease>(),
+    // Issue 50: robust statistics.
+    release_kind::<robust::Ptr<false>>(),
+    release_kind::<robust::Ptr<true>>(),
+    release_kind::<robust::MEstimatorHistogram>(),
 ];
 
 /// The attacks a spec may name (`attack = "..."`).
 pub const ATTACKS: &[Registered<dyn ReleaseKind>] = &[
     release_kind::<attack::Differencing>(),
     release_kind::<attack::MajorityVote>(),
+    release_kind::<robust::DeltaLeak>(),
 ];
 
 /// The kinds a spec may name, by family. [`Registry::builtin`] holds epsilab's own (the

@@ -32,7 +32,7 @@ pub enum QueryName {
 }
 
 /// `bounds` as [lo, hi], checked.
-fn bounds_of(b: [f64; 2]) -> std::result::Result<Bounds, Refusal> {
+pub(super) fn bounds_of(b: [f64; 2]) -> std::result::Result<Bounds, Refusal> {
     Bounds::new(b[0], b[1]).map_err(|_| {
         refuse(
             "bounds",
@@ -54,7 +54,7 @@ pub(super) fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
 }
 
 /// The column clamped to `bounds`, its clamping in the metrics.
-fn clamp(input: &ReleaseInput, bounds: [f64; 2], log: &mut TrialLog) -> Result<Clamped> {
+pub(super) fn clamp(input: &ReleaseInput, bounds: [f64; 2], log: &mut TrialLog) -> Result<Clamped> {
     let data = Clamped::new(input.values, Bounds::new(bounds[0], bounds[1])?)?;
     log.metrics.insert("clamped".into(), data.clamped as f64);
     Ok(data)
@@ -274,6 +274,9 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let name = if GAUSSIAN { "gaussian" } else { "laplace" };
         let eps = need_eps(name, input.epsilon)?;
+        if let Some(out) = self.run_streaming(input, eps, log)? {
+            return Ok(out);
+        }
         let data = clamp(input, self.bounds, log)?;
         if let Some(share) = self.sum_share {
             return self.noisy_count_mean(input, &data, eps, share, log);
@@ -317,6 +320,14 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
                 sigma * (2.0 / std::f64::consts::PI).sqrt(),
             );
         }
+        self.record_within(r, scale, sigma, log);
+        Ok(ReleaseOutput::default())
+    }
+}
+
+impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
+    /// `within` and `within_analytic` when a tolerance is given.
+    fn record_within(&self, r: Release, scale: f64, sigma: f64, log: &mut TrialLog) {
         let t = self
             .tolerance
             .map(|tol| tol * r.truth.abs())
@@ -329,7 +340,53 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
                 self.within_probability(t, scale, sigma),
             );
         }
-        Ok(ReleaseOutput::default())
+    }
+
+    /// The Laplace count, sum or mean in one pass over the raw column, with no copy of it
+    /// (issue 52; `release::laplace_streaming`): the same metrics, ledger and bits as the
+    /// clamped path. `None` for the other queries, the Gaussian, the composed mean and an
+    /// empty column, which take the clamped path.
+    fn run_streaming(
+        &self,
+        input: &ReleaseInput,
+        eps: f64,
+        log: &mut TrialLog,
+    ) -> Result<Option<ReleaseOutput>> {
+        let streamable = matches!(
+            self.query,
+            QueryName::Count | QueryName::Sum | QueryName::Mean
+        );
+        if GAUSSIAN || self.sum_share.is_some() || !streamable || input.values.is_empty() {
+            return Ok(None);
+        }
+        let bounds = Bounds::new(self.bounds[0], self.bounds[1])?;
+        let query = self.query(&mut log.ledger)?;
+        let (streams, ledger) = (&mut log.streams, &mut log.ledger);
+        let Some(done) = release::laplace_streaming(
+            "release",
+            query,
+            input.values,
+            bounds,
+            eps,
+            streams,
+            ledger,
+        ) else {
+            unreachable!("count, sum and mean on a non-empty column stream");
+        };
+        let (r, seen) = done?;
+        log.metrics.insert("clamped".into(), seen.clamped as f64);
+        record(r, log);
+        let raw = Bounds {
+            lo: seen.min,
+            hi: seen.max,
+        };
+        if let Some(Ok(u)) = query.answer_streaming(input.values, raw) {
+            log.metrics
+                .insert("abs_error_unclamped".into(), (r.value - u.answer).abs());
+        }
+        let scale = query.sensitivity(log.ledger.relation(), bounds) / eps;
+        self.record_within(r, scale, f64::NAN, log);
+        Ok(Some(ReleaseOutput::default()))
     }
 }
 
@@ -380,24 +437,38 @@ bounded_release!(
     ["sum_share"]
 );
 
+thread_local! {
+    /// Each worker thread's buffers for the exponential median: the sorted clamped column and
+    /// the interval weights, reused across trials.
+    static SORTED: std::cell::RefCell<(Vec<f64>, Vec<f64>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
 impl ReleaseKind for ExponentialMedian {
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         bounds_of(self.bounds)?;
         check_p(self.p)
     }
 
+    /// The column is clamped and sorted in this thread's reused buffers (issue 52).
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
-        let data = clamp(input, self.bounds, log)?;
+        let bounds = Bounds::new(self.bounds[0], self.bounds[1])?;
         let p = self.p.unwrap_or(0.5);
-        let r = release::exponential_quantile(
-            "release",
-            p,
-            &data,
-            eps,
-            &mut log.streams,
-            &mut log.ledger,
-        )?;
+        let (r, clamped) = SORTED.with(|buffers| {
+            let (sorted, work) = &mut *buffers.borrow_mut();
+            release::exponential_quantile_in(
+                "release",
+                p,
+                input.values,
+                bounds,
+                eps,
+                &mut log.streams,
+                &mut log.ledger,
+                [sorted, work],
+            )
+        })?;
+        log.metrics.insert("clamped".into(), clamped as f64);
         record(r, log);
         Ok(ReleaseOutput::default())
     }

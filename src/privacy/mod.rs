@@ -71,6 +71,7 @@ pub mod laplace;
 pub mod ledger;
 pub mod mechanism;
 pub mod partition;
+pub mod ptr;
 pub mod randomized_response;
 pub mod repeated_laplace;
 pub mod secure;

@@ -12,10 +12,13 @@
 //! * [`composition`]: basic vs advanced composition as an analytic series.
 //! * [`attacks`]: adversaries that consume releases and output a guess (differencing,
 //!   majority vote on repeated randomized response).
+//! * [`robust`]: robust statistics (issue 50): the trimmed mean and the IQR by
+//!   propose-test-release, Lei's perturbed-histogram M-estimator.
 
 pub mod attacks;
 pub mod composition;
 pub mod query;
+pub mod robust;
 
 use crate::error::{Error, Result};
 use crate::privacy::exponential_median::ExponentialQuantile;
@@ -42,15 +45,17 @@ impl Release {
 
 /// Records the clamping of `data` as a public step (it uses only the public bounds per row).
 fn record_clamp(data: &Clamped, ledger: &mut Ledger) {
+    record_clamp_counts(data.clamped, data.len(), data.bounds, ledger);
+}
+
+/// [`record_clamp`] from the counts alone (the streaming releases keep no clamped column).
+fn record_clamp_counts(clamped: usize, len: usize, bounds: Bounds, ledger: &mut Ledger) {
     ledger.public(
         "clamp",
         "clamp to public bounds",
         &format!(
-            "{} of {} values moved into [{}, {}]",
-            data.clamped,
-            data.len(),
-            data.bounds.lo,
-            data.bounds.hi
+            "{clamped} of {len} values moved into [{}, {}]",
+            bounds.lo, bounds.hi
         ),
     );
 }
@@ -106,6 +111,40 @@ pub fn laplace(
         value,
         truth: r.truth,
     })
+}
+
+/// [`laplace`] on the raw `values` clamped to `bounds` on the fly ([`Query::answer_streaming`]):
+/// the same ledger steps, the same draw and the same bits, without the clamped copy of the
+/// column (issue 52). `None` for a query that needs the values themselves; returns the release
+/// and the streaming pass's counts.
+pub fn laplace_streaming(
+    name: &str,
+    query: Query,
+    values: &[f64],
+    bounds: Bounds,
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Option<Result<(Release, query::Streamed)>> {
+    let seen = match query.answer_streaming(values, bounds)? {
+        Ok(seen) => seen,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut run = || -> Result<(Release, query::Streamed)> {
+        let relation = ledger.relation();
+        let mechanism = Laplace::new(query.sensitivity(relation, bounds), epsilon, relation)?;
+        record_clamp_counts(seen.clamped, values.len(), bounds, ledger);
+        let mut charge = ledger.charge(name, "laplace", mechanism)?;
+        let value = seen.answer + charge.sample(&mut streams.stream(name));
+        Ok((
+            Release {
+                value,
+                truth: seen.answer,
+            },
+            seen,
+        ))
+    };
+    Some(run())
 }
 
 /// Releases `query` on `data` through a calibrated Gaussian mechanism, recorded as `name`
@@ -201,6 +240,46 @@ pub fn exponential_quantile(
         .charge(name, "exponential (median/quantile)", m)?
         .sample_sorted(&sorted, &mut streams.stream(name), &mut Vec::new());
     Ok(Release { value, truth })
+}
+
+/// [`exponential_quantile`] on the raw `values`, clamped into `sorted` and sorted there in
+/// place, with `work` for the weights: both buffers are the caller's to reuse, so a trial
+/// copies the column once and allocates nothing once they have grown (issue 52). Bit for bit
+/// the same release (the same sorted values, weights and draws). Returns the release and how
+/// many values the clamp moved.
+#[allow(clippy::too_many_arguments)]
+pub fn exponential_quantile_in(
+    name: &str,
+    p: f64,
+    values: &[f64],
+    bounds: Bounds,
+    epsilon: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+    [sorted, work]: [&mut Vec<f64>; 2],
+) -> Result<(Release, usize)> {
+    sorted.clear();
+    let mut clamped = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if v.is_nan() {
+            return Err(Error::param("value", format!("row {i} is NaN")));
+        }
+        let c = v.clamp(bounds.lo, bounds.hi);
+        clamped += usize::from(c != v);
+        sorted.push(c);
+    }
+    let m = ExponentialQuantile::new(p, epsilon, bounds.lo, bounds.hi, ledger.relation())?;
+    sorted.sort_unstable_by(f64::total_cmp);
+    let truth = if sorted.is_empty() {
+        f64::NAN
+    } else {
+        query::quantile_sorted(sorted, p)
+    };
+    record_clamp_counts(clamped, values.len(), bounds, ledger);
+    let value = ledger
+        .charge(name, "exponential (median/quantile)", m)?
+        .sample_sorted(sorted, &mut streams.stream(name), work);
+    Ok((Release { value, truth }, clamped))
 }
 
 /// The smooth-sensitivity median (Cauchy noise, replace-one), recorded as `median` (the

@@ -104,9 +104,19 @@ impl Clamped {
     /// The values in ascending order.
     pub fn sorted(&self) -> Vec<f64> {
         let mut s = self.values.clone();
-        s.sort_by(f64::total_cmp);
+        s.sort_unstable_by(f64::total_cmp);
         s
     }
+}
+
+/// What [`Query::answer_streaming`] returns: the answer, how many values the clamp moved, and
+/// the raw column's min and max.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Streamed {
+    pub answer: f64,
+    pub clamped: usize,
+    pub min: f64,
+    pub max: f64,
 }
 
 /// A predicate on one value (count queries).
@@ -179,6 +189,60 @@ impl Query {
         })
     }
 
+    /// The answer on `values` clamped to `bounds`, computed in one pass without materialising
+    /// the clamped column (issue 52: no per-trial copy of n values), with the pass's count of
+    /// moved values and the raw column's min and max: bit for bit `answer(&Clamped::new(values,
+    /// bounds)?)`, since each value is clamped exactly as [`Clamped::new`] does and summed in
+    /// the same order by the same fold. `None` for the queries that need the values themselves
+    /// (quantiles, the blocked direct average) or an empty column; a NaN is the same error as
+    /// [`Clamped::new`]'s.
+    pub fn answer_streaming(&self, values: &[f64], bounds: Bounds) -> Option<Result<Streamed>> {
+        if values.is_empty() || matches!(self, Query::Quantile(_) | Query::DirectAverage) {
+            return None;
+        }
+        let (lo, hi) = (bounds.lo, bounds.hi);
+        let mut seen = Streamed {
+            answer: 0.0,
+            clamped: 0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        };
+        let mut nan = false;
+        let mut clamp = |x: f64| {
+            let c = x.clamp(lo, hi);
+            nan |= x.is_nan();
+            seen.clamped += usize::from(c != x);
+            seen.min = seen.min.min(x);
+            seen.max = seen.max.max(x);
+            c
+        };
+        let answer = match *self {
+            Query::Count(p) => values.iter().filter(|&&x| p.holds(clamp(x))).count() as f64,
+            Query::Sum => values.iter().map(|&x| clamp(x)).sum(),
+            Query::Mean { n } if n > 0 => {
+                lo + values.iter().map(|&x| clamp(x) - lo).sum::<f64>() / n as f64
+            }
+            Query::Mean { .. } => {
+                return Some(Err(Error::param(
+                    "n",
+                    "the mean over n = 0 rows is undefined",
+                )));
+            }
+            Query::RowCount => {
+                values.iter().for_each(|&x| {
+                    clamp(x);
+                });
+                values.len() as f64
+            }
+            Query::Quantile(_) | Query::DirectAverage => unreachable!("refused above"),
+        };
+        if nan {
+            let i = values.iter().position(|v| v.is_nan()).unwrap_or(0);
+            return Some(Err(Error::param("value", format!("row {i} is NaN"))));
+        }
+        Some(Ok(Streamed { answer, ..seen }))
+    }
+
     /// The L1 sensitivity under `relation` for a column with these bounds (of any length: no
     /// query's sensitivity reads the data's own size).
     pub fn sensitivity(&self, relation: Relation, bounds: Bounds) -> f64 {
@@ -246,6 +310,36 @@ pub fn histogram_sensitivity(relation: Relation) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass answer equals the clamped column's, bit for bit, for every streaming
+    /// query on data that straddles the bounds; quantiles and the empty column decline; a NaN
+    /// is refused naming its row.
+    #[test]
+    fn streaming_answers_match_the_clamped_column_bit_for_bit() {
+        let b = Bounds::new(0.1, 0.9).unwrap();
+        let xs: Vec<f64> = (0..1001)
+            .map(|i| ((i * 7919) % 1000) as f64 / 800.0 - 0.05)
+            .collect();
+        let c = Clamped::new(&xs, b).unwrap();
+        for q in [
+            Query::Count(Predicate::InRange(0.2, 0.5)),
+            Query::Sum,
+            Query::Mean { n: 1001 },
+            Query::RowCount,
+        ] {
+            let s = q.answer_streaming(&xs, b).unwrap().unwrap();
+            assert_eq!(s.answer.to_bits(), q.answer(&c).unwrap().to_bits(), "{q:?}");
+            assert_eq!(s.clamped, c.clamped);
+            assert_eq!((s.min, s.max), (-0.05, 999.0 / 800.0 - 0.05));
+        }
+        assert!(Query::Quantile(0.5).answer_streaming(&xs, b).is_none());
+        assert!(Query::Sum.answer_streaming(&[], b).is_none());
+        let err = Query::Sum
+            .answer_streaming(&[0.5, f64::NAN], b)
+            .unwrap()
+            .unwrap_err();
+        assert!(err.to_string().contains("row 1"), "{err}");
+    }
 
     #[test]
     fn clamping_is_counted_and_nan_refused() {

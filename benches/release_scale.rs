@@ -1,0 +1,190 @@
+//! Issue 52's release targets at n = 10^4, 10^5, 10^6 (values U(0, 1), bounds [0, 1], eps 0.1):
+//! the Laplace mean and the exponential-mechanism median through their release kinds (the
+//! code a harness cell runs: clamp, answer, ledger, draw, and the mean's unclamped error),
+//! beside one pass over the data (`query::mean`), a sort of the column, and the peers of
+//! `benches/peer/numpy_release_scale.py` (numpy's one-pass private mean, diffprivlib's
+//! `tools.mean` and `tools.median`, `np.sort`) timed in the same run.
+//!
+//! Criterion measures the n = 10^6 cases; then every case is timed here (median of 15 runs),
+//! the ratios are printed, and the log-log slope of time in n per case.
+
+use criterion::{Criterion, black_box, criterion_group, criterion_main};
+use epsilab::kinds::release::{Additive, ExponentialMedian};
+use epsilab::kinds::{ReleaseInput, ReleaseKind};
+use epsilab::learners::TrialLog;
+use epsilab::privacy::{PublicSize, Relation};
+use epsilab::release::query;
+use epsilab::rng::rng_from;
+use rand::Rng;
+use std::process::Command;
+use std::time::Instant;
+
+const NS: [usize; 3] = [10_000, 100_000, 1_000_000];
+const EPSILON: f64 = 0.1;
+
+fn data(n: usize) -> Vec<f64> {
+    let mut rng = rng_from(&["bench", "release_scale"]);
+    (0..n).map(|_| rng.r#gen::<f64>()).collect()
+}
+
+fn mean_kind() -> Additive<false> {
+    toml::from_str("query = \"mean\"\nbounds = [0.0, 1.0]").expect("spec")
+}
+
+fn median_kind() -> ExponentialMedian {
+    toml::from_str("bounds = [0.0, 1.0]").expect("spec")
+}
+
+/// One trial of `kind` on `xs`, as a harness cell runs it (its own log, the public n).
+fn trial(kind: &dyn ReleaseKind, xs: &[f64], seed: u64) -> f64 {
+    let mut log = TrialLog::with_relation(seed, Relation::AddRemove);
+    log.ledger
+        .set_public_size(Some(PublicSize::new(xs.len(), "bench")));
+    let input = ReleaseInput {
+        values: xs,
+        epsilon: Some(EPSILON),
+    };
+    kind.run(&input, &mut log).expect("release");
+    log.metrics["release"]
+}
+
+fn sort_copy(xs: &[f64], buf: &mut Vec<f64>) -> f64 {
+    buf.clear();
+    buf.extend_from_slice(xs);
+    buf.sort_unstable_by(f64::total_cmp);
+    buf[buf.len() / 2]
+}
+
+fn bench(c: &mut Criterion) {
+    let xs = data(1_000_000);
+    let (mean, median) = (mean_kind(), median_kind());
+    let mut buf = Vec::new();
+    let mut g = c.benchmark_group("release_scale");
+    g.sample_size(10);
+    g.bench_function("one_pass_1e6", |b| {
+        b.iter(|| black_box(query::mean(black_box(&xs))))
+    });
+    let mut seed = 0;
+    g.bench_function("laplace_mean_kind_1e6", |b| {
+        b.iter(|| {
+            seed += 1;
+            black_box(trial(&mean, &xs, seed))
+        })
+    });
+    g.bench_function("sort_1e6", |b| {
+        b.iter(|| black_box(sort_copy(&xs, &mut buf)))
+    });
+    g.bench_function("exponential_median_kind_1e6", |b| {
+        b.iter(|| {
+            seed += 1;
+            black_box(trial(&median, &xs, seed))
+        })
+    });
+    g.finish();
+    table();
+}
+
+/// Median seconds of 15 runs of `f`.
+fn median_secs(mut f: impl FnMut(u64)) -> f64 {
+    let mut t: Vec<f64> = (0..15)
+        .map(|s| {
+            let start = Instant::now();
+            f(s);
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// Least-squares slope of ln(time) on ln(n).
+fn slope(ts: &[f64]) -> f64 {
+    let pts: Vec<(f64, f64)> = NS
+        .iter()
+        .zip(ts)
+        .map(|(&n, &t)| ((n as f64).ln(), t.ln()))
+        .collect();
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / pts.len() as f64;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / pts.len() as f64;
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    sxy / sxx
+}
+
+fn table() {
+    let (mean, median) = (mean_kind(), median_kind());
+    let mut buf = Vec::new();
+    let mut rows: Vec<[f64; 4]> = Vec::new();
+    for &n in &NS {
+        let xs = data(n);
+        rows.push([
+            median_secs(|_| {
+                black_box(query::mean(&xs));
+            }),
+            median_secs(|s| {
+                black_box(trial(&mean, &xs, s));
+            }),
+            median_secs(|_| {
+                black_box(sort_copy(&xs, &mut buf));
+            }),
+            median_secs(|s| {
+                black_box(trial(&median, &xs, s));
+            }),
+        ]);
+    }
+    let names = [
+        "one pass",
+        "laplace mean (kind)",
+        "sort",
+        "exponential median (kind)",
+    ];
+    for (j, name) in names.iter().enumerate() {
+        let ts: Vec<f64> = rows.iter().map(|r| r[j]).collect();
+        let ms: Vec<String> = ts.iter().map(|t| format!("{:.3}", t * 1e3)).collect();
+        println!(
+            "epsilab {name}: ms at n = 1e4, 1e5, 1e6: {}; log-log slope {:.2}",
+            ms.join(", "),
+            slope(&ts)
+        );
+    }
+    let last = rows[rows.len() - 1];
+    println!(
+        "n = 1e6: mean / one pass = {:.2}; median / sort = {:.2}",
+        last[1] / last[0],
+        last[3] / last[2]
+    );
+    peers(&rows);
+}
+
+fn peers(rows: &[[f64; 4]]) {
+    let args: Vec<String> = NS.iter().map(|n| n.to_string()).collect();
+    let out = Command::new("python3")
+        .arg("benches/peer/numpy_release_scale.py")
+        .args(&args)
+        .output();
+    let text = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
+        Ok(o) => return println!("SKIP peers: {}", String::from_utf8_lossy(&o.stderr).trim()),
+        Err(e) => return println!("SKIP peers: cannot run python3: {e}"),
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return println!("SKIP peers: unexpected output {text:?}");
+    };
+    for (i, n) in NS.iter().enumerate() {
+        let p = &json[n.to_string()];
+        let get = |k: &str| p[k].as_f64().unwrap_or(f64::NAN);
+        let [pass, mean, sort, median] = rows[i];
+        println!(
+            "n = {n}: numpy mean / epsilab mean = {:.2}, diffprivlib mean / epsilab mean = {:.2}, numpy sort / epsilab median = {:.2}, diffprivlib median / epsilab median = {:.2}; epsilab one pass {:.3} ms, sort {:.3} ms",
+            get("numpy_mean") / mean,
+            get("diffprivlib_mean") / mean,
+            get("numpy_sort") / median,
+            get("diffprivlib_median") / median,
+            pass * 1e3,
+            sort * 1e3
+        );
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
