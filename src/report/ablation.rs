@@ -7,8 +7,8 @@
 //! reproduces it (within the cell's tolerance, or the claim holds), *unexplained* otherwise:
 //! the report then says which hypotheses were ruled out.
 
+use super::sample_complexity::Reading;
 use super::slope::SlopeVerdict;
-use super::table::Reading;
 use super::verdict::{self, CellVerdict, ClaimVerdict, show, show_diff};
 use crate::spec::{AblationDef, Grade, Hypothesis, PaperCell, PaperClaim, PaperSlope, Spec};
 use crate::store::TrialRecord;
@@ -92,10 +92,11 @@ impl VerdictKey {
     /// runs one epsilon and names none).
     pub fn covers(&self, of: &VerdictKey) -> bool {
         self.base == of.base
-            && of
-                .params
-                .iter()
-                .all(|(k, v)| self.params.get(k).is_some_and(|w| verdict::value_eq(v, w)))
+            && of.params.iter().all(|(k, v)| {
+                self.params
+                    .get(k)
+                    .is_some_and(|w| super::summary::value_eq(v, w))
+            })
     }
 }
 
@@ -228,7 +229,7 @@ fn ours_at(records: &[TrialRecord], c: &PaperCell, n: u64) -> Option<f64> {
     for r in records.iter().filter(|r| {
         r.dataset == c.dataset
             && r.pipeline == c.pipeline
-            && verdict::params_match(r, &c.params)
+            && super::summary::params_match(r, &c.params)
             && r.params.get("n_train").and_then(|v| v.as_u64()) == Some(n)
     }) {
         if let Some(a) = r.test_accuracy {
@@ -247,7 +248,7 @@ fn claim_outcome(
     params: [&BTreeMap<String, serde_json::Value>; 2],
 ) -> Outcome {
     let v = verdict::claim_verdict_with(spec, records, c, params);
-    let axis = super::axis_symbol(spec.report.x.as_deref().unwrap_or("x"));
+    let axis = super::summary::axis_symbol(spec.report.x.as_deref().unwrap_or("x"));
     match v.measured() {
         Some((worst, _, gap)) => Outcome {
             text: format!(
@@ -381,7 +382,7 @@ pub fn evaluate<'a>(
             dataset: c.dataset.clone(),
             verdict: format!(
                 "{}, {}{}",
-                super::dataset_title(read, &c.dataset),
+                super::summary::dataset_title(read, &c.dataset),
                 c.pipeline,
                 cell_where(spec, c)
             ),
@@ -505,12 +506,16 @@ fn cell_where(spec: &Spec, c: &PaperCell) -> String {
         let axis = spec.report.x.as_deref().unwrap_or("x");
         parts.push(format!(
             "{} = {}",
-            super::axis_symbol(axis),
-            super::x_text(x)
+            super::summary::axis_symbol(axis),
+            super::summary::x_text(x)
         ));
     }
     for (k, v) in &c.params {
-        parts.push(format!("{} = {}", super::axis_symbol(k), super::x_text(v)));
+        parts.push(format!(
+            "{} = {}",
+            super::summary::axis_symbol(k),
+            super::summary::x_text(v)
+        ));
     }
     if parts.is_empty() {
         String::new()
@@ -572,7 +577,13 @@ impl Ablation<'_> {
             let mut params: Vec<String> = h
                 .params
                 .iter()
-                .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
+                .map(|(k, v)| {
+                    format!(
+                        "{} = {}",
+                        super::summary::axis_symbol(k),
+                        super::summary::x_text(v)
+                    )
+                })
                 .collect();
             if let Some(f) = h.epsilon_scale {
                 params.push(format!("{f} × the verdict's ε"));
@@ -582,7 +593,7 @@ impl Ablation<'_> {
             }
             if let Some(m) = h.x_min {
                 let axis = self.spec.report.x.as_deref().unwrap_or("x");
-                params.push(format!("{} ≥ {}", super::axis_symbol(axis), m));
+                params.push(format!("{} ≥ {}", super::summary::axis_symbol(axis), m));
             }
 
             let mut at = if params.is_empty() {
@@ -591,7 +602,10 @@ impl Ablation<'_> {
                 format!(" at {}", params.join(", "))
             };
             if let Some(d) = &h.dataset {
-                at.push_str(&format!(" on {}", super::dataset_title(self.spec, d)));
+                at.push_str(&format!(
+                    " on {}",
+                    super::summary::dataset_title(self.spec, d)
+                ));
             }
             let replaced = h.replaces.join("”, “");
             let how = match &h.pipeline {

@@ -7,8 +7,8 @@
 //! 100% in a paper. Each series differs by colour (Okabe–Ito), marker and dash, so figures stay
 //! readable in greyscale. Text is drawn with an embedded TTF (no system font libraries).
 
+use super::summary::{Summary, is_accuracy, privacy_tag, x_position};
 use super::verdict::Verdicts;
-use super::{Summary, is_accuracy, x_position};
 use crate::error::{Error, Result};
 use crate::spec::{FigureKind, Format, ReportDef, ReportKind, Spec};
 use crate::store::TrialRecord;
@@ -236,15 +236,6 @@ pub fn kind_of(spec: &Spec) -> FigureKind {
             }
         }
         k => k,
-    }
-}
-
-/// The privacy part of a series label.
-pub fn privacy_tag(private: bool) -> &'static str {
-    if private {
-        "(private)"
-    } else {
-        super::NON_PRIVATE
     }
 }
 
@@ -620,7 +611,7 @@ impl Figure {
         }
         if self.panels.iter().any(|p| p.baseline.is_some()) {
             add(
-                format!("majority baseline {}", super::NON_PRIVATE),
+                format!("majority baseline {}", super::summary::NON_PRIVATE),
                 Look {
                     colour: GREY,
                     marker: None,
@@ -696,8 +687,8 @@ impl Figure {
         Ok(out)
     }
 
-    /// Writes `<stem>.svg`, `.png`, `.pdf` and the pgfplots `<stem>.tex` + `<stem>_data.csv`
-    /// into `dir`, as `formats` asks.
+    /// Writes `<stem>.svg`, `.png` and `.pdf` into `dir`, as `formats` asks (the pgfplots
+    /// files are [`super::pgf::save`]'s).
     pub fn save(&self, dir: &Path, stem: &str, formats: &[Format]) -> Result<Vec<PathBuf>> {
         register_font();
         let fail = |p: &Path, e: String| Error::Store {
@@ -730,11 +721,6 @@ impl Figure {
             self.draw(BitMapBackend::new(&png, size).into_drawing_area(), k)
                 .map_err(|e| fail(&png, e))?;
             files.push(png);
-        }
-        if formats.contains(&Format::Pgf) {
-            let (tex, csv) = super::pgf::export(self, stem);
-            files.push(put(format!("{stem}_data.csv"), csv.as_bytes())?);
-            files.push(put(format!("{stem}.tex"), tex.as_bytes())?);
         }
         Ok(files)
     }
@@ -1174,7 +1160,7 @@ where
 
 /// The published cell behind a summary and its verdict word.
 fn published_cell(spec: &Spec, v: &Verdicts, s: &Summary) -> Option<(f64, &'static str)> {
-    let cell = super::reproduction::published_cell(spec, s)?;
+    let cell = super::summary::published_cell(spec, s)?;
     v.cells
         .iter()
         .find(|(c, _)| std::ptr::eq(*c, cell))
@@ -1418,7 +1404,13 @@ fn vector_groups<'a>(
         let point = r
             .params
             .iter()
-            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
+            .map(|(k, v)| {
+                format!(
+                    "{} = {}",
+                    super::summary::axis_symbol(k),
+                    super::summary::x_text(v)
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ");
         match groups.iter_mut().find(|g| g.0 == pi && g.1 == point) {
@@ -1441,7 +1433,7 @@ fn histogram_groups(
 ) -> Vec<(String, usize, Vec<f64>)> {
     let mut groups: Vec<(String, usize, Vec<f64>)> = Vec::new();
     for r in records.iter().filter(|r| r.dataset == d) {
-        let Some(v) = super::verdict::metric_value(r, metric) else {
+        let Some(v) = super::summary::metric_value(r, metric) else {
             continue;
         };
         let Some(pi) = spec.pipelines.iter().position(|p| p.name == r.pipeline) else {
@@ -1450,7 +1442,13 @@ fn histogram_groups(
         let params: Vec<String> = r
             .params
             .iter()
-            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
+            .map(|(k, v)| {
+                format!(
+                    "{} = {}",
+                    super::summary::axis_symbol(k),
+                    super::summary::x_text(v)
+                )
+            })
             .collect();
         let name = if params.is_empty() {
             r.pipeline.clone()
@@ -1472,7 +1470,7 @@ fn histogram_groups(
                 .all(|r| r.private);
             let label = format!(
                 "{} {}",
-                super::tagged(name, p.variant_tag()),
+                super::summary::tagged(name, p.variant_tag()),
                 privacy_tag(private)
             );
             (label, pi, vals)

@@ -10,8 +10,10 @@
 //! restyle (bigger fonts, longer labels) still make it wider: it never overflows.
 
 use super::figure::{Dash, Figure, Look, Panel, Series, Shape, verdict_colour};
-use super::reproduction::tex_escape;
+use super::summary::tex_escape;
+use crate::error::{Error, Result};
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 /// (x, y, s.e.) of a plotted series.
 type Points = Vec<(f64, f64, f64)>;
@@ -350,4 +352,19 @@ fn close(tex: &mut String, fig: &Figure, legend_name: &str) {
         tex,
         "\\end{{tikzpicture}}%\n\\end{{lrbox}}%\n\\epsilabfit{{\\epsilabwidth}}\\endgroup"
     );
+}
+
+/// Writes the pgfplots `<stem>.tex` and its data `<stem>_data.csv` into `dir`.
+pub fn save(fig: &Figure, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
+    let (tex, csv) = export(fig, stem);
+    let mut files = Vec::new();
+    for (name, text) in [
+        (format!("{stem}_data.csv"), csv),
+        (format!("{stem}.tex"), tex),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+        files.push(p);
+    }
+    Ok(files)
 }
