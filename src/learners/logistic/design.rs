@@ -8,12 +8,13 @@
 use super::csr;
 use super::gram;
 use super::mapped::{self, dot4};
+use super::row_caches::SharedWork;
 use crate::data::{BinaryMatrix, Dataset, Features};
 use crate::error::{Error, Result};
 use crate::memo::{Footprint, Key};
 use ndarray::{Array2, ArrayView2};
 use std::cell::Cell;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::LocalKey;
 
 const UNUSED: u32 = u32::MAX;
@@ -45,10 +46,9 @@ pub struct ColumnMap {
     pub b: Vec<f64>,
 }
 
-/// [`Design::max_row_norm`] of keyed designs (a key names the exact design).
-static MAX_ROW_NORMS: crate::memo::Memo<MaxRowNorm> = crate::memo::Memo::new(1 << 20);
-
-struct MaxRowNorm(f64);
+/// [`Design::max_row_norm`] of keyed designs (a key names the exact design), held in
+/// [`SharedWork::norms`].
+pub(super) struct MaxRowNorm(f64);
 
 impl Footprint for MaxRowNorm {
     fn bytes(&self) -> usize {
@@ -76,6 +76,10 @@ pub struct Design<'a> {
     /// Memo key of this exact design (rows, columns, encoding, scales and the rows' content),
     /// when it came from the memo; derived designs (subsets, other rows) have none.
     key: Option<Key>,
+    /// Where this design's noise-free results are memoised under `key`: its dataset's
+    /// workspace ([`SharedWork`]), weakly, so a design never keeps it past the runner's loop
+    /// over the dataset. Empty (computed in place) for a design made outside a run.
+    work: Weak<SharedWork>,
     /// [`Self::grouped_cached`]'s result and the labels it is for: a cross-validation fold
     /// is solved at every lambda of the grid, and groups once.
     grouping: OnceLock<(Vec<f64>, Option<Arc<Grouped<'a>>>)>,
@@ -314,6 +318,7 @@ impl<'a> Design<'a> {
             col_map,
             identity,
             key: None,
+            work: Weak::new(),
             grouping: OnceLock::new(),
             halves: OnceLock::new(),
             hot: HotCache::default(),
@@ -359,6 +364,18 @@ impl<'a> Design<'a> {
     /// The memo key of this exact design, if it came from the memo.
     pub fn key(&self) -> Option<&Key> {
         self.key.as_ref()
+    }
+
+    /// This design with its noise-free results memoised in `work` (under its key, if it has
+    /// one): the dataset's workspace, which the design refers to weakly.
+    pub fn memoised_in(mut self, work: &Arc<SharedWork>) -> Self {
+        self.work = Arc::downgrade(work);
+        self
+    }
+
+    /// Where this design's noise-free results are memoised, with its key: both, or none.
+    pub fn memo(&self) -> Option<(Key, Arc<SharedWork>)> {
+        Some((self.key?, self.work.upgrade()?))
     }
 
     /// Whether this design's passes would split in [`with_split_passes`]: a binary source of
@@ -451,6 +468,7 @@ impl<'a> Design<'a> {
             col_map: self.col_map.clone(),
             identity: self.identity,
             key: None,
+            work: Weak::new(),
             grouping: OnceLock::new(),
             halves: OnceLock::new(),
             hot: HotCache::default(),
@@ -467,6 +485,7 @@ impl<'a> Design<'a> {
             col_map: self.col_map.clone(),
             identity: self.identity,
             key: None,
+            work: Weak::new(),
             grouping: OnceLock::new(),
             halves: OnceLock::new(),
             hot: HotCache::default(),
@@ -589,12 +608,8 @@ impl<'a> Design<'a> {
                 .map(|(sq, s)| s.abs() * sq.sqrt())
                 .fold(0.0, f64::max)
         };
-        match self.key {
-            Some(key) => {
-                MAX_ROW_NORMS
-                    .get_or_compute(key, || MaxRowNorm(compute()))
-                    .0
-            }
+        match self.memo() {
+            Some((key, work)) => work.norms.get_or_compute(key, || MaxRowNorm(compute())).0,
             None => compute(),
         }
     }

@@ -21,7 +21,7 @@ use super::{
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
-use crate::memo::{Footprint, KeyBuilder, Memo};
+use crate::memo::{Footprint, KeyBuilder};
 use crate::privacy::{Ledger, PublicSize};
 use crate::rng::Rng;
 use linfa::ParamGuard;
@@ -132,10 +132,9 @@ pub struct LrConfig {
     pub settings: SolverSettings,
 }
 
-/// Scaled binary designs shared across cells (32 MiB at most; see [`crate::memo`]).
-static DESIGNS: Memo<Option<SharedDesign>> = Memo::new(32 << 20);
-
-struct SharedDesign {
+/// A scaled binary design shared across a dataset's cells
+/// ([`super::row_caches::SharedWork::designs`]; see [`crate::memo`]).
+pub(super) struct SharedDesign {
     parts: DesignParts,
     pre: Preprocessing,
 }
@@ -197,6 +196,7 @@ impl LrConfig {
                 public: bounds,
                 digests: caches.map(|c| &c.digests),
                 bounds: caches.map(|c| &c.bounds),
+                work: caches.map(|c| &c.work),
             }
             .shared()
         });
@@ -406,11 +406,16 @@ impl LrConfig {
                     public: None,
                     digests: caches.map(|c| &c.digests),
                     bounds: caches.map(|c| &c.bounds),
+                    work: caches.map(|c| &c.work),
                 };
                 let Some(key) = rows.key() else {
                     return Ok((design, pre));
                 };
                 log.shared.insert("design".into(), key.to_string());
+                let design = match caches {
+                    Some(c) => design.memoised_in(&c.work),
+                    None => design,
+                };
                 return Ok((design.with_key(key), pre));
             }
         };
@@ -423,7 +428,13 @@ impl LrConfig {
             .u32s(train)
             .u32_rows(train.iter().map(|&r| m.row(r as usize)))
             .finish();
-        let shared = DESIGNS.get_or_compute(key, || {
+        let Some(work) = caches.map(|c| &c.work) else {
+            // Outside a run's workspace: computed here, keyed as the memo would key it.
+            let (design, pre) = self.design(data, train, features)?;
+            log.shared.insert("design".into(), key.to_string());
+            return Ok((design.with_key(key), pre));
+        };
+        let shared = work.designs.get_or_compute(key, || {
             let (design, pre) = self.design(data, train, features).ok()?;
             Some(SharedDesign {
                 parts: design.parts()?,
@@ -433,7 +444,8 @@ impl LrConfig {
         match &*shared {
             Some(s) => {
                 log.shared.insert("design".into(), key.to_string());
-                Ok((Design::from_parts(data, &s.parts, key)?, s.pre.clone()))
+                let design = Design::from_parts(data, &s.parts, key)?.memoised_in(work);
+                Ok((design, s.pre.clone()))
             }
             // Not shareable (an error, reported by computing it here).
             None => self.design(data, train, features),
