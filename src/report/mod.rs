@@ -112,6 +112,78 @@ fn metric_figures(
     figures
 }
 
+/// Writes the report kind's tables through `put` and returns its figures with their stems.
+fn tables(
+    spec: &Spec,
+    records: &[TrialRecord],
+    titles: &BTreeMap<String, String>,
+    formats: &[Format],
+    put: &mut dyn FnMut(&str, String) -> Result<()>,
+) -> Result<Vec<(figure::Figure, String)>> {
+    let mut figures: Vec<(figure::Figure, String)> = Vec::new();
+    match spec.report.kind {
+        ReportKind::DatasetSummary => {
+            let (md, csv) = table::dataset_summary(spec, records, titles);
+            put("table.md", md)?;
+            put("table.csv", csv)?;
+        }
+        ReportKind::Scatter | ReportKind::Curve => {
+            put("table.csv", table::vectors_csv(spec, records))?;
+            put("table.md", table::vectors_markdown(spec, records, titles))?;
+            figures.push((
+                figure::Figure::from_vectors(spec, records, titles),
+                "figure".into(),
+            ));
+        }
+        ReportKind::SampleComplexity => {
+            let (md, csv) = table::sample_complexity(spec, records, titles);
+            put("table.md", md)?;
+            put("table.csv", csv)?;
+        }
+        ReportKind::VectorsTable => {
+            put("table.md", table::vectors_columns(spec, records, titles))?;
+            put("table.csv", table::vectors_csv(spec, records))?;
+        }
+        ReportKind::TopFeatures => {
+            let (md, csv) = table::top_features(spec, records, titles);
+            put("table.md", md)?;
+            put("table.csv", csv)?;
+        }
+        ReportKind::Figure => {
+            let summaries = summarise(spec, records);
+            let base = baselines(records);
+            let verdicts = verdict::evaluate(spec, records);
+            let wide = table::wide(spec, &summaries, titles);
+            put("table.md", table::wide_markdown(spec, &wide, &base, titles))?;
+            put("table.csv", table::csv(spec, &summaries))?;
+            if formats.contains(&Format::Tex) {
+                put("table.tex", table_tex::wide_latex(spec, &wide))?;
+            }
+            figures = metric_figures(spec, records, &summaries, &base, titles, &verdicts);
+        }
+    }
+    Ok(figures)
+}
+
+/// The experiment's own `index.html`, naming `spec_path` (else `<name>.toml`).
+fn html_page(
+    spec: &Spec,
+    dir: &Path,
+    records: &[TrialRecord],
+    spec_path: Option<&Path>,
+) -> Result<PathBuf> {
+    let path = spec_path.map_or_else(
+        || PathBuf::from(format!("{}.toml", spec.experiment.name)),
+        Path::to_path_buf,
+    );
+    let progress = reproduction::Progress::of(spec, records);
+    let s = reproduction::section(spec, &path, dir, records, "", progress)?;
+    let page = html::page(spec.title(), reproduction::INTRO, &[s], false);
+    let p = dir.join("index.html");
+    std::fs::write(&p, page).map_err(|e| Error::io(&p, e))?;
+    Ok(p)
+}
+
 /// [`write()`] in the given formats; `spec_path` names the spec on the HTML page.
 pub fn write_formats(
     spec: &Spec,
@@ -139,51 +211,7 @@ pub fn write_formats(
         files.push(p);
         Ok(())
     };
-    let mut figures: Vec<(figure::Figure, String)> = Vec::new();
-    match spec.report.kind {
-        ReportKind::DatasetSummary => {
-            let (md, csv) = table::dataset_summary(spec, &records, &titles);
-            put("table.md", md)?;
-            put("table.csv", csv)?;
-        }
-        ReportKind::Scatter | ReportKind::Curve => {
-            put("table.csv", table::vectors_csv(spec, &records))?;
-            put("table.md", table::vectors_markdown(spec, &records, &titles))?;
-            figures.push((
-                figure::Figure::from_vectors(spec, &records, &titles),
-                "figure".into(),
-            ));
-        }
-        ReportKind::SampleComplexity => {
-            let (md, csv) = table::sample_complexity(spec, &records, &titles);
-            put("table.md", md)?;
-            put("table.csv", csv)?;
-        }
-        ReportKind::VectorsTable => {
-            put("table.md", table::vectors_columns(spec, &records, &titles))?;
-            put("table.csv", table::vectors_csv(spec, &records))?;
-        }
-        ReportKind::TopFeatures => {
-            let (md, csv) = table::top_features(spec, &records, &titles);
-            put("table.md", md)?;
-            put("table.csv", csv)?;
-        }
-        ReportKind::Figure => {
-            let summaries = summarise(spec, &records);
-            let base = baselines(&records);
-            let verdicts = verdict::evaluate(spec, &records);
-            let wide = table::wide(spec, &summaries, &titles);
-            put(
-                "table.md",
-                table::wide_markdown(spec, &wide, &base, &titles),
-            )?;
-            put("table.csv", table::csv(spec, &summaries))?;
-            if formats.contains(&Format::Tex) {
-                put("table.tex", table_tex::wide_latex(spec, &wide))?;
-            }
-            figures = metric_figures(spec, &records, &summaries, &base, &titles, &verdicts);
-        }
-    }
+    let mut figures = tables(spec, &records, &titles, formats, &mut put)?;
     figures.extend(view::figures(spec, &records, &titles));
     for (fig, stem) in &figures {
         files.extend(fig.save(dir, stem, formats)?);
@@ -192,16 +220,7 @@ pub fn write_formats(
         }
     }
     if formats.contains(&Format::Html) {
-        let path = spec_path.map_or_else(
-            || PathBuf::from(format!("{}.toml", spec.experiment.name)),
-            Path::to_path_buf,
-        );
-        let progress = reproduction::Progress::of(spec, &records);
-        let s = reproduction::section(spec, &path, dir, &records, "", progress)?;
-        let page = html::page(spec.title(), reproduction::INTRO, &[s], false);
-        let p = dir.join("index.html");
-        std::fs::write(&p, page).map_err(|e| Error::io(&p, e))?;
-        files.push(p);
+        files.push(html_page(spec, dir, &records, spec_path)?);
     }
     Ok(Written {
         files,

@@ -72,8 +72,66 @@ pub fn section(
     let v = verdict::evaluate(spec, records);
     let (ok, total) = v.tally();
     let anchor = name.replace('.', "");
-    let differing = v
-        .cells
+    let differing = differing_keys(&v);
+    let summary_row = super::markdown::row(&[
+        format!("[{title}](#{anchor})"),
+        if total == 0 {
+            "no published values".to_string()
+        } else if ok == total {
+            "all reproduced".to_string()
+        } else if v.contradicted() > 0 {
+            format!("{} differ ({} contradicted)", total - ok, v.contradicted())
+        } else {
+            format!("{} differ", total - ok)
+        },
+        by_target(&v),
+    ]);
+    let (figures, links) = figures_and_links(dir, prefix)?;
+    // A run stopped part-way (a cancelled array) is reported as such: its tables hold the
+    // trials stored so far.
+    let count = if progress.done < progress.planned {
+        format!(
+            "{} of {} planned trials, **incomplete**: `epsilab status` lists what is left",
+            progress.done, progress.planned
+        )
+    } else {
+        format!("{} trials", records.len())
+    };
+    let intro = format!(
+        "Spec: `{}`. Results: [`{name}/`]({prefix}) ({count}; {}).\n",
+        spec_path.display(),
+        links.join(", ")
+    );
+    let mut rest = String::new();
+    if let Some(details) = table_details(dir) {
+        let _ = writeln!(rest, "{details}");
+    }
+    verdict_section(&mut rest, spec, &v);
+    if let Ok(t) = std::fs::read_to_string(dir.join(NOTES_FILE)) {
+        let _ = writeln!(rest, "{}\n", t.trim_end());
+    }
+    Ok(Section {
+        name: name.clone(),
+        title,
+        verdict: if total == 0 {
+            "none"
+        } else if ok == total {
+            "reproduced"
+        } else {
+            "differs"
+        },
+        summary_row,
+        intro,
+        figures,
+        rest,
+        dir: dir.to_path_buf(),
+        differing,
+    })
+}
+
+/// Keys of the verdicts that differ or fail, for the ablations that may explain them.
+fn differing_keys(v: &Verdicts) -> Vec<super::ablation::VerdictKey> {
+    v.cells
         .iter()
         .filter(|(_, cv)| matches!(cv, CellVerdict::Differs { .. }))
         .map(|(c, _)| super::ablation::cell_key(c))
@@ -98,20 +156,12 @@ pub fn section(
                     params: c.params.clone(),
                 }),
         )
-        .collect();
-    let summary_row = super::markdown::row(&[
-        format!("[{title}](#{anchor})"),
-        if total == 0 {
-            "no published values".to_string()
-        } else if ok == total {
-            "all reproduced".to_string()
-        } else if v.contradicted() > 0 {
-            format!("{} differ ({} contradicted)", total - ok, v.contradicted())
-        } else {
-            format!("{} differ", total - ok)
-        },
-        by_target(&v),
-    ]);
+        .collect()
+}
+
+/// The figure stems in `dir` and the links to its tables and figure files, relative to
+/// `prefix`.
+fn figures_and_links(dir: &Path, prefix: &str) -> Result<(Vec<String>, Vec<String>)> {
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|e| e.ok())
@@ -140,59 +190,26 @@ pub fn section(
             links.push(format!("[pgfplots {f}.tex]({prefix}{f}.tex)"));
         }
     }
-    // A run stopped part-way (a cancelled array) is reported as such: its tables hold the
-    // trials stored so far.
-    let count = if progress.done < progress.planned {
-        format!(
-            "{} of {} planned trials, **incomplete**: `epsilab status` lists what is left",
-            progress.done, progress.planned
-        )
-    } else {
-        format!("{} trials", records.len())
-    };
-    let intro = format!(
-        "Spec: `{}`. Results: [`{name}/`]({prefix}) ({count}; {}).\n",
-        spec_path.display(),
-        links.join(", ")
-    );
-    let mut rest = String::new();
-    if let Ok(t) = std::fs::read_to_string(dir.join("table.md")) {
-        let body: String = strip_title(&t)
-            .lines()
-            .map(|l| match l.strip_prefix("## ") {
-                // A sub-table (T4.1's "N = 900", a dataset, a metric) is a sub-heading of the
-                // experiment.
-                Some(h) => format!("### {h}"),
-                None => l.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        let _ = writeln!(
-            rest,
-            "<details><summary>Table</summary>\n\n{body}\n</details>\n"
-        );
-    }
-    verdict_section(&mut rest, spec, &v);
-    if let Ok(t) = std::fs::read_to_string(dir.join(NOTES_FILE)) {
-        let _ = writeln!(rest, "{}\n", t.trim_end());
-    }
-    Ok(Section {
-        name: name.clone(),
-        title,
-        verdict: if total == 0 {
-            "none"
-        } else if ok == total {
-            "reproduced"
-        } else {
-            "differs"
-        },
-        summary_row,
-        intro,
-        figures,
-        rest,
-        dir: dir.to_path_buf(),
-        differing,
-    })
+    Ok((figures, links))
+}
+
+/// The results folder's `table.md` as a folded block, its sub-tables sub-headings of the
+/// experiment.
+fn table_details(dir: &Path) -> Option<String> {
+    let t = std::fs::read_to_string(dir.join("table.md")).ok()?;
+    let body: String = strip_title(&t)
+        .lines()
+        .map(|l| match l.strip_prefix("## ") {
+            // A sub-table (T4.1's "N = 900", a dataset, a metric) is a sub-heading of the
+            // experiment.
+            Some(h) => format!("### {h}"),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some(format!(
+        "<details><summary>Table</summary>\n\n{body}\n</details>\n"
+    ))
 }
 
 /// "ok / total", split by the kind of target when the spec has more than published ones
@@ -269,20 +286,20 @@ pub const CHANGES_FILE: &str = "CHANGES.md";
 /// paper and why), copied after that experiment's verdicts so that a rebuild keeps it.
 pub const NOTES_FILE: &str = "NOTES.md";
 
-/// Writes `out/REPORT.md` and `out/index.html` over every spec in `experiments` that has
-/// results in `out`. Returns the files written.
-pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
-    let mut loaded = Vec::new();
+/// A spec with results: its path, the spec, its results folder and its records.
+type Loaded = (PathBuf, Spec, PathBuf, Vec<crate::store::TrialRecord>);
+
+/// Every spec in `experiments` with results in `out`: its path, the spec, its results folder
+/// and records. Two specs of one name are refused (they would share a folder).
+fn load_results(experiments: &Path, out: &Path) -> Result<Vec<Loaded>> {
+    let mut loaded: Vec<Loaded> = Vec::new();
     for path in spec_files(experiments)? {
         let spec = Spec::load(&path)?;
         // Two specs of one name share a results folder: REPORT.md would print its section,
         // NOTES.md included, twice.
-        if let Some((first, ..)) =
-            loaded
-                .iter()
-                .find(|(_, s, ..): &&(PathBuf, Spec, PathBuf, _)| {
-                    s.experiment.name == spec.experiment.name
-                })
+        if let Some((first, ..)) = loaded
+            .iter()
+            .find(|(_, s, ..): &&Loaded| s.experiment.name == spec.experiment.name)
         {
             return Err(Error::Spec {
                 file: path.clone(),
@@ -300,6 +317,57 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
             loaded.push((path, spec, dir, records));
         }
     }
+    Ok(loaded)
+}
+
+/// `sections` (one per loaded spec) with each ablation spec right after the experiment it
+/// explains.
+fn in_report_order(loaded: &[Loaded], sections: Vec<Section>) -> Vec<Section> {
+    let of = |i: usize| loaded[i].1.ablation.as_ref().map(|a| a.of.clone());
+    let mut order: Vec<usize> = Vec::new();
+    for i in (0..loaded.len()).filter(|&i| of(i).is_none()) {
+        order.push(i);
+        let name = &loaded[i].1.experiment.name;
+        order.extend((0..loaded.len()).filter(|&j| of(j).as_ref() == Some(name)));
+    }
+    let rest: Vec<usize> = (0..loaded.len()).filter(|j| !order.contains(j)).collect();
+    order.extend(rest);
+    let mut slots: Vec<Option<Section>> = sections.into_iter().map(Some).collect();
+    order.iter().filter_map(|&i| slots[i].take()).collect()
+}
+
+/// REPORT.md: the summary table, `CHANGES.md`, then each section with its figures.
+fn report_markdown(out: &Path, sections: &[Section]) -> String {
+    let mut md = format!("# Reproduction report\n\n{INTRO}\n\n## Summary\n\n");
+    md.push_str(SUMMARY_HEAD);
+    for s in sections {
+        md.push_str(&s.summary_row);
+        md.push('\n');
+    }
+    md.push('\n');
+    // Hand-written notes on why committed results changed (e.g. a tighter sensitivity), kept
+    // beside the results so that a rebuild keeps them.
+    if let Ok(text) = std::fs::read_to_string(out.join(CHANGES_FILE)) {
+        md.push_str(text.trim_end());
+        md.push_str("\n\n");
+    }
+    for s in sections {
+        let anchor = s.name.replace('.', "");
+        let _ = writeln!(md, "<a id=\"{anchor}\"></a>\n## {}\n\n{}", s.title, s.intro);
+        for f in &s.figures {
+            if s.dir.join(format!("{f}.png")).exists() {
+                let _ = writeln!(md, "![{}]({}/{f}.png)\n", s.title, s.name);
+            }
+        }
+        md.push_str(&s.rest);
+    }
+    md
+}
+
+/// Writes `out/REPORT.md` and `out/index.html` over every spec in `experiments` that has
+/// results in `out`. Returns the files written.
+pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
+    let loaded = load_results(experiments, out)?;
     // The experiment an ablation spec explains, with its trials.
     let of = |spec: &Spec| {
         spec.ablation.as_ref().and_then(|a| {
@@ -328,41 +396,8 @@ pub fn write_all(experiments: &Path, out: &Path) -> Result<Vec<PathBuf>> {
         with_ablations(&mut s, spec, &ablations, &loaded);
         sections.push(s);
     }
-    // Each ablation spec right after the experiment it explains.
-    let of = |i: usize| loaded[i].1.ablation.as_ref().map(|a| a.of.clone());
-    let mut order: Vec<usize> = Vec::new();
-    for i in (0..loaded.len()).filter(|&i| of(i).is_none()) {
-        order.push(i);
-        let name = &loaded[i].1.experiment.name;
-        order.extend((0..loaded.len()).filter(|&j| of(j).as_ref() == Some(name)));
-    }
-    let rest: Vec<usize> = (0..loaded.len()).filter(|j| !order.contains(j)).collect();
-    order.extend(rest);
-    let mut slots: Vec<Option<Section>> = sections.into_iter().map(Some).collect();
-    let sections: Vec<Section> = order.iter().filter_map(|&i| slots[i].take()).collect();
-    let mut md = format!("# Reproduction report\n\n{INTRO}\n\n## Summary\n\n");
-    md.push_str(SUMMARY_HEAD);
-    for s in &sections {
-        md.push_str(&s.summary_row);
-        md.push('\n');
-    }
-    md.push('\n');
-    // Hand-written notes on why committed results changed (e.g. a tighter sensitivity), kept
-    // beside the results so that a rebuild keeps them.
-    if let Ok(text) = std::fs::read_to_string(out.join(CHANGES_FILE)) {
-        md.push_str(text.trim_end());
-        md.push_str("\n\n");
-    }
-    for s in &sections {
-        let anchor = s.name.replace('.', "");
-        let _ = writeln!(md, "<a id=\"{anchor}\"></a>\n## {}\n\n{}", s.title, s.intro);
-        for f in &s.figures {
-            if s.dir.join(format!("{f}.png")).exists() {
-                let _ = writeln!(md, "![{}]({}/{f}.png)\n", s.title, s.name);
-            }
-        }
-        md.push_str(&s.rest);
-    }
+    let sections = in_report_order(&loaded, sections);
+    let md = report_markdown(out, &sections);
     let mut files = Vec::new();
     for (name, text) in [
         ("REPORT.md", md),
@@ -407,6 +442,51 @@ fn cell_where(c: &PaperCell, spec: &Spec) -> String {
     parts.join(", ")
 }
 
+/// One row of the published-values table: the cell, where it is, its target and value, ours
+/// and the verdict.
+fn cell_row(spec: &Spec, c: &PaperCell, cv: &CellVerdict) -> [String; 8] {
+    let (ours, word) = match cv {
+        CellVerdict::Reproduced { ours, .. } | CellVerdict::Differs { ours, .. } => (
+            if ours.se == 0.0 && ours.n == 1 {
+                show(&c.metric, ours.mean)
+            } else {
+                format!(
+                    "{} ± {}",
+                    show(&c.metric, ours.mean),
+                    show(&c.metric, ours.se).trim_end_matches('%')
+                )
+            },
+            describe_cell(c, cv),
+        ),
+        CellVerdict::Missing => ("—".into(), describe_cell(c, cv)),
+    };
+    let word = word.split(" (").next().unwrap_or("").to_string();
+    let diff = match cv {
+        CellVerdict::Differs { diff, .. } => {
+            format!(" ({})", verdict::show_diff(&c.metric, *diff))
+        }
+        _ => String::new(),
+    };
+    let note = c
+        .note
+        .as_deref()
+        .map_or(String::new(), |n| format!(" — {n}"));
+    [
+        super::summary::dataset_title(spec, &c.dataset),
+        pipeline_label(spec, &c.pipeline),
+        cell_where(c, spec),
+        c.metric.clone(),
+        c.target.word().to_string(),
+        format!(
+            "{} ± {}",
+            show(&c.metric, c.value),
+            show(&c.metric, c.tolerance).trim_end_matches('%')
+        ),
+        ours,
+        format!("**{word}**{diff}{note}"),
+    ]
+}
+
 fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
     if v.tally().1 == 0 {
         let _ = writeln!(
@@ -424,47 +504,7 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
             "| dataset | pipeline | where | metric | target | value | ours | verdict |\n|---|---|---|---|---|---|---|---|"
         );
         for (c, cv) in &v.cells {
-            let (ours, word) = match cv {
-                CellVerdict::Reproduced { ours, .. } | CellVerdict::Differs { ours, .. } => (
-                    if ours.se == 0.0 && ours.n == 1 {
-                        show(&c.metric, ours.mean)
-                    } else {
-                        format!(
-                            "{} ± {}",
-                            show(&c.metric, ours.mean),
-                            show(&c.metric, ours.se).trim_end_matches('%')
-                        )
-                    },
-                    describe_cell(c, cv),
-                ),
-                CellVerdict::Missing => ("—".into(), describe_cell(c, cv)),
-            };
-            let word = word.split(" (").next().unwrap_or("").to_string();
-            let diff = match cv {
-                CellVerdict::Differs { diff, .. } => {
-                    format!(" ({})", verdict::show_diff(&c.metric, *diff))
-                }
-                _ => String::new(),
-            };
-            let note = c
-                .note
-                .as_deref()
-                .map_or(String::new(), |n| format!(" — {n}"));
-            let cells = [
-                super::summary::dataset_title(spec, &c.dataset),
-                pipeline_label(spec, &c.pipeline),
-                cell_where(c, spec),
-                c.metric.clone(),
-                c.target.word().to_string(),
-                format!(
-                    "{} ± {}",
-                    show(&c.metric, c.value),
-                    show(&c.metric, c.tolerance).trim_end_matches('%')
-                ),
-                ours,
-                format!("**{word}**{diff}{note}"),
-            ];
-            let _ = writeln!(out, "{}", super::markdown::row(&cells));
+            let _ = writeln!(out, "{}", super::markdown::row(&cell_row(spec, c, cv)));
         }
         out.push('\n');
     }

@@ -44,16 +44,12 @@ pub struct Reading {
     pub target: Option<f64>,
 }
 
-/// [`sample_complexity_rows`] with each dataset's search read as `reading` says.
-pub fn sample_complexity_rows_read(
-    spec: &Spec,
-    records: &[TrialRecord],
-    reading: impl Fn(&str) -> Reading,
-) -> Vec<SampleComplexityRow> {
-    let reference = spec.report.reference.clone().unwrap_or_default();
-    let tol = spec.report.tolerance.unwrap_or(0.02);
-    // (dataset, pipeline) -> n -> other params -> accuracies
-    type Cells = BTreeMap<usize, BTreeMap<String, Vec<f64>>>;
+/// One series' test accuracies: n_train -> its other grid values -> the trials' accuracies.
+type Cells = BTreeMap<usize, BTreeMap<String, Vec<f64>>>;
+
+/// The records' test accuracies by (dataset, pipeline) (records without `n_train` or an
+/// accuracy left out).
+fn accuracies_by_size(records: &[TrialRecord]) -> BTreeMap<(String, String), Cells> {
     let mut by: BTreeMap<(String, String), Cells> = BTreeMap::new();
     for r in records {
         let (Some(acc), Some(n)) = (
@@ -76,6 +72,18 @@ pub fn sample_complexity_rows_read(
             .or_default()
             .push(acc);
     }
+    by
+}
+
+/// [`sample_complexity_rows`] with each dataset's search read as `reading` says.
+pub fn sample_complexity_rows_read(
+    spec: &Spec,
+    records: &[TrialRecord],
+    reading: impl Fn(&str) -> Reading,
+) -> Vec<SampleComplexityRow> {
+    let reference = spec.report.reference.clone().unwrap_or_default();
+    let tol = spec.report.tolerance.unwrap_or(0.02);
+    let by = accuracies_by_size(records);
     let best = |cells: &Cells| -> Vec<(usize, f64, f64, String)> {
         cells
             .iter()

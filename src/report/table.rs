@@ -377,6 +377,37 @@ pub fn vectors_columns(
     out
 }
 
+impl super::sample_complexity::SampleComplexityRow {
+    /// N, or "> N" when the target was not reached by the largest N.
+    fn reached_text(&self) -> String {
+        match self.reached {
+            Some(n) => format!("{n}"),
+            None => format!("> {}", self.n),
+        }
+    }
+
+    fn multiplier_text(&self) -> String {
+        self.multiplier.map_or("—".to_string(), |m| format!("{m}"))
+    }
+
+    /// The row's Markdown cells, `publ` the published multiplier's text.
+    fn markdown_cells(&self, publ: &str) -> [String; 6] {
+        let best = if self.params.is_empty() {
+            "—".to_string()
+        } else {
+            self.params.clone()
+        };
+        [
+            self.pipeline.clone(),
+            self.reached_text(),
+            format!("{:.1} ± {:.1}", 100.0 * self.accuracy, 100.0 * self.se),
+            best,
+            self.multiplier_text(),
+            publ.to_string(),
+        ]
+    }
+}
+
 /// The appendix B tables (markdown, CSV), with the published multiplier beside ours where the
 /// spec's `[paper]` gives one (`metric = "multiplier"`).
 pub fn sample_complexity(
@@ -425,29 +456,8 @@ pub fn sample_complexity(
             );
         }
         let publ = published(&r.dataset, &r.pipeline).map_or("—".to_string(), |v| format!("{v}"));
-        let mult = r.multiplier.map_or("—".to_string(), |m| format!("{m}"));
-        let n = match r.reached {
-            Some(n) => format!("{n}"),
-            None => format!("> {}", r.n),
-        };
-        let best = if r.params.is_empty() {
-            "—".to_string()
-        } else {
-            r.params.clone()
-        };
-        let accuracy = format!("{:.1} ± {:.1}", 100.0 * r.accuracy, 100.0 * r.se);
-        let _ = writeln!(
-            md,
-            "{}",
-            md_row(&[
-                r.pipeline.clone(),
-                n.clone(),
-                accuracy,
-                best,
-                mult.clone(),
-                publ.clone()
-            ])
-        );
+        let [n, mult] = [r.reached_text(), r.multiplier_text()];
+        let _ = writeln!(md, "{}", md_row(&r.markdown_cells(&publ)));
         let _ = writeln!(
             csv,
             "{},{},{n},{},{},{},{mult},{publ},{}",
@@ -505,18 +515,8 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
     for m in &spec.report.metrics {
         let scale = if is_accuracy(m) { 100.0 } else { 1.0 };
         let ss: Vec<&Summary> = summaries.iter().filter(|s| s.metric == *m).collect();
-        let mut columns: Vec<(String, bool)> = Vec::new();
+        let columns = wide_columns(&ss);
         let name = |s: &Summary| s.name();
-        let mut order: Vec<(usize, usize, String)> = ss
-            .iter()
-            .map(|s| (s.pipeline_index, s.variant_index, name(s)))
-            .collect();
-        order.sort();
-        order.dedup();
-        for (_, _, n) in &order {
-            let private = ss.iter().filter(|s| name(s) == *n).all(|s| s.private);
-            columns.push((n.clone(), private));
-        }
         let mut rows = Vec::new();
         let mut has_published = vec![false; columns.len()];
         for d in &spec.experiment.datasets {
@@ -547,19 +547,9 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
                 if cells.iter().all(Option::is_none) {
                     continue;
                 }
-                let best = if is_accuracy(m) {
-                    cells
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, c)| columns[*i].1 && c.is_some())
-                        .max_by(|a, b| {
-                            let (a, b) = (a.1.expect("some").0, b.1.expect("some").0);
-                            a.total_cmp(&b)
-                        })
-                        .map(|(i, _)| i)
-                } else {
-                    None
-                };
+                let best = is_accuracy(m)
+                    .then(|| best_private(&cells, &columns))
+                    .flatten();
                 rows.push(WideRow {
                     dataset: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
                     x: x.cloned().unwrap_or_default(),
@@ -579,6 +569,40 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
         });
     }
     out
+}
+
+/// A wide table's columns: each series (by pipeline, then variant) with whether all its
+/// cells are private.
+fn wide_columns(ss: &[&Summary]) -> Vec<(String, bool)> {
+    let mut order: Vec<(usize, usize, String)> = ss
+        .iter()
+        .map(|s| (s.pipeline_index, s.variant_index, s.name()))
+        .collect();
+    order.sort();
+    order.dedup();
+    order
+        .into_iter()
+        .map(|(_, _, n)| {
+            let private = ss.iter().filter(|s| s.name() == n).all(|s| s.private);
+            (n, private)
+        })
+        .collect()
+}
+
+/// The column of the row's highest private value, if any.
+fn best_private(
+    cells: &[Option<(f64, f64, Option<f64>)>],
+    columns: &[(String, bool)],
+) -> Option<usize> {
+    cells
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| columns[*i].1 && c.is_some())
+        .max_by(|a, b| {
+            let (a, b) = (a.1.expect("some").0, b.1.expect("some").0);
+            a.total_cmp(&b)
+        })
+        .map(|(i, _)| i)
 }
 
 pub(super) fn wide_value(metric: &str, v: f64) -> String {
