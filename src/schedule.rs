@@ -95,7 +95,7 @@ pub struct Alone;
 
 impl Scheduler for Alone {}
 
-/// The scheduler of families that share no work.
+/// The scheduler of families that share no work (a unit value: it holds nothing).
 pub static ALONE: Alone = Alone;
 
 /// The scheduler of `spec`'s cells: the first one a pipeline's kind names, else [`ALONE`].

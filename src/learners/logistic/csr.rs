@@ -13,6 +13,8 @@ use crate::data::{BinaryMatrix, zip_four};
 use std::cell::RefCell;
 
 thread_local! {
+    // Not cross-trial state: [`zeroed`] clears and zeroes a buffer before each use, so only
+    // its capacity outlives a pass and no result depends on an earlier cell's values.
     /// Per-thread scratch indexed by source column (no allocation per pass once sized).
     static SCRATCH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
     /// Per-thread row-indexed scratch for [`scatter_sums_hot`]'s terms a_i (its caller may

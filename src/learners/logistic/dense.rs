@@ -304,7 +304,7 @@ impl DenseRows<'_> {
     /// The memo key: the rows' content in order, the features, the scaling and its public
     /// bounds, from which the scaled design is derived alone (equal keys mean equal bits).
     /// With the dataset's row `digests`, each row is hashed as its digest (32 bytes, computed
-    /// once per process); without them, as its values, which still costs far less than one
+    /// once per dataset and run); without them, as its values, which still costs far less than one
     /// exact fit on them. `None` when `x` is not in standard layout (its rows are not slices).
     pub fn key(&self) -> Option<Key> {
         let x = self.x;

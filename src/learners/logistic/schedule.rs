@@ -54,7 +54,8 @@ impl Reach {
 /// LR's scheduler: lockstep groups, and the whole training set's cells first.
 pub struct LockstepScheduler;
 
-/// The scheduler every LR-family kind names.
+/// The scheduler every LR-family kind names (a unit value: it holds nothing; what it keeps
+/// for a dataset lives in the workspace it makes, [`HeldWork`]).
 pub static LOCKSTEP: LockstepScheduler = LockstepScheduler;
 
 impl Scheduler for LockstepScheduler {
