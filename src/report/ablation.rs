@@ -515,27 +515,13 @@ fn grade_text(h: &Hypothesis) -> String {
     out
 }
 
+/// [`super::summary::cell_where`] in brackets, or nothing.
 fn cell_where(spec: &Spec, c: &PaperCell) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(x) = &c.x {
-        let axis = spec.report.x.as_deref().unwrap_or("x");
-        parts.push(format!(
-            "{} = {}",
-            super::summary::axis_symbol(axis),
-            super::summary::x_text(x)
-        ));
-    }
-    for (k, v) in &c.params {
-        parts.push(format!(
-            "{} = {}",
-            super::summary::axis_symbol(k),
-            super::summary::x_text(v)
-        ));
-    }
+    let parts = super::summary::cell_where(spec, c);
     if parts.is_empty() {
-        String::new()
+        parts
     } else {
-        format!(" ({})", parts.join(", "))
+        format!(" ({parts})")
     }
 }
 
@@ -575,13 +561,7 @@ impl Ablation<'_> {
         let mut params: Vec<String> = h
             .params
             .iter()
-            .map(|(k, v)| {
-                format!(
-                    "{} = {}",
-                    super::summary::axis_symbol(k),
-                    super::summary::x_text(v)
-                )
-            })
+            .map(|(k, v)| super::summary::param_text(k, v))
             .collect();
         if let Some(f) = h.epsilon_scale {
             params.push(format!("{f} × the verdict's ε"));

@@ -1469,13 +1469,7 @@ fn vector_groups<'a>(
         let point = r
             .params
             .iter()
-            .map(|(k, v)| {
-                format!(
-                    "{} = {}",
-                    super::summary::axis_symbol(k),
-                    super::summary::x_text(v)
-                )
-            })
+            .map(|(k, v)| super::summary::param_text(k, v))
             .collect::<Vec<_>>()
             .join(", ");
         match groups.iter_mut().find(|g| g.0 == pi && g.1 == point) {
@@ -1507,13 +1501,7 @@ fn histogram_groups(
         let params: Vec<String> = r
             .params
             .iter()
-            .map(|(k, v)| {
-                format!(
-                    "{} = {}",
-                    super::summary::axis_symbol(k),
-                    super::summary::x_text(v)
-                )
-            })
+            .map(|(k, v)| super::summary::param_text(k, v))
             .collect();
         let name = if params.is_empty() {
             r.pipeline.clone()

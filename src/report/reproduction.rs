@@ -2,7 +2,6 @@
 //! ours and the verdicts; and `table.tex` (booktabs) for figure reports.
 
 use super::html::{SUMMARY_HEAD, Section};
-use super::summary::x_text;
 use super::verdict::{self, CellVerdict, Verdicts, describe_cell, describe_claim, show};
 use crate::error::{Error, Result};
 use crate::spec::{Grade, PaperCell, Spec};
@@ -423,25 +422,6 @@ fn strip_title(md: &str) -> String {
         .join("\n")
 }
 
-fn cell_where(c: &PaperCell, spec: &Spec) -> String {
-    let mut parts = Vec::new();
-    if let Some(x) = &c.x {
-        parts.push(format!(
-            "{} = {}",
-            super::summary::axis_symbol(spec.report.x.as_deref().unwrap_or("x")),
-            x_text(x)
-        ));
-    }
-    for (k, v) in &c.params {
-        parts.push(format!(
-            "{} = {}",
-            super::summary::axis_symbol(k),
-            x_text(v)
-        ));
-    }
-    parts.join(", ")
-}
-
 /// One row of the published-values table: the cell, where it is, its target and value, ours
 /// and the verdict.
 fn cell_row(spec: &Spec, c: &PaperCell, cv: &CellVerdict) -> [String; 8] {
@@ -474,7 +454,7 @@ fn cell_row(spec: &Spec, c: &PaperCell, cv: &CellVerdict) -> [String; 8] {
     [
         super::summary::dataset_title(spec, &c.dataset),
         pipeline_label(spec, &c.pipeline),
-        cell_where(c, spec),
+        super::summary::cell_where(spec, c),
         c.metric.clone(),
         c.target.word().to_string(),
         format!(

@@ -1,7 +1,6 @@
 //! Appendix B's sample complexity: per dataset and pipeline, the smallest training size that
 //! reaches the reference's accuracy. A leaf under the tables and the verdicts that both read it.
 
-use super::summary::x_text;
 use crate::spec::Spec;
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
@@ -62,7 +61,7 @@ fn accuracies_by_size(records: &[TrialRecord]) -> BTreeMap<(String, String), Cel
             .params
             .iter()
             .filter(|(k, _)| *k != "n_train")
-            .map(|(k, v)| format!("{} = {}", super::summary::axis_symbol(k), x_text(v)))
+            .map(|(k, v)| super::summary::param_text(k, v))
             .collect();
         by.entry((r.dataset.clone(), r.pipeline.clone()))
             .or_default()

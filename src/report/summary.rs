@@ -79,7 +79,7 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
             .params
             .iter()
             .filter(|(k, _)| Some(k.as_str()) != x_axis)
-            .map(|(k, v)| format!("{} = {}", axis_symbol(k), x_text(v)))
+            .map(|(k, v)| param_text(k, v))
             .collect::<Vec<_>>()
             .join(", ");
         let xkey = x.as_ref().map_or(String::new(), |v| {
@@ -267,7 +267,7 @@ pub fn published_cell<'a>(spec: &'a Spec, s: &Summary) -> Option<&'a PaperCell> 
                 _ => false,
             }
             && c.params.iter().all(|(k, v)| {
-                let want = format!("{} = {}", axis_symbol(k), x_text(v));
+                let want = param_text(k, v);
                 s.variant.is_empty() || s.variant.split(", ").any(|p| p == want)
             })
     })
@@ -326,4 +326,18 @@ pub fn tex_escape(s: &str) -> String {
 /// The privacy part of a series label.
 pub fn privacy_tag(private: bool) -> &'static str {
     if private { "(private)" } else { NON_PRIVATE }
+}
+
+/// A grid value as labels show it: `ε = 0.1`.
+pub fn param_text(axis: &str, v: &Value) -> String {
+    format!("{} = {}", axis_symbol(axis), x_text(v))
+}
+
+/// Where a published cell sits: its x and its other grid values (`ε = 1, λ = 0.01`).
+pub fn cell_where(spec: &Spec, c: &PaperCell) -> String {
+    let axis = spec.report.x.as_deref().unwrap_or("x");
+    let x = c.x.iter().map(|x| param_text(axis, x));
+    x.chain(c.params.iter().map(|(k, v)| param_text(k, v)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -351,7 +351,7 @@ pub fn vectors_columns(
         let params: Vec<String> = r
             .params
             .iter()
-            .map(|(k, v)| format!("{} = {}", super::summary::axis_symbol(k), x_text(v)))
+            .map(|(k, v)| super::summary::param_text(k, v))
             .collect();
         let _ = write!(
             out,

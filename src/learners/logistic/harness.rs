@@ -188,17 +188,7 @@ impl LrConfig {
         };
         let rows = fit_rows(data, train);
         let shared = crate::profile::time("preprocess", || {
-            DenseRows {
-                x,
-                rows: &rows,
-                features,
-                scaling: self.scaling,
-                public: bounds,
-                digests: caches.map(|c| &c.digests),
-                bounds: caches.map(|c| &c.bounds),
-                work: caches.map(|c| &c.work),
-            }
-            .shared()
+            self.dense_rows(x, &rows, features, bounds, caches).shared()
         });
         let design = shared.design(x);
         if let Some(key) = design.key() {
@@ -210,6 +200,28 @@ impl LrConfig {
             .record("scaling", &mut log.ledger);
         let model = self.fit_scaled(&design, data, &rows, log)?;
         Ok(shared.transform.fold_into(model))
+    }
+
+    /// The dense `rows` of `x` (restricted to `features`) as this config scales them, with
+    /// the `public` bounds it uses and the dataset's `caches`.
+    fn dense_rows<'r>(
+        &self,
+        x: ndarray::ArrayView2<'r, f64>,
+        rows: &'r [u32],
+        features: Option<&'r [usize]>,
+        public: Option<&'r crate::data::PublicBounds>,
+        caches: Option<&'r DatasetCaches>,
+    ) -> DenseRows<'r> {
+        DenseRows {
+            x,
+            rows,
+            features,
+            scaling: self.scaling,
+            public,
+            digests: caches.map(|c| &c.digests),
+            bounds: caches.map(|c| &c.bounds),
+            work: caches.map(|c| &c.work),
+        }
     }
 
     /// Lambda by the thesis's 5-fold cross-validation over [`LAMBDA_GRID`] (not private; the
@@ -398,16 +410,7 @@ impl LrConfig {
             Features::Binary(m) => m,
             Features::Dense(x) => {
                 let (design, pre) = self.design(data, train, features)?;
-                let rows = DenseRows {
-                    x: x.view(),
-                    rows: train,
-                    features,
-                    scaling: self.scaling,
-                    public: None,
-                    digests: caches.map(|c| &c.digests),
-                    bounds: caches.map(|c| &c.bounds),
-                    work: caches.map(|c| &c.work),
-                };
+                let rows = self.dense_rows(x.view(), train, features, None, caches);
                 let Some(key) = rows.key() else {
                     return Ok((design, pre));
                 };
