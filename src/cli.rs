@@ -507,35 +507,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             None if check => report_check(&experiments, &out),
             None => report_all(&experiments, &out, &style),
         },
-        Command::Check {
-            experiments,
-            data_dir,
-            bless,
-            reason,
-            changes,
-            only,
-            no_speed,
-            speed_only,
-            bless_speed,
-            record_speed,
-        } => {
-            let speed = (!no_speed).then(|| crate::speed::SpeedOptions {
-                bless: bless_speed,
-                record: record_speed.map(|d| (d, crate::speed::current_commit())),
-            });
-            if speed_only {
-                let exp = experiments.join(crate::check::EXPECTATIONS_DIR);
-                return speed_gate(&exp, &speed.unwrap_or_default());
-            }
-            check(crate::check::CheckOptions {
-                experiments,
-                data_dir: DataDir::resolve(data_dir),
-                bless: if bless { reason } else { None },
-                changes,
-                only,
-                speed,
-            })
-        }
+        c @ Command::Check { .. } => check_command(c),
         Command::Compare {
             old,
             new,
@@ -573,6 +545,41 @@ pub fn execute(cli: Cli) -> Result<()> {
         }
         other => execute_tool(other),
     }
+}
+
+/// `epsilab check`: the exact gate, then the speed gate (or the speed gate alone).
+fn check_command(command: Command) -> Result<()> {
+    let Command::Check {
+        experiments,
+        data_dir,
+        bless,
+        reason,
+        changes,
+        only,
+        no_speed,
+        speed_only,
+        bless_speed,
+        record_speed,
+    } = command
+    else {
+        unreachable!("called for `check` only")
+    };
+    let speed = (!no_speed).then(|| crate::speed::SpeedOptions {
+        bless: bless_speed,
+        record: record_speed.map(|d| (d, crate::speed::current_commit())),
+    });
+    if speed_only {
+        let exp = experiments.join(crate::check::EXPECTATIONS_DIR);
+        return speed_gate(&exp, &speed.unwrap_or_default());
+    }
+    check(crate::check::CheckOptions {
+        experiments,
+        data_dir: DataDir::resolve(data_dir),
+        bless: if bless { reason } else { None },
+        changes,
+        only,
+        speed,
+    })
 }
 
 /// The commands that run no spec: data, list, audit, accountant.

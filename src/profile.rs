@@ -28,6 +28,8 @@ pub const PHASES: [&str; 8] = [
 /// Rows of shared work (dataset loading, splits and counts, writing results).
 pub const SHARED: &str = "(shared by all pipelines)";
 
+// The profile's statics hold timings for `--profile`, never data a cell reads: no record
+// depends on them, and `enable` clears them at the start of a profiled run.
 static ENABLED: AtomicBool = AtomicBool::new(false);
 /// (pipeline, phase) -> (exclusive time, sections).
 type Table = BTreeMap<(String, &'static str), (Duration, u64)>;

@@ -503,7 +503,10 @@ impl DatasetCells<'_> {
             }
             let batch: Vec<&Cell> = across.iter().collect();
             let run = |c: &Cell| run_one(spec, c, &groups[&c.trial].data(data, self.workspace));
-            keep(self.scheduler.run_batch(&batch, &run, Some(pool)))?;
+            keep(
+                self.scheduler
+                    .run_batch(&batch, &run, self.workspace, Some(pool)),
+            )?;
             ran_first.extend(across.into_iter().map(|c| c.key));
         }
         let first = {
@@ -517,8 +520,9 @@ impl DatasetCells<'_> {
             let run = |c: &Cell| run_one(spec, c, &td);
             run_tasks(pool, &tasks, |batch: &Vec<Cell>| {
                 let batch: Vec<&Cell> = batch.iter().collect();
-                self.scheduler
-                    .in_task(&mut || keep(self.scheduler.run_batch(&batch, &run, None)))
+                self.scheduler.in_task(&mut || {
+                    keep(self.scheduler.run_batch(&batch, &run, self.workspace, None))
+                })
             })?;
             ran_first.extend(tasks.into_iter().flatten().flatten().map(|c| c.key));
         }
@@ -540,7 +544,7 @@ impl DatasetCells<'_> {
                     let td = group.data(data, self.workspace);
                     let run = |c: &Cell| run_one(spec, c, &td);
                     for batch in self.scheduler.batches(spec, data, &cells) {
-                        keep(self.scheduler.run_batch(&batch, &run, None))?;
+                        keep(self.scheduler.run_batch(&batch, &run, self.workspace, None))?;
                     }
                     Ok(())
                 })

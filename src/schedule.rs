@@ -71,12 +71,13 @@ pub trait Scheduler: Sync {
         cells.iter().map(|c| vec![c]).collect()
     }
 
-    /// Runs a batch, its records in the batch's order. `pool` is given when the batch has the
-    /// whole pool to itself.
+    /// Runs a batch in the dataset's `workspace` (this scheduler's), its records in the
+    /// batch's order. `pool` is given when the batch has the whole pool to itself.
     fn run_batch(
         &self,
         batch: &[&Cell],
         run: &RunCell,
+        _workspace: &dyn Workspace,
         _pool: Option<&Arc<rayon::ThreadPool>>,
     ) -> Vec<Result<TrialRecord>> {
         batch.iter().map(|c| run(c)).collect()
@@ -94,7 +95,7 @@ pub struct Alone;
 
 impl Scheduler for Alone {}
 
-/// The scheduler of families that share no work.
+/// The scheduler of families that share no work (a unit value: it holds nothing).
 pub static ALONE: Alone = Alone;
 
 /// The scheduler of `spec`'s cells: the first one a pipeline's kind names, else [`ALONE`].

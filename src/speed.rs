@@ -127,7 +127,8 @@ impl CpuClock {
     }
 }
 
-/// Seconds since the first call (the fallback clock).
+/// Seconds since the first call (the fallback clock). Its static is the clock's origin, an
+/// instant, not data of any trial.
 fn wall() -> f64 {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_secs_f64()

@@ -1008,6 +1008,7 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
         public: None,
         digests: Some(&caches.digests),
         bounds: Some(&caches.bounds),
+        work: Some(&caches.work),
     };
     let (shared, again) = (rows.shared(), rows.shared());
     let keyed = shared.design(x.view());

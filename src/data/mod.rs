@@ -76,7 +76,7 @@ impl BinaryMatrix {
     }
 
     /// Rows `r[0..4]` side by side, for passes that keep four independent sums in flight:
-    /// their on-features and the length of their common prefix (see [`lockstep`]).
+    /// their on-features and the length of their common prefix (see [`zip_four`]).
     #[inline]
     pub fn four_rows(&self, r: &[u32]) -> ([&[u32]; 4], usize) {
         // Written out: `array::from_fn` stayed an out-of-line call per quad (4% of Table 4.2).
@@ -284,9 +284,10 @@ impl Dataset {
     }
 }
 
-/// Position p of four rows at once for p below `len` (from [`BinaryMatrix::four_rows`]).
+/// The four rows' entries at each position p below `len`, side by side (rows from
+/// [`BinaryMatrix::four_rows`]), so a pass runs four independent chains at once.
 #[inline]
-pub fn lockstep<'r>(r: [&'r [u32]; 4], len: usize) -> impl Iterator<Item = [u32; 4]> + 'r {
+pub fn zip_four<'r>(r: [&'r [u32]; 4], len: usize) -> impl Iterator<Item = [u32; 4]> + 'r {
     r[0][..len]
         .iter()
         .zip(&r[1][..len])

@@ -7,7 +7,7 @@
 
 use super::Classifier;
 use crate::counts::ClassCounts;
-use crate::data::{BinaryMatrix, Dataset, lockstep};
+use crate::data::{BinaryMatrix, Dataset, zip_four};
 use crate::error::{Error, Result};
 use linfa::traits::PredictInplace;
 use ndarray::{Array1, Array2, ArrayBase, Data, Ix2};
@@ -158,7 +158,7 @@ impl BernoulliNb {
             // Named accumulators, so they stay in registers.
             let (mut a0, mut a1, mut b0, mut b1) = (b.0, b.1, b.0, b.1);
             let (mut c0, mut c1, mut d0, mut d1) = (b.0, b.1, b.0, b.1);
-            for [j0, j1, j2, j3] in lockstep(r, len) {
+            for [j0, j1, j2, j3] in zip_four(r, len) {
                 let (wa, wb, wc, wd) = (pair(j0), pair(j1), pair(j2), pair(j3));
                 a0 += wa.0;
                 a1 += wa.1;

@@ -7,8 +7,8 @@
 //! reproduces it (within the cell's tolerance, or the claim holds), *unexplained* otherwise:
 //! the report then says which hypotheses were ruled out.
 
+use super::sample_complexity::Reading;
 use super::slope::SlopeVerdict;
-use super::table::Reading;
 use super::verdict::{self, CellVerdict, ClaimVerdict, show, show_diff};
 use crate::spec::{AblationDef, Grade, Hypothesis, PaperCell, PaperClaim, PaperSlope, Spec};
 use crate::store::TrialRecord;
@@ -92,10 +92,11 @@ impl VerdictKey {
     /// runs one epsilon and names none).
     pub fn covers(&self, of: &VerdictKey) -> bool {
         self.base == of.base
-            && of
-                .params
-                .iter()
-                .all(|(k, v)| self.params.get(k).is_some_and(|w| verdict::value_eq(v, w)))
+            && of.params.iter().all(|(k, v)| {
+                self.params
+                    .get(k)
+                    .is_some_and(|w| super::summary::value_eq(v, w))
+            })
     }
 }
 
@@ -228,7 +229,7 @@ fn ours_at(records: &[TrialRecord], c: &PaperCell, n: u64) -> Option<f64> {
     for r in records.iter().filter(|r| {
         r.dataset == c.dataset
             && r.pipeline == c.pipeline
-            && verdict::params_match(r, &c.params)
+            && super::summary::params_match(r, &c.params)
             && r.params.get("n_train").and_then(|v| v.as_u64()) == Some(n)
     }) {
         if let Some(a) = r.test_accuracy {
@@ -247,7 +248,7 @@ fn claim_outcome(
     params: [&BTreeMap<String, serde_json::Value>; 2],
 ) -> Outcome {
     let v = verdict::claim_verdict_with(spec, records, c, params);
-    let axis = super::axis_symbol(spec.report.x.as_deref().unwrap_or("x"));
+    let axis = super::summary::axis_symbol(spec.report.x.as_deref().unwrap_or("x"));
     match v.measured() {
         Some((worst, _, gap)) => Outcome {
             text: format!(
@@ -350,6 +351,68 @@ pub fn with_reused(
     (spec, all)
 }
 
+/// The outcome of claim `c` under hypothesis `h` (`None`: the hypothesis does not touch the
+/// claim's series, or has no counterpart of its scaled epsilon), read from `read`'s records.
+fn claim_under(
+    spec: &Spec,
+    read: &Spec,
+    records: &[TrialRecord],
+    c: &PaperClaim,
+    h: &Hypothesis,
+) -> Option<Outcome> {
+    let (a, b) = (h.replaces(&c.above), h.replaces(&c.below));
+    // A claim over the epsilon axis compares the series at each epsilon: a scaled
+    // epsilon has a counterpart only in a claim at one epsilon, where the replaced
+    // series is taken at the scaled one.
+    let scaled_x = match (h.epsilon_scale, c.x_min, c.x_max) {
+        (Some(f), Some(lo), Some(hi)) if lo == hi && x_is_epsilon(spec) => {
+            Some(Some(scaled(&serde_json::json!(lo), Some(f))))
+        }
+        (Some(_), ..) if x_is_epsilon(spec) => None,
+        _ => Some(None),
+    };
+    scaled_x.filter(|_| a || b).map(|at| {
+        let mut sub = c.clone();
+        if at.is_some() {
+            if a {
+                sub.above_x = at.clone();
+            }
+            if b {
+                sub.below_x = at;
+            }
+        }
+        sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
+        sub.metric = h.metric.clone().unwrap_or(sub.metric);
+        sub.x_min = h.x_min.or(sub.x_min);
+        let mut ps = [c.params.clone(), c.params.clone()];
+        if h.both {
+            ps = [merged(&c.params, h), merged(&c.params, h)];
+        }
+        if a {
+            sub.above = h.series(&c.above).to_string();
+            ps[0] = merged(&c.params, h);
+        }
+        if b {
+            sub.below = h.series(&c.below).to_string();
+            ps[1] = merged(&c.params, h);
+        }
+        claim_outcome(read, records, &sub, [&ps[0], &ps[1]])
+    })
+}
+
+/// A published cell's value with its tolerance (a multiplier's in doublings).
+fn published_text(c: &PaperCell) -> String {
+    if c.metric == "multiplier" {
+        format!("{} (±{} doublings)", show(&c.metric, c.value), c.tolerance)
+    } else {
+        format!(
+            "{} ± {}",
+            show(&c.metric, c.value),
+            show_diff(&c.metric, c.tolerance).trim_start_matches('+')
+        )
+    }
+}
+
 /// Evaluates an ablation spec's verdicts under every hypothesis (`None` for other specs);
 /// `of` is the explained experiment with its trials, read where the spec says `reuse`.
 pub fn evaluate<'a>(
@@ -381,19 +444,11 @@ pub fn evaluate<'a>(
             dataset: c.dataset.clone(),
             verdict: format!(
                 "{}, {}{}",
-                super::dataset_title(read, &c.dataset),
+                super::summary::dataset_title(read, &c.dataset),
                 c.pipeline,
                 cell_where(spec, c)
             ),
-            published: if c.metric == "multiplier" {
-                format!("{} (±{} doublings)", show(&c.metric, c.value), c.tolerance)
-            } else {
-                format!(
-                    "{} ± {}",
-                    show(&c.metric, c.value),
-                    show_diff(&c.metric, c.tolerance).trim_start_matches('+')
-                )
-            },
+            published: published_text(c),
             faithful: outcome(c, None),
             tested,
         });
@@ -402,46 +457,7 @@ pub fn evaluate<'a>(
         let tested = def
             .hypothesis
             .iter()
-            .map(|h| {
-                let (a, b) = (h.replaces(&c.above), h.replaces(&c.below));
-                // A claim over the epsilon axis compares the series at each epsilon: a scaled
-                // epsilon has a counterpart only in a claim at one epsilon, where the replaced
-                // series is taken at the scaled one.
-                let scaled_x = match (h.epsilon_scale, c.x_min, c.x_max) {
-                    (Some(f), Some(lo), Some(hi)) if lo == hi && x_is_epsilon(spec) => {
-                        Some(Some(scaled(&serde_json::json!(lo), Some(f))))
-                    }
-                    (Some(_), ..) if x_is_epsilon(spec) => None,
-                    _ => Some(None),
-                };
-                scaled_x.filter(|_| a || b).map(|at| {
-                    let mut sub = c.clone();
-                    if at.is_some() {
-                        if a {
-                            sub.above_x = at.clone();
-                        }
-                        if b {
-                            sub.below_x = at;
-                        }
-                    }
-                    sub.dataset = h.dataset.clone().unwrap_or(sub.dataset);
-                    sub.metric = h.metric.clone().unwrap_or(sub.metric);
-                    sub.x_min = h.x_min.or(sub.x_min);
-                    let mut ps = [c.params.clone(), c.params.clone()];
-                    if h.both {
-                        ps = [merged(&c.params, h), merged(&c.params, h)];
-                    }
-                    if a {
-                        sub.above = h.series(&c.above).to_string();
-                        ps[0] = merged(&c.params, h);
-                    }
-                    if b {
-                        sub.below = h.series(&c.below).to_string();
-                        ps[1] = merged(&c.params, h);
-                    }
-                    claim_outcome(read, records, &sub, [&ps[0], &ps[1]])
-                })
-            })
+            .map(|h| claim_under(spec, read, records, c, h))
             .collect();
         rows.push(Row {
             key: claim_key(c),
@@ -499,23 +515,13 @@ fn grade_text(h: &Hypothesis) -> String {
     out
 }
 
+/// [`super::summary::cell_where`] in brackets, or nothing.
 fn cell_where(spec: &Spec, c: &PaperCell) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(x) = &c.x {
-        let axis = spec.report.x.as_deref().unwrap_or("x");
-        parts.push(format!(
-            "{} = {}",
-            super::axis_symbol(axis),
-            super::x_text(x)
-        ));
-    }
-    for (k, v) in &c.params {
-        parts.push(format!("{} = {}", super::axis_symbol(k), super::x_text(v)));
-    }
+    let parts = super::summary::cell_where(spec, c);
     if parts.is_empty() {
-        String::new()
+        parts
     } else {
-        format!(" ({})", parts.join(", "))
+        format!(" ({parts})")
     }
 }
 
@@ -539,6 +545,102 @@ impl Ablation<'_> {
         )
     }
 
+    /// One hypothesis's line: what it says, where and how it is tested, and its grade.
+    fn hypothesis_line(&self, h: &Hypothesis) -> String {
+        let weak = self
+            .spec
+            .pipelines
+            .iter()
+            .find(|p| Some(&p.name) == h.pipeline.as_ref())
+            .map_or("", |p| p.variant_tag());
+        let weak = if weak.is_empty() {
+            String::new()
+        } else {
+            format!(" **[{weak}]**")
+        };
+        let mut params: Vec<String> = h
+            .params
+            .iter()
+            .map(|(k, v)| super::summary::param_text(k, v))
+            .collect();
+        if let Some(f) = h.epsilon_scale {
+            params.push(format!("{f} × the verdict's ε"));
+        }
+        if h.both {
+            params.push("for both series".into());
+        }
+        if let Some(m) = h.x_min {
+            let axis = self.spec.report.x.as_deref().unwrap_or("x");
+            params.push(format!("{} ≥ {}", super::summary::axis_symbol(axis), m));
+        }
+
+        let mut at = if params.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", params.join(", "))
+        };
+        if let Some(d) = &h.dataset {
+            at.push_str(&format!(
+                " on {}",
+                super::summary::dataset_title(self.spec, d)
+            ));
+        }
+        let replaced = h.replaces.join("”, “");
+        let how = match &h.pipeline {
+            Some(p) => format!("series “{p}”{at} in place of “{replaced}”"),
+            None => format!("“{replaced}” itself{at}, read this way"),
+        };
+        format!(
+            "- **{}**: {} ({how}){weak}. Grade: {}.",
+            h.id,
+            h.text,
+            grade_text(h)
+        )
+    }
+
+    /// One row of the ablation table: the published verdict, each hypothesis's outcome and
+    /// which hypotheses reproduce it.
+    fn row_cells(&self, r: &Row) -> Vec<String> {
+        let cells: Vec<String> = r
+            .tested
+            .iter()
+            .map(|o| match o {
+                None => "—".into(),
+                Some(o) if o.ok => format!("**{}**", o.text),
+                Some(o) => o.text.clone(),
+            })
+            .collect();
+        let by = r.explained_by(&self.def.hypothesis);
+        let by = if by.is_empty() {
+            let tried: Vec<&str> = self
+                .def
+                .hypothesis
+                .iter()
+                .zip(&r.tested)
+                .filter(|(_, o)| o.as_ref().is_some_and(|o| o.tested))
+                .map(|(h, _)| h.id.as_str())
+                .collect();
+            format!("none (ruled out: {})", tried.join(", "))
+        } else {
+            let graded: Vec<String> = (self.def.hypothesis.iter())
+                .filter(|h| by.contains(&h.id.as_str()))
+                .map(|h| {
+                    let g = h.grade_for(h.dataset.as_deref().unwrap_or(&r.dataset));
+                    format!("**{}** ({})", h.id, g.short())
+                })
+                .collect();
+            graded.join(", ")
+        };
+        let mut row = vec![
+            r.verdict.clone(),
+            r.published.clone(),
+            r.faithful.text.clone(),
+        ];
+        row.extend(cells);
+        row.push(by);
+        row
+    }
+
     /// The "Ablation" sub-section; links are relative to `prefix` (the results root).
     pub fn markdown(&self, prefix: &str) -> String {
         let name = &self.spec.experiment.name;
@@ -558,53 +660,7 @@ impl Ablation<'_> {
             name.replace('.', "")
         );
         for h in &self.def.hypothesis {
-            let weak = self
-                .spec
-                .pipelines
-                .iter()
-                .find(|p| Some(&p.name) == h.pipeline.as_ref())
-                .map_or("", |p| p.variant_tag());
-            let weak = if weak.is_empty() {
-                String::new()
-            } else {
-                format!(" **[{weak}]**")
-            };
-            let mut params: Vec<String> = h
-                .params
-                .iter()
-                .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
-                .collect();
-            if let Some(f) = h.epsilon_scale {
-                params.push(format!("{f} × the verdict's ε"));
-            }
-            if h.both {
-                params.push("for both series".into());
-            }
-            if let Some(m) = h.x_min {
-                let axis = self.spec.report.x.as_deref().unwrap_or("x");
-                params.push(format!("{} ≥ {}", super::axis_symbol(axis), m));
-            }
-
-            let mut at = if params.is_empty() {
-                String::new()
-            } else {
-                format!(" at {}", params.join(", "))
-            };
-            if let Some(d) = &h.dataset {
-                at.push_str(&format!(" on {}", super::dataset_title(self.spec, d)));
-            }
-            let replaced = h.replaces.join("”, “");
-            let how = match &h.pipeline {
-                Some(p) => format!("series “{p}”{at} in place of “{replaced}”"),
-                None => format!("“{replaced}” itself{at}, read this way"),
-            };
-            let _ = writeln!(
-                out,
-                "- **{}**: {} ({how}){weak}. Grade: {}.",
-                h.id,
-                h.text,
-                grade_text(h)
-            );
+            let _ = writeln!(out, "{}", self.hypothesis_line(h));
         }
         let ids: Vec<&str> = self.def.hypothesis.iter().map(|h| h.id.as_str()).collect();
         let mut header = vec!["published verdict", "published", "faithful"];
@@ -612,44 +668,7 @@ impl Ablation<'_> {
         header.push("reproduced by");
         let _ = write!(out, "\n{}", super::markdown::head(&header));
         for r in &self.rows {
-            let cells: Vec<String> = r
-                .tested
-                .iter()
-                .map(|o| match o {
-                    None => "—".into(),
-                    Some(o) if o.ok => format!("**{}**", o.text),
-                    Some(o) => o.text.clone(),
-                })
-                .collect();
-            let by = r.explained_by(&self.def.hypothesis);
-            let by = if by.is_empty() {
-                let tried: Vec<&str> = self
-                    .def
-                    .hypothesis
-                    .iter()
-                    .zip(&r.tested)
-                    .filter(|(_, o)| o.as_ref().is_some_and(|o| o.tested))
-                    .map(|(h, _)| h.id.as_str())
-                    .collect();
-                format!("none (ruled out: {})", tried.join(", "))
-            } else {
-                let graded: Vec<String> = (self.def.hypothesis.iter())
-                    .filter(|h| by.contains(&h.id.as_str()))
-                    .map(|h| {
-                        let g = h.grade_for(h.dataset.as_deref().unwrap_or(&r.dataset));
-                        format!("**{}** ({})", h.id, g.short())
-                    })
-                    .collect();
-                graded.join(", ")
-            };
-            let mut row = vec![
-                r.verdict.clone(),
-                r.published.clone(),
-                r.faithful.text.clone(),
-            ];
-            row.extend(cells);
-            row.push(by);
-            let _ = writeln!(out, "{}", super::markdown::row(&row));
+            let _ = writeln!(out, "{}", super::markdown::row(&self.row_cells(r)));
         }
         let _ = writeln!(out, "\n{}", self.conclusion());
         let _ = writeln!(out, "**What it means:** {}\n", self.def.meaning.trim());

@@ -7,10 +7,10 @@
 //! 100% in a paper. Each series differs by colour (Okabe–Ito), marker and dash, so figures stay
 //! readable in greyscale. Text is drawn with an embedded TTF (no system font libraries).
 
+use super::summary::{Summary, is_accuracy, privacy_tag, x_position};
 use super::verdict::Verdicts;
-use super::{Summary, is_accuracy, x_position};
 use crate::error::{Error, Result};
-use crate::spec::{FigureKind, Format, ReportDef, ReportKind, Spec};
+use crate::spec::{FigureKind, Format, ReportDef, ReportKind, Spec, VectorSeries};
 use crate::store::TrialRecord;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -121,6 +121,8 @@ pub fn verdict_colour(verdict: &str) -> (u8, u8, u8) {
     }
 }
 
+/// Registers the embedded font with plotters once per process (a constant table: the same
+/// font whatever was drawn before).
 fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -239,15 +241,6 @@ pub fn kind_of(spec: &Spec) -> FigureKind {
     }
 }
 
-/// The privacy part of a series label.
-pub fn privacy_tag(private: bool) -> &'static str {
-    if private {
-        "(private)"
-    } else {
-        super::NON_PRIVATE
-    }
-}
-
 /// Least-squares slope of log10 y on log10 x (`y` already log10); `None` below two points.
 pub fn loglog_slope(points: &[(f64, f64, f64)]) -> Option<f64> {
     let pts: Vec<(f64, f64)> = points
@@ -266,6 +259,186 @@ pub fn loglog_slope(points: &[(f64, f64, f64)]) -> Option<f64> {
     (sxx > 0.0).then(|| sxy / sxx)
 }
 
+/// A scatter's series from its points (x, y, marked): the marked points (`split_by` = 1) as
+/// crosses, when the series splits, and the others as dots.
+fn scatter_series(
+    label: &str,
+    tag: &str,
+    i: usize,
+    all: &[(f64, f64, bool)],
+    split_by: Option<&str>,
+) -> Vec<Series> {
+    let mut series = Vec::new();
+    let pick = |marked: bool| -> Vec<(f64, f64, f64)> {
+        all.iter()
+            .filter(|p| p.2 == marked)
+            .map(|p| (p.0, p.1, 0.0))
+            .collect()
+    };
+    if let Some(k) = split_by {
+        series.push(Series {
+            label: format!("{label} ({} = 1) {tag}", k.replace('_', " ")),
+            look: Look {
+                marker: Some(Shape::Cross),
+                dash: None,
+                ..Look::nth(i + 1, false)
+            },
+            points: pick(true),
+            level: None,
+            error_bars: false,
+        });
+    }
+    series.push(Series {
+        label: format!("{label} {tag}"),
+        look: Look {
+            marker: Some(Shape::Dot),
+            dash: None,
+            ..Look::nth(i, false)
+        },
+        points: pick(false),
+        level: None,
+        error_bars: false,
+    });
+    series
+}
+
+/// A vector series' label: its name, the pipeline's when there are several, and the grid
+/// point (grid points are never averaged together: each is its own series).
+fn vector_label(spec: &Spec, vs: &VectorSeries, pipeline: &str, point: &str) -> String {
+    let label = vs.label.clone().unwrap_or_else(|| vs.y.replace('_', " "));
+    let label = if spec.pipelines.len() > 1 {
+        format!("{pipeline} — {label}")
+    } else {
+        label
+    };
+    if point.is_empty() {
+        label
+    } else {
+        format!("{label} ({point})")
+    }
+}
+
+/// A record's points of `vs`: (x, y, marked), y in log10 when `log_y`, x the index from 1
+/// when the series names no x vector; none when the record lacks the y vector.
+fn vector_points(r: &TrialRecord, vs: &VectorSeries, log_y: bool) -> Vec<(f64, f64, bool)> {
+    let Some(y) = r.vectors.get(&vs.y) else {
+        return Vec::new();
+    };
+    let ty = |v: f64| {
+        if log_y {
+            v.max(f64::MIN_POSITIVE).log10()
+        } else {
+            v
+        }
+    };
+    let x = vs.x.as_ref().and_then(|x| r.vectors.get(x));
+    let split = vs.split_by.as_ref().and_then(|k| r.vectors.get(k));
+    (0..y.len())
+        .map(|i| {
+            let xi = x.map_or(i as f64 + 1.0, |x| x[i]);
+            (xi, ty(y[i]), split.is_some_and(|s| s[i] == 1.0))
+        })
+        .collect()
+}
+
+/// How a figure's values are plotted: scaled (to percent), on log-log axes, or as dots.
+struct PlotAxes {
+    scale: f64,
+    loglog: bool,
+    dots: bool,
+}
+
+/// A published value before its x is placed: its series' label, its x, y and verdict word.
+type Unplaced = (String, Option<f64>, f64, &'static str);
+
+impl PlotAxes {
+    /// A mean and its standard error as plotted (log10 on log-log axes).
+    fn plotted(&self, v: f64, se: f64) -> (f64, f64) {
+        if self.loglog {
+            let m = (self.scale * v).max(f64::MIN_POSITIVE);
+            (m.log10(), se / (m * std::f64::consts::LN_10) * self.scale)
+        } else {
+            (self.scale * v, self.scale * se)
+        }
+    }
+
+    /// Dataset `d`'s series of `metrics` (points sorted by x) and its published values;
+    /// each new label is appended to `order`.
+    fn dataset_series(
+        &self,
+        spec: &Spec,
+        d: &str,
+        metrics: &[String],
+        summaries: &[Summary],
+        verdicts: Option<&Verdicts>,
+        order: &mut Vec<String>,
+    ) -> (Vec<Series>, Vec<Unplaced>) {
+        let multi = metrics.len() > 1;
+        let mut series: Vec<Series> = Vec::new();
+        let mut published = Vec::new();
+        for s in summaries
+            .iter()
+            .filter(|s| s.dataset == d && metrics.contains(&s.metric))
+        {
+            let label = if multi {
+                format!("{} — {}", s.label(), s.metric.replace('_', " "))
+            } else {
+                s.label()
+            };
+            let mi = metrics.iter().position(|m| *m == s.metric).unwrap_or(0);
+            let nth = s.pipeline_index + spec.pipelines.len() * (s.variant_index + mi * 3);
+            let idx = series_slot(&mut series, &label, nth, !self.dots);
+            if !order.contains(&label) {
+                order.push(label.clone());
+            }
+            let (m, se) = self.plotted(s.mean, s.se);
+            let x = s.x.as_ref().map(|x| x_position(spec, x));
+            match x {
+                Some(x) => series[idx].points.push((x, m, se)),
+                None => series[idx].level = Some((m, se)),
+            }
+            if let Some((cell, verdict)) = verdicts.and_then(|v| published_cell(spec, v, s)) {
+                published.push((label, x, self.plotted(cell, 0.0).0, verdict));
+            }
+        }
+        for s in &mut series {
+            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        (series, published)
+    }
+}
+
+/// The index of the series labelled `label`, added (the `nth` look) if new.
+fn series_slot(series: &mut Vec<Series>, label: &str, nth: usize, lines: bool) -> usize {
+    if let Some(i) = series.iter().position(|x| x.label == label) {
+        return i;
+    }
+    series.push(Series {
+        label: label.to_string(),
+        look: Look::nth(nth, lines),
+        points: Vec::new(),
+        level: None,
+        error_bars: true,
+    });
+    series.len() - 1
+}
+
+/// Published values placed: on a dot figure at their series' category (its place in `order`).
+fn placed(published: Vec<Unplaced>, order: &[String], dots: bool) -> Vec<Published> {
+    published
+        .into_iter()
+        .map(|(label, x, y, verdict)| Published {
+            x: if dots {
+                order.iter().position(|l| *l == label).map(|i| i as f64)
+            } else {
+                x
+            },
+            y,
+            verdict,
+        })
+        .collect()
+}
+
 impl Figure {
     /// The figure of `metrics` (all accuracies, or one other quantity) in the spec's kind
     /// (histograms: see [`Figure::histogram`]).
@@ -278,88 +451,29 @@ impl Figure {
         verdicts: Option<&Verdicts>,
     ) -> Figure {
         let kind = kind_of(spec);
-        let loglog = kind == FigureKind::Loglog;
-        let dots = kind == FigureKind::Dot;
+        let (loglog, dots) = (kind == FigureKind::Loglog, kind == FigureKind::Dot);
         let percent = metrics.iter().all(|m| is_accuracy(m));
-        let scale = if percent { 100.0 } else { 1.0 };
-        let ty = |v: f64, se: f64| {
-            if loglog {
-                let m = (scale * v).max(f64::MIN_POSITIVE);
-                (m.log10(), se / (m * std::f64::consts::LN_10) * scale)
-            } else {
-                (scale * v, scale * se)
-            }
+        let axes = PlotAxes {
+            scale: if percent { 100.0 } else { 1.0 },
+            loglog,
+            dots,
         };
-        let multi = metrics.len() > 1;
         // A majority pipeline is the baseline already: no second "majority baseline" entry.
         let has_majority = spec.pipelines.iter().any(|p| p.is_baseline());
         let mut panels = Vec::new();
         let mut order: Vec<String> = Vec::new();
         for d in &spec.experiment.datasets {
-            let mut series: Vec<Series> = Vec::new();
-            let mut published = Vec::new();
-            for s in summaries
-                .iter()
-                .filter(|s| s.dataset == *d && metrics.contains(&s.metric))
-            {
-                let label = if multi {
-                    format!("{} — {}", s.label(), s.metric.replace('_', " "))
-                } else {
-                    s.label()
-                };
-                let mi = metrics.iter().position(|m| *m == s.metric).unwrap_or(0);
-                let idx = match series.iter().position(|x| x.label == label) {
-                    Some(i) => i,
-                    None => {
-                        let i =
-                            s.pipeline_index + spec.pipelines.len() * (s.variant_index + mi * 3);
-                        series.push(Series {
-                            label: label.clone(),
-                            look: Look::nth(i, !dots),
-                            points: Vec::new(),
-                            level: None,
-                            error_bars: true,
-                        });
-                        series.len() - 1
-                    }
-                };
-                if !order.contains(&label) {
-                    order.push(label.clone());
-                }
-                let (m, se) = ty(s.mean, s.se);
-                let x = s.x.as_ref().map(|x| x_position(spec, x));
-                match x {
-                    Some(x) => series[idx].points.push((x, m, se)),
-                    None => series[idx].level = Some((m, se)),
-                }
-                if let Some((cell, verdict)) = verdicts.and_then(|v| published_cell(spec, v, s)) {
-                    published.push((label, x, ty(cell, 0.0).0, verdict));
-                }
-            }
-            for s in &mut series {
-                s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            }
-            let published = published
-                .into_iter()
-                .map(|(label, x, y, verdict)| Published {
-                    x: if dots {
-                        order.iter().position(|l| *l == label).map(|i| i as f64)
-                    } else {
-                        x
-                    },
-                    y,
-                    verdict,
-                })
-                .collect();
+            let (series, published) =
+                axes.dataset_series(spec, d, metrics, summaries, verdicts, &mut order);
             panels.push(Panel {
                 title: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
                 series,
                 baseline: if percent && !has_majority && !loglog {
-                    baselines.get(d).map(|b| scale * b)
+                    baselines.get(d).map(|b| axes.scale * b)
                 } else {
                     None
                 },
-                published,
+                published: placed(published, &order, dots),
             });
         }
         let categories_of_dots = dots.then(|| place_dots(&mut panels, &order));
@@ -482,13 +596,6 @@ impl Figure {
         let curve = spec.report.kind == ReportKind::Curve;
         let loglog = kind_of(spec) == FigureKind::Loglog;
         let log_y = spec.report.log_y || loglog;
-        let ty = |v: f64| {
-            if log_y {
-                v.max(f64::MIN_POSITIVE).log10()
-            } else {
-                v
-            }
-        };
         let mut panels = Vec::new();
         let mut counts = Vec::new();
         for d in &spec.experiment.datasets {
@@ -500,32 +607,9 @@ impl Figure {
                 counts.push(rs.len());
                 let tag = privacy_tag(rs.iter().all(|r| r.private));
                 for (si, vs) in spec.report.series.iter().enumerate() {
-                    let label = vs.label.clone().unwrap_or_else(|| vs.y.replace('_', " "));
-                    let label = if spec.pipelines.len() > 1 {
-                        format!("{} — {label}", p.name)
-                    } else {
-                        label
-                    };
-                    // Grid points are never averaged together: each is its own series.
-                    let label = if point.is_empty() {
-                        label
-                    } else {
-                        format!("{label} ({point})")
-                    };
+                    let label = vector_label(spec, vs, &p.name, &point);
                     let i = gi + n_groups * si;
-                    let xy = |r: &TrialRecord| -> Vec<(f64, f64, bool)> {
-                        let Some(y) = r.vectors.get(&vs.y) else {
-                            return Vec::new();
-                        };
-                        let x = vs.x.as_ref().and_then(|x| r.vectors.get(x));
-                        let split = vs.split_by.as_ref().and_then(|k| r.vectors.get(k));
-                        (0..y.len())
-                            .map(|i| {
-                                let xi = x.map_or(i as f64 + 1.0, |x| x[i]);
-                                (xi, ty(y[i]), split.is_some_and(|s| s[i] == 1.0))
-                            })
-                            .collect()
-                    };
+                    let xy = |r: &TrialRecord| vector_points(r, vs, log_y);
                     if curve {
                         let all: Vec<Vec<(f64, f64, bool)>> = rs.iter().map(|r| xy(r)).collect();
                         // A pipeline that records no such vector (a release beside an attack).
@@ -536,36 +620,8 @@ impl Figure {
                         continue;
                     }
                     let all: Vec<(f64, f64, bool)> = rs.iter().flat_map(|r| xy(r)).collect();
-                    let pick = |marked: bool| -> Vec<(f64, f64, f64)> {
-                        all.iter()
-                            .filter(|p| p.2 == marked)
-                            .map(|p| (p.0, p.1, 0.0))
-                            .collect()
-                    };
-                    if let Some(k) = &vs.split_by {
-                        series.push(Series {
-                            label: format!("{label} ({} = 1) {tag}", k.replace('_', " ")),
-                            look: Look {
-                                marker: Some(Shape::Cross),
-                                dash: None,
-                                ..Look::nth(i + 1, false)
-                            },
-                            points: pick(true),
-                            level: None,
-                            error_bars: false,
-                        });
-                    }
-                    series.push(Series {
-                        label: format!("{label} {tag}"),
-                        look: Look {
-                            marker: Some(Shape::Dot),
-                            dash: None,
-                            ..Look::nth(i, false)
-                        },
-                        points: pick(false),
-                        level: None,
-                        error_bars: false,
-                    });
+                    let split_by = vs.split_by.as_deref();
+                    series.extend(scatter_series(&label, tag, i, &all, split_by));
                 }
             }
             let title = titles.get(d).cloned().unwrap_or_else(|| d.clone());
@@ -620,7 +676,7 @@ impl Figure {
         }
         if self.panels.iter().any(|p| p.baseline.is_some()) {
             add(
-                format!("majority baseline {}", super::NON_PRIVATE),
+                format!("majority baseline {}", super::summary::NON_PRIVATE),
                 Look {
                     colour: GREY,
                     marker: None,
@@ -696,8 +752,8 @@ impl Figure {
         Ok(out)
     }
 
-    /// Writes `<stem>.svg`, `.png`, `.pdf` and the pgfplots `<stem>.tex` + `<stem>_data.csv`
-    /// into `dir`, as `formats` asks.
+    /// Writes `<stem>.svg`, `.png` and `.pdf` into `dir`, as `formats` asks (the pgfplots
+    /// files are [`super::pgf::save`]'s).
     pub fn save(&self, dir: &Path, stem: &str, formats: &[Format]) -> Result<Vec<PathBuf>> {
         register_font();
         let fail = |p: &Path, e: String| Error::Store {
@@ -730,11 +786,6 @@ impl Figure {
             self.draw(BitMapBackend::new(&png, size).into_drawing_area(), k)
                 .map_err(|e| fail(&png, e))?;
             files.push(png);
-        }
-        if formats.contains(&Format::Pgf) {
-            let (tex, csv) = super::pgf::export(self, stem);
-            files.push(put(format!("{stem}_data.csv"), csv.as_bytes())?);
-            files.push(put(format!("{stem}.tex"), tex.as_bytes())?);
         }
         Ok(files)
     }
@@ -1174,7 +1225,7 @@ where
 
 /// The published cell behind a summary and its verdict word.
 fn published_cell(spec: &Spec, v: &Verdicts, s: &Summary) -> Option<(f64, &'static str)> {
-    let cell = super::reproduction::published_cell(spec, s)?;
+    let cell = super::summary::published_cell(spec, s)?;
     v.cells
         .iter()
         .find(|(c, _)| std::ptr::eq(*c, cell))
@@ -1418,7 +1469,7 @@ fn vector_groups<'a>(
         let point = r
             .params
             .iter()
-            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
+            .map(|(k, v)| super::summary::param_text(k, v))
             .collect::<Vec<_>>()
             .join(", ");
         match groups.iter_mut().find(|g| g.0 == pi && g.1 == point) {
@@ -1441,7 +1492,7 @@ fn histogram_groups(
 ) -> Vec<(String, usize, Vec<f64>)> {
     let mut groups: Vec<(String, usize, Vec<f64>)> = Vec::new();
     for r in records.iter().filter(|r| r.dataset == d) {
-        let Some(v) = super::verdict::metric_value(r, metric) else {
+        let Some(v) = super::summary::metric_value(r, metric) else {
             continue;
         };
         let Some(pi) = spec.pipelines.iter().position(|p| p.name == r.pipeline) else {
@@ -1450,7 +1501,7 @@ fn histogram_groups(
         let params: Vec<String> = r
             .params
             .iter()
-            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), super::x_text(v)))
+            .map(|(k, v)| super::summary::param_text(k, v))
             .collect();
         let name = if params.is_empty() {
             r.pipeline.clone()
@@ -1472,7 +1523,7 @@ fn histogram_groups(
                 .all(|r| r.private);
             let label = format!(
                 "{} {}",
-                super::tagged(name, p.variant_tag()),
+                super::summary::tagged(name, p.variant_tag()),
                 privacy_tag(private)
             );
             (label, pi, vals)

@@ -3,9 +3,33 @@
 //! by verdict. The filter also reads the URL fragment (`#verdict=differs`), so a link can open
 //! the page filtered.
 
-use super::reproduction::Section;
 use pulldown_cmark::{Options, Parser, html::push_html};
 use std::fmt::Write;
+use std::path::PathBuf;
+
+/// One experiment's part of REPORT.md and index.html.
+#[derive(Debug, Clone)]
+pub struct Section {
+    pub name: String,
+    pub title: String,
+    /// `reproduced` (every verdict holds), `differs` (some do not) or `none` (nothing published).
+    pub verdict: &'static str,
+    /// The row of the summary table (Markdown).
+    pub summary_row: String,
+    /// Markdown before the figures (spec, links).
+    pub intro: String,
+    /// Figure file stems in the results folder (`figure`, `figure_log10_lambda`, ...).
+    pub figures: Vec<String>,
+    /// Markdown after the figures (tables, verdicts).
+    pub rest: String,
+    /// The results folder.
+    pub dir: PathBuf,
+    /// Keys of the verdicts that differ or fail ([`super::ablation::cell_key`], `claim_key`).
+    pub differing: Vec<super::ablation::VerdictKey>,
+}
+
+/// The header of the summary table (REPORT.md and index.html).
+pub const SUMMARY_HEAD: &str = "| experiment | verdicts | reproduced / holds | differences explained (faithful ε-DP / variant / post hoc) / unexplained |\n|---|---|---|---|\n";
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left}\
@@ -121,7 +145,7 @@ pub fn page(title: &str, intro: &str, sections: &[Section], all: bool) -> String
         count("none")
     );
     if all {
-        let mut md = String::from(super::reproduction::SUMMARY_HEAD);
+        let mut md = String::from(SUMMARY_HEAD);
         for s in sections {
             md.push_str(&s.summary_row);
             md.push('\n');

@@ -10,8 +10,10 @@
 //! restyle (bigger fonts, longer labels) still make it wider: it never overflows.
 
 use super::figure::{Dash, Figure, Look, Panel, Series, Shape, verdict_colour};
-use super::reproduction::tex_escape;
+use super::summary::tex_escape;
+use crate::error::{Error, Result};
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 /// (x, y, s.e.) of a plotted series.
 type Points = Vec<(f64, f64, f64)>;
@@ -223,105 +225,41 @@ fn legend_columns(fig: &Figure, entries: &[(String, Look)]) -> usize {
 
 /// The `(figure.tex, figure_data.csv)` pair of a figure saved as `stem`.
 pub fn export(fig: &Figure, stem: &str) -> (String, String) {
-    let unlog = |v: f64| if fig.log_y { 10f64.powf(v) } else { v };
-    let mut csv = String::from("key,x,y,se\n");
-    let mut tex = String::new();
+    let mut out = Plots {
+        tex: String::new(),
+        csv: String::from("key,x,y,se\n"),
+        key: 0,
+        stem,
+        log_y: fig.log_y,
+    };
     let (cols, rows) = fig.grid();
     let legend_name = format!(
         "epsilablegend{}",
         stem.replace(|c: char| !c.is_ascii_alphanumeric(), "")
     );
-    preamble(&mut tex, fig, stem);
+    preamble(&mut out.tex, fig, stem);
     let width = if fig.style.one_column {
         "\\columnwidth"
     } else {
         "\\textwidth"
     };
     let _ = writeln!(
-        tex,
+        out.tex,
         "\\begingroup\\providecommand{{\\epsilabwidth}}{{{width}}}%\n\\begin{{lrbox}}{{\\epsilabbox}}%\n\\begin{{tikzpicture}}"
     );
     let axis = axis_options(fig, cols, rows);
-    let _ = writeln!(tex, "\\begin{{groupplot}}[\n  {}]", axis.join(",\n  "));
+    let _ = writeln!(out.tex, "\\begin{{groupplot}}[\n  {}]", axis.join(",\n  "));
     let entries = fig.legend_entries();
     for (pi, panel) in fig.panels.iter().enumerate() {
-        let (x0, x1) = fig.x_range(panel);
-        let mid = if fig.log_x {
-            (x0 * x1).sqrt()
-        } else {
-            (x0 + x1) / 2.0
-        };
-        let mut opts = vec![format!("title={{{}}}", tex_escape(&panel.title))];
-        if fig.percent {
-            let (lo, hi) = fig.y_range(panel);
-            if !fig.style.share_y {
-                opts.push(format!("ymin={}, ymax={}", num(lo), num(hi)));
-            }
-        }
-        if pi == 0 {
-            opts.push(format!(
-                "legend to name={legend_name}, legend columns={}",
-                legend_columns(fig, &entries)
-            ));
-        }
-        let _ = writeln!(tex, "\\nextgroupplot[{}]", opts.join(", "));
-        let mut key = 1000 * pi;
-        let mut plot = |tex: &mut String,
-                        csv: &mut String,
-                        look: &Look,
-                        pts: Vec<(f64, f64, f64)>,
-                        bars: bool| {
-            // pdfTeX's fixed memory holds a few thousand points per plot: draw every n-th of
-            // a large scatter (the CSV keeps all; drop `each nth point` under LuaLaTeX).
-            let thin = pts.len().div_ceil(MAX_POINTS);
-            let thin = if thin > 1 {
-                format!(", each nth point={thin}, filter discard warning=false")
-            } else {
-                String::new()
-            };
-            for (x, y, se) in pts {
-                let _ = writeln!(csv, "{key},{},{},{}", num(x), num(unlog(y)), num(se));
-            }
-            let bars = if bars {
-                ", error bars/.cd, y dir=both, y explicit"
-            } else {
-                ""
-            };
-            let y_err = if bars.is_empty() { "" } else { ", y error=se" };
-            let _ = writeln!(
-                tex,
-                "\\addplot[{}, forget plot{thin}{bars}] table[x=x, y=y{y_err}, col sep=comma, restrict expr to domain={{\\thisrow{{key}}}}{{{key}:{key}}}] {{\\epsilabdir {stem}_data.csv}};",
-                options(look)
-            );
-            key += 1;
-        };
-        if let Some(b) = panel.baseline {
-            let look = entries
-                .iter()
-                .find(|e| e.0.starts_with("majority baseline"))
-                .map(|e| e.1)
-                .unwrap_or(Look::nth(0, true));
-            plot(
-                &mut tex,
-                &mut csv,
-                &look,
-                vec![(x0, b, 0.0), (x1, b, 0.0)],
-                false,
-            );
-        }
-        for s in &panel.series {
-            let (look, pts) = series_points(s, x0, x1);
-            // Error bars in log-y space are drawn from the figure's own s.e. of log10 y.
-            let bars = s.error_bars && !fig.log_y && s.level.is_none();
-            plot(&mut tex, &mut csv, &look, pts, bars);
-        }
-        for (look, pts) in published_points(panel, mid) {
-            plot(&mut tex, &mut csv, &look, pts, false);
-        }
+        let legend = (pi == 0).then_some(legend_name.as_str());
+        let opts = panel_options(fig, panel, legend, &entries);
+        let _ = writeln!(out.tex, "\\nextgroupplot[{}]", opts.join(", "));
+        out.key = 1000 * pi;
+        out.panel(fig, panel, &entries);
         if pi == 0 {
             for (label, look) in &entries {
                 let _ = writeln!(
-                    tex,
+                    out.tex,
                     "\\addlegendimage{{{}}}\\addlegendentry{{{}}}",
                     options(look),
                     tex_escape(label)
@@ -329,8 +267,102 @@ pub fn export(fig: &Figure, stem: &str) -> (String, String) {
             }
         }
     }
-    close(&mut tex, fig, &legend_name);
-    (tex, csv)
+    close(&mut out.tex, fig, &legend_name);
+    (out.tex, out.csv)
+}
+
+/// A panel's options: its title, its y range (percent, unless shared), and on the first
+/// panel the named legend.
+fn panel_options(
+    fig: &Figure,
+    panel: &Panel,
+    legend: Option<&str>,
+    entries: &[(String, Look)],
+) -> Vec<String> {
+    let mut opts = vec![format!("title={{{}}}", tex_escape(&panel.title))];
+    if fig.percent {
+        let (lo, hi) = fig.y_range(panel);
+        if !fig.style.share_y {
+            opts.push(format!("ymin={}, ymax={}", num(lo), num(hi)));
+        }
+    }
+    if let Some(name) = legend {
+        opts.push(format!(
+            "legend to name={name}, legend columns={}",
+            legend_columns(fig, entries)
+        ));
+    }
+    opts
+}
+
+/// The figure's TeX and CSV as they are written: each `\addplot` reads its points back from
+/// the CSV by its key.
+struct Plots<'s> {
+    tex: String,
+    csv: String,
+    /// The next plot's key.
+    key: usize,
+    stem: &'s str,
+    /// Whether y is log10 (the CSV holds y itself).
+    log_y: bool,
+}
+
+impl Plots<'_> {
+    /// A panel's plots: the majority baseline, each series, the published values.
+    fn panel(&mut self, fig: &Figure, panel: &Panel, entries: &[(String, Look)]) {
+        let (x0, x1) = fig.x_range(panel);
+        let mid = if fig.log_x {
+            (x0 * x1).sqrt()
+        } else {
+            (x0 + x1) / 2.0
+        };
+        if let Some(b) = panel.baseline {
+            let look = entries
+                .iter()
+                .find(|e| e.0.starts_with("majority baseline"))
+                .map(|e| e.1)
+                .unwrap_or(Look::nth(0, true));
+            self.plot(&look, vec![(x0, b, 0.0), (x1, b, 0.0)], false);
+        }
+        for s in &panel.series {
+            let (look, pts) = series_points(s, x0, x1);
+            // Error bars in log-y space are drawn from the figure's own s.e. of log10 y.
+            let bars = s.error_bars && !fig.log_y && s.level.is_none();
+            self.plot(&look, pts, bars);
+        }
+        for (look, pts) in published_points(panel, mid) {
+            self.plot(&look, pts, false);
+        }
+    }
+
+    /// One plot of `pts` (x, y, s.e.) drawn as `look`, with error bars if `bars`.
+    fn plot(&mut self, look: &Look, pts: Vec<(f64, f64, f64)>, bars: bool) {
+        let (key, stem) = (self.key, self.stem);
+        // pdfTeX's fixed memory holds a few thousand points per plot: draw every n-th of
+        // a large scatter (the CSV keeps all; drop `each nth point` under LuaLaTeX).
+        let thin = pts.len().div_ceil(MAX_POINTS);
+        let thin = if thin > 1 {
+            format!(", each nth point={thin}, filter discard warning=false")
+        } else {
+            String::new()
+        };
+        for (x, y, se) in pts {
+            let y = if self.log_y { 10f64.powf(y) } else { y };
+            let _ = writeln!(self.csv, "{key},{},{},{}", num(x), num(y), num(se));
+        }
+        let bars = if bars {
+            ", error bars/.cd, y dir=both, y explicit"
+        } else {
+            ""
+        };
+        let y_err = if bars.is_empty() { "" } else { ", y error=se" };
+        let _ = writeln!(
+            self.tex,
+            "\\addplot[{}, forget plot{thin}{bars}] table[x=x, y=y{y_err}, col sep=comma, restrict expr to domain={{\\thisrow{{key}}}}{{{key}:{key}}}] {{\\epsilabdir {stem}_data.csv}};",
+            options(look)
+        );
+        self.key += 1;
+    }
 }
 
 /// Ends the picture: the legend and the note on the error bars under the panels, then the
@@ -350,4 +382,19 @@ fn close(tex: &mut String, fig: &Figure, legend_name: &str) {
         tex,
         "\\end{{tikzpicture}}%\n\\end{{lrbox}}%\n\\epsilabfit{{\\epsilabwidth}}\\endgroup"
     );
+}
+
+/// Writes the pgfplots `<stem>.tex` and its data `<stem>_data.csv` into `dir`.
+pub fn save(fig: &Figure, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
+    let (tex, csv) = export(fig, stem);
+    let mut files = Vec::new();
+    for (name, text) in [
+        (format!("{stem}_data.csv"), csv),
+        (format!("{stem}.tex"), tex),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+        files.push(p);
+    }
+    Ok(files)
 }

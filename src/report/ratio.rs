@@ -3,8 +3,8 @@
 //! Per x of the report's axis: the mean (or median) of `metric` over the numerator pipeline's
 //! trials divided by the same over the denominator's; the verdict is judged at the ratio's `x`.
 
-use super::verdict::{metric_value, params_match, value_eq};
-use super::{axis_symbol, x_position, x_text};
+use super::summary::{axis_symbol, x_position, x_text};
+use super::summary::{metric_value, params_match, value_eq};
 use crate::spec::{PaperRatio, Spec, Statistic};
 use crate::store::TrialRecord;
 use serde_json::Value;

@@ -2,8 +2,8 @@
 //! (the report's axis, or the law's own `x`) over every stored trial, its 95% interval (Student t on n − 2 degrees of freedom) and,
 //! optionally, where it crosses the fitted line of another metric of the same trials.
 
-use super::verdict::{metric_value, params_match};
-use super::x_position;
+use super::summary::x_position;
+use super::summary::{metric_value, params_match};
 use crate::spec::{PaperSlope, Spec};
 use crate::store::TrialRecord;
 use statrs::distribution::{ContinuousCDF, StudentsT};

@@ -1,7 +1,8 @@
 //! Tables: markdown for reading, CSV for other tools.
 
 use super::markdown::{head, row as md_row};
-use super::{NON_PRIVATE, Summary, is_accuracy, x_text};
+use super::sample_complexity::sample_complexity_rows;
+use super::summary::{NON_PRIVATE, Summary, is_accuracy, x_text};
 use crate::spec::Spec;
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
@@ -9,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 fn fmt_value(metric: &str, mean: f64, se: f64, mode: f64) -> String {
-    if super::is_modal(metric) {
+    if super::summary::is_modal(metric) {
         format!("{mode} (mode; mean {mean:.1})")
     } else if is_accuracy(metric) {
         format!("{:.1} ± {:.1}", 100.0 * mean, 100.0 * se)
@@ -54,7 +55,7 @@ pub fn markdown(
             .unwrap_or(0);
         let xs = s.x.as_ref().map_or("—".to_string(), x_text);
         let xkey = s.x.as_ref().map_or(String::new(), |v| {
-            format!("{:020.10}", super::x_position(spec, v))
+            format!("{:020.10}", super::summary::x_position(spec, v))
         });
         let mi = metrics.iter().position(|m| *m == s.metric).unwrap_or(0);
         let row = rows
@@ -350,7 +351,7 @@ pub fn vectors_columns(
         let params: Vec<String> = r
             .params
             .iter()
-            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), x_text(v)))
+            .map(|(k, v)| super::summary::param_text(k, v))
             .collect();
         let _ = write!(
             out,
@@ -376,138 +377,35 @@ pub fn vectors_columns(
     out
 }
 
-/// One row of an appendix B table: a pipeline's smallest sufficient training size.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SampleComplexityRow {
-    pub dataset: String,
-    pub pipeline: String,
-    /// Smallest N reaching the target, or `None` (not reached; `n` is then the largest N).
-    pub reached: Option<usize>,
-    pub n: usize,
-    pub accuracy: f64,
-    pub se: f64,
-    /// The best other grid values at that N (e.g. lambda).
-    pub params: String,
-    /// N over the reference pipeline's own N.
-    pub multiplier: Option<f64>,
-    pub target: f64,
-}
-
-/// Appendix B: per dataset and pipeline, the smallest `n_train` whose mean test accuracy (best
-/// over the other grid values, e.g. lambda) is within the tolerance of the reference pipeline's
-/// best accuracy at the largest `n_train`, and the multiplier over the reference's own smallest
-/// such size. Choosing the best lambda on test accuracy is optimistic (like tuning on a large
-/// validation set) and not private: the table says so.
-pub fn sample_complexity_rows(spec: &Spec, records: &[TrialRecord]) -> Vec<SampleComplexityRow> {
-    sample_complexity_rows_read(spec, records, |_| Reading::default())
-}
-
-/// How a sample-complexity search is read for one dataset: the report's own reading by default;
-/// an ablation's hypothesis about how the published search was read otherwise.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Reading {
-    /// The search stops at this N: the target is the reference there, and a series not within
-    /// tolerance by then is reported at it (with a multiplier), as a capped search reports it.
-    pub largest_n: Option<usize>,
-    /// The target accuracy instead of the reference at the largest N.
-    pub target: Option<f64>,
-}
-
-/// [`sample_complexity_rows`] with each dataset's search read as `reading` says.
-pub fn sample_complexity_rows_read(
-    spec: &Spec,
-    records: &[TrialRecord],
-    reading: impl Fn(&str) -> Reading,
-) -> Vec<SampleComplexityRow> {
-    let reference = spec.report.reference.clone().unwrap_or_default();
-    let tol = spec.report.tolerance.unwrap_or(0.02);
-    // (dataset, pipeline) -> n -> other params -> accuracies
-    type Cells = BTreeMap<usize, BTreeMap<String, Vec<f64>>>;
-    let mut by: BTreeMap<(String, String), Cells> = BTreeMap::new();
-    for r in records {
-        let (Some(acc), Some(n)) = (
-            r.test_accuracy,
-            r.params.get("n_train").and_then(|v| v.as_u64()),
-        ) else {
-            continue;
-        };
-        let rest: Vec<String> = r
-            .params
-            .iter()
-            .filter(|(k, _)| *k != "n_train")
-            .map(|(k, v)| format!("{} = {}", super::axis_symbol(k), x_text(v)))
-            .collect();
-        by.entry((r.dataset.clone(), r.pipeline.clone()))
-            .or_default()
-            .entry(n as usize)
-            .or_default()
-            .entry(rest.join(", "))
-            .or_default()
-            .push(acc);
-    }
-    let best = |cells: &Cells| -> Vec<(usize, f64, f64, String)> {
-        cells
-            .iter()
-            .filter_map(|(&n, ps)| {
-                ps.iter()
-                    .map(|(p, v)| {
-                        let (m, se) = mean_se(v);
-                        (n, m, se, p.clone())
-                    })
-                    .max_by(|a, b| a.1.total_cmp(&b.1))
-            })
-            .collect()
-    };
-    let mut rows = Vec::new();
-    for d in &spec.experiment.datasets {
-        let Some(ref_cells) = by.get(&(d.clone(), reference.clone())) else {
-            continue;
-        };
-        let read = reading(d);
-        let cap = read.largest_n.unwrap_or(usize::MAX);
-        let capped = |cells: &Cells| -> Vec<(usize, f64, f64, String)> {
-            best(cells).into_iter().filter(|c| c.0 <= cap).collect()
-        };
-        let ref_curve = capped(ref_cells);
-        let Some(&(_, at_largest, _, _)) = ref_curve.last() else {
-            continue;
-        };
-        let target = read.target.unwrap_or(at_largest);
-        let first_within = |curve: &[(usize, f64, f64, String)]| {
-            curve.iter().find(|c| c.1 >= target - tol).cloned()
-        };
-        let ref_n = first_within(&ref_curve).map(|c| c.0);
-        for p in &spec.pipelines {
-            let Some(cells) = by.get(&(d.clone(), p.name.clone())) else {
-                continue;
-            };
-            let curve = capped(cells);
-            // A capped search reports a series that never got within tolerance at the cap,
-            // if the trials reach it.
-            let hit = first_within(&curve).or_else(|| {
-                curve
-                    .last()
-                    .filter(|c| read.largest_n == Some(c.0))
-                    .cloned()
-            });
-            let (n, accuracy, se, params) = hit
-                .clone()
-                .or_else(|| curve.last().cloned())
-                .unwrap_or((0, f64::NAN, f64::NAN, String::new()));
-            rows.push(SampleComplexityRow {
-                dataset: d.clone(),
-                pipeline: p.name.clone(),
-                reached: hit.as_ref().map(|h| h.0),
-                n,
-                accuracy,
-                se,
-                params,
-                multiplier: hit.and(ref_n).map(|r| n as f64 / r.max(1) as f64),
-                target,
-            });
+impl super::sample_complexity::SampleComplexityRow {
+    /// N, or "> N" when the target was not reached by the largest N.
+    fn reached_text(&self) -> String {
+        match self.reached {
+            Some(n) => format!("{n}"),
+            None => format!("> {}", self.n),
         }
     }
-    rows
+
+    fn multiplier_text(&self) -> String {
+        self.multiplier.map_or("—".to_string(), |m| format!("{m}"))
+    }
+
+    /// The row's Markdown cells, `publ` the published multiplier's text.
+    fn markdown_cells(&self, publ: &str) -> [String; 6] {
+        let best = if self.params.is_empty() {
+            "—".to_string()
+        } else {
+            self.params.clone()
+        };
+        [
+            self.pipeline.clone(),
+            self.reached_text(),
+            format!("{:.1} ± {:.1}", 100.0 * self.accuracy, 100.0 * self.se),
+            best,
+            self.multiplier_text(),
+            publ.to_string(),
+        ]
+    }
 }
 
 /// The appendix B tables (markdown, CSV), with the published multiplier beside ours where the
@@ -558,29 +456,8 @@ pub fn sample_complexity(
             );
         }
         let publ = published(&r.dataset, &r.pipeline).map_or("—".to_string(), |v| format!("{v}"));
-        let mult = r.multiplier.map_or("—".to_string(), |m| format!("{m}"));
-        let n = match r.reached {
-            Some(n) => format!("{n}"),
-            None => format!("> {}", r.n),
-        };
-        let best = if r.params.is_empty() {
-            "—".to_string()
-        } else {
-            r.params.clone()
-        };
-        let accuracy = format!("{:.1} ± {:.1}", 100.0 * r.accuracy, 100.0 * r.se);
-        let _ = writeln!(
-            md,
-            "{}",
-            md_row(&[
-                r.pipeline.clone(),
-                n.clone(),
-                accuracy,
-                best,
-                mult.clone(),
-                publ.clone()
-            ])
-        );
+        let [n, mult] = [r.reached_text(), r.multiplier_text()];
+        let _ = writeln!(md, "{}", md_row(&r.markdown_cells(&publ)));
         let _ = writeln!(
             csv,
             "{},{},{n},{},{},{},{mult},{publ},{}",
@@ -627,7 +504,7 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
         let mut v: Vec<(f64, String)> = summaries
             .iter()
             .filter_map(|s| s.x.as_ref())
-            .map(|x| (super::x_position(spec, x), x_text(x)))
+            .map(|x| (super::summary::x_position(spec, x), x_text(x)))
             .collect();
         v.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         v.dedup_by(|a, b| a.1 == b.1);
@@ -638,18 +515,8 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
     for m in &spec.report.metrics {
         let scale = if is_accuracy(m) { 100.0 } else { 1.0 };
         let ss: Vec<&Summary> = summaries.iter().filter(|s| s.metric == *m).collect();
-        let mut columns: Vec<(String, bool)> = Vec::new();
+        let columns = wide_columns(&ss);
         let name = |s: &Summary| s.name();
-        let mut order: Vec<(usize, usize, String)> = ss
-            .iter()
-            .map(|s| (s.pipeline_index, s.variant_index, name(s)))
-            .collect();
-        order.sort();
-        order.dedup();
-        for (_, _, n) in &order {
-            let private = ss.iter().filter(|s| name(s) == *n).all(|s| s.private);
-            columns.push((n.clone(), private));
-        }
         let mut rows = Vec::new();
         let mut has_published = vec![false; columns.len()];
         for d in &spec.experiment.datasets {
@@ -668,27 +535,21 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
                     let Some(ci) = columns.iter().position(|c| c.0 == name(s)) else {
                         continue;
                     };
-                    let value = if super::is_modal(m) { s.mode } else { s.mean };
-                    let published = super::reproduction::published_for(spec, s).map(|v| scale * v);
+                    let value = if super::summary::is_modal(m) {
+                        s.mode
+                    } else {
+                        s.mean
+                    };
+                    let published = super::summary::published_for(spec, s).map(|v| scale * v);
                     has_published[ci] |= published.is_some();
                     cells[ci] = Some((scale * value, scale * s.se, published));
                 }
                 if cells.iter().all(Option::is_none) {
                     continue;
                 }
-                let best = if is_accuracy(m) {
-                    cells
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, c)| columns[*i].1 && c.is_some())
-                        .max_by(|a, b| {
-                            let (a, b) = (a.1.expect("some").0, b.1.expect("some").0);
-                            a.total_cmp(&b)
-                        })
-                        .map(|(i, _)| i)
-                } else {
-                    None
-                };
+                let best = is_accuracy(m)
+                    .then(|| best_private(&cells, &columns))
+                    .flatten();
                 rows.push(WideRow {
                     dataset: titles.get(d).cloned().unwrap_or_else(|| d.clone()),
                     x: x.cloned().unwrap_or_default(),
@@ -699,8 +560,9 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
         }
         out.push(Wide {
             metric: m.clone(),
-            x_head: by_x
-                .then(|| super::axis_symbol(spec.report.x.as_deref().unwrap_or("x")).into()),
+            x_head: by_x.then(|| {
+                super::summary::axis_symbol(spec.report.x.as_deref().unwrap_or("x")).into()
+            }),
             columns,
             has_published,
             rows,
@@ -709,8 +571,42 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
     out
 }
 
+/// A wide table's columns: each series (by pipeline, then variant) with whether all its
+/// cells are private.
+fn wide_columns(ss: &[&Summary]) -> Vec<(String, bool)> {
+    let mut order: Vec<(usize, usize, String)> = ss
+        .iter()
+        .map(|s| (s.pipeline_index, s.variant_index, s.name()))
+        .collect();
+    order.sort();
+    order.dedup();
+    order
+        .into_iter()
+        .map(|(_, _, n)| {
+            let private = ss.iter().filter(|s| s.name() == n).all(|s| s.private);
+            (n, private)
+        })
+        .collect()
+}
+
+/// The column of the row's highest private value, if any.
+fn best_private(
+    cells: &[Option<(f64, f64, Option<f64>)>],
+    columns: &[(String, bool)],
+) -> Option<usize> {
+    cells
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| columns[*i].1 && c.is_some())
+        .max_by(|a, b| {
+            let (a, b) = (a.1.expect("some").0, b.1.expect("some").0);
+            a.total_cmp(&b)
+        })
+        .map(|(i, _)| i)
+}
+
 pub(super) fn wide_value(metric: &str, v: f64) -> String {
-    if super::is_modal(metric) {
+    if super::summary::is_modal(metric) {
         format!("{v}")
     } else if is_accuracy(metric) {
         format!("{v:.1}")
@@ -720,7 +616,7 @@ pub(super) fn wide_value(metric: &str, v: f64) -> String {
 }
 
 pub(super) fn metric_caption(metric: &str) -> String {
-    if super::is_modal(metric) {
+    if super::summary::is_modal(metric) {
         format!("{} (mode over trials)", metric.replace('_', " "))
     } else if is_accuracy(metric) {
         format!("{} (%, mean ± s.e.)", metric.replace('_', " "))
@@ -760,7 +656,7 @@ pub fn wide_markdown(
                 let text = match c {
                     None => "—".to_string(),
                     Some((m, se, p)) => {
-                        let v = if super::is_modal(&t.metric) {
+                        let v = if super::summary::is_modal(&t.metric) {
                             wide_value(&t.metric, *m)
                         } else {
                             format!(

@@ -7,8 +7,8 @@
 //! also set in a box and scaled down to `\linewidth` should it still be wider: it never
 //! overflows, whatever the document's fonts.
 
-use super::is_accuracy;
-use super::reproduction::tex_escape;
+use super::summary::is_accuracy;
+use super::summary::tex_escape;
 use super::table::{Wide, WideRow, metric_caption, wide_value};
 use crate::spec::{SizePreset, Spec};
 use std::fmt::Write;
@@ -58,7 +58,7 @@ struct Setting {
 
 impl Setting {
     fn of(metric: &str) -> Setting {
-        let modal = super::is_modal(metric);
+        let modal = super::summary::is_modal(metric);
         let dec = if modal {
             0
         } else if is_accuracy(metric) {

@@ -7,9 +7,9 @@
 //! line) counts at every x.
 
 use super::ratio::{RatioVerdict, ratio_verdict};
+use super::sample_complexity::{Reading, SampleComplexityRow};
 use super::slope::{SlopeVerdict, slope_verdict};
-use super::table::{Reading, SampleComplexityRow};
-use super::{is_accuracy, x_position, x_text};
+use super::summary::{is_accuracy, metric_value, params_match, value_eq, x_position, x_text};
 use crate::spec::{PaperCell, PaperClaim, PaperRatio, PaperSlope, Spec, Target};
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
@@ -206,40 +206,6 @@ pub fn evaluate<'a>(spec: &'a Spec, records: &[TrialRecord]) -> Verdicts<'a> {
     }
 }
 
-/// A per-trial quantity: [`TrialRecord::metric`], the sizes `n_train`/`n_test`/`n_features`,
-/// or one entry of a recorded vector written `name[i]` (0-based).
-pub fn metric_value(r: &TrialRecord, metric: &str) -> Option<f64> {
-    if let Some(v) = r.metric(metric) {
-        return Some(v);
-    }
-    match metric {
-        "n_train" => return Some(r.n_train as f64),
-        "n_test" => return Some(r.n_test as f64),
-        "n_features" => return Some(r.n_features as f64),
-        _ => {}
-    }
-    let (name, rest) = metric.split_once('[')?;
-    let i: usize = rest.strip_suffix(']')?.parse().ok()?;
-    r.vectors.get(name)?.get(i).copied()
-}
-
-/// Grid values are equal (numbers compared as floats: TOML `0.1` and JSON `0.1`, `100` and
-/// `100.0`).
-pub fn value_eq(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
-        _ => a == b,
-    }
-}
-
-/// Whether a record's grid values agree with `params` (a key the record lacks agrees: the
-/// pipeline does not vary along it).
-pub(super) fn params_match(r: &TrialRecord, params: &BTreeMap<String, Value>) -> bool {
-    params
-        .iter()
-        .all(|(k, v)| r.params.get(k).is_none_or(|rv| value_eq(rv, v)))
-}
-
 /// The verdict of one published number against the stored trials.
 pub fn cell_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperCell) -> CellVerdict {
     if c.metric == "multiplier" {
@@ -416,7 +382,7 @@ pub fn multiplier_verdict(
         })
         .cloned()
         .collect();
-    let rows = super::table::sample_complexity_rows_read(spec, &chosen, reading);
+    let rows = super::sample_complexity::sample_complexity_rows_read(spec, &chosen, reading);
     let Some(row) = rows.into_iter().find(|r| r.pipeline == c.pipeline) else {
         return (CellVerdict::Missing, None);
     };

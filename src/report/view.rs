@@ -4,7 +4,7 @@
 //! verdicts name the main figure's axis.
 
 use super::figure::Figure;
-use super::{baselines, summarise};
+use super::summary::{baselines, summarise};
 use crate::spec::{ReportKind, Spec};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;

@@ -9,10 +9,12 @@
 //!   source column: unused columns read +0.0, which leaves a sum that started at +0.0 exactly
 //!   as it was (such a sum is never -0.0), and their received terms are dropped.
 
-use crate::data::{BinaryMatrix, lockstep};
+use crate::data::{BinaryMatrix, zip_four};
 use std::cell::RefCell;
 
 thread_local! {
+    // Not cross-trial state: [`zeroed`] clears and zeroes a buffer before each use, so only
+    // its capacity outlives a pass and no result depends on an earlier cell's values.
     /// Per-thread scratch indexed by source column (no allocation per pass once sized).
     static SCRATCH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
     /// Per-thread row-indexed scratch for [`scatter_sums_hot`]'s terms a_i (its caller may
@@ -56,7 +58,7 @@ pub(super) fn gather_sums(m: &BinaryMatrix, rows: &[u32], table: &[f64], out: &m
     for (r4, o4) in (&mut quads).zip(&mut outs) {
         let (r, len) = m.four_rows(r4);
         let (mut s0, mut s1, mut s2, mut s3) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-        for [j0, j1, j2, j3] in lockstep(r, len) {
+        for [j0, j1, j2, j3] in zip_four(r, len) {
             unsafe {
                 s0 += *table.get_unchecked(j0 as usize);
                 s1 += *table.get_unchecked(j1 as usize);
@@ -348,7 +350,7 @@ pub(super) fn scatter_sums_hot(hot: &HotColumns, scale: &[f64], c: &[f64], acc: 
             let len = l.iter().map(|x| x.len()).min().unwrap_or(0);
             let j = [0, 1, 2, 3].map(|q| hot.cols[k + q] as usize);
             let (mut s0, mut s1, mut s2, mut s3) = (acc[j[0]], acc[j[1]], acc[j[2]], acc[j[3]]);
-            for [p0, p1, p2, p3] in lockstep(l, len) {
+            for [p0, p1, p2, p3] in zip_four(l, len) {
                 s0 += get(p0);
                 s1 += get(p1);
                 s2 += get(p2);

@@ -24,28 +24,17 @@ use super::LogisticModel;
 use super::design::{ColumnMap, Design, every_column_in_order};
 use super::harness::Scaling;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows};
-use super::row_caches::{Bounds, KnownBounds, RowDigests};
+use super::row_caches::{Bounds, KnownBounds, RowDigests, SharedWork};
 use crate::data::{Dataset, PublicBounds, SplitRule};
-use crate::memo::{Footprint, Key, KeyBuilder, Memo};
+use crate::memo::{Footprint, Key, KeyBuilder};
 use ndarray::ArrayView2;
 use std::borrow::Cow;
-use std::sync::Arc;
-
-/// Scaled dense training rows shared across cells (2 GiB: the 2^20 x 100 copy and one trial's
-/// smaller subsets of it fit together; past it the largest go first, see [`crate::memo`]).
-static DENSE: Memo<SharedDense> = Memo::new(2 << 30);
+use std::sync::{Arc, Weak};
 
 thread_local! {
-    /// The scaled rows this thread read last, kept until it asks for others: a trial's cells on
-    /// the same rows run one after another on one thread (objective perturbation, then the
-    /// functional mechanism's X^T X), and the other thread's next copy must not make it
-    /// rebuild them. It holds no more than the cell that read them held.
-    static LAST_READ: std::cell::RefCell<Option<Arc<SharedDense>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-thread_local! {
-    /// Whether this thread's new scaled rows are read through their map ([`through_map`]).
+    /// Whether this thread's new scaled rows are read through their map ([`through_map`]):
+    /// set only inside [`through_map`]'s call and restored when it returns, so it holds no
+    /// data and nothing of one trial reaches another.
     static THROUGH_MAP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
@@ -57,25 +46,6 @@ pub fn through_map<R>(f: impl FnOnce() -> R) -> R {
     super::design::with_flag(&THROUGH_MAP, f)
 }
 
-/// Takes the scaled rows this thread read last out of its hands: the runner lets go of them
-/// on every worker once a dataset is done, so they do not outlive it, and hands a lockstep
-/// member's to the worker that runs the trial's next cells, since the member's thread ends.
-pub fn take_last_read() -> Option<Arc<SharedDense>> {
-    LAST_READ.take()
-}
-
-/// Makes `rows` the scaled rows this thread read last (see [`take_last_read`]).
-pub fn hold_last_read(rows: Arc<SharedDense>) {
-    LAST_READ.set(Some(rows));
-}
-
-/// Forgets every scaled design held for later cells (see [`super::forget_shared_work`]),
-/// and the spare buffers of dropped copies.
-pub(super) fn forget() {
-    DENSE.clear();
-    SPARE.lock().unwrap_or_else(|e| e.into_inner()).clear();
-}
-
 /// The buffers of dropped copies, kept for the next copies: a fresh page costs this VM far
 /// more than the copy's writes (the kernel zeroes it at the first touch: about 11 s of CPU for
 /// the 8.4 GB of copies of two appendix-B trials at D = 1000), and a trial makes copies of
@@ -83,10 +53,10 @@ pub(super) fn forget() {
 /// Bounded like the memo ([`SPARE_MAX_BYTES`]); only buffers of at least [`SPARE_MIN_BYTES`]
 /// are kept (the allocator keeps the small ones itself). A buffer's values are overwritten
 /// before they are read, so no result depends on which buffer a copy got.
-static SPARE: std::sync::Mutex<Spare> = std::sync::Mutex::new(Spare(Vec::new()));
-
+/// They live in the dataset's workspace ([`SharedWork::spare`]).
 /// Most recently returned last.
-struct Spare(Vec<Vec<f64>>);
+#[derive(Default)]
+pub struct Spare(Vec<Vec<f64>>);
 
 /// What the spare buffers may hold together (2 GiB, the dense memo's budget: appendix B's
 /// whole ladder of copies at D = 100, 1.7 GB, fits).
@@ -96,10 +66,6 @@ const SPARE_MAX_BYTES: usize = 2 << 30;
 const SPARE_MIN_BYTES: usize = 16 << 20;
 
 impl Spare {
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-
     /// The smallest buffer that holds `len` values without wasting more than as many again,
     /// emptied; or a new one.
     fn take(&mut self, len: usize) -> Vec<f64> {
@@ -160,6 +126,9 @@ pub struct SharedDense {
     capacity: usize,
     scales: Vec<f64>,
     key: Option<Key>,
+    /// Where the copy's buffer goes when these rows are dropped (the workspace's spares, if
+    /// it is still there).
+    work: Weak<SharedWork>,
 }
 
 impl Footprint for SharedDense {
@@ -169,11 +138,16 @@ impl Footprint for SharedDense {
 }
 
 impl Drop for SharedDense {
-    /// The copy's buffer goes to the spares for the next copy ([`SPARE`]).
+    /// The copy's buffer goes to the spares for the next copy ([`SharedWork::spare`]).
     fn drop(&mut self) {
-        if let Some(copy) = self.copy.take() {
+        if let Some(copy) = self.copy.take()
+            && let Some(work) = self.work.upgrade()
+        {
             let (values, _) = copy.into_raw_vec_and_offset();
-            SPARE.lock().unwrap_or_else(|e| e.into_inner()).put(values);
+            work.spare
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .put(values);
         }
     }
 }
@@ -184,10 +158,18 @@ impl SharedDense {
     pub fn design<'s>(&'s self, x: ArrayView2<'s, f64>) -> Design<'s> {
         let mut design = self.unclipped(x);
         design.set_scales(self.scales.clone());
+        if let Some(work) = self.work.upgrade() {
+            design = design.memoised_in(&work);
+        }
         match self.key {
             Some(key) => design.with_key(key),
             None => design,
         }
+    }
+
+    /// The memo key these rows were made under.
+    pub fn key(&self) -> Option<Key> {
+        self.key
     }
 
     fn unclipped<'s>(&'s self, x: ArrayView2<'s, f64>) -> Design<'s> {
@@ -201,7 +183,13 @@ impl SharedDense {
 
     /// `rows` of `x` through `transform` (copied unless [`COPY_MAX_BYTES`] says otherwise),
     /// clipped to norm 1 (their scales), under `key`.
-    fn new(x: ArrayView2<f64>, rows: &[u32], transform: ColumnTransform, key: Option<Key>) -> Self {
+    fn new(
+        x: ArrayView2<f64>,
+        rows: &[u32],
+        transform: ColumnTransform,
+        key: Option<Key>,
+        work: Option<&Arc<SharedWork>>,
+    ) -> Self {
         let (cols, map) = (&transform.cols, &transform.map);
         let copy = (copies(rows.len(), cols.len(), x.nrows()) && !THROUGH_MAP.get()).then(|| {
             // Row by row from the source's slices (one ndarray index per value ran at a
@@ -209,10 +197,11 @@ impl SharedDense {
             // one is copied; each value is a_j x_j + b_j as before.
             let every = every_column_in_order(cols, x.ncols());
             let consts = || map.a.iter().zip(&map.b);
-            let mut values = SPARE
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take(rows.len() * cols.len());
+            let len = rows.len() * cols.len();
+            let mut values = match work {
+                Some(w) => w.spare.lock().unwrap_or_else(|e| e.into_inner()).take(len),
+                None => Vec::with_capacity(len),
+            };
             for (k, &r) in rows.iter().enumerate() {
                 let src = x.row(r as usize);
                 match src.as_slice().filter(|_| every) {
@@ -245,6 +234,7 @@ impl SharedDense {
             capacity: capacity.unwrap_or(0),
             scales: Vec::new(),
             key,
+            work: work.map_or_else(Weak::new, Arc::downgrade),
         };
         shared.scales = {
             let mut design = shared.unclipped(x.view());
@@ -281,32 +271,40 @@ pub struct DenseRows<'a> {
     pub digests: Option<&'a RowDigests>,
     /// The column bounds of the dataset's row sets scaled last, when `x` is its feature matrix.
     pub bounds: Option<&'a KnownBounds>,
+    /// Where the scaled rows are memoised, when `x` is the feature matrix of the dataset whose
+    /// workspace this is.
+    pub work: Option<&'a Arc<SharedWork>>,
 }
 
 impl DenseRows<'_> {
     /// The scaled rows (through the memo when `x` is in standard layout, so that its rows can
     /// be hashed as slices).
     pub fn shared(&self) -> Arc<SharedDense> {
-        let new = |key| SharedDense::new(self.x, self.rows, ColumnTransform::fit(self), key);
+        let new =
+            |key, work| SharedDense::new(self.x, self.rows, ColumnTransform::fit(self), key, work);
         let Some(key) = self.key() else {
-            return Arc::new(new(None));
+            return Arc::new(new(None, None));
         };
-        if let Some(held) =
-            LAST_READ.with_borrow(|last| last.clone().filter(|v| v.key == Some(key)))
-        {
+        // Outside a run's workspace: keyed (the trial records it), computed here.
+        let Some(work) = self.work else {
+            return Arc::new(new(Some(key), None));
+        };
+        if let Some(held) = work.last_read.get(key) {
             return held;
         }
         // This thread has moved on to other rows: its last ones go before these are made.
-        LAST_READ.set(None);
-        let value = DENSE.get_or_compute(key, || new(Some(key)));
-        LAST_READ.set(Some(Arc::clone(&value)));
+        drop(work.last_read.take());
+        let value = work
+            .dense
+            .get_or_compute(key, || new(Some(key), Some(work)));
+        work.last_read.hold(Arc::clone(&value));
         value
     }
 
     /// The memo key: the rows' content in order, the features, the scaling and its public
     /// bounds, from which the scaled design is derived alone (equal keys mean equal bits).
     /// With the dataset's row `digests`, each row is hashed as its digest (32 bytes, computed
-    /// once per process); without them, as its values, which still costs far less than one
+    /// once per dataset and run); without them, as its values, which still costs far less than one
     /// exact fit on them. `None` when `x` is not in standard layout (its rows are not slices).
     pub fn key(&self) -> Option<Key> {
         let x = self.x;
@@ -544,6 +542,7 @@ mod tests {
     fn a_thread_keeps_the_rows_it_read_last_until_it_reads_others() {
         let x = Array2::from_shape_fn((40, 3), |(i, j)| (i * 3 + j) as f64 * 0.25 - 7.0);
         let (first, other): (Vec<u32>, Vec<u32>) = ((0..20).collect(), (20..40).collect());
+        let work = Arc::new(SharedWork::default());
         let of = |rows| DenseRows {
             x: x.view(),
             rows,
@@ -552,30 +551,35 @@ mod tests {
             public: None,
             digests: None,
             bounds: None,
+            work: Some(&work),
         };
         let read = of(&first).shared();
-        DENSE.clear();
+        work.dense.clear();
         assert!(
             Arc::ptr_eq(&of(&first).shared(), &read),
             "kept by this thread"
         );
         let other_rows = of(&other).shared();
-        DENSE.clear();
+        work.dense.clear();
         let weak = Arc::downgrade(&read);
         drop(read);
         assert!(weak.upgrade().is_none(), "let go once other rows were read");
-        let held = take_last_read().expect("the other rows");
+        let held = work.last_read.take().expect("the other rows");
         assert!(Arc::ptr_eq(&held, &other_rows));
         assert!(
-            take_last_read().is_none(),
+            work.last_read.take().is_none(),
             "taken out of this thread's hands"
         );
-        hold_last_read(held);
+        work.last_read.hold(held);
         assert!(
             Arc::ptr_eq(&of(&other).shared(), &other_rows),
             "handed back"
         );
-        take_last_read();
+        // The workspace is the rows' last owner: dropping it lets go of them.
+        let weak = Arc::downgrade(&other_rows);
+        drop(other_rows);
+        drop(work);
+        assert!(weak.upgrade().is_none(), "dropped with the workspace");
     }
 
     /// The bounds of the row slices (AVX2 and portable) equal each column's own fold over the
@@ -787,6 +791,7 @@ mod tests {
                 public: None,
                 digests,
                 bounds: None,
+                work: None,
             }
             .key()
             .unwrap()

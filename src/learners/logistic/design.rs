@@ -8,12 +8,13 @@
 use super::csr;
 use super::gram;
 use super::mapped::{self, dot4};
+use super::row_caches::SharedWork;
 use crate::data::{BinaryMatrix, Dataset, Features};
 use crate::error::{Error, Result};
 use crate::memo::{Footprint, Key};
 use ndarray::{Array2, ArrayView2};
 use std::cell::Cell;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread::LocalKey;
 
 const UNUSED: u32 = u32::MAX;
@@ -45,10 +46,9 @@ pub struct ColumnMap {
     pub b: Vec<f64>,
 }
 
-/// [`Design::max_row_norm`] of keyed designs (a key names the exact design).
-static MAX_ROW_NORMS: crate::memo::Memo<MaxRowNorm> = crate::memo::Memo::new(1 << 20);
-
-struct MaxRowNorm(f64);
+/// [`Design::max_row_norm`] of keyed designs (a key names the exact design), held in
+/// [`SharedWork::norms`].
+pub(super) struct MaxRowNorm(f64);
 
 impl Footprint for MaxRowNorm {
     fn bytes(&self) -> usize {
@@ -57,7 +57,10 @@ impl Footprint for MaxRowNorm {
 }
 
 thread_local! {
-    /// One mapped row at a time (no allocation per row or pass once sized).
+    /// One mapped row at a time (no allocation per row or pass once sized). Not cross-trial
+    /// state: every use overwrites the values it reads before reading them
+    /// ([`Design::with_mapped`]), so only its capacity (one row) outlives a call, and no
+    /// result depends on what an earlier cell left in it.
     static MAPPED_ROW: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -76,6 +79,10 @@ pub struct Design<'a> {
     /// Memo key of this exact design (rows, columns, encoding, scales and the rows' content),
     /// when it came from the memo; derived designs (subsets, other rows) have none.
     key: Option<Key>,
+    /// Where this design's noise-free results are memoised under `key`: its dataset's
+    /// workspace ([`SharedWork`]), weakly, so a design never keeps it past the runner's loop
+    /// over the dataset. Empty (computed in place) for a design made outside a run.
+    work: Weak<SharedWork>,
     /// [`Self::grouped_cached`]'s result and the labels it is for: a cross-validation fold
     /// is solved at every lambda of the grid, and groups once.
     grouping: OnceLock<(Vec<f64>, Option<Arc<Grouped<'a>>>)>,
@@ -127,6 +134,9 @@ pub struct Halves {
 }
 
 thread_local! {
+    // Not cross-trial state: each flag is set only for the duration of one call
+    // ([`with_flag`] restores it, also on a panic) and holds no data; it chooses how a pass
+    // splits its work, never its result (split and one-thread passes give the same bits).
     /// Whether this thread's passes may split ([`with_split_passes`]).
     static SPLIT: Cell<bool> = const { Cell::new(false) };
     /// Whether this thread's dense X^T X may split ([`with_gram_split`]).
@@ -314,6 +324,7 @@ impl<'a> Design<'a> {
             col_map,
             identity,
             key: None,
+            work: Weak::new(),
             grouping: OnceLock::new(),
             halves: OnceLock::new(),
             hot: HotCache::default(),
@@ -359,6 +370,18 @@ impl<'a> Design<'a> {
     /// The memo key of this exact design, if it came from the memo.
     pub fn key(&self) -> Option<&Key> {
         self.key.as_ref()
+    }
+
+    /// This design with its noise-free results memoised in `work` (under its key, if it has
+    /// one): the dataset's workspace, which the design refers to weakly.
+    pub fn memoised_in(mut self, work: &Arc<SharedWork>) -> Self {
+        self.work = Arc::downgrade(work);
+        self
+    }
+
+    /// Where this design's noise-free results are memoised, with its key: both, or none.
+    pub fn memo(&self) -> Option<(Key, Arc<SharedWork>)> {
+        Some((self.key?, self.work.upgrade()?))
     }
 
     /// Whether this design's passes would split in [`with_split_passes`]: a binary source of
@@ -443,30 +466,27 @@ impl<'a> Design<'a> {
 
     /// The same columns, encoding and source on other rows (scales reset to 1).
     pub fn with_rows(&self, rows: &[u32]) -> Design<'a> {
-        Design {
-            source: self.source.clone(),
-            rows: rows.to_vec(),
-            scale: vec![1.0; rows.len()],
-            cols: self.cols.clone(),
-            col_map: self.col_map.clone(),
-            identity: self.identity,
-            key: None,
-            grouping: OnceLock::new(),
-            halves: OnceLock::new(),
-            hot: HotCache::default(),
-        }
+        self.on_rows(rows.to_vec(), vec![1.0; rows.len()])
     }
 
     /// A sub-design of positions `idx` (indices into this design's rows), keeping row scales.
     pub fn subset(&self, idx: &[usize]) -> Design<'a> {
+        let rows = idx.iter().map(|&i| self.rows[i]).collect();
+        self.on_rows(rows, idx.iter().map(|&i| self.scale[i]).collect())
+    }
+
+    /// The same columns, encoding and source on `rows` with their `scale`: a derived design,
+    /// with no memo key and nothing cached yet.
+    fn on_rows(&self, rows: Vec<u32>, scale: Vec<f64>) -> Design<'a> {
         Design {
             source: self.source.clone(),
-            rows: idx.iter().map(|&i| self.rows[i]).collect(),
-            scale: idx.iter().map(|&i| self.scale[i]).collect(),
+            rows,
+            scale,
             cols: self.cols.clone(),
             col_map: self.col_map.clone(),
             identity: self.identity,
             key: None,
+            work: Weak::new(),
             grouping: OnceLock::new(),
             halves: OnceLock::new(),
             hot: HotCache::default(),
@@ -578,7 +598,7 @@ impl<'a> Design<'a> {
     }
 
     /// max_i ||x_i||_2 (each [`Self::row_norm`], from [`Self::raw_sq_norms`]); once per keyed
-    /// design and process: every private fit checks it, and the cells of a trial, or a
+    /// design and dataset workspace: every private fit checks it, and the cells of a trial, or a
     /// lockstep group's members across trials, fit one design (12.6 GB read at appendix B's
     /// largest).
     pub fn max_row_norm(&self) -> f64 {
@@ -589,12 +609,8 @@ impl<'a> Design<'a> {
                 .map(|(sq, s)| s.abs() * sq.sqrt())
                 .fold(0.0, f64::max)
         };
-        match self.key {
-            Some(key) => {
-                MAX_ROW_NORMS
-                    .get_or_compute(key, || MaxRowNorm(compute()))
-                    .0
-            }
+        match self.memo() {
+            Some((key, work)) => work.norms.get_or_compute(key, || MaxRowNorm(compute())).0,
             None => compute(),
         }
     }
@@ -1167,98 +1183,108 @@ impl<'a> Design<'a> {
         let d = self.dim();
         h.clear();
         h.resize(d * d, 0.0);
-        match &self.source {
-            Source::Binary(m, enc) => {
-                // Upper triangle of sum_i a_i b_i b_i^T with a_i = w_i s_i^2. Its diagonal is
-                // u = sum_i a_i b_i (b_k^2 = b_k), which the +-1 encoding needs.
-                assert!(!self.identity || d == m.n_cols());
-                let n = w.len();
-                let (scale, rows) = (&self.scale[..n], &self.rows[..n]);
-                let total = if self.identity {
-                    // The triangle's rows split across threads (see `csr::gram_pairs`).
-                    match self.halves().filter(|_| n == self.rows.len()) {
-                        Some(halves) => {
-                            let (h0, h1) = h.split_at_mut(halves.gram * d);
-                            let cut = &halves.cuts;
-                            let (total, _) = rayon::join(
-                                || {
-                                    csr::gram_pairs(m, rows, scale, w, h0, 0, |i, _| {
-                                        0..cut[i][1] as usize
-                                    })
-                                },
-                                || {
-                                    csr::gram_pairs(m, rows, scale, w, h1, halves.gram, |i, row| {
-                                        cut[i][1] as usize..row.len()
-                                    })
-                                },
-                            );
-                            total
-                        }
-                        None => csr::gram_pairs(m, rows, scale, w, h, 0, |_, row| 0..row.len()),
-                    }
-                } else {
-                    csr::gram_pairs_mapped(m, rows, scale, w, h, d, &self.col_map, UNUSED)
-                };
-                if *enc == Encoding::PlusMinus {
-                    // (2b - 1)(2b - 1)^T = 4 b b^T - 2 (b 1^T + 1 b^T) + 1 1^T; off-diagonal
-                    // entries first, while the diagonal still holds u.
-                    for k in 0..d {
-                        for l in k + 1..d {
-                            let (uk, ul) = (h[k * d + k], h[l * d + l]);
-                            h[k * d + l] = 4.0 * h[k * d + l] - 2.0 * (uk + ul) + total;
-                        }
-                    }
-                    for k in 0..d {
-                        let uk = h[k * d + k];
-                        h[k * d + k] = 4.0 * uk - 2.0 * (uk + uk) + total;
-                    }
-                }
-            }
-            Source::Dense(x, map) => {
-                // Rows in blocks of GRAM_BLOCK (in L2), added tile by tile into the triangle
-                // ([`gram::add_block`]); every entry still adds its rows in row order with
-                // the same products: bit for bit the row-wise sum.
-                const GRAM_BLOCK: usize = 64;
-                let mut block = vec![0.0; GRAM_BLOCK * d];
-                let mut coef = [0.0; GRAM_BLOCK];
-                let mut panels = gram::Panels::default();
-                let in_pool = rayon::current_thread_index().is_some();
-                let cut = (GRAM_SPLIT.get() && in_pool && rayon::current_num_threads() > 1)
-                    .then(|| gram_cut(d))
-                    .filter(|&c| c > 0);
-                for (b, wb) in w.chunks(GRAM_BLOCK).enumerate() {
-                    let mut m = 0;
-                    for (j, &wi) in wb.iter().enumerate() {
-                        let i = b * GRAM_BLOCK + j;
-                        let a = wi * self.scale[i] * self.scale[i];
-                        if a == 0.0 {
-                            continue;
-                        }
-                        let r = self.rows[i] as usize;
-                        let row = &mut block[m * d..(m + 1) * d];
-                        match (map, self.dense_row(x, r)) {
-                            (Some(map), _) => self.mapped_row(x, map, r, row),
-                            (None, Some(src)) => row.copy_from_slice(src),
-                            (None, None) => {
-                                for (v, &c) in row.iter_mut().zip(&self.cols) {
-                                    *v = x[[r, c]];
-                                }
-                            }
-                        }
-                        coef[m] = a;
-                        m += 1;
-                    }
-                    let (block, coef) = (&block[..m * d], &coef[..m]);
-                    match cut {
-                        Some(c) => gram::add_block_split(&mut panels, block, coef, d, h, c),
-                        None => gram::add_block(&mut panels, block, coef, d, h),
-                    }
-                }
-            }
+        match self.source {
+            Source::Binary(m, enc) => self.binary_gram(m, enc, w, h),
+            Source::Dense(x, map) => self.dense_gram(x, map, w, h),
         }
         for k in 0..d {
             for l in 0..k {
                 h[k * d + l] = h[l * d + k];
+            }
+        }
+    }
+
+    /// [`Self::weighted_gram_into`]'s upper triangle over binary rows, into `h` (zeroed).
+    fn binary_gram(&self, m: &BinaryMatrix, enc: Encoding, w: &[f64], h: &mut [f64]) {
+        let d = self.dim();
+        // Upper triangle of sum_i a_i b_i b_i^T with a_i = w_i s_i^2. Its diagonal is
+        // u = sum_i a_i b_i (b_k^2 = b_k), which the +-1 encoding needs.
+        assert!(!self.identity || d == m.n_cols());
+        let n = w.len();
+        let (scale, rows) = (&self.scale[..n], &self.rows[..n]);
+        let total = if self.identity {
+            // The triangle's rows split across threads (see `csr::gram_pairs`).
+            match self.halves().filter(|_| n == self.rows.len()) {
+                Some(halves) => {
+                    let (h0, h1) = h.split_at_mut(halves.gram * d);
+                    let cut = &halves.cuts;
+                    let (total, _) = rayon::join(
+                        || csr::gram_pairs(m, rows, scale, w, h0, 0, |i, _| 0..cut[i][1] as usize),
+                        || {
+                            csr::gram_pairs(m, rows, scale, w, h1, halves.gram, |i, row| {
+                                cut[i][1] as usize..row.len()
+                            })
+                        },
+                    );
+                    total
+                }
+                None => csr::gram_pairs(m, rows, scale, w, h, 0, |_, row| 0..row.len()),
+            }
+        } else {
+            csr::gram_pairs_mapped(m, rows, scale, w, h, d, &self.col_map, UNUSED)
+        };
+        if enc == Encoding::PlusMinus {
+            // (2b - 1)(2b - 1)^T = 4 b b^T - 2 (b 1^T + 1 b^T) + 1 1^T; off-diagonal
+            // entries first, while the diagonal still holds u.
+            for k in 0..d {
+                for l in k + 1..d {
+                    let (uk, ul) = (h[k * d + k], h[l * d + l]);
+                    h[k * d + l] = 4.0 * h[k * d + l] - 2.0 * (uk + ul) + total;
+                }
+            }
+            for k in 0..d {
+                let uk = h[k * d + k];
+                h[k * d + k] = 4.0 * uk - 2.0 * (uk + uk) + total;
+            }
+        }
+    }
+
+    /// [`Self::weighted_gram_into`]'s upper triangle over dense rows, into `h` (zeroed).
+    fn dense_gram(
+        &self,
+        x: ArrayView2<'a, f64>,
+        map: Option<&ColumnMap>,
+        w: &[f64],
+        h: &mut [f64],
+    ) {
+        let d = self.dim();
+        // Rows in blocks of GRAM_BLOCK (in L2), added tile by tile into the triangle
+        // ([`gram::add_block`]); every entry still adds its rows in row order with
+        // the same products: bit for bit the row-wise sum.
+        const GRAM_BLOCK: usize = 64;
+        let mut block = vec![0.0; GRAM_BLOCK * d];
+        let mut coef = [0.0; GRAM_BLOCK];
+        let mut panels = gram::Panels::default();
+        let in_pool = rayon::current_thread_index().is_some();
+        let cut = (GRAM_SPLIT.get() && in_pool && rayon::current_num_threads() > 1)
+            .then(|| gram_cut(d))
+            .filter(|&c| c > 0);
+        for (b, wb) in w.chunks(GRAM_BLOCK).enumerate() {
+            let mut m = 0;
+            for (j, &wi) in wb.iter().enumerate() {
+                let i = b * GRAM_BLOCK + j;
+                let a = wi * self.scale[i] * self.scale[i];
+                if a == 0.0 {
+                    continue;
+                }
+                let r = self.rows[i] as usize;
+                let row = &mut block[m * d..(m + 1) * d];
+                match (map, self.dense_row(&x, r)) {
+                    (Some(map), _) => self.mapped_row(&x, map, r, row),
+                    (None, Some(src)) => row.copy_from_slice(src),
+                    (None, None) => {
+                        for (v, &c) in row.iter_mut().zip(&self.cols) {
+                            *v = x[[r, c]];
+                        }
+                    }
+                }
+                coef[m] = a;
+                m += 1;
+            }
+            let (block, coef) = (&block[..m * d], &coef[..m]);
+            match cut {
+                Some(c) => gram::add_block_split(&mut panels, block, coef, d, h, c),
+                None => gram::add_block(&mut panels, block, coef, d, h),
             }
         }
     }

@@ -21,7 +21,7 @@ use super::{
 use crate::data::{Dataset, Features};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
-use crate::memo::{Footprint, KeyBuilder, Memo};
+use crate::memo::{Footprint, KeyBuilder};
 use crate::privacy::{Ledger, PublicSize};
 use crate::rng::Rng;
 use linfa::ParamGuard;
@@ -132,10 +132,9 @@ pub struct LrConfig {
     pub settings: SolverSettings,
 }
 
-/// Scaled binary designs shared across cells (32 MiB at most; see [`crate::memo`]).
-static DESIGNS: Memo<Option<SharedDesign>> = Memo::new(32 << 20);
-
-struct SharedDesign {
+/// A scaled binary design shared across a dataset's cells
+/// ([`super::row_caches::SharedWork::designs`]; see [`crate::memo`]).
+pub(super) struct SharedDesign {
     parts: DesignParts,
     pre: Preprocessing,
 }
@@ -189,16 +188,7 @@ impl LrConfig {
         };
         let rows = fit_rows(data, train);
         let shared = crate::profile::time("preprocess", || {
-            DenseRows {
-                x,
-                rows: &rows,
-                features,
-                scaling: self.scaling,
-                public: bounds,
-                digests: caches.map(|c| &c.digests),
-                bounds: caches.map(|c| &c.bounds),
-            }
-            .shared()
+            self.dense_rows(x, &rows, features, bounds, caches).shared()
         });
         let design = shared.design(x);
         if let Some(key) = design.key() {
@@ -210,6 +200,28 @@ impl LrConfig {
             .record("scaling", &mut log.ledger);
         let model = self.fit_scaled(&design, data, &rows, log)?;
         Ok(shared.transform.fold_into(model))
+    }
+
+    /// The dense `rows` of `x` (restricted to `features`) as this config scales them, with
+    /// the `public` bounds it uses and the dataset's `caches`.
+    fn dense_rows<'r>(
+        &self,
+        x: ndarray::ArrayView2<'r, f64>,
+        rows: &'r [u32],
+        features: Option<&'r [usize]>,
+        public: Option<&'r crate::data::PublicBounds>,
+        caches: Option<&'r DatasetCaches>,
+    ) -> DenseRows<'r> {
+        DenseRows {
+            x,
+            rows,
+            features,
+            scaling: self.scaling,
+            public,
+            digests: caches.map(|c| &c.digests),
+            bounds: caches.map(|c| &c.bounds),
+            work: caches.map(|c| &c.work),
+        }
     }
 
     /// Lambda by the thesis's 5-fold cross-validation over [`LAMBDA_GRID`] (not private; the
@@ -398,19 +410,15 @@ impl LrConfig {
             Features::Binary(m) => m,
             Features::Dense(x) => {
                 let (design, pre) = self.design(data, train, features)?;
-                let rows = DenseRows {
-                    x: x.view(),
-                    rows: train,
-                    features,
-                    scaling: self.scaling,
-                    public: None,
-                    digests: caches.map(|c| &c.digests),
-                    bounds: caches.map(|c| &c.bounds),
-                };
+                let rows = self.dense_rows(x.view(), train, features, None, caches);
                 let Some(key) = rows.key() else {
                     return Ok((design, pre));
                 };
                 log.shared.insert("design".into(), key.to_string());
+                let design = match caches {
+                    Some(c) => design.memoised_in(&c.work),
+                    None => design,
+                };
                 return Ok((design.with_key(key), pre));
             }
         };
@@ -423,7 +431,13 @@ impl LrConfig {
             .u32s(train)
             .u32_rows(train.iter().map(|&r| m.row(r as usize)))
             .finish();
-        let shared = DESIGNS.get_or_compute(key, || {
+        let Some(work) = caches.map(|c| &c.work) else {
+            // Outside a run's workspace: computed here, keyed as the memo would key it.
+            let (design, pre) = self.design(data, train, features)?;
+            log.shared.insert("design".into(), key.to_string());
+            return Ok((design.with_key(key), pre));
+        };
+        let shared = work.designs.get_or_compute(key, || {
             let (design, pre) = self.design(data, train, features).ok()?;
             Some(SharedDesign {
                 parts: design.parts()?,
@@ -433,7 +447,8 @@ impl LrConfig {
         match &*shared {
             Some(s) => {
                 log.shared.insert("design".into(), key.to_string());
-                Ok((Design::from_parts(data, &s.parts, key)?, s.pre.clone()))
+                let design = Design::from_parts(data, &s.parts, key)?.memoised_in(work);
+                Ok((design, s.pre.clone()))
             }
             // Not shareable (an error, reported by computing it here).
             None => self.design(data, train, features),

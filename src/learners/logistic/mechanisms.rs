@@ -16,7 +16,7 @@ use super::linalg::{solve_on_eigenpairs, solve_spd, symmetric_eigen};
 use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
-use crate::memo::{Footprint, KeyBuilder, Memo};
+use crate::memo::{Footprint, KeyBuilder};
 use crate::privacy::{L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap, Relation};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
@@ -472,19 +472,11 @@ pub fn fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (a, design.weighted_gram(&w))
 }
 
-/// The functional mechanism's coefficients shared across cells (1 GiB at most: 18 MB each at
-/// D = 1500 whatever N, and two threads insert 34 per trial pair, so the whole training set's,
-/// which every trial reads, stays between trials): they are noise-free sufficient statistics
-/// of the rows (X^T X, X^T y), so FMsens1 and FMsens2 on one design, and every trial on the
-/// same rows, compute them once.
-static FM_COEFFICIENTS: Memo<FmCoefficients> = Memo::new(1 << 30);
-
-struct FmCoefficients(Vec<f64>, Vec<f64>);
-
-/// Forgets every held X^T X (see [`super::forget_shared_work`]).
-pub(super) fn forget_fm_coefficients() {
-    FM_COEFFICIENTS.clear();
-}
+/// The functional mechanism's coefficients of one design, shared across a dataset's cells
+/// ([`super::row_caches::SharedWork::fm`]): they are noise-free sufficient statistics of the
+/// rows (X^T X, X^T y), so FMsens1 and FMsens2 on one design, and every trial on the same
+/// rows, compute them once.
+pub(super) struct FmCoefficients(Vec<f64>, Vec<f64>);
 
 impl Footprint for FmCoefficients {
     fn bytes(&self) -> usize {
@@ -495,14 +487,14 @@ impl Footprint for FmCoefficients {
 /// [`fm_coefficients`] through the memo when the design carries a memo key (the key and the
 /// labels determine them), else computed here; bit for bit the same either way.
 pub fn shared_fm_coefficients(design: &Design, y: &[f64]) -> (Vec<f64>, Vec<f64>) {
-    let Some(design_key) = design.key() else {
+    let Some((design_key, work)) = design.memo() else {
         return fm_coefficients(design, y);
     };
     let key = KeyBuilder::new("fm-coefficients")
-        .key(design_key)
+        .key(&design_key)
         .f64s(y)
         .finish();
-    let shared = FM_COEFFICIENTS.get_or_compute(key, || {
+    let shared = work.fm.get_or_compute(key, || {
         let (a, m) = fm_coefficients(design, y);
         FmCoefficients(a, m)
     });

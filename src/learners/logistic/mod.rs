@@ -58,14 +58,6 @@ use linfa::traits::PredictInplace;
 use ndarray::{Array1, ArrayBase, Data, Ix2};
 use serde::{Deserialize, Serialize};
 
-/// Lets go of the large noise-free work held for later cells (scaled designs, X^T X) once a
-/// dataset is done: their keys name its rows, so no later cell of the run asks for them, and
-/// appendix B's D = 1500 needs their 3 GiB for its 12.7 GB of rows.
-pub fn forget_shared_work() {
-    dense::forget();
-    mechanisms::forget_fm_coefficients();
-}
-
 /// A fitted linear classifier theta over a design's columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogisticModel {

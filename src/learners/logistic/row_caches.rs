@@ -3,11 +3,112 @@
 //! bounds of the row sets scaled last ([`KnownBounds`]). They live in the workspace LR's
 //! scheduler gives the runner for the dataset ([`super::schedule`]), not in the dataset.
 
+use super::dense::{SharedDense, Spare};
+use super::design::MaxRowNorm;
+use super::harness::SharedDesign;
+use super::mechanisms::FmCoefficients;
+use super::solver::SharedFit;
+use crate::memo::{Key, Memo};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+
 /// A dataset's caches, held by its workspace.
 #[derive(Default, Debug)]
 pub struct DatasetCaches {
     pub digests: RowDigests,
     pub bounds: KnownBounds,
+    /// The noise-free work held for the dataset's later cells. Designs refer to it weakly
+    /// ([`super::Design::memoised_in`]), so this is its one owner: dropping the caches (the
+    /// runner's workspace, when the dataset's cells are done) lets go of all of it.
+    pub work: Arc<SharedWork>,
+}
+
+/// LR's noise-free results for one dataset's later cells, each a pure function of its memo
+/// key ([`crate::memo`]), so a cell computes the same bits whether it finds one or not. It
+/// lives in the dataset's workspace, never in a process-global: once the runner is done with
+/// the dataset, nothing of it is held (appendix B's D = 1500 needs those 3 GiB for its 12.7 GB
+/// of rows).
+pub struct SharedWork {
+    /// Scaled binary designs (32 MiB at most).
+    pub(super) designs: Memo<Option<SharedDesign>>,
+    /// Scaled dense training rows (2 GiB: the 2^20 x 100 copy and one trial's smaller subsets
+    /// of it fit together; past it the largest go first, see [`crate::memo`]).
+    pub(super) dense: Memo<SharedDense>,
+    /// The scaled rows each thread read last ([`super::dense::DenseRows::shared`]).
+    pub(super) last_read: LastRead,
+    /// The buffers of dropped dense copies, for the next copies ([`Spare`]).
+    pub(super) spare: Mutex<Spare>,
+    /// Exact minimisers of noise-free objectives (16 MiB at most).
+    pub(super) fits: Memo<SharedFit>,
+    /// The functional mechanism's X^T X and X^T y (1 GiB at most: 18 MB each at D = 1500
+    /// whatever N, and two threads insert 34 per trial pair, so the whole training set's,
+    /// which every trial reads, stays between trials).
+    pub(super) fm: Memo<FmCoefficients>,
+    /// Largest row norms of keyed designs (1 MiB at most).
+    pub(super) norms: Memo<MaxRowNorm>,
+}
+
+impl Default for SharedWork {
+    fn default() -> Self {
+        SharedWork {
+            designs: Memo::new(32 << 20),
+            dense: Memo::new(2 << 30),
+            last_read: LastRead::default(),
+            spare: Mutex::new(Spare::default()),
+            fits: Memo::new(16 << 20),
+            fm: Memo::new(1 << 30),
+            norms: Memo::new(1 << 20),
+        }
+    }
+}
+
+impl std::fmt::Debug for SharedWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedWork")
+    }
+}
+
+/// The scaled rows each thread read last, kept until it asks for others: a trial's cells on
+/// the same rows run one after another on one thread (objective perturbation, then the
+/// functional mechanism's X^T X), and the other thread's next copy must not make it rebuild
+/// them. Each thread's entry holds no more than the cell that read them held.
+#[derive(Default)]
+pub struct LastRead(Mutex<Vec<(ThreadId, Arc<SharedDense>)>>);
+
+impl LastRead {
+    /// Takes the rows this thread read last out of its hands.
+    pub fn take(&self) -> Option<Arc<SharedDense>> {
+        let me = std::thread::current().id();
+        let mut held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let at = held.iter().position(|(t, _)| *t == me)?;
+        Some(held.swap_remove(at).1)
+    }
+
+    /// Makes `rows` the rows this thread read last.
+    pub fn hold(&self, rows: Arc<SharedDense>) {
+        let me = std::thread::current().id();
+        let old = {
+            let mut held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            match held.iter_mut().find(|(t, _)| *t == me) {
+                Some((_, r)) => Some(std::mem::replace(r, rows)),
+                None => {
+                    held.push((me, rows));
+                    None
+                }
+            }
+        };
+        // Dropped outside the lock: a copy's buffer goes to the spares.
+        drop(old);
+    }
+
+    /// The rows this thread read last, if their key is `key`.
+    pub fn get(&self, key: Key) -> Option<Arc<SharedDense>> {
+        let me = std::thread::current().id();
+        let held = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        held.iter()
+            .find(|(t, r)| *t == me && r.key() == Some(key))
+            .map(|(_, r)| Arc::clone(r))
+    }
 }
 
 /// The SHA-256 of each row of a dataset's dense feature matrix, computed (rows side by side on

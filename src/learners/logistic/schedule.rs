@@ -6,8 +6,7 @@
 
 use super::design::with_gram_split;
 use super::lockstep::Lockstep;
-use super::row_caches::DatasetCaches;
-use super::{dense, forget_shared_work};
+use super::row_caches::{DatasetCaches, SharedWork};
 use crate::data::Dataset;
 use crate::error::Result;
 use crate::kinds::{LearnerKind, Schedule};
@@ -55,7 +54,8 @@ impl Reach {
 /// LR's scheduler: lockstep groups, and the whole training set's cells first.
 pub struct LockstepScheduler;
 
-/// The scheduler every LR-family kind names.
+/// The scheduler every LR-family kind names (a unit value: it holds nothing; what it keeps
+/// for a dataset lives in the workspace it makes, [`HeldWork`]).
 pub static LOCKSTEP: LockstepScheduler = LockstepScheduler;
 
 impl Scheduler for LockstepScheduler {
@@ -118,44 +118,34 @@ impl Scheduler for LockstepScheduler {
         &self,
         batch: &[&Cell],
         run: &RunCell,
+        workspace: &dyn Workspace,
         pool: Option<&Arc<rayon::ThreadPool>>,
     ) -> Vec<Result<TrialRecord>> {
-        run_batch(batch, run, pool)
+        let caches = caches_of(workspace).expect("LR's scheduler runs cells in LR's workspace");
+        run_batch(batch, run, &caches.work, pool)
     }
 
-    fn workspace(&self, pool: Option<&Arc<rayon::ThreadPool>>) -> Box<dyn Workspace> {
-        Box::new(HeldWork {
-            pool: pool.cloned(),
-            caches: DatasetCaches::default(),
-        })
+    fn workspace(&self, _pool: Option<&Arc<rayon::ThreadPool>>) -> Box<dyn Workspace> {
+        let caches = DatasetCaches::default();
+        #[cfg(test)]
+        tests::MADE.with_borrow_mut(|m| m.push(Arc::downgrade(&caches.work)));
+        Box::new(HeldWork { caches })
     }
 }
 
-/// LR's workspace for one dataset: the dataset's row digests and known column bounds
-/// ([`DatasetCaches`]), and the lifetime of what the fits hold for later cells in
-/// process-global memos and per-worker slots ([`dense`]'s scaled rows and each worker's last
-/// read rows, [`super::mechanisms`]' X^T X). Dropped when the runner is done with the dataset,
-/// it lets go of them all (their keys name the dataset's rows, so no later cell asks for them;
-/// appendix B's D = 1500 needs their 3 GiB for its 12.7 GB of rows).
+/// LR's workspace for one dataset: the dataset's row digests and known column bounds, and
+/// everything the fits hold for later cells (scaled rows, each thread's last read rows, exact
+/// fits, X^T X: [`super::row_caches::SharedWork`]), all in [`DatasetCaches`]. Dropped when the
+/// runner is done with the dataset, it lets go of them all (their keys name the dataset's
+/// rows, so no later cell asks for them; appendix B's D = 1500 needs their 3 GiB for its
+/// 12.7 GB of rows).
 pub struct HeldWork {
-    /// The run's pool, whose workers each hold the rows they read last.
-    pool: Option<Arc<rayon::ThreadPool>>,
     pub caches: DatasetCaches,
 }
 
 impl Workspace for HeldWork {
     fn as_any(&self) -> &dyn std::any::Any {
         self
-    }
-}
-
-impl Drop for HeldWork {
-    fn drop(&mut self) {
-        if let Some(pool) = &self.pool {
-            pool.broadcast(|_| dense::take_last_read());
-        }
-        dense::take_last_read();
-        forget_shared_work();
     }
 }
 
@@ -417,6 +407,7 @@ fn whole_set_first(
 fn run_batch(
     batch: &[&Cell],
     run: &RunCell,
+    work: &SharedWork,
     pool: Option<&Arc<rayon::ThreadPool>>,
 ) -> Vec<Result<TrialRecord>> {
     if let [cell] = batch {
@@ -428,12 +419,12 @@ fn run_batch(
     };
     // Each member runs on a thread of its own, which ends with it: the rows this worker read
     // last go with the members (each lets go of them once it reads others), and the rows the
-    // members read come back for the trial's next cells (see `dense::take_last_read`).
-    let last = dense::take_last_read();
+    // members read come back for the trial's next cells (see `row_caches::LastRead`).
+    let last = work.last_read.take();
     // Nested subsets read their rows through their maps: a round reads the longest's once.
     let nested = batch.iter().any(|c| c.at.n_train != batch[0].at.n_train);
     let run = |cell: &Cell| match nested {
-        true => dense::through_map(|| run(cell)),
+        true => super::dense::through_map(|| run(cell)),
         false => run(cell),
     };
     std::thread::scope(|s| {
@@ -444,9 +435,9 @@ fn run_batch(
                 let last = last.clone();
                 s.spawn(move || {
                     if let Some(rows) = last {
-                        dense::hold_last_read(rows);
+                        work.last_read.hold(rows);
                     }
-                    (group.member(|| run(cell)), dense::take_last_read())
+                    (group.member(|| run(cell)), work.last_read.take())
                 })
             })
             .collect();
@@ -458,7 +449,7 @@ fn run_batch(
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 if let Some(rows) = rows {
-                    dense::hold_last_read(rows);
+                    work.last_read.hold(rows);
                 }
                 record
             })
@@ -470,6 +461,70 @@ fn run_batch(
 mod tests {
     use super::*;
     use crate::plan::{Plan, plan};
+    use std::cell::RefCell;
+    use std::sync::Weak;
+
+    thread_local! {
+        /// The workspaces this thread's runs made (a test's probe, test builds only).
+        pub(super) static MADE: RefCell<Vec<Weak<SharedWork>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A spec of LR, output perturbation and the functional mechanism (exact fits, scaled
+    /// rows and X^T X memoised) on `datasets` toy sets of dimension `d`.
+    fn memoised_spec(name: &str, d: usize, datasets: usize) -> String {
+        let names: Vec<String> = (0..datasets).map(|i| format!("\"toy{i}\"")).collect();
+        let mut text = format!(
+            "[experiment]\nname = \"{name}\"\ntrials = 2\nseed = 3\ndatasets = [{}]\n",
+            names.join(", ")
+        );
+        for i in 0..datasets {
+            text += &format!(
+                "[dataset.toy{i}]\nsource = \"toy_gaussian\"\ndimension = {d}\ntrain = 200\ntest = 50\n"
+            );
+        }
+        text += "[grid]\nepsilon = [1]\nlambda = [0.01, 1]\n";
+        for (p, learner) in [("lr", "lr"), ("out", "lr_output"), ("fm", "lr_functional")] {
+            text += &format!("[[pipeline]]\nname = \"{p}\"\nlearner = \"{learner}\"\n");
+        }
+        text + "[report]\nx = \"epsilon\"\n"
+    }
+
+    /// Two specs run one after the other in one process: each dataset's cells get a workspace
+    /// of their own, and once `run` returns nothing of any of them is held (every weak
+    /// reference to them is dead), so no memo outlives the runner's loop over its dataset.
+    #[test]
+    fn a_run_holds_nothing_of_its_workspaces_once_it_returns() {
+        let out = tempfile::tempdir().unwrap();
+        let opts = crate::runner::RunOptions {
+            threads: 2,
+            data_dir: crate::data::DataDir(out.path().into()),
+            out_dir: out.path().into(),
+            smoke: false,
+            force: false,
+            progress: false,
+            shard: None,
+        };
+        MADE.with_borrow_mut(Vec::clear);
+        for (name, d, datasets) in [("first", 3, 2), ("second", 5, 1)] {
+            let text = memoised_spec(name, d, datasets);
+            let spec = Spec::parse(&text, std::path::Path::new("m.toml")).unwrap();
+            let summary = crate::runner::run(&spec, &opts).unwrap();
+            assert_eq!(summary.ran, summary.total);
+            let records = crate::store::read_records(&summary.results_dir.join("trials.jsonl"));
+            let shared = records
+                .unwrap()
+                .iter()
+                .filter(|r| r.shared.contains_key("fit"))
+                .count();
+            assert!(shared > 0, "{name}: some fit was shareable");
+        }
+        let made = MADE.with_borrow_mut(std::mem::take);
+        assert_eq!(made.len(), 3, "one workspace per dataset and run");
+        assert!(
+            made.iter().all(|w| w.upgrade().is_none()),
+            "nothing held after the runs"
+        );
+    }
 
     /// A spec's text parsed, planned, and its dataset `toy` generated.
     fn planned_toy(text: &str) -> (Spec, Plan, Dataset) {

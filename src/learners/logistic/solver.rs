@@ -16,13 +16,12 @@
 use super::design::{Design, Grouped, with_split_passes};
 use super::linalg::{cholesky, cholesky_solve};
 use super::lockstep;
-use crate::memo::{Footprint, Key, KeyBuilder, Memo};
+use crate::memo::{Footprint, Key, KeyBuilder};
 use serde::{Deserialize, Serialize};
 
-/// Exact minimisers of noise-free objectives, shared across cells (16 MiB at most).
-static FITS: Memo<SharedFit> = Memo::new(16 << 20);
-
-struct SharedFit((Vec<f64>, Convergence));
+/// An exact minimiser of a noise-free objective, shared across a dataset's cells in
+/// [`super::row_caches::SharedWork::fits`].
+pub(super) struct SharedFit((Vec<f64>, Convergence));
 
 impl Footprint for SharedFit {
     fn bytes(&self) -> usize {
@@ -282,11 +281,12 @@ impl<'d, 'a> Objective<'d, 'a> {
     ) -> (Vec<f64>, Convergence) {
         if start.is_none()
             && let Some(key) = self.memo_key(settings)
+            && let Some((_, work)) = self.design.memo()
         {
             // Waiting on a fit another thread computes, this thread stands aside from its
             // lockstep group (if any); computing it, it is back in (see `lockstep`).
             let fit = lockstep::aside(|| {
-                FITS.get_or_compute(key, || {
+                work.fits.get_or_compute(key, || {
                     lockstep::within(|| SharedFit(self.solve(settings, None)))
                 })
             });
