@@ -68,6 +68,8 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     v.extend(super::erm_sgd::all());
     v.extend(super::release::all());
     v.extend(super::sizes::all());
+    // Real-valued classifiers (issue 50).
+    v.extend(super::classifiers::all());
     v
 }
 

@@ -12,6 +12,7 @@
 
 pub mod attack;
 pub mod erm;
+pub mod gaussian_nb;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -47,6 +48,9 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<erm::InputPerturbation>(),
     learner::<erm::Averaged>(),
     learner::<erm::SubsampleAggregate>(),
+    // Real-valued classifiers (issue 50).
+    learner::<gaussian_nb::Gnb>(),
+    learner::<gaussian_nb::PrivateGnb>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).

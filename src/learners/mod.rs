@@ -65,6 +65,7 @@ macro_rules! linfa_fit {
     };
 }
 
+pub mod gaussian_nb;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
