@@ -19,6 +19,7 @@ pub mod naive_bayes;
 pub mod release;
 pub mod select;
 pub mod survey;
+pub mod trees;
 pub mod variant;
 
 use crate::error::{Error, Result};
@@ -51,6 +52,10 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     // Real-valued classifiers (issue 50).
     learner::<gaussian_nb::Gnb>(),
     learner::<gaussian_nb::PrivateGnb>(),
+    learner::<trees::Tree>(),
+    learner::<trees::Forest>(),
+    learner::<trees::PrivateRandomTree>(),
+    learner::<trees::PrivateForest>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).

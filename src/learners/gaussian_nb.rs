@@ -120,6 +120,7 @@ pub(crate) fn dense(data: &Dataset) -> Result<ArrayView2<'_, f64>> {
 }
 
 /// The training rows a fit reads: the records, which rows, their class indices and columns.
+#[derive(Clone, Copy)]
 pub struct TrainRows<'a> {
     pub x: ArrayView2<'a, f64>,
     pub rows: &'a [u32],
@@ -130,11 +131,11 @@ pub struct TrainRows<'a> {
 }
 
 impl TrainRows<'_> {
-    fn value(&self, r: u32, j: usize) -> f64 {
+    pub(crate) fn value(&self, r: u32, j: usize) -> f64 {
         self.x[[r as usize, self.cols[j]]]
     }
 
-    fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         let d = self.x.ncols();
         if self.cols.is_empty() || self.cols.iter().any(|&c| c >= d) {
             return Err(Error::param(

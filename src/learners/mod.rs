@@ -71,6 +71,8 @@ pub mod majority;
 pub mod naive_bayes;
 pub mod partitioned_nb;
 pub mod private_nb;
+pub mod random_trees;
+pub mod trees;
 pub mod vaidya_nb;
 
 use crate::counts::ClassCounts;
