@@ -146,7 +146,13 @@ fn shipped_datasets_match_sha256sums_and_the_catalog() {
         }
         for f in std::fs::read_dir(&dir).unwrap() {
             let f = f.unwrap().path();
-            if let Some(rel) = f.strip_prefix(&root).unwrap().to_str().unwrap().strip_suffix(".gz") {
+            if let Some(rel) = f
+                .strip_prefix(&root)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .strip_suffix(".gz")
+            {
                 shipped.push(rel.to_string());
             }
         }

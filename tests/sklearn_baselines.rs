@@ -108,7 +108,11 @@ fn gnb_equals_scikit_learn_gaussian_nb() {
             &floats(&theirs["theta"]),
             "theta",
         );
-        assert_close(model.var.as_slice().unwrap(), &floats(&theirs["var"]), "var");
+        assert_close(
+            model.var.as_slice().unwrap(),
+            &floats(&theirs["var"]),
+            "var",
+        );
         let prior: Vec<f64> = model.log_prior.iter().map(|l| l.exp()).collect();
         assert_close(&prior, &floats(&theirs["prior"]), "prior");
         let ours: Vec<f64> = model
@@ -156,11 +160,7 @@ fn tree_equals_scikit_learn_decision_tree() {
                 .iter()
                 .map(|&c| f64::from(c))
                 .collect();
-            let ours_json = (
-                tree.depth() as u64,
-                tree.n_leaves() as u64,
-                ours,
-            );
+            let ours_json = (tree.depth() as u64, tree.n_leaves() as u64, ours);
             let found = theirs["trees"].as_array().unwrap().iter().any(|t| {
                 (
                     t["depth"].as_u64().unwrap(),
@@ -172,4 +172,3 @@ fn tree_equals_scikit_learn_decision_tree() {
         }
     }
 }
-

@@ -35,7 +35,10 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(PrivateGnb(
             Claim::new("private_gnb_exact_counts", EPS, gnb).mutant(true),
         )),
-        Box::new(RandomTrees(Claim::new("private_random_tree", EPS, jag), false)),
+        Box::new(RandomTrees(
+            Claim::new("private_random_tree", EPS, jag),
+            false,
+        )),
         Box::new(RandomTrees(
             Claim::new("private_random_tree_budget_not_split", EPS, jag).mutant(true),
             false,

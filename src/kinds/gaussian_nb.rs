@@ -21,7 +21,8 @@ pub type PrivateGnb = GaussianNbKind<true>;
 #[serde(deny_unknown_fields)]
 pub struct GaussianNbKind<const PRIVATE: bool> {
     /// `gnb`: fraction of the largest feature variance added to every variance (default
-    /// 1e-9); `private_gnb`: a public constant added to every variance (default 1e-9).
+    /// 1e-9); `private_gnb`: fraction of each feature's squared public width added to its
+    /// variances (default 1e-9).
     var_smoothing: Option<f64>,
 }
 
@@ -92,7 +93,10 @@ impl Learner for GnbFit {
             }
             GnbFit::Private(p) => {
                 let b = public_bounds(data)?;
-                let bounds = Bounds { lo: &b.lo, hi: &b.hi };
+                let bounds = Bounds {
+                    lo: &b.lo,
+                    hi: &b.hi,
+                };
                 let mut rng = log.streams.stream("train/private_gnb");
                 p.fit_rows(&t, &bounds, &mut rng, &mut log.ledger)?
             }

@@ -59,10 +59,9 @@ impl<const K: u8> LearnerKind for TreeKind<K> {
             return Err(refuse("trees", "must be at least 1"));
         }
         match self.max_depth {
-            Some(d) if d > MAX_DEPTH => Err(refuse(
-                "max_depth",
-                format!("at most {MAX_DEPTH}, got {d}"),
-            )),
+            Some(d) if d > MAX_DEPTH => {
+                Err(refuse("max_depth", format!("at most {MAX_DEPTH}, got {d}")))
+            }
             _ => Ok(()),
         }
     }
@@ -129,7 +128,10 @@ impl<const K: u8> Learner for TreeFit<K> {
             });
         }
         let b = public_bounds(data)?;
-        let bounds = Bounds { lo: &b.lo, hi: &b.hi };
+        let bounds = Bounds {
+            lo: &b.lo,
+            hi: &b.hi,
+        };
         let mut noise = log.streams.stream("train/tree_noise");
         let ledger = &mut log.ledger;
         Ok(Box::new(if K == RANDOM_TREE {

@@ -29,8 +29,10 @@
 //! No noise scale reads the private number of rows: diffprivlib divides by noisy counts too, but
 //! also forces them to sum to the exact training size (its `_noisy_class_counts`), which under
 //! add/remove is private; here the noisy counts are only floored at 1. The variance floor
-//! `var_smoothing` is a public constant (absolute, as diffprivlib's, not scikit-learn's
-//! multiple of the data's largest variance).
+//! `var_smoothing` is a public constant in rescaled units: var_smoothing (hi_j - lo_j)^2 is added
+//! to feature j's variance (diffprivlib adds var_smoothing itself, in raw units; scikit-learn a
+//! multiple of the data's largest variance, which reads the data). With the default 1e-9 a
+//! noisy variance clamped at 0 leaves a near-zero variance, as in diffprivlib.
 
 use super::{Accounted, Classifier};
 use crate::data::Dataset;
@@ -88,7 +90,8 @@ impl Classifier for GaussianNb {
 }
 
 /// linfa's predict: one class index per record row (all columns).
-impl<D: ndarray::Data<Elem = f64>> linfa::traits::PredictInplace<ndarray::ArrayBase<D, ndarray::Ix2>, ndarray::Array1<usize>>
+impl<D: ndarray::Data<Elem = f64>>
+    linfa::traits::PredictInplace<ndarray::ArrayBase<D, ndarray::Ix2>, ndarray::Array1<usize>>
     for GaussianNb
 {
     fn predict_inplace(
@@ -250,8 +253,8 @@ pub struct PrivateGnbValidParams {
     seed: u64,
 }
 
-/// Parameters of the private Gaussian NB (eps-DP; `var_smoothing` 1e-9 absolute, as
-/// diffprivlib's default).
+/// Parameters of the private Gaussian NB (eps-DP; `var_smoothing` 1e-9, as diffprivlib's
+/// default, but in rescaled units: times the squared public width of each feature).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrivateGnbParams(PrivateGnbValidParams);
 
@@ -266,7 +269,8 @@ impl PrivateGnbParams {
 }
 
 setters!(PrivateGnbParams {
-    /// A public constant added to every released variance (raw units).
+    /// A public constant added to every released variance in rescaled units (so
+    /// var_smoothing (hi_j - lo_j)^2 in raw units).
     var_smoothing: f64,
     /// Seed of the noise stream used by linfa's `Fit`.
     seed: u64,
@@ -387,7 +391,7 @@ impl PrivateGnbValidParams {
             bounds.lo[cols[j]] + r.mean[[c, j]] * width(j)
         });
         let var = Array2::from_shape_fn(r.var.raw_dim(), |(c, j)| {
-            r.var[[c, j]] * width(j).powi(2) + self.var_smoothing
+            (r.var[[c, j]] + self.var_smoothing) * width(j).powi(2)
         });
         let total: f64 = r.counts.iter().sum();
         GaussianNb {
@@ -496,7 +500,12 @@ mod tests {
         assert_eq!(smoothed.var[[0, 1]], 13.75);
         let y: Array1<usize> = Predict::predict(&smoothed, &x);
         assert_eq!(y.to_vec(), vec![0, 0, 1, 1]);
-        assert!(GaussianNbParams::default().var_smoothing(-1.0).check().is_err());
+        assert!(
+            GaussianNbParams::default()
+                .var_smoothing(-1.0)
+                .check()
+                .is_err()
+        );
     }
 
     /// Three charges of eps/3 each (sum eps), sensitivities 1, D, D under add/remove and
@@ -531,7 +540,11 @@ mod tests {
                 .collect();
             assert_eq!(sens, vec![factor, 2.0 * factor, 2.0 * factor]);
         }
-        let exact = GaussianNbParams::default().check().unwrap().fit_rows(&t).unwrap();
+        let exact = GaussianNbParams::default()
+            .check()
+            .unwrap()
+            .fit_rows(&t)
+            .unwrap();
         let big = PrivateGnbParams::new(1e9).check().unwrap();
         let m = big
             .fit_rows(&t, &b, &mut rng_from(&["h"]), &mut Ledger::default())

@@ -250,7 +250,11 @@ mod tests {
     fn half_plane() -> (Array2<f64>, Vec<u16>) {
         let mut rng = rng_from(&["half-plane"]);
         let x = Array2::from_shape_fn((4000, 2), |_| rng.r#gen::<f64>());
-        let y = x.rows().into_iter().map(|r| u16::from(r[0] > 0.5)).collect();
+        let y = x
+            .rows()
+            .into_iter()
+            .map(|r| u16::from(r[0] > 0.5))
+            .collect();
         (x, y)
     }
 
@@ -280,7 +284,9 @@ mod tests {
             let r = relation.doubled_for_replace(1.0);
             let mut ledger = Ledger::new(relation);
             let (mut s, mut n) = (rng_from(&["s"]), rng_from(&["n"]));
-            let jag = p.fit_jagannathan(&t, &b, &mut s, &mut n, &mut ledger).unwrap();
+            let jag = p
+                .fit_jagannathan(&t, &b, &mut s, &mut n, &mut ledger)
+                .unwrap();
             assert_eq!(ledger.entries.len(), 10);
             assert!((ledger.total_epsilon() - 50.0).abs() < 1e-9);
             assert!(ledger.entries.iter().all(|e| e.sensitivity == Some(r)));
@@ -302,10 +308,7 @@ mod tests {
                 }
             }
         }
-        let bad = RandomTreesParams {
-            trees: 0,
-            ..p
-        };
+        let bad = RandomTreesParams { trees: 0, ..p };
         assert!(bad.check().is_err());
     }
 }

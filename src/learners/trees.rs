@@ -166,10 +166,7 @@ impl CartParams {
         let mut sorted: Vec<(f64, u16)> = Vec::with_capacity(rows.len());
         for j in features {
             sorted.clear();
-            sorted.extend(
-                rows.iter()
-                    .map(|&r| (t.value(r, j), t.labels[r as usize])),
-            );
+            sorted.extend(rows.iter().map(|&r| (t.value(r, j), t.labels[r as usize])));
             sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
             if let Some((score, thr)) = best_cut_on(&sorted, counts)
                 && best.is_none_or(|b| score > b.0)
