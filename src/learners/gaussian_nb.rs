@@ -204,8 +204,8 @@ impl GaussianNbValidParams {
                 theta[[c, j]] += t.value(r, j);
             }
         }
-        for c in 0..k {
-            theta.row_mut(c).mapv_inplace(|s| s / n[c]);
+        for (mut row, &nc) in theta.rows_mut().into_iter().zip(&n) {
+            row.mapv_inplace(|s| s / nc);
         }
         let mut var = Array2::zeros((k, d));
         for &r in t.rows {
@@ -215,8 +215,8 @@ impl GaussianNbValidParams {
                 var[[c, j]] += dv * dv;
             }
         }
-        for c in 0..k {
-            var.row_mut(c).mapv_inplace(|s| s / n[c]);
+        for (mut row, &nc) in var.rows_mut().into_iter().zip(&n) {
+            row.mapv_inplace(|s| s / nc);
         }
         let floor = self.var_smoothing * largest_variance(t);
         var.mapv_inplace(|v| v + floor);

@@ -10,7 +10,7 @@
 //!
 //! # `private_random_tree`: relation, sensitivity, proof
 //! `trees` random trees, each on all training rows. Each tree releases its leaf x class counts
-//! + Lap(r / (eps / trees)): one example adds 1 to one count (L1 sensitivity 1; under
+//! plus Lap(r / (eps / trees)) noise: one example adds 1 to one count (L1 sensitivity 1; under
 //! replace-one it may leave one leaf and enter another, 2), so each tree is (eps/trees)-DP and
 //! the ensemble eps-DP by sequential composition. A row is classified by the largest sum over
 //! the trees of the noisy counts of the leaves it reaches (their summed class distributions).
