@@ -69,6 +69,8 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     v.extend(super::release::all());
     v.extend(super::robust::all());
     v.extend(super::sizes::all());
+    // Real-valued classifiers (issue 50).
+    v.extend(super::classifiers::all());
     v
 }
 

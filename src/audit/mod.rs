@@ -28,6 +28,7 @@
 //! different sizes (every release, every size-dependent parameter) in [`sizes`], each with its
 //! own `all`.
 
+pub mod classifiers;
 pub mod erm;
 pub mod erm_sgd;
 pub mod logistic;

@@ -13,6 +13,7 @@
 pub mod attack;
 pub mod erm;
 pub mod external;
+pub mod gaussian_nb;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -20,6 +21,7 @@ pub mod release;
 pub mod robust;
 pub mod select;
 pub mod survey;
+pub mod trees;
 pub mod variant;
 
 use crate::error::{Error, Result};
@@ -50,6 +52,13 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<erm::Averaged>(),
     learner::<erm::SubsampleAggregate>(),
     learner::<external::ExternalLearner>(),
+    // Real-valued classifiers (issue 50).
+    learner::<gaussian_nb::Gnb>(),
+    learner::<gaussian_nb::PrivateGnb>(),
+    learner::<trees::Tree>(),
+    learner::<trees::Forest>(),
+    learner::<trees::PrivateRandomTree>(),
+    learner::<trees::PrivateForest>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).

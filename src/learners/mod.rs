@@ -65,11 +65,14 @@ macro_rules! linfa_fit {
     };
 }
 
+pub mod gaussian_nb;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
 pub mod partitioned_nb;
 pub mod private_nb;
+pub mod random_trees;
+pub mod trees;
 pub mod vaidya_nb;
 
 use crate::counts::ClassCounts;

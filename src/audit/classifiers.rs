@@ -1,0 +1,191 @@
+//! Audits of the real-valued classifiers (issue 50), each beside a planted mutant it must catch:
+//!
+//! * `private_gnb` (add/remove, eps = 1): one feature with public bounds [0, 1]; X = one row of
+//!   class 0 at 0.5 and one of class 1 at 0.5, X' = X plus a class-0 row at 1. Statistic: the
+//!   released prior of class 0 (n~_0 / (n~_0 + n~_1)), which reads the class-count release
+//!   (eps/3). Mutant `private_gnb_exact_counts`: the class counts released without noise (the
+//!   prior is 1/2 on X and 2/3 on X' every time: infinite privacy loss).
+//! * `private_random_tree` (add/remove, eps = 1, 10 trees of depth 0, one feature in [0, 1]):
+//!   X = {(0.5, c0)}, X' = X + (0.5, c1). Statistic: the class-1 noisy count summed over the
+//!   trees. Mutant `private_random_tree_budget_not_split`: each tree's Laplace at eps instead
+//!   of eps/10 (real eps 10).
+//! * `private_forest` (add/remove, eps = 1, 10 trees of depth 0, same pair). Statistic: the
+//!   number of trees whose leaf chose class 1. Mutant `private_forest_all_rows`: every tree
+//!   fitted on all rows instead of its own random part (no parallel composition: real eps 10).
+
+use super::{Auditable, Claim, Side};
+use crate::learners::gaussian_nb::{Bounds, CountNoise, PrivateGnbParams, TrainRows};
+use crate::learners::random_trees::{RandomTreesParams, TreeEnsemble};
+use crate::privacy::{Ledger, Relation};
+use crate::rng::Rng;
+use linfa::ParamGuard;
+use ndarray::array;
+use rand::Rng as _;
+
+/// The classifier audits, in report order: each correct row, then its mutant.
+pub fn all() -> Vec<Box<dyn Auditable>> {
+    let gnb = "one feature in [0, 1]: X = {(0.5, c0), (0.5, c1)}, X' = X + (1, c0); statistic: \
+               the released class-0 prior";
+    let jag = "10 trees of depth 0: X = {(0.5, c0)}, X' = X + (0.5, c1); statistic: the class-1 \
+               noisy count summed over the trees";
+    let forest = "10 trees of depth 0: X = {(0.5, c0)}, X' = X + (0.5, c1); statistic: the trees \
+                  voting class 1";
+    vec![
+        Box::new(PrivateGnb(Claim::new("private_gnb", EPS, gnb))),
+        Box::new(PrivateGnb(
+            Claim::new("private_gnb_exact_counts", EPS, gnb).mutant(true),
+        )),
+        Box::new(RandomTrees(
+            Claim::new("private_random_tree", EPS, jag),
+            false,
+        )),
+        Box::new(RandomTrees(
+            Claim::new("private_random_tree_budget_not_split", EPS, jag).mutant(true),
+            false,
+        )),
+        Box::new(RandomTrees(Claim::new("private_forest", EPS, forest), true)),
+        Box::new(RandomTrees(
+            Claim::new("private_forest_all_rows", EPS, forest).mutant(true),
+            true,
+        )),
+    ]
+}
+
+const EPS: f64 = 1.0;
+
+/// The private Gaussian NB's releases on an add/remove pair (the mutant: exact counts).
+pub struct PrivateGnb(Claim);
+
+impl Auditable for PrivateGnb {
+    fn claim(&self) -> Claim {
+        self.0
+    }
+
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let x = array![[0.5], [0.5], [1.0]];
+        let labels = [0u16, 1, 0];
+        let rows: &[u32] = side.pick(&[0, 1][..], &[0, 1, 2][..]);
+        let t = TrainRows {
+            x: x.view(),
+            rows,
+            labels: &labels,
+            n_classes: 2,
+            cols: &[0],
+        };
+        let bounds = Bounds {
+            lo: &[0.0],
+            hi: &[1.0],
+        };
+        let noise = if self.0.mutant {
+            CountNoise::ExactMutant
+        } else {
+            CountNoise::Laplace
+        };
+        let p = PrivateGnbParams::new(EPS).check().expect("valid");
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let r = p
+            .release(&t, &bounds, rng, &mut ledger, noise)
+            .expect("valid release");
+        r.counts[0] / (r.counts[0] + r.counts[1])
+    }
+}
+
+/// The random-tree ensembles on an add/remove pair: `.1` is false for `private_random_tree`,
+/// true for `private_forest`.
+pub struct RandomTrees(Claim, bool);
+
+/// Trees per audited ensemble.
+const TREES: usize = 10;
+
+impl RandomTrees {
+    /// The ensemble of one run (the mutants through the same code: each tree at the whole eps,
+    /// or ten one-tree forests on all rows).
+    fn fit(&self, t: &TrainRows, rng: &mut Rng) -> TreeEnsemble {
+        let bounds = Bounds {
+            lo: &[0.0],
+            hi: &[1.0],
+        };
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let p = |epsilon, trees| RandomTreesParams {
+            epsilon,
+            trees,
+            max_depth: 0,
+        };
+        let mut structure = crate::rng::rng_from(&["audit", "structure"]);
+        let (forest, mutant) = (self.1, self.0.mutant);
+        if !forest {
+            let eps = if mutant { EPS * TREES as f64 } else { EPS };
+            let p = p(eps, TREES);
+            return p
+                .fit_jagannathan(t, &bounds, &mut structure, rng, &mut ledger)
+                .expect("valid");
+        }
+        if !mutant {
+            let p = p(EPS, TREES);
+            // The parts are public randomness, but drawn fresh each run like the noise.
+            let mut parts = crate::rng::rng_from(&["audit", &rng.r#gen::<u64>().to_string()]);
+            return p
+                .fit_forest(t, &bounds, &mut parts, rng, &mut ledger)
+                .expect("valid");
+        }
+        let mut all = TreeEnsemble {
+            trees: Vec::new(),
+            n_classes: 2,
+            cols: vec![0],
+        };
+        for _ in 0..TREES {
+            let one = p(EPS, 1)
+                .fit_forest(t, &bounds, &mut structure, rng, &mut ledger)
+                .expect("valid");
+            all.trees.extend(one.trees);
+        }
+        all
+    }
+}
+
+impl Auditable for RandomTrees {
+    fn claim(&self) -> Claim {
+        self.0
+    }
+
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let x = array![[0.5], [0.5]];
+        let labels = [0u16, 1];
+        let rows: &[u32] = side.pick(&[0][..], &[0, 1][..]);
+        let t = TrainRows {
+            x: x.view(),
+            rows,
+            labels: &labels,
+            n_classes: 2,
+            cols: &[0],
+        };
+        self.fit(&t, rng)
+            .trees
+            .iter()
+            .map(|(_, scores)| scores[1])
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 20,000 runs per side: the correct row stays below its claim, the mutant is caught.
+    #[test]
+    fn classifier_rows_pass_and_their_mutants_are_caught() {
+        let results = super::super::audit_each(&all(), 20_000, 1).unwrap();
+        let table = super::super::table(&results);
+        for r in &results {
+            assert!(r.ok, "{}\n{table}", r.mechanism);
+        }
+        for name in [
+            "private_gnb_exact_counts",
+            "private_random_tree_budget_not_split",
+            "private_forest_all_rows",
+        ] {
+            let mutant = results.iter().find(|r| r.mechanism == name).unwrap();
+            assert!(mutant.caught, "{table}");
+        }
+    }
+}
