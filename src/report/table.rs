@@ -2,7 +2,7 @@
 
 use super::markdown::{head, row as md_row};
 use super::{NON_PRIVATE, Summary, is_accuracy, x_text};
-use crate::spec::Spec;
+use crate::spec::{Spec, Target};
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
@@ -615,8 +615,9 @@ pub struct WideRow {
     pub dataset: String,
     /// Text of the x value (empty when rows are datasets).
     pub x: String,
-    /// (mean, se, published) per column, already scaled (accuracies in %).
-    pub cells: Vec<Option<(f64, f64, Option<f64>)>>,
+    /// (mean, se, target) per column, already scaled (accuracies in %); the target with its
+    /// kind (published, derived or assumed).
+    pub cells: Vec<Option<(f64, f64, Option<(f64, Target)>)>>,
     /// Column of the best private cell (highest accuracy), if any.
     pub best: Option<usize>,
 }
@@ -669,7 +670,8 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
                         continue;
                     };
                     let value = if super::is_modal(m) { s.mode } else { s.mean };
-                    let published = super::reproduction::published_for(spec, s).map(|v| scale * v);
+                    let published = super::reproduction::published_cell(spec, s)
+                        .map(|c| (scale * c.value, c.target));
                     has_published[ci] |= published.is_some();
                     cells[ci] = Some((scale * value, scale * s.se, published));
                 }
@@ -719,6 +721,14 @@ pub(super) fn wide_value(metric: &str, v: f64) -> String {
     }
 }
 
+/// A target value as a wide table shows it: the number, prefixed by its kind unless published.
+pub(super) fn target_text(metric: &str, (value, target): (f64, Target)) -> String {
+    match target {
+        Target::Published => wide_value(metric, value),
+        other => format!("{} {}", other.word(), wide_value(metric, value)),
+    }
+}
+
 pub(super) fn metric_caption(metric: &str) -> String {
     if super::is_modal(metric) {
         format!("{} (mode over trials)", metric.replace('_', " "))
@@ -738,7 +748,8 @@ pub fn wide_markdown(
 ) -> String {
     let mut out = format!(
         "# {}\n\nMean ± standard error over trials; **bold**: the best private cell of a row; \
-         (in parentheses): the published value. Columns marked {NON_PRIVATE} are not end-to-end \
+         (in parentheses): the target value, published unless marked derived (from the \
+         source's own formula) or assumed. Columns marked {NON_PRIVATE} are not end-to-end \
          differentially private. Every cell is in `table.csv` (long form).\n",
         spec.title()
     );
@@ -775,7 +786,7 @@ pub fn wide_markdown(
                             v
                         };
                         match p {
-                            Some(p) => format!("{v} ({})", wide_value(&t.metric, *p)),
+                            Some(p) => format!("{v} ({})", target_text(&t.metric, *p)),
                             None => v,
                         }
                     }
