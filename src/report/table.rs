@@ -609,15 +609,17 @@ pub struct Wide {
     pub rows: Vec<WideRow>,
 }
 
+/// A target value with its kind (published, derived or assumed), scaled like its cell.
+pub type TargetValue = (f64, Target);
+
 /// One row of a [`Wide`] table.
 #[derive(Debug, Clone)]
 pub struct WideRow {
     pub dataset: String,
     /// Text of the x value (empty when rows are datasets).
     pub x: String,
-    /// (mean, se, target) per column, already scaled (accuracies in %); the target with its
-    /// kind (published, derived or assumed).
-    pub cells: Vec<Option<(f64, f64, Option<(f64, Target)>)>>,
+    /// (mean, se, target) per column, already scaled (accuracies in %).
+    pub cells: Vec<Option<(f64, f64, Option<TargetValue>)>>,
     /// Column of the best private cell (highest accuracy), if any.
     pub best: Option<usize>,
 }
@@ -722,7 +724,7 @@ pub(super) fn wide_value(metric: &str, v: f64) -> String {
 }
 
 /// A target value as a wide table shows it: the number, prefixed by its kind unless published.
-pub(super) fn target_text(metric: &str, (value, target): (f64, Target)) -> String {
+pub(super) fn target_text(metric: &str, (value, target): TargetValue) -> String {
     match target {
         Target::Published => wide_value(metric, value),
         other => format!("{} {}", other.word(), wide_value(metric, value)),
