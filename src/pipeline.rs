@@ -84,13 +84,18 @@ fn public_size(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<Option<Public
                 n,
                 format!("declared in dataset.{name}.public_n"),
             )),
-            None if spec.experiment.neighbours == Relation::ReplaceOne => Some(PublicSize::new(
+            None if relation_of(spec, cell) == Relation::ReplaceOne => Some(PublicSize::new(
                 rows,
                 "replace-one: N is the same on both neighbours",
             )),
             None => None,
         },
     )
+}
+
+/// The relation the cell runs under: its pipeline's own, else the experiment's.
+fn relation_of(spec: &Spec, cell: &Cell) -> Relation {
+    spec.pipelines[cell.pipeline].relation(spec.experiment.neighbours)
 }
 
 /// Refuses a dataset whose declared `public_n` is not its training split's size `rows`,
@@ -136,7 +141,7 @@ fn run_cell_on(
     td: &TrialData,
     size: Option<PublicSize>,
 ) -> Result<TrialRecord> {
-    let mut log = TrialLog::with_relation(cell.seed, spec.experiment.neighbours);
+    let mut log = TrialLog::with_relation(cell.seed, relation_of(spec, cell));
     log.ledger.set_public_size(size);
     log.reference_fit = REFERENCE_METRICS.iter().any(|m| spec.shows_metric(m));
     log.spec_dir = spec.path.parent().map(std::path::Path::to_path_buf);

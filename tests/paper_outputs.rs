@@ -223,7 +223,9 @@ fn pdflatex(dir: &Path, name: &str, options: &str, geometry: &str, body: &str) -
     let doc = format!(
         "\\documentclass[{options}]{{article}}\n\\usepackage[{geometry}]{{geometry}}\n\\usepackage[T1]{{fontenc}}\n\
          \\usepackage{{booktabs,siunitx,graphicx,pgfplots}}\n\\usepgfplotslibrary{{groupplots}}\n\
-         \\pgfplotsset{{compat=1.16}}\n\\hbadness=10000\n\\begin{{document}}\n{body}\\end{{document}}\n"
+         \\pgfplotsset{{compat=1.16}}\n\\hbadness=10000\n\\def\\epsilabfloat{{table}}\n\
+         \\newenvironment{{epsilabtable}}{{\\begin{{\\epsilabfloat}}[p]}}{{\\end{{\\epsilabfloat}}}}\n\
+         \\begin{{document}}\n{body}\\end{{document}}\n"
     );
     std::fs::write(dir.join(format!("{name}.tex")), doc).unwrap();
     let out = Command::new("pdflatex")
@@ -245,11 +247,16 @@ fn pdflatex(dir: &Path, name: &str, options: &str, geometry: &str, body: &str) -
     log
 }
 
-/// The overfull boxes of a TeX log wider (or higher) than 1 pt, with the line that follows.
+/// The overfull boxes of a TeX log wider (or higher) than 1 pt, with the line that follows,
+/// and every float too large for its page.
 fn overfull(log: &str) -> Vec<String> {
     let lines: Vec<&str> = log.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
+        if l.contains("Float too large for page") {
+            out.push(format!("{l} {}", lines.get(i + 1).unwrap_or(&"")));
+            continue;
+        }
         let Some(rest) = l.strip_prefix("Overfull \\") else {
             continue;
         };
@@ -291,6 +298,13 @@ fn every_table_and_figure_fits_a_one_and_a_two_column_page() {
         let env = if table { "table" } else { "figure" };
         let star = if *one_column { "" } else { "*" };
         let input = format!("\\def\\epsilabdir{{{dir}}}\\input{{{}}}", f.display());
+        if table {
+            // A table sets each block in its own `epsilabtable` float (defined in the preamble
+            // as `\epsilabfloat`, a table or table*).
+            one += &format!("\\def\\epsilabfloat{{table}}{input}\n\\clearpage\n");
+            two += &format!("\\def\\epsilabfloat{{table{star}}}{input}\n\\clearpage\n");
+            continue;
+        }
         one += &format!("\\begin{{{env}}}[p]\n{input}\n\\end{{{env}}}\n\\clearpage\n");
         two += &format!("\\begin{{{env}{star}}}[p]\n{input}\n\\end{{{env}{star}}}\n\\clearpage\n");
     }
@@ -337,6 +351,8 @@ fn overfull_reads_the_width_from_the_log() {
     let o = overfull(log);
     assert_eq!(o.len(), 2, "{o:?}");
     assert!(o[0].contains("257.3pt") && o[1].contains("12.0pt"));
+    let tall = "LaTeX Warning: Float too large for page by 745.0pt on input line 10.\n";
+    assert_eq!(overfull(tall).len(), 1);
 }
 
 /// `results/index.html` in headless Chromium: after its script ran, every experiment with

@@ -443,3 +443,66 @@ fn reports_are_byte_identical_across_thread_counts() {
         "reports differ between 1 and 2 threads"
     );
 }
+
+/// A pipeline's own `neighbours` overrides the experiment's: under a replace-one experiment the
+/// add/remove variant's output perturbation is calibrated to 1/lambda, the default's to 2/lambda
+/// (SPEC 5), and each ledger states its relation.
+#[test]
+fn a_pipeline_runs_under_its_own_relation() {
+    let text = r#"
+[experiment]
+name = "relations"
+trials = 2
+seed = 3
+datasets = ["ball"]
+neighbours = "replace_one"
+
+[dataset.ball]
+source = "logistic_ball"
+dimension = 2
+train = 200
+test = 100
+seed = 1
+
+[grid]
+epsilon = [1.0]
+
+[[pipeline]]
+name = "output"
+learner = "lr_output"
+lambda = 4
+
+[[pipeline]]
+name = "output (add/remove)"
+learner = "lr_output"
+lambda = 4
+neighbours = "add_remove"
+
+[report]
+x = "epsilon"
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&common::write_spec(dir.path(), "r.toml", text)).unwrap();
+    let records = run_fresh(&spec, 1);
+    let train = |r: &TrialRecord| {
+        r.ledger
+            .entries
+            .iter()
+            .find(|e| e.name == "train")
+            .cloned()
+            .unwrap()
+    };
+    let mut seen = BTreeMap::new();
+    for r in records.values() {
+        let e = train(r);
+        seen.insert(r.pipeline.clone(), (e.relation, e.sensitivity));
+    }
+    assert_eq!(
+        seen["output"],
+        ("replace one example".to_string(), Some(0.5))
+    );
+    assert_eq!(
+        seen["output (add/remove)"],
+        ("add/remove one example".to_string(), Some(0.25))
+    );
+}

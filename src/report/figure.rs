@@ -10,7 +10,7 @@
 use super::summary::{Summary, is_accuracy, privacy_tag, x_position};
 use super::verdict::Verdicts;
 use crate::error::{Error, Result};
-use crate::spec::{FigureKind, Format, ReportDef, ReportKind, Spec, VectorSeries};
+use crate::spec::{FigureKind, Format, ReportDef, ReportKind, Spec, Target, VectorSeries};
 use crate::store::TrialRecord;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -47,8 +47,12 @@ pub enum Shape {
     Cross,
     OpenCircle,
     OpenSquare,
-    /// Published values only.
+    /// Published targets only.
     Diamond,
+    /// Derived targets only.
+    FilledDiamond,
+    /// Assumed targets only (an asterisk).
+    Star,
     /// Small translucent dot (scatter plots of many points).
     Dot,
 }
@@ -178,6 +182,34 @@ pub struct Published {
     pub x: Option<f64>,
     pub y: f64,
     pub verdict: &'static str,
+    /// Published, derived or assumed: drawn with its own marker and legend entry.
+    pub target: Target,
+}
+
+/// The marker of a target of this kind: published values open diamonds, derived ones filled
+/// diamonds, assumed ones asterisks (no series uses these), so that a figure with several kinds
+/// tells them apart.
+pub fn target_shape(target: Target) -> Shape {
+    match target {
+        Target::Published => Shape::Diamond,
+        Target::Derived => Shape::FilledDiamond,
+        Target::Assumed => Shape::Star,
+    }
+}
+
+impl Shape {
+    /// Whether it marks a target (drawn larger than a series' markers).
+    pub fn is_target(self) -> bool {
+        matches!(self, Shape::Diamond | Shape::FilledDiamond | Shape::Star)
+    }
+}
+
+/// The legend entry of a target of this kind with its verdict.
+pub fn target_legend(target: Target, verdict: &str) -> String {
+    match target {
+        Target::Published => format!("published ({verdict})"),
+        other => format!("{} target ({verdict})", other.word()),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -349,7 +381,7 @@ struct PlotAxes {
 }
 
 /// A published value before its x is placed: its series' label, its x, y and verdict word.
-type Unplaced = (String, Option<f64>, f64, &'static str);
+type Unplaced = (String, Option<f64>, f64, &'static str, Target);
 
 impl PlotAxes {
     /// A mean and its standard error as plotted (log10 on log-log axes).
@@ -397,8 +429,10 @@ impl PlotAxes {
                 Some(x) => series[idx].points.push((x, m, se)),
                 None => series[idx].level = Some((m, se)),
             }
-            if let Some((cell, verdict)) = verdicts.and_then(|v| published_cell(spec, v, s)) {
-                published.push((label, x, self.plotted(cell, 0.0).0, verdict));
+            if let Some((cell, verdict, target)) =
+                verdicts.and_then(|v| published_cell(spec, v, s))
+            {
+                published.push((label, x, self.plotted(cell, 0.0).0, verdict, target));
             }
         }
         for s in &mut series {
@@ -427,7 +461,7 @@ fn series_slot(series: &mut Vec<Series>, label: &str, nth: usize, lines: bool) -
 fn placed(published: Vec<Unplaced>, order: &[String], dots: bool) -> Vec<Published> {
     published
         .into_iter()
-        .map(|(label, x, y, verdict)| Published {
+        .map(|(label, x, y, verdict, target)| Published {
             x: if dots {
                 order.iter().position(|l| *l == label).map(|i| i as f64)
             } else {
@@ -435,6 +469,7 @@ fn placed(published: Vec<Unplaced>, order: &[String], dots: bool) -> Vec<Publish
             },
             y,
             verdict,
+            target,
         })
         .collect()
 }
@@ -685,21 +720,23 @@ impl Figure {
                 },
             );
         }
-        for verdict in ["reproduced", "differs", "missing"] {
-            if self
-                .panels
-                .iter()
-                .any(|p| p.published.iter().any(|q| q.verdict == verdict))
-            {
-                add(
-                    format!("published ({verdict})"),
-                    Look {
-                        colour: verdict_colour(verdict),
-                        marker: Some(Shape::Diamond),
-                        dash: None,
-                        steps: false,
-                    },
-                );
+        for target in Target::ALL {
+            for verdict in ["reproduced", "differs", "missing"] {
+                if self.panels.iter().any(|p| {
+                    p.published
+                        .iter()
+                        .any(|q| q.verdict == verdict && q.target == target)
+                }) {
+                    add(
+                        target_legend(target, verdict),
+                        Look {
+                            colour: verdict_colour(verdict),
+                            marker: Some(target_shape(target)),
+                            dash: None,
+                            steps: false,
+                        },
+                    );
+                }
             }
         }
         out
@@ -1036,7 +1073,7 @@ impl Figure {
         for p in &panel.published {
             let at = [(p.x.unwrap_or(mid), p.y)];
             let c = rgb(verdict_colour(p.verdict));
-            draw_markers(chart, &at, Shape::Diamond, rd, c, lw2)?;
+            draw_markers(chart, &at, target_shape(p.target), rd, c, lw2)?;
         }
         Ok(())
     }
@@ -1070,7 +1107,7 @@ impl Figure {
                 }
             }
             if let Some(m) = look.marker {
-                let (r, lw) = if m == Shape::Diamond {
+                let (r, lw) = if m.is_target() {
                     ((3.4 * k) as i32, (1.4 * k).max(1.0) as u32)
                 } else {
                     ((2.2 * k).max(2.0) as i32, lw)
@@ -1139,6 +1176,22 @@ fn marker_path(shape: Shape, r: i32) -> (Vec<(i32, i32)>, bool) {
         ),
         Shape::Cross => (vec![(-r, -r), (r, r), (0, 0), (-r, r), (r, -r)], false),
         Shape::Diamond => (vec![(0, -r), (r, 0), (0, r), (-r, 0), (0, -r)], false),
+        Shape::FilledDiamond => (vec![(0, -r), (r, 0), (0, r), (-r, 0), (0, -r)], true),
+        Shape::Star => {
+            let k = r * 7 / 10;
+            let spokes = [
+                (-r, 0),
+                (r, 0),
+                (0, 0),
+                (0, -r),
+                (0, r),
+                (0, 0),
+                (-k, -k),
+                (k, k),
+            ];
+            let tail = [(0, 0), (-k, k), (k, -k)];
+            (spokes.into_iter().chain(tail).collect(), false)
+        }
         Shape::Dot => (ring((r / 2).max(1)), true),
     }
 }
@@ -1224,12 +1277,12 @@ where
 }
 
 /// The published cell behind a summary and its verdict word.
-fn published_cell(spec: &Spec, v: &Verdicts, s: &Summary) -> Option<(f64, &'static str)> {
+fn published_cell(spec: &Spec, v: &Verdicts, s: &Summary) -> Option<(f64, &'static str, Target)> {
     let cell = super::summary::published_cell(spec, s)?;
     v.cells
         .iter()
         .find(|(c, _)| std::ptr::eq(*c, cell))
-        .map(|(c, verdict)| (c.value, verdict.word()))
+        .map(|(c, verdict)| (c.value, verdict.word(), c.target))
 }
 
 fn slope_text(k: f64) -> String {
@@ -1562,6 +1615,41 @@ fn density_bins(vals: &[f64]) -> Vec<(f64, f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Published, derived and assumed targets are told apart in legends, markers and tables.
+    #[test]
+    fn target_kinds_have_their_own_legend_marker_and_table_text() {
+        assert_eq!(
+            target_legend(Target::Published, "reproduced"),
+            "published (reproduced)"
+        );
+        assert_eq!(
+            target_legend(Target::Derived, "differs"),
+            "derived target (differs)"
+        );
+        assert_eq!(
+            target_legend(Target::Assumed, "missing"),
+            "assumed target (missing)"
+        );
+        let shapes: Vec<Shape> = Target::ALL.into_iter().map(target_shape).collect();
+        assert!(shapes[0] != shapes[1] && shapes[1] != shapes[2] && shapes[0] != shapes[2]);
+        // No series marker is a target marker.
+        assert!(SHAPES.iter().all(|s| !s.is_target()));
+        assert!(shapes.iter().all(|s| s.is_target()));
+        use super::super::table::target_text;
+        assert_eq!(
+            target_text("test_accuracy", (80.0, Target::Published)),
+            "80.0"
+        );
+        assert_eq!(
+            target_text("abs_error", (0.02, Target::Derived)),
+            "derived 0.0200"
+        );
+        assert_eq!(
+            target_text("abs_error", (0.02, Target::Assumed)),
+            "assumed 0.0200"
+        );
+    }
 
     #[test]
     fn density_bins_integrate_to_one_over_the_series_own_range() {

@@ -138,7 +138,7 @@ pub fn page(title: &str, intro: &str, sections: &[Section], all: bool) -> String
         "<nav id=\"filter\">Show: <button data-show=\"all\">all ({})</button>\
          <button data-show=\"reproduced\">all reproduced ({})</button>\
          <button data-show=\"differs\">some differ ({})</button>\
-         <button data-show=\"none\">no published values ({})</button></nav>",
+         <button data-show=\"none\">no target values ({})</button></nav>",
         sections.len(),
         count("reproduced"),
         count("differs"),
@@ -169,7 +169,7 @@ pub fn page(title: &str, intro: &str, sections: &[Section], all: bool) -> String
             match s.verdict {
                 "reproduced" => "all reproduced",
                 "differs" => "some differ",
-                _ => "no published values",
+                _ => "no target values",
             }
         );
         out.push_str(&md_html(&s.intro));

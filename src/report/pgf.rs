@@ -9,9 +9,10 @@
 //! axis labels), and the picture is set in a box scaled down to `\epsilabwidth` should a
 //! restyle (bigger fonts, longer labels) still make it wider: it never overflows.
 
-use super::figure::{Dash, Figure, Look, Panel, Series, Shape, verdict_colour};
+use super::figure::{Dash, Figure, Look, Panel, Series, Shape, target_shape, verdict_colour};
 use super::summary::tex_escape;
 use crate::error::{Error, Result};
+use crate::spec::Target;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,8 @@ fn pgf_mark(s: Shape) -> &'static str {
         Shape::OpenCircle => "o",
         Shape::OpenSquare => "square",
         Shape::Diamond => "diamond",
+        Shape::FilledDiamond => "diamond*",
+        Shape::Star => "asterisk",
     }
 }
 
@@ -62,7 +65,7 @@ fn options(look: &Look) -> String {
             if m == Shape::Dot {
                 o.push("mark size=0.6pt, opacity=0.7".into());
             }
-            if m == Shape::Diamond {
+            if m.is_target() {
                 o.push("mark size=2.6pt, thick".into());
             }
         }
@@ -188,20 +191,22 @@ fn series_points(s: &Series, x0: f64, x1: f64) -> (Look, Points) {
     (look, pts)
 }
 
-/// A panel's published values: one diamond series per verdict, at `mid` when they have no x.
+/// A panel's target values: one series per target kind and verdict (its marker the kind's),
+/// at `mid` when they have no x.
 fn published_points(panel: &Panel, mid: f64) -> Vec<(Look, Points)> {
-    ["reproduced", "differs", "missing"]
+    Target::ALL
         .into_iter()
-        .filter_map(|v| {
+        .flat_map(|t| ["reproduced", "differs", "missing"].map(|v| (t, v)))
+        .filter_map(|(t, v)| {
             let pts: Vec<(f64, f64, f64)> = panel
                 .published
                 .iter()
-                .filter(|p| p.verdict == v)
+                .filter(|p| p.verdict == v && p.target == t)
                 .map(|p| (p.x.unwrap_or(mid), p.y, 0.0))
                 .collect();
             let look = Look {
                 colour: verdict_colour(v),
-                marker: Some(Shape::Diamond),
+                marker: Some(target_shape(t)),
                 dash: None,
                 steps: false,
             };

@@ -75,7 +75,7 @@ pub fn section(
     let summary_row = super::markdown::row(&[
         format!("[{title}](#{anchor})"),
         if total == 0 {
-            "no published values".to_string()
+            "no target values".to_string()
         } else if ok == total {
             "all reproduced".to_string()
         } else if v.contradicted() > 0 {

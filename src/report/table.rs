@@ -3,7 +3,7 @@
 use super::markdown::{head, row as md_row};
 use super::sample_complexity::sample_complexity_rows;
 use super::summary::{NON_PRIVATE, Summary, is_accuracy, x_text};
-use crate::spec::Spec;
+use crate::spec::{Spec, Target};
 use crate::stats::mean_se;
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
@@ -486,14 +486,17 @@ pub struct Wide {
     pub rows: Vec<WideRow>,
 }
 
+/// A target value with its kind (published, derived or assumed), scaled like its cell.
+pub type TargetValue = (f64, Target);
+
 /// One row of a [`Wide`] table.
 #[derive(Debug, Clone)]
 pub struct WideRow {
     pub dataset: String,
     /// Text of the x value (empty when rows are datasets).
     pub x: String,
-    /// (mean, se, published) per column, already scaled (accuracies in %).
-    pub cells: Vec<Option<(f64, f64, Option<f64>)>>,
+    /// (mean, se, target) per column, already scaled (accuracies in %).
+    pub cells: Vec<Option<(f64, f64, Option<TargetValue>)>>,
     /// Column of the best private cell (highest accuracy), if any.
     pub best: Option<usize>,
 }
@@ -540,7 +543,8 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
                     } else {
                         s.mean
                     };
-                    let published = super::summary::published_for(spec, s).map(|v| scale * v);
+                    let published = super::summary::published_cell(spec, s)
+                        .map(|c| (scale * c.value, c.target));
                     has_published[ci] |= published.is_some();
                     cells[ci] = Some((scale * value, scale * s.se, published));
                 }
@@ -591,7 +595,7 @@ fn wide_columns(ss: &[&Summary]) -> Vec<(String, bool)> {
 
 /// The column of the row's highest private value, if any.
 fn best_private(
-    cells: &[Option<(f64, f64, Option<f64>)>],
+    cells: &[Option<(f64, f64, Option<TargetValue>)>],
     columns: &[(String, bool)],
 ) -> Option<usize> {
     cells
@@ -615,6 +619,14 @@ pub(super) fn wide_value(metric: &str, v: f64) -> String {
     }
 }
 
+/// A target value as a wide table shows it: the number, prefixed by its kind unless published.
+pub(super) fn target_text(metric: &str, (value, target): TargetValue) -> String {
+    match target {
+        Target::Published => wide_value(metric, value),
+        other => format!("{} {}", other.word(), wide_value(metric, value)),
+    }
+}
+
 pub(super) fn metric_caption(metric: &str) -> String {
     if super::summary::is_modal(metric) {
         format!("{} (mode over trials)", metric.replace('_', " "))
@@ -634,7 +646,8 @@ pub fn wide_markdown(
 ) -> String {
     let mut out = format!(
         "# {}\n\nMean ± standard error over trials; **bold**: the best private cell of a row; \
-         (in parentheses): the published value. Columns marked {NON_PRIVATE} are not end-to-end \
+         (in parentheses): the target value, published unless marked derived (from the \
+         source's own formula) or assumed. Columns marked {NON_PRIVATE} are not end-to-end \
          differentially private. Every cell is in `table.csv` (long form).\n",
         spec.title()
     );
@@ -671,7 +684,7 @@ pub fn wide_markdown(
                             v
                         };
                         match p {
-                            Some(p) => format!("{v} ({})", wide_value(&t.metric, *p)),
+                            Some(p) => format!("{v} ({})", target_text(&t.metric, *p)),
                             None => v,
                         }
                     }

@@ -9,8 +9,8 @@
 
 use super::summary::is_accuracy;
 use super::summary::tex_escape;
-use super::table::{Wide, WideRow, metric_caption, wide_value};
-use crate::spec::{SizePreset, Spec};
+use super::table::{Wide, WideRow, metric_caption, target_text, wide_value};
+use crate::spec::{SizePreset, Spec, Target};
 use std::fmt::Write;
 
 /// Width in points of a digit, of a text character (10 pt Computer Modern, on average) and of
@@ -93,7 +93,21 @@ fn series_columns(t: &Wide, i: usize, set: Setting) -> (String, f64) {
     }
     if t.has_published[i] {
         cols.push_str(" l");
-        width += (set.dec + 5) as f64 * 0.8 * DIGIT_PT + PAD_PT;
+        // The widest target text: digits, and the kind's word when it is not published.
+        let word = t
+            .rows
+            .iter()
+            .filter_map(|r| r.cells[i].and_then(|c| c.2))
+            .map(|(_, k)| {
+                if k == Target::Published {
+                    0
+                } else {
+                    k.word().len() + 1
+                }
+            })
+            .max()
+            .unwrap_or(0);
+        width += (set.dec + 5) as f64 * 0.8 * DIGIT_PT + word as f64 * 0.8 * CHAR_PT + PAD_PT;
     }
     (cols, width)
 }
@@ -166,7 +180,7 @@ fn row_cells(t: &Wide, r: &WideRow, set: Setting, range: std::ops::Range<usize>)
                 }
                 if t.has_published[i] {
                     cells.push(p.map_or(String::new(), |p| {
-                        format!("{{\\footnotesize ({})}}", wide_value(&t.metric, p))
+                        format!("{{\\footnotesize ({})}}", target_text(&t.metric, p))
                     }));
                 }
             }
@@ -191,8 +205,30 @@ pub const FIT_MACROS: &str = "\\ifdefined\\epsilabbox\\else\\newsavebox{\\epsila
 \\providecommand{\\epsilabfit}[1]{\\ifdim\\wd\\epsilabbox>#1\\relax\
 \\resizebox{#1}{!}{\\usebox{\\epsilabbox}}\\else\\usebox{\\epsilabbox}\\fi}\n";
 
+/// Rows a block holds at most: with its label and a header of wrapped series names it stays
+/// under the shortest text height it is compiled for (9 in, letter paper with 1 in margins),
+/// so a tall table is split into row blocks instead of a float taller than the page.
+const ROWS_PER_BLOCK: usize = 36;
+
+/// The environment each block is set in: a `table` float unless the document defines
+/// `epsilabtable` before the `\input` (a `table*` in a two-column document, say).
+pub const TABLE_ENV: &str = "\\ifdefined\\epsilabtable\\else\\newenvironment{epsilabtable}{\\begin{table}[tbp]}{\\end{table}}\\fi\n";
+
+/// `n` rows in about equal consecutive blocks of at most [`ROWS_PER_BLOCK`].
+fn row_blocks(n: usize) -> Vec<std::ops::Range<usize>> {
+    let k = n.div_ceil(ROWS_PER_BLOCK).max(1);
+    let size = n.div_ceil(k).max(1);
+    (0..n).step_by(size).map(|a| a..(a + size).min(n)).collect()
+}
+
 /// One block of a wide table: the row headers and the series in `range`, in a measured box.
-fn block(out: &mut String, t: &Wide, set: Setting, range: std::ops::Range<usize>, label: &str) {
+fn block(
+    out: &mut String,
+    t: &Wide,
+    set: Setting,
+    (range, rows): (std::ops::Range<usize>, &[WideRow]),
+    label: &str,
+) {
     let mut spec_cols = String::from("l");
     if t.x_head.is_some() {
         spec_cols.push_str(" l");
@@ -203,7 +239,7 @@ fn block(out: &mut String, t: &Wide, set: Setting, range: std::ops::Range<usize>
     let width = |i: usize| 1 + usize::from(!set.modal) + usize::from(t.has_published[i]);
     let _ = writeln!(
         out,
-        "\\par\\noindent{{\\small\\itshape {}}}\\par\\nopagebreak\\smallskip\n\
+        "\\begin{{epsilabtable}}\n\\par\\noindent{{\\small\\itshape {}}}\\par\\nopagebreak\\smallskip\n\
          \\begin{{lrbox}}{{\\epsilabbox}}%\n\
          \\sisetup{{detect-weight=true, mode=text, table-number-alignment=center}}%\n\
          \\begin{{tabular}}{{{spec_cols}}}\n\\toprule",
@@ -235,7 +271,7 @@ fn block(out: &mut String, t: &Wide, set: Setting, range: std::ops::Range<usize>
     let _ = writeln!(out, "{lead} & {} \\\\", names.join(" & "));
     let _ = writeln!(out, "{blank} & {} \\\\\n\\midrule", tags.join(" & "));
     let mut last = String::new();
-    for r in &t.rows {
+    for r in rows {
         if t.x_head.is_some() && !last.is_empty() && last != r.dataset {
             let _ = writeln!(out, "\\midrule");
         }
@@ -255,8 +291,37 @@ fn block(out: &mut String, t: &Wide, set: Setting, range: std::ops::Range<usize>
     }
     let _ = writeln!(
         out,
-        "\\bottomrule\n\\end{{tabular}}%\n\\end{{lrbox}}%\n\\epsilabfit{{\\linewidth}}\\par\\medskip\n"
+        "\\bottomrule\n\\end{{tabular}}%\n\\end{{lrbox}}%\n\\epsilabfit{{\\linewidth}}\\par\n\\end{{epsilabtable}}\n"
     );
+}
+
+/// A block's label: the metric, then which series and rows it holds when the table is split.
+fn block_label(
+    caption: &str,
+    t: &Wide,
+    (series, n_series): (&std::ops::Range<usize>, usize),
+    (rows, n_rows): (&std::ops::Range<usize>, usize),
+) -> String {
+    let mut label = caption.to_string();
+    if n_series > 1 {
+        let _ = write!(
+            label,
+            ", series {}–{} of {}",
+            series.start + 1,
+            series.end,
+            t.columns.len()
+        );
+    }
+    if n_rows > 1 {
+        let _ = write!(
+            label,
+            ", rows {}–{} of {}",
+            rows.start + 1,
+            rows.end,
+            t.rows.len()
+        );
+    }
+    label
 }
 
 /// The estimated width in points of the row-header columns (dataset, x) of a table.
@@ -275,9 +340,13 @@ fn lead_pt(t: &Wide) -> f64 {
 pub fn wide_latex(spec: &Spec, tables: &[Wide]) -> String {
     let mut out = format!(
         "% {} --- generated by epsilab; needs \\usepackage{{booktabs,siunitx,graphicx}}.\n\
-         % Mean $\\pm$ s.e. over trials; bold: best private cell of a row; (published value).\n\
+         % Mean $\\pm$ s.e. over trials; bold: best private cell of a row; (target value:\n\
+         % published unless marked derived or assumed).\n\
          % Blocks planned for {:.1} in ({}); a block still wider than \\linewidth is scaled down.\n\
-         % In a two-column document, put a text-width table in table*.\n",
+         % Each block (at most {ROWS_PER_BLOCK} rows) is its own float, `epsilabtable`: a table\n\
+         % unless defined before the \\input (in a two-column document a text-width table wants\n\
+         % \\newenvironment{{epsilabtable}}{{\\begin{{table*}}[tbp]}}{{\\end{{table*}}}}). Do not\n\
+         % put this file inside a table environment.\n",
         tex_escape(spec.title()),
         target_pt(spec) / 72.0,
         if spec.report.size == Some(SizePreset::OneColumn) {
@@ -287,6 +356,7 @@ pub fn wide_latex(spec: &Spec, tables: &[Wide]) -> String {
         }
     );
     out.push_str(FIT_MACROS);
+    out.push_str(TABLE_ENV);
     for t in tables {
         let set = Setting::of(&t.metric);
         let widths: Vec<f64> = (0..t.columns.len())
@@ -297,19 +367,16 @@ pub fn wide_latex(spec: &Spec, tables: &[Wide]) -> String {
             .collect();
         let parts = blocks(&widths, lead_pt(t), target_pt(spec));
         let caption = metric_caption(&t.metric);
-        for (k, range) in parts.iter().enumerate() {
-            let label = if parts.len() == 1 {
-                caption.clone()
-            } else {
-                format!(
-                    "{caption}, series {}–{} of {}",
-                    range.start + 1,
-                    range.end,
-                    t.columns.len()
-                )
-            };
-            let _ = writeln!(out, "% {label} (block {} of {})", k + 1, parts.len());
-            block(&mut out, t, set, range.clone(), &label);
+        let row_parts = row_blocks(t.rows.len());
+        let total = parts.len() * row_parts.len();
+        for (j, rows) in row_parts.iter().enumerate() {
+            for (k, range) in parts.iter().enumerate() {
+                let label = block_label(&caption, t, (range, parts.len()), (rows, row_parts.len()));
+                let n = j * parts.len() + k + 1;
+                let _ = writeln!(out, "% {label} (block {n} of {total})");
+                let slice = (range.clone(), &t.rows[rows.clone()]);
+                block(&mut out, t, set, slice, &label);
+            }
         }
     }
     out
@@ -326,6 +393,20 @@ mod tests {
         // One series wider than the target still gets its block.
         assert_eq!(blocks(&[500.0], 60.0, 280.0), vec![0..1]);
         assert_eq!(blocks(&[10.0; 4], 60.0, 280.0), vec![0..4]);
+    }
+
+    #[test]
+    fn row_blocks_cover_every_row_once_within_the_limit() {
+        assert_eq!(row_blocks(0), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(row_blocks(6), vec![0..6]);
+        assert_eq!(row_blocks(ROWS_PER_BLOCK), vec![0..ROWS_PER_BLOCK]);
+        for n in [37, 100, 192] {
+            let b = row_blocks(n);
+            assert_eq!(b.first().unwrap().start, 0);
+            assert_eq!(b.last().unwrap().end, n);
+            assert!(b.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(b.iter().all(|r| !r.is_empty() && r.len() <= ROWS_PER_BLOCK));
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::kinds::{
     Axis, Chosen, LearnerKind, Refusal, Registered, Registry, ReleaseKind, SelectorKind, Shares,
     find, names,
 };
+use crate::privacy::Relation;
 use serde::de::DeserializeOwned;
 
 /// A validated pipeline.
@@ -24,6 +25,10 @@ pub struct Pipeline {
     pub shares: Shares,
     /// The ablation variant (`variant = "..."`) of the learner or selector that owns it.
     pub variant: Option<&'static Variant>,
+    /// A learner pipeline's own neighbouring relation (`neighbours = "..."` on the pipeline),
+    /// overriding `[experiment] neighbours`: how a spec run under the thesis's relation shows
+    /// the other relation's result beside it, as a labelled variant.
+    pub neighbours: Option<Relation>,
 }
 
 /// What a pipeline runs after selection.
@@ -99,9 +104,20 @@ impl Pipeline {
     }
 
     /// The label shown beside the series for its variant: the not-ε-DP label of a weakening
-    /// one, else the deviation it makes (empty without a variant).
+    /// one, else the deviation it makes; for a pipeline with its own relation, that relation
+    /// (empty without either).
     pub fn variant_tag(&self) -> &'static str {
-        self.variant.map_or("", |v| v.tag())
+        match (self.variant, self.neighbours) {
+            (Some(v), _) => v.tag(),
+            (None, Some(Relation::AddRemove)) => "variant: add/remove neighbours",
+            (None, Some(Relation::ReplaceOne)) => "variant: replace-one neighbours",
+            (None, None) => "",
+        }
+    }
+
+    /// The relation the pipeline's cells run under: its own, else the experiment's.
+    pub fn relation(&self, experiment: Relation) -> Relation {
+        self.neighbours.unwrap_or(experiment)
     }
 
     /// Whether it is the majority-class baseline.
@@ -164,6 +180,7 @@ impl Pipeline {
             t.insert("variant".into(), v.name.into());
         }
         let shares: Shares = take(&mut t, "budget")?.unwrap_or_default();
+        let neighbours: Option<Relation> = take(&mut t, "neighbours")?;
         for key in t.keys() {
             if !entry.fields.contains(&key.as_str()) {
                 return Err(misplaced(key, &format!("learner `{learner}`"), kinds));
@@ -181,6 +198,7 @@ impl Pipeline {
             features,
             shares,
             variant,
+            neighbours,
         };
         p.check_shares()?;
         Ok(p)
@@ -213,6 +231,7 @@ impl Pipeline {
             features,
             shares: Shares::default(),
             variant: None,
+            neighbours: None,
         })
     }
 
@@ -247,6 +266,7 @@ impl Pipeline {
             features: None,
             shares: Shares::default(),
             variant: None,
+            neighbours: None,
         })
     }
 
@@ -490,6 +510,7 @@ fn misplaced(key: &str, kind: &str, kinds: &Registry) -> Refused {
             "variant",
             "release",
             "attack",
+            "neighbours",
         ])
         .any(|k| k == key);
     if known {
@@ -537,6 +558,35 @@ mod tests {
         let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nalpha = \"one\"", &[]);
         assert_eq!(f, "alpha");
         assert!(r.contains("invalid type"), "{r}");
+    }
+
+    #[test]
+    fn a_pipeline_relation_overrides_the_experiment_and_is_labelled() {
+        let own = parse(
+            "name = \"p\"\nlearner = \"lr_output\"\nlambda = 1.0\nneighbours = \"add_remove\"",
+            &[Axis::Epsilon],
+        )
+        .unwrap();
+        assert_eq!(own.relation(Relation::ReplaceOne), Relation::AddRemove);
+        assert_eq!(own.variant_tag(), "variant: add/remove neighbours");
+        let plain = parse(
+            "name = \"p\"\nlearner = \"lr_output\"\nlambda = 1.0",
+            &[Axis::Epsilon],
+        )
+        .unwrap();
+        assert_eq!(plain.relation(Relation::ReplaceOne), Relation::ReplaceOne);
+        assert_eq!(plain.variant_tag(), "");
+        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nneighbours = \"swap\"", &[]);
+        assert_eq!(f, "neighbours");
+        assert!(r.contains("\"add_remove\" or \"replace_one\""), "{r}");
+        let (f, r) = refusal(
+            "name = \"p\"\nprobe = \"mi_sorted\"\nneighbours = \"add_remove\"",
+            &[],
+        );
+        assert_eq!(
+            (f.as_str(), r.as_str()),
+            ("neighbours", "does not apply to probe `mi_sorted`")
+        );
     }
 
     #[test]
