@@ -137,7 +137,7 @@ fn shipped_datasets_match_sha256sums_and_the_catalog() {
         assert_eq!(actual, sum, "{path}");
         listed.insert(path.to_string(), sum.to_string());
     }
-    assert_eq!(listed.len(), 12);
+    assert_eq!(listed.len(), 14);
     let toml: toml::Table = toml::from_str(epsilab::data::catalog::CATALOG_TOML).unwrap();
     for (name, def) in toml {
         for (path, sum) in def["sha256"].as_table().unwrap() {

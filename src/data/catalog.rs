@@ -18,6 +18,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod regression;
+
 /// The catalog text shipped with the binary.
 pub const CATALOG_TOML: &str = include_str!("../../datasets/catalog.toml");
 
@@ -195,6 +197,11 @@ pub struct CsvDef {
     pub urls: BTreeMap<String, String>,
     /// The training set's size N, declared public (as [`LibsvmDef::public_n`]).
     pub public_n: Option<usize>,
+    /// Public `[lo, hi]` of a real-valued regression target: the `label` column is then that
+    /// target (read as a number, clipped to these bounds), `classes` must be empty and every
+    /// row belongs to one class. Like `bounds`, part of the mechanism's definition, not the
+    /// data's.
+    pub target_bounds: Option<[f64; 2]>,
 }
 
 fn yes() -> bool {
@@ -673,6 +680,7 @@ impl FileSet<'_> {
             split,
             bounds,
             truth: None,
+            targets: None,
         })
     }
 }
@@ -732,7 +740,13 @@ fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Res
 }
 
 fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
-    let set = file_set!(name, def);
+    let one_class = regression::one_class();
+    let mut set = file_set!(name, def);
+    if let Some(b) = def.target_bounds {
+        regression::check_def(&set, def, b)?;
+        set.classes = &one_class;
+    }
+    let mut targets = Vec::new();
     let delimiter = match def.delimiter.as_deref().unwrap_or(",") {
         "\\t" | "\t" => b'\t',
         d if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
@@ -766,7 +780,13 @@ fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Da
             }
             Some(_) => {}
         }
-        let classes = set.classes_of(&data.labels, |c, l| c.matches_text(l), &found)?;
+        let classes = match def.target_bounds {
+            None => set.classes_of(&data.labels, |c, l| c.matches_text(l), &found)?,
+            Some(b) => {
+                targets.extend(regression::parse_targets(&set, &data.labels, b, &found)?);
+                vec![Some(0); data.labels.len()]
+            }
+        };
         parts.push((
             Part {
                 classes,
@@ -777,7 +797,15 @@ fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Da
     }
     let names = names.unwrap_or_default();
     let dimension = names.len();
-    set.assemble(parts, dimension, def.header.then_some(names))
+    let mut data = set.assemble(parts, dimension, def.header.then_some(names))?;
+    if let Some([lo, hi]) = def.target_bounds {
+        data.targets = Some(super::Targets {
+            values: targets,
+            lo,
+            hi,
+        });
+    }
+    Ok(data)
 }
 
 impl Catalog {

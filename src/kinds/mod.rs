@@ -12,6 +12,7 @@
 
 pub mod attack;
 pub mod erm;
+pub mod estimators;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -47,6 +48,16 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<erm::InputPerturbation>(),
     learner::<erm::Averaged>(),
     learner::<erm::SubsampleAggregate>(),
+    // Issue 49: regression, PCA and k-means (scored by their own metrics).
+    learner::<estimators::Linreg>(),
+    learner::<estimators::LinregSsp>(),
+    learner::<estimators::LinregFunctional>(),
+    learner::<estimators::Pca>(),
+    learner::<estimators::PcaSulq>(),
+    learner::<estimators::PcaAnalyzeGauss>(),
+    learner::<estimators::PcaPowerMethod>(),
+    learner::<estimators::KMeans>(),
+    learner::<estimators::KMeansDpLloyd>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).

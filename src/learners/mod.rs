@@ -65,6 +65,7 @@ macro_rules! linfa_fit {
     };
 }
 
+pub mod estimators;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -91,6 +92,12 @@ pub use vaidya_nb::VaidyaNbParams;
 pub trait Classifier: Send + Sync {
     /// Predicted class index of each of `rows`.
     fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Vec<u16>>;
+    /// The model's own named metrics on `rows`, recorded in place of accuracy, when it is a
+    /// regression, subspace or clustering model ([`estimators::Scored`]); `None` for a
+    /// classifier.
+    fn scores(&self, _data: &Dataset, _rows: &[u32]) -> Option<Result<BTreeMap<String, f64>>> {
+        None
+    }
 }
 
 /// What a fit may read: the training rows and, for binary data, their counts.
