@@ -182,7 +182,9 @@ pub struct CsvDef {
     pub header: bool,
     /// Field separator, one ASCII character ("\t" for tabs) [default: ","].
     pub delimiter: Option<String>,
-    /// Classes in order; `label` as written in the label column (text or number).
+    /// Classes in order; `label` as written in the label column (text or number). Empty (or
+    /// absent) only with `target_bounds`.
+    #[serde(default)]
     pub classes: Vec<ClassDef>,
     #[serde(default)]
     pub subset: bool,
