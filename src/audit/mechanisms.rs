@@ -68,6 +68,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     v.extend(super::erm_sgd::all());
     v.extend(super::release::all());
     v.extend(super::sizes::all());
+    v.extend(super::estimators::all());
     v
 }
 

@@ -30,6 +30,7 @@
 
 pub mod erm;
 pub mod erm_sgd;
+pub mod estimators;
 pub mod logistic;
 pub mod mechanisms;
 pub mod release;

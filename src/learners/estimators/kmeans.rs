@@ -211,23 +211,43 @@ pub fn dp_lloyd(
     rng: &mut Rng,
 ) -> Result<Array2<f64>> {
     let (k, d) = centres.dim();
-    let relation = ledger.relation();
+    let step = (epsilon / iterations as f64, 1.0 + d as f64);
     for _ in 0..iterations {
-        let assigned: Vec<usize> = points
-            .rows()
-            .into_iter()
-            .map(|x| nearest(&centres, x).0)
-            .collect();
-        let (sums, counts) = cluster_sums(points, &assigned, k);
-        let sensitivity = relation.doubled_for_replace(1.0 + d as f64);
-        let lap = Laplace::new(sensitivity, epsilon / iterations as f64, relation)?;
-        let mut c = ledger.charge("train", "laplace (private Lloyd: counts and sums)", lap)?;
+        let (sums, counts) = lloyd_release(points, &centres, step, ledger, rng)?;
         for cl in 0..k {
-            let n = (counts[cl] + c.sample(rng)).max(1.0);
+            let n = counts[cl].max(1.0);
             for j in 0..d {
-                centres[[cl, j]] = ((sums[[cl, j]] + c.sample(rng)) / n).clamp(-1.0, 1.0);
+                centres[[cl, j]] = (sums[[cl, j]] / n).clamp(-1.0, 1.0);
             }
         }
     }
     Ok(centres)
+}
+
+/// One private Lloyd release: the noisy per-cluster coordinate sums and counts of `points`
+/// assigned to their nearest of `centres`, Laplace at (ε, `sensitivity` under add/remove,
+/// doubled for replace-one). The audit calls it with a wrong sensitivity to plant its mutant.
+pub fn lloyd_release(
+    points: &Array2<f64>,
+    centres: &Array2<f64>,
+    (epsilon, sensitivity): (f64, f64),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<(Array2<f64>, Vec<f64>)> {
+    let assigned: Vec<usize> = points
+        .rows()
+        .into_iter()
+        .map(|x| nearest(centres, x).0)
+        .collect();
+    let (mut sums, mut counts) = cluster_sums(points, &assigned, centres.nrows());
+    let relation = ledger.relation();
+    let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
+    let mut c = ledger.charge("train", "laplace (private Lloyd: counts and sums)", lap)?;
+    for (cl, n) in counts.iter_mut().enumerate() {
+        *n += c.sample(rng);
+        for v in sums.row_mut(cl) {
+            *v += c.sample(rng);
+        }
+    }
+    Ok((sums, counts))
 }

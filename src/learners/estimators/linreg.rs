@@ -206,10 +206,34 @@ pub fn functional(
     ledger: &mut Ledger,
     rng: &mut Rng,
 ) -> Result<Array1<f64>> {
-    let dim = z.ncols() as f64;
+    let sensitivity = functional_sensitivity(z.ncols());
+    let (mut quad, lin) = functional_release(z, t, (epsilon, sensitivity), ledger, rng)?;
+    mirror_upper(&mut quad);
+    quad.diag_mut().mapv_inplace(|v| v + alpha);
+    // argmin wᵀQw + cᵀw: w = -Q⁺c / 2.
+    Ok(symmetric_solve(&quad, &lin.mapv(|v| -v / 2.0), 0.0))
+}
+
+/// The functional mechanism's add/remove L1 sensitivity on a design of `dim` columns:
+/// D + 2 √D (see [`FunctionalFit`]).
+pub fn functional_sensitivity(dim: usize) -> f64 {
+    let dim = dim as f64;
+    dim + 2.0 * dim.sqrt()
+}
+
+/// The functional mechanism's release: the noisy coefficients of the quadratic part (upper
+/// triangle: z_j² on the diagonal, then z_j z_l = (2 z_j z_l + noise) / 2 above it) and of the
+/// linear part (-2 t z_j + noise), Laplace at `sensitivity` (add/remove; doubled for
+/// replace-one) and ε. The audit calls it with a wrong sensitivity to plant its mutant.
+pub fn functional_release(
+    z: &Array2<f64>,
+    t: &Array1<f64>,
+    (epsilon, sensitivity): (f64, f64),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<(Array2<f64>, Array1<f64>)> {
     let relation = ledger.relation();
-    let sensitivity = relation.doubled_for_replace(dim + 2.0 * dim.sqrt());
-    let lap = Laplace::new(sensitivity, epsilon, relation)?;
+    let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
     let mut c = ledger.charge("train", "laplace (functional mechanism coefficients)", lap)?;
     let mut quad = z.t().dot(z);
     for i in 0..quad.nrows() {
@@ -219,9 +243,6 @@ pub fn functional(
             quad[[i, j]] = (2.0 * quad[[i, j]] + c.sample(rng)) / 2.0;
         }
     }
-    mirror_upper(&mut quad);
     let lin = z.t().dot(t).mapv(|v| -2.0 * v + c.sample(rng));
-    quad.diag_mut().mapv_inplace(|v| v + alpha);
-    // argmin wᵀQw + cᵀw: w = -Q⁺c / 2.
-    Ok(symmetric_solve(&quad, &lin.mapv(|v| -v / 2.0), 0.0))
+    Ok((quad, lin))
 }

@@ -175,27 +175,36 @@ pub fn analyze_gauss(
 ///   replace-one twice that.
 /// * Mechanism: Laplace(Δ₁ / ε) on each entry, mirrored; then the top-k eigenvectors.
 pub fn sulq(
-    mut a: Array2<f64>,
+    a: Array2<f64>,
     k: usize,
     epsilon: f64,
     ledger: &mut Ledger,
     rng: &mut Rng,
 ) -> Result<Array2<f64>> {
+    let sensitivity = (a.nrows() as f64 + 1.0) / 2.0;
+    let mut a = sulq_release(a, (epsilon, sensitivity), ledger, rng)?;
+    mirror_upper(&mut a);
+    Ok(top_k(&a, k))
+}
+
+/// SuLQ's release: Laplace at (ε, `sensitivity` under add/remove, doubled for replace-one) on
+/// each upper-triangle entry of `a` (the lower triangle is left as it was). The audit calls
+/// it with a wrong sensitivity to plant its mutant.
+pub fn sulq_release(
+    mut a: Array2<f64>,
+    (epsilon, sensitivity): (f64, f64),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array2<f64>> {
     let relation = ledger.relation();
-    let d = a.nrows() as f64;
-    let lap = Laplace::new(
-        relation.doubled_for_replace((d + 1.0) / 2.0),
-        epsilon,
-        relation,
-    )?;
+    let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
     let mut c = ledger.charge("train", "laplace (SuLQ: Σ z zᵀ entries)", lap)?;
     for i in 0..a.nrows() {
         for j in i..a.ncols() {
             a[[i, j]] += c.sample(rng);
         }
     }
-    mirror_upper(&mut a);
-    Ok(top_k(&a, k))
+    Ok(a)
 }
 
 /// The noisy power method (Hardt & Price 2014, Algorithm 1), (ε, δ)-DP by basic composition of
