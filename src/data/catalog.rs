@@ -72,6 +72,8 @@ pub enum DatasetDef {
     /// No rows (`source = "none"`).
     #[serde(rename = "none")]
     NoData(NoDataDef),
+    /// Issue 49: a Gaussian mixture for k-means and PCA (`data::mixture`).
+    GaussianMixture(super::mixture::GaussianMixtureDef),
 }
 
 impl DatasetDef {
@@ -82,6 +84,7 @@ impl DatasetDef {
             DatasetDef::ToyGaussian(d) => Some((d.train + d.test, d.dimension)),
             DatasetDef::LogisticBall(d) => Some((d.train + d.test, d.dimension)),
             DatasetDef::NbSampled(d) => Some((d.train + d.test, d.dimension)),
+            DatasetDef::GaussianMixture(d) => Some((d.train + d.test, d.dimension)),
             _ => None,
         }
     }
@@ -114,6 +117,7 @@ impl DatasetDef {
             DatasetDef::TableI(d) => d.title.as_deref(),
             DatasetDef::CsvColumn(d) => d.title.as_deref(),
             DatasetDef::NoData(d) => d.title.as_deref(),
+            DatasetDef::GaussianMixture(d) => d.title.as_deref(),
         }
     }
 }
@@ -390,6 +394,9 @@ impl Catalog {
             DatasetDef::TableI(d) => Ok(scalar::table_i(name, &title(&d.title))),
             DatasetDef::NoData(d) => Ok(scalar::no_data(name, &title(&d.title))),
             DatasetDef::CsvColumn(d) => scalar::csv_column(name, &title(&d.title), d, base, dir),
+            DatasetDef::GaussianMixture(d) => {
+                super::mixture::gaussian_mixture(name, &title(&d.title), d)
+            }
         }
     }
 }

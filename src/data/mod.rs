@@ -9,6 +9,7 @@ pub mod dense;
 pub mod fetch;
 pub mod files;
 pub mod libsvm;
+pub mod mixture;
 pub mod scalar;
 pub mod synthetic;
 

@@ -94,10 +94,12 @@ pub fn row_start(points: &Array2<f64>, k: usize, rng: &mut Rng) -> Array2<f64> {
 impl Estimator for Centres {
     fn score(&self, data: &Dataset, rows: &[u32]) -> Result<BTreeMap<String, f64>> {
         let u = unit_box(data, rows)?;
-        let mut out = BTreeMap::from([(
-            "kmeans_cost".to_string(),
-            cost(&self.centres, &u) / cost(&self.reference, &u),
-        )]);
+        let ratio = cost(&self.centres, &u) / cost(&self.reference, &u);
+        let mut out = BTreeMap::from([
+            ("kmeans_cost".to_string(), ratio),
+            // The excess over the reference, for scaling laws on a log axis.
+            ("kmeans_excess_cost".to_string(), ratio - 1.0),
+        ]);
         if data.n_classes() > 1 {
             let clusters: Vec<usize> = u
                 .rows()
