@@ -266,6 +266,13 @@ fn train_and_evaluate(
             largest as f64 / td.data.n_rows() as f64,
         );
     }
+    if let Some(scores) = model.scores(td.data, &td.split.test) {
+        log.metrics.extend(scores?);
+        return Ok(Outcome {
+            selected,
+            ..Outcome::default()
+        });
+    }
     let (test, train) = crate::profile::time("evaluate", || -> Result<_> {
         let train = &td.split.train;
         Ok((

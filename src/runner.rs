@@ -262,7 +262,8 @@ impl Group {
                 .features
                 .as_binary()
                 .map(|x| ClassCounts::from_rows(x, &data.labels, &split.train, data.n_classes()));
-            let baseline = if data.is_scalar() {
+            // A scalar source or a regression target has no classes to take the majority of.
+            let baseline = if data.is_scalar() || data.targets.is_some() {
                 None
             } else {
                 Some(accuracy(

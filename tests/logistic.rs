@@ -387,6 +387,7 @@ fn binary_dataset(n: usize, d: usize, k: usize, tag: &str) -> Dataset {
         split: SplitRule::Fixed { n_train: n / 2 },
         bounds: None,
         truth: None,
+        targets: None,
         feature_names: None,
     }
 }
@@ -1084,6 +1085,7 @@ fn blocked_dense_gram_is_the_row_by_row_sum_bit_for_bit() {
             feature_names: None,
             bounds: None,
             truth: None,
+            targets: None,
         };
         let mut design = Design::new(&data, &rows, cols, Encoding::Indicator).unwrap();
         design.set_scales((0..203).map(|i| 0.5 + (i % 7) as f64 / 10.0).collect());

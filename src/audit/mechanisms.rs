@@ -71,6 +71,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     v.extend(super::sizes::all());
     // Real-valued classifiers (issue 50).
     v.extend(super::classifiers::all());
+    v.extend(super::estimators::all());
     v
 }
 

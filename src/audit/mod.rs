@@ -31,6 +31,7 @@
 pub mod classifiers;
 pub mod erm;
 pub mod erm_sgd;
+pub mod estimators;
 pub mod logistic;
 pub mod mechanisms;
 pub mod pipeline;

@@ -20,6 +20,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod regression;
+
 /// The catalog text shipped with the binary.
 pub const CATALOG_TOML: &str = include_str!("../../datasets/catalog.toml");
 
@@ -73,6 +75,8 @@ pub enum DatasetDef {
     /// No rows (`source = "none"`).
     #[serde(rename = "none")]
     NoData(NoDataDef),
+    /// Issue 49: a Gaussian mixture for k-means and PCA (`data::mixture`).
+    GaussianMixture(super::mixture::GaussianMixtureDef),
 }
 
 impl DatasetDef {
@@ -83,6 +87,7 @@ impl DatasetDef {
             DatasetDef::ToyGaussian(d) => Some((d.train + d.test, d.dimension)),
             DatasetDef::LogisticBall(d) => Some((d.train + d.test, d.dimension)),
             DatasetDef::NbSampled(d) => Some((d.train + d.test, d.dimension)),
+            DatasetDef::GaussianMixture(d) => Some((d.train + d.test, d.dimension)),
             _ => None,
         }
     }
@@ -116,6 +121,7 @@ impl DatasetDef {
             DatasetDef::TableI(d) => d.title.as_deref(),
             DatasetDef::CsvColumn(d) => d.title.as_deref(),
             DatasetDef::NoData(d) => d.title.as_deref(),
+            DatasetDef::GaussianMixture(d) => d.title.as_deref(),
         }
     }
 }
@@ -184,7 +190,9 @@ pub struct CsvDef {
     pub header: bool,
     /// Field separator, one ASCII character ("\t" for tabs) [default: ","].
     pub delimiter: Option<String>,
-    /// Classes in order; `label` as written in the label column (text or number).
+    /// Classes in order; `label` as written in the label column (text or number). Empty (or
+    /// absent) only with `target_bounds`.
+    #[serde(default)]
     pub classes: Vec<ClassDef>,
     #[serde(default)]
     pub subset: bool,
@@ -199,6 +207,11 @@ pub struct CsvDef {
     pub urls: BTreeMap<String, String>,
     /// The training set's size N, declared public (as [`LibsvmDef::public_n`]).
     pub public_n: Option<usize>,
+    /// Public `[lo, hi]` of a real-valued regression target: the `label` column is then that
+    /// target (read as a number, clipped to these bounds), `classes` must be empty and every
+    /// row belongs to one class. Like `bounds`, part of the mechanism's definition, not the
+    /// data's.
+    pub target_bounds: Option<[f64; 2]>,
 }
 
 fn yes() -> bool {
@@ -386,6 +399,9 @@ impl Catalog {
             DatasetDef::TableI(d) => Ok(scalar::table_i(name, &title(&d.title))),
             DatasetDef::NoData(d) => Ok(scalar::no_data(name, &title(&d.title))),
             DatasetDef::CsvColumn(d) => scalar::csv_column(name, &title(&d.title), d, base, dir),
+            DatasetDef::GaussianMixture(d) => {
+                super::mixture::gaussian_mixture(name, &title(&d.title), d)
+            }
         }
     }
 }
@@ -678,6 +694,7 @@ impl FileSet<'_> {
             split,
             bounds,
             truth: None,
+            targets: None,
         })
     }
 }
@@ -737,7 +754,13 @@ fn load_libsvm(name: &str, def: &LibsvmDef, base: &Path, data_dir: &Path) -> Res
 }
 
 fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Dataset> {
-    let set = file_set!(name, def);
+    let one_class = regression::one_class();
+    let mut set = file_set!(name, def);
+    if let Some(b) = def.target_bounds {
+        regression::check_def(&set, def, b)?;
+        set.classes = &one_class;
+    }
+    let mut targets = Vec::new();
     let delimiter = match def.delimiter.as_deref().unwrap_or(",") {
         "\\t" | "\t" => b'\t',
         d if d.len() == 1 && d.is_ascii() => d.as_bytes()[0],
@@ -771,7 +794,13 @@ fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Da
             }
             Some(_) => {}
         }
-        let classes = set.classes_of(&data.labels, |c, l| c.matches_text(l), &found)?;
+        let classes = match def.target_bounds {
+            None => set.classes_of(&data.labels, |c, l| c.matches_text(l), &found)?,
+            Some(b) => {
+                targets.extend(regression::parse_targets(&set, &data.labels, b, &found)?);
+                vec![Some(0); data.labels.len()]
+            }
+        };
         parts.push((
             Part {
                 classes,
@@ -782,7 +811,15 @@ fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Da
     }
     let names = names.unwrap_or_default();
     let dimension = names.len();
-    set.assemble(parts, dimension, def.header.then_some(names))
+    let mut data = set.assemble(parts, dimension, def.header.then_some(names))?;
+    if let Some([lo, hi]) = def.target_bounds {
+        data.targets = Some(super::Targets {
+            values: targets,
+            lo,
+            hi,
+        });
+    }
+    Ok(data)
 }
 
 impl Catalog {

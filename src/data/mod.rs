@@ -9,6 +9,7 @@ pub mod dense;
 pub mod fetch;
 pub mod files;
 pub mod libsvm;
+pub mod mixture;
 pub mod scalar;
 pub mod synthetic;
 
@@ -168,6 +169,18 @@ pub struct Dataset {
     /// The true weights w* of a synthetic source drawn from a linear model (the population
     /// minimiser), for the sampling error ||w_np(n) - w*||.
     pub truth: Option<Vec<f64>>,
+    /// The real-valued regression target of each row (clipped to its public bounds), when the
+    /// catalog declares one (`target_bounds`); the rows then all belong to one class.
+    pub targets: Option<Targets>,
+}
+
+/// A real-valued regression target: each row's value, clipped at load to the public
+/// `[lo, hi]` the catalog declares (`target_bounds`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Targets {
+    pub values: Vec<f64>,
+    pub lo: f64,
+    pub hi: f64,
 }
 
 /// Public per-feature bounds of a real-valued dataset and how many values each row had

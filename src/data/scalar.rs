@@ -143,6 +143,7 @@ pub fn column_dataset(name: &str, title: &str, values: Vec<f64>) -> Dataset {
         feature_names: None,
         bounds: None,
         truth: None,
+        targets: None,
     }
 }
 

@@ -95,6 +95,7 @@ pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset 
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
         truth: Some(w),
+        targets: None,
     }
 }
 
@@ -178,6 +179,7 @@ pub fn logistic_binary(
         feature_names: None,
         bounds: None,
         truth: None,
+        targets: None,
     }
 }
 
@@ -232,6 +234,7 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Result<Dat
         split,
         bounds: None,
         truth: None,
+        targets: None,
     })
 }
 
@@ -254,6 +257,7 @@ pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
         truth: None,
+        targets: None,
     }
 }
 
@@ -296,6 +300,7 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         split: SplitRule::Fixed { n_train: def.train },
         bounds: None,
         truth: None,
+        targets: None,
     })
 }
 

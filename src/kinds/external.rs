@@ -402,6 +402,7 @@ mod tests {
             feature_names: None,
             bounds: None,
             truth: None,
+            targets: None,
         };
         assert_eq!(
             rows_csv(&data, &[1, 0], &[0, 2]),

@@ -14,6 +14,7 @@ pub mod attack;
 pub mod erm;
 pub mod external;
 pub mod gaussian_nb;
+pub mod estimators;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
@@ -59,6 +60,16 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<trees::Forest>(),
     learner::<trees::PrivateRandomTree>(),
     learner::<trees::PrivateForest>(),
+    // Issue 49: regression, PCA and k-means (scored by their own metrics).
+    learner::<estimators::Linreg>(),
+    learner::<estimators::LinregSsp>(),
+    learner::<estimators::LinregFunctional>(),
+    learner::<estimators::Pca>(),
+    learner::<estimators::PcaSulq>(),
+    learner::<estimators::PcaAnalyzeGauss>(),
+    learner::<estimators::PcaPowerMethod>(),
+    learner::<estimators::KMeans>(),
+    learner::<estimators::KMeansDpLloyd>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).

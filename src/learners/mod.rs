@@ -65,6 +65,7 @@ macro_rules! linfa_fit {
     };
 }
 
+pub mod estimators;
 pub mod gaussian_nb;
 pub mod logistic;
 pub mod majority;
@@ -98,6 +99,12 @@ pub trait Classifier: Send + Sync {
     /// rows it was sent predictions for (the training rows only if it reported them).
     fn covers(&self, _rows: &[u32]) -> bool {
         true
+    }
+    /// The model's own named metrics on `rows`, recorded in place of accuracy, when it is a
+    /// regression, subspace or clustering model ([`estimators::Scored`]); `None` for a
+    /// classifier.
+    fn scores(&self, _data: &Dataset, _rows: &[u32]) -> Option<Result<BTreeMap<String, f64>>> {
+        None
     }
 }
 

@@ -1,0 +1,255 @@
+//! k-means: Lloyd's algorithm from k seeded training rows (non-private) and the SuLQ private
+//! Lloyd iteration (Blum, Dwork, McSherry & Nissim 2005): noisy counts and sums per cluster.
+//!
+//! Points are the features in `[-1, 1]^d` through their public bounds. Metrics: the test rows'
+//! cost (squared distance to the nearest centre) relative to a non-private Lloyd fit on the same
+//! training rows (`kmeans_cost`), and the adjusted Rand index of the test rows' clusters
+//! against their classes (`ari`) when the data has more than one class. The reference fit only
+//! feeds that metric; nothing of it is released.
+
+use super::{Estimator, Scored, check_real, unit_box};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::learners::{Classifier, FitInput, Learner, TrialLog};
+use crate::privacy::{Laplace, Ledger};
+use crate::rng::Rng;
+use ndarray::{Array2, ArrayView1};
+use rand::Rng as _;
+use rand::seq::index::sample;
+use std::collections::BTreeMap;
+
+/// Lloyd iterations of the non-private fit at most (it stops when no assignment changes).
+pub const MAX_ITER: usize = 300;
+
+/// Fitted centres (rows) and the non-private reference's, both in `[-1, 1]^d`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Centres {
+    pub centres: Array2<f64>,
+    pub reference: Array2<f64>,
+}
+
+/// The index of the centre nearest `x` and its squared distance.
+pub fn nearest(centres: &Array2<f64>, x: ArrayView1<f64>) -> (usize, f64) {
+    let mut best = (0, f64::INFINITY);
+    for (c, centre) in centres.rows().into_iter().enumerate() {
+        let d: f64 = centre.iter().zip(x).map(|(a, b)| (a - b) * (a - b)).sum();
+        if d < best.1 {
+            best = (c, d);
+        }
+    }
+    best
+}
+
+/// Σ over points of the squared distance to the nearest centre.
+pub fn cost(centres: &Array2<f64>, points: &Array2<f64>) -> f64 {
+    points
+        .rows()
+        .into_iter()
+        .map(|x| nearest(centres, x).1)
+        .sum()
+}
+
+/// Lloyd's algorithm from `start` until no assignment changes (or [`MAX_ITER`]); a cluster
+/// left empty keeps its centre.
+pub fn lloyd(points: &Array2<f64>, mut centres: Array2<f64>) -> Array2<f64> {
+    let mut assigned: Vec<usize> = vec![usize::MAX; points.nrows()];
+    for _ in 0..MAX_ITER {
+        let mut changed = false;
+        for (i, x) in points.rows().into_iter().enumerate() {
+            let c = nearest(&centres, x).0;
+            changed |= assigned[i] != c;
+            assigned[i] = c;
+        }
+        if !changed {
+            break;
+        }
+        let (sums, counts) = cluster_sums(points, &assigned, centres.nrows());
+        for (c, &n) in counts.iter().enumerate() {
+            if n > 0.0 {
+                let mean = &sums.row(c) / n;
+                centres.row_mut(c).assign(&mean);
+            }
+        }
+    }
+    centres
+}
+
+/// Per-cluster sums (rows) and counts of the assigned points.
+fn cluster_sums(points: &Array2<f64>, assigned: &[usize], k: usize) -> (Array2<f64>, Vec<f64>) {
+    let mut sums = Array2::zeros((k, points.ncols()));
+    let mut counts = vec![0.0; k];
+    for (x, &c) in points.rows().into_iter().zip(assigned) {
+        sums.row_mut(c).scaled_add(1.0, &x);
+        counts[c] += 1.0;
+    }
+    (sums, counts)
+}
+
+/// k distinct rows of `points`, chosen by `rng` (the seeded start of the non-private fit).
+pub fn row_start(points: &Array2<f64>, k: usize, rng: &mut Rng) -> Array2<f64> {
+    let picked = sample(rng, points.nrows(), k).into_vec();
+    points.select(ndarray::Axis(0), &picked)
+}
+
+impl Estimator for Centres {
+    fn score(&self, data: &Dataset, rows: &[u32]) -> Result<BTreeMap<String, f64>> {
+        let u = unit_box(data, rows)?;
+        let ratio = cost(&self.centres, &u) / cost(&self.reference, &u);
+        let mut out = BTreeMap::from([
+            ("kmeans_cost".to_string(), ratio),
+            // The excess over the reference, for scaling laws on a log axis.
+            ("kmeans_excess_cost".to_string(), ratio - 1.0),
+        ]);
+        if data.n_classes() > 1 {
+            let clusters: Vec<usize> = u
+                .rows()
+                .into_iter()
+                .map(|x| nearest(&self.centres, x).0)
+                .collect();
+            let classes: Vec<usize> = rows
+                .iter()
+                .map(|&i| data.labels[i as usize] as usize)
+                .collect();
+            out.insert("ari".into(), adjusted_rand_index(&clusters, &classes));
+        }
+        Ok(out)
+    }
+}
+
+/// The adjusted Rand index of two labellings (Hubert & Arabie 1985): 1 for identical
+/// partitions, about 0 for independent ones.
+pub fn adjusted_rand_index(a: &[usize], b: &[usize]) -> f64 {
+    let (ka, kb) = (
+        a.iter().max().map_or(0, |m| m + 1),
+        b.iter().max().map_or(0, |m| m + 1),
+    );
+    let mut table = vec![0.0f64; ka * kb];
+    for (&x, &y) in a.iter().zip(b) {
+        table[x * kb + y] += 1.0;
+    }
+    let pairs = |n: f64| n * (n - 1.0) / 2.0;
+    let index: f64 = table.iter().map(|&n| pairs(n)).sum();
+    let rows: f64 = (0..ka)
+        .map(|i| pairs(table[i * kb..(i + 1) * kb].iter().sum()))
+        .sum();
+    let cols: f64 = (0..kb)
+        .map(|j| pairs((0..ka).map(|i| table[i * kb + j]).sum()))
+        .sum();
+    let expected = rows * cols / pairs(a.len() as f64);
+    let max = (rows + cols) / 2.0;
+    if max == expected {
+        return 1.0;
+    }
+    (index - expected) / (max - expected)
+}
+
+/// One cell's k-means: non-private Lloyd, or the private Lloyd iteration at ε over
+/// `iterations` steps.
+#[derive(Debug, Clone, Copy)]
+pub struct KMeansFit {
+    pub clusters: usize,
+    /// `None`: non-private; else (ε, iterations).
+    pub private: Option<(f64, usize)>,
+}
+
+impl Learner for KMeansFit {
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+        let u = unit_box(input.data, input.train)?;
+        let mut start = log.streams.stream("kmeans_start");
+        let reference = lloyd(&u, row_start(&u, self.clusters, &mut start));
+        let centres = match self.private {
+            None => {
+                log.ledger.non_private(
+                    "train",
+                    "none (exact Lloyd iterations)",
+                    "non-private k-means reference",
+                );
+                reference.clone()
+            }
+            Some((epsilon, iterations)) => {
+                let mut public = log.streams.stream("dp_lloyd_start");
+                let mut rng = log.streams.stream("dp_lloyd_noise");
+                let begin = box_start(self.clusters, u.ncols(), &mut public);
+                dp_lloyd(&u, begin, (epsilon, iterations), &mut log.ledger, &mut rng)?
+            }
+        };
+        Ok(Box::new(Scored(Box::new(Centres { centres, reference }))))
+    }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_real(data)?;
+        if self.clusters > data.n_rows() / 2 {
+            return Err(Error::Data {
+                dataset: data.name.clone(),
+                reason: format!(
+                    "k-means asks for {} clusters of {} rows",
+                    self.clusters,
+                    data.n_rows()
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// k centres uniform in `[-1, 1]^d` (a data-independent start).
+pub fn box_start(k: usize, d: usize, rng: &mut Rng) -> Array2<f64> {
+    Array2::from_shape_simple_fn((k, d), || rng.gen_range(-1.0..=1.0))
+}
+
+/// The SuLQ private Lloyd iteration, ε-DP by basic composition of its T releases at ε/T.
+///
+/// * Domain: training sets of points in `[-1, 1]^d` (public bounds).
+/// * Release t: for each cluster of the current (public) centres, the count of its points and
+///   the sum of their coordinates. One point is in one cluster: add/remove L1 sensitivity
+///   1 + d (its count and its coordinates, each at most 1 in absolute value); replace-one twice.
+/// * Mechanism: Laplace((1 + d) / (ε/T)) on every count and sum coordinate.
+/// * Post-processing: centre = noisy sum / max(noisy count, 1), clipped to the box.
+pub fn dp_lloyd(
+    points: &Array2<f64>,
+    mut centres: Array2<f64>,
+    (epsilon, iterations): (f64, usize),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array2<f64>> {
+    let (k, d) = centres.dim();
+    let step = (epsilon / iterations as f64, 1.0 + d as f64);
+    for _ in 0..iterations {
+        let (sums, counts) = lloyd_release(points, &centres, step, ledger, rng)?;
+        for cl in 0..k {
+            let n = counts[cl].max(1.0);
+            for j in 0..d {
+                centres[[cl, j]] = (sums[[cl, j]] / n).clamp(-1.0, 1.0);
+            }
+        }
+    }
+    Ok(centres)
+}
+
+/// One private Lloyd release: the noisy per-cluster coordinate sums and counts of `points`
+/// assigned to their nearest of `centres`, Laplace at (ε, `sensitivity` under add/remove,
+/// doubled for replace-one). The audit calls it with a wrong sensitivity to plant its mutant.
+pub fn lloyd_release(
+    points: &Array2<f64>,
+    centres: &Array2<f64>,
+    (epsilon, sensitivity): (f64, f64),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<(Array2<f64>, Vec<f64>)> {
+    let assigned: Vec<usize> = points
+        .rows()
+        .into_iter()
+        .map(|x| nearest(centres, x).0)
+        .collect();
+    let (mut sums, mut counts) = cluster_sums(points, &assigned, centres.nrows());
+    let relation = ledger.relation();
+    let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
+    let mut c = ledger.charge("train", "laplace (private Lloyd: counts and sums)", lap)?;
+    for (cl, n) in counts.iter_mut().enumerate() {
+        *n += c.sample(rng);
+        for v in sums.row_mut(cl) {
+            *v += c.sample(rng);
+        }
+    }
+    Ok((sums, counts))
+}

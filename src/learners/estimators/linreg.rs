@@ -1,0 +1,248 @@
+//! Linear regression: ridge (non-private), sufficient-statistics perturbation in its adaptive
+//! form (AdaSSP, Wang 2018) and the functional mechanism (Zhang et al. 2012).
+//!
+//! Every model is fitted on the design z = [u, 1] / √D (u: the features in `[-1, 1]` through
+//! their public bounds, D = d + 1 with the intercept), so ||z||₂ ≤ 1, and on the target
+//! t ∈ `[-1, 1]` through its public bounds. The fitted w predicts y = mid + half · zᵀw.
+
+use super::linalg::{mirror_upper, symmetric_eigen, symmetric_solve};
+use super::{Estimator, Scored, check_target, unit_box, unit_targets};
+use crate::data::Dataset;
+use crate::error::Result;
+use crate::learners::{Classifier, FitInput, Learner, TrialLog};
+use crate::privacy::{Gaussian, Laplace, Ledger};
+use crate::rng::Rng;
+use ndarray::{Array1, Array2, Axis, concatenate};
+use std::collections::BTreeMap;
+
+/// A fitted linear model on the scaled design, and the map back to target units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinearModel {
+    /// Weights on z = [u, 1] / √D.
+    pub w: Array1<f64>,
+    /// y = mid + half · t.
+    pub mid: f64,
+    pub half: f64,
+}
+
+/// The scaled design z of `rows` (one row per example, ||z||₂ ≤ 1).
+pub fn design(data: &Dataset, rows: &[u32]) -> Result<Array2<f64>> {
+    let u = unit_box(data, rows)?;
+    let ones = Array2::ones((u.nrows(), 1));
+    let z = concatenate![Axis(1), u, ones];
+    let root = (z.ncols() as f64).sqrt();
+    Ok(z / root)
+}
+
+impl LinearModel {
+    /// Predictions in target units for `rows`.
+    pub fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Array1<f64>> {
+        let z = design(data, rows)?;
+        Ok(z.dot(&self.w).mapv(|t| self.mid + self.half * t))
+    }
+}
+
+impl Estimator for LinearModel {
+    /// `mse` and `r2` against the (clipped) targets of `rows`.
+    fn score(&self, data: &Dataset, rows: &[u32]) -> Result<BTreeMap<String, f64>> {
+        check_target(data)?;
+        let t = data.targets.as_ref().expect("checked");
+        let pred = self.predict(data, rows)?;
+        let y: Vec<f64> = rows.iter().map(|&i| t.values[i as usize]).collect();
+        let n = y.len() as f64;
+        let mean = y.iter().sum::<f64>() / n;
+        let sse: f64 = y.iter().zip(&pred).map(|(a, p)| (a - p).powi(2)).sum();
+        let sst: f64 = y.iter().map(|a| (a - mean).powi(2)).sum();
+        Ok(BTreeMap::from([
+            ("mse".to_string(), sse / n),
+            ("r2".to_string(), 1.0 - sse / sst),
+        ]))
+    }
+}
+
+/// Ridge: argmin ||Z w - t||² + α ||w||² = (ZᵀZ + α I)⁻¹ Zᵀt (every weight penalised,
+/// the intercept's too; scikit-learn's `Ridge(alpha, fit_intercept=False)` on Z).
+pub fn ridge(z: &Array2<f64>, t: &Array1<f64>, alpha: f64) -> Array1<f64> {
+    let mut a = z.t().dot(z);
+    a.diag_mut().mapv_inplace(|v| v + alpha);
+    symmetric_solve(&a, &z.t().dot(t), 0.0)
+}
+
+/// `learner = "linreg"`'s fit: ridge with a public α, non-private.
+#[derive(Debug, Clone, Copy)]
+pub struct RidgeFit {
+    pub alpha: f64,
+}
+
+impl Learner for RidgeFit {
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+        log.ledger.non_private(
+            "train",
+            "none (exact least squares)",
+            "non-private ridge regression reference",
+        );
+        let z = design(input.data, input.train)?;
+        let (t, (mid, half)) = unit_targets(input.data, input.train)?;
+        let w = ridge(&z, &t, self.alpha);
+        Ok(Box::new(Scored(Box::new(LinearModel { w, mid, half }))))
+    }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_target(data)
+    }
+}
+
+/// AdaSSP (Wang 2018, Algorithm 2): three Gaussian releases at (ε/3, δ/3) each, composed
+/// sequentially to (ε, δ)-DP.
+///
+/// * Domain: training sets of (z, t) with ||z||₂ ≤ 1 and |t| ≤ 1 (public bounds, above).
+/// * Releases and add/remove L2 sensitivities: λ_min(ZᵀZ) (1, Weyl's inequality: adding zzᵀ
+///   moves every eigenvalue by at most ||z||² ≤ 1); the upper triangle of ZᵀZ (Frobenius norm
+///   of zzᵀ ≤ ||z||² ≤ 1); Zᵀt (||t z||₂ ≤ 1). Replace-one: twice each (triangle inequality).
+/// * Mechanism: each + N(0, σ²) per coordinate, σ by the analytic Gaussian (Balle & Wang 2018).
+/// * Post-processing: the ridge λ = max(0, √(D ln(2D²/ρ)) σ − λ̃_min), ρ = 0.05, from the
+///   noisy λ_min lowered by σ √(2 ln(6/δ)); w = (noisy ZᵀZ + λ I)⁺ noisy Zᵀt.
+#[derive(Debug, Clone, Copy)]
+pub struct AdaSspFit {
+    pub epsilon: f64,
+    pub delta: f64,
+}
+
+impl Learner for AdaSspFit {
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+        let z = design(input.data, input.train)?;
+        let (t, (mid, half)) = unit_targets(input.data, input.train)?;
+        let mut rng = log.streams.stream("adassp");
+        let w = ada_ssp(&z, &t, self.epsilon, self.delta, &mut log.ledger, &mut rng)?;
+        Ok(Box::new(Scored(Box::new(LinearModel { w, mid, half }))))
+    }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_target(data)
+    }
+}
+
+/// A Gaussian mechanism at (ε, δ) for a quantity of add/remove L2 sensitivity 1.
+fn unit_gaussian(epsilon: f64, delta: f64, ledger: &Ledger) -> Result<Gaussian> {
+    let relation = ledger.relation();
+    Gaussian::analytic(relation.doubled_for_replace(1.0), epsilon, delta, relation)
+}
+
+/// AdaSSP's weights (see [`AdaSspFit`]); every draw goes through `ledger`.
+pub fn ada_ssp(
+    z: &Array2<f64>,
+    t: &Array1<f64>,
+    epsilon: f64,
+    delta: f64,
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array1<f64>> {
+    let (e3, d3) = (epsilon / 3.0, delta / 3.0);
+    let dim = z.ncols() as f64;
+    let mut gram = z.t().dot(z);
+    let exact_min = symmetric_eigen(&gram)
+        .0
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let g = unit_gaussian(e3, d3, ledger)?;
+    let sigma = g.sigma();
+    let mut c = ledger.charge("train", "gaussian (AdaSSP: λ_min of ZᵀZ)", g)?;
+    let noisy_min =
+        (exact_min + c.sample(rng) - sigma * (2.0 * (6.0 / delta).ln()).sqrt()).max(0.0);
+    let g = unit_gaussian(e3, d3, ledger)?;
+    let mut c = ledger.charge("train", "gaussian (AdaSSP: ZᵀZ, upper triangle)", g)?;
+    for i in 0..gram.nrows() {
+        for j in i..gram.ncols() {
+            gram[[i, j]] += c.sample(rng);
+        }
+    }
+    mirror_upper(&mut gram);
+    let g = unit_gaussian(e3, d3, ledger)?;
+    let mut c = ledger.charge("train", "gaussian (AdaSSP: Zᵀt)", g)?;
+    let zt = z.t().dot(t).mapv(|v| v + c.sample(rng));
+    let rho: f64 = 0.05;
+    let lambda = ((dim * (2.0 * dim * dim / rho).ln()).sqrt() * sigma - noisy_min).max(0.0);
+    gram.diag_mut().mapv_inplace(|v| v + lambda);
+    Ok(symmetric_solve(&gram, &zt, 0.0))
+}
+
+/// The functional mechanism (Zhang et al. 2012) for least squares, pure ε-DP.
+///
+/// * Domain: training sets of (z, t) with ||z||₂ ≤ 1, |t| ≤ 1.
+/// * Release: the monomial coefficients of Σ (t - zᵀw)² in w: z_j² and 2 z_j z_l (j < l)
+///   summed (the quadratic part) and -2 t z_j summed (the linear part).
+/// * Add/remove L1 sensitivity: one row adds ||z||₁² + 2 |t| ||z||₁ ≤ D + 2 √D
+///   (||z||₁ ≤ √D ||z||₂ ≤ √D); replace-one twice that.
+/// * Mechanism: Laplace(Δ / ε) on each coefficient (Zhang et al., Algorithm 1).
+/// * Post-processing: the noisy quadratic form plus the public ridge α I, minimised over the
+///   eigen-directions with positive eigenvalue (Zhang et al. §5 drop the others).
+#[derive(Debug, Clone, Copy)]
+pub struct FunctionalFit {
+    pub epsilon: f64,
+    pub alpha: f64,
+}
+
+impl Learner for FunctionalFit {
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+        let z = design(input.data, input.train)?;
+        let (t, (mid, half)) = unit_targets(input.data, input.train)?;
+        let mut rng = log.streams.stream("functional");
+        let w = functional(&z, &t, self.epsilon, self.alpha, &mut log.ledger, &mut rng)?;
+        Ok(Box::new(Scored(Box::new(LinearModel { w, mid, half }))))
+    }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_target(data)
+    }
+}
+
+/// The functional mechanism's weights (see [`FunctionalFit`]).
+pub fn functional(
+    z: &Array2<f64>,
+    t: &Array1<f64>,
+    epsilon: f64,
+    alpha: f64,
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array1<f64>> {
+    let sensitivity = functional_sensitivity(z.ncols());
+    let (mut quad, lin) = functional_release(z, t, (epsilon, sensitivity), ledger, rng)?;
+    mirror_upper(&mut quad);
+    quad.diag_mut().mapv_inplace(|v| v + alpha);
+    // argmin wᵀQw + cᵀw: w = -Q⁺c / 2.
+    Ok(symmetric_solve(&quad, &lin.mapv(|v| -v / 2.0), 0.0))
+}
+
+/// The functional mechanism's add/remove L1 sensitivity on a design of `dim` columns:
+/// D + 2 √D (see [`FunctionalFit`]).
+pub fn functional_sensitivity(dim: usize) -> f64 {
+    let dim = dim as f64;
+    dim + 2.0 * dim.sqrt()
+}
+
+/// The functional mechanism's release: the noisy coefficients of the quadratic part (upper
+/// triangle: z_j² on the diagonal, then z_j z_l = (2 z_j z_l + noise) / 2 above it) and of the
+/// linear part (-2 t z_j + noise), Laplace at `sensitivity` (add/remove; doubled for
+/// replace-one) and ε. The audit calls it with a wrong sensitivity to plant its mutant.
+pub fn functional_release(
+    z: &Array2<f64>,
+    t: &Array1<f64>,
+    (epsilon, sensitivity): (f64, f64),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<(Array2<f64>, Array1<f64>)> {
+    let relation = ledger.relation();
+    let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
+    let mut c = ledger.charge("train", "laplace (functional mechanism coefficients)", lap)?;
+    let mut quad = z.t().dot(z);
+    for i in 0..quad.nrows() {
+        quad[[i, i]] += c.sample(rng);
+        for j in i + 1..quad.ncols() {
+            // The monomial w_i w_j has coefficient 2 M_ij: noise it, then halve.
+            quad[[i, j]] = (2.0 * quad[[i, j]] + c.sample(rng)) / 2.0;
+        }
+    }
+    let lin = z.t().dot(t).mapv(|v| -2.0 * v + c.sample(rng));
+    Ok((quad, lin))
+}

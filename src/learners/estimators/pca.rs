@@ -1,0 +1,239 @@
+//! PCA: exact (non-private), Analyze Gauss (Dwork et al. 2014), SuLQ-style Laplace input
+//! perturbation (Blum et al. 2005) and the noisy power method (Hardt & Price 2014).
+//!
+//! The private ones read the second-moment matrix A = Σ z zᵀ of z = u / √d (u: the features
+//! in `[-1, 1]` through their public bounds, so ||z||₂ ≤ 1), centred at the bounds' midpoint,
+//! not at the private mean. The non-private reference centres at the training mean, as
+//! scikit-learn's `PCA` does.
+
+use super::linalg::{mirror_upper, orthonormalise, symmetric_eigen};
+use super::{Estimator, Scored, check_real, unit_box};
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::learners::{Classifier, FitInput, Learner, TrialLog};
+use crate::privacy::{Gaussian, Laplace, Ledger};
+use crate::rng::Rng;
+use ndarray::{Array2, Axis, s};
+use rand_distr::{Distribution, StandardNormal};
+use std::collections::BTreeMap;
+
+/// k orthonormal directions (columns) in the scaled feature space `[-1, 1]^d`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subspace {
+    pub directions: Array2<f64>,
+}
+
+/// The rows of `data` in `[-1, 1]^d`, centred at their own mean.
+fn centred(data: &Dataset, rows: &[u32]) -> Result<Array2<f64>> {
+    let u = unit_box(data, rows)?;
+    let mean = u.mean_axis(Axis(0)).expect("rows");
+    Ok(u - &mean)
+}
+
+impl Estimator for Subspace {
+    /// `captured_variance`: the share of the test rows' variance (about their mean, in the
+    /// scaled space) the directions capture; `captured_variance_optimal`: the share the best k
+    /// directions for those rows capture (an upper bound no release can pass).
+    fn score(&self, data: &Dataset, rows: &[u32]) -> Result<BTreeMap<String, f64>> {
+        let c = centred(data, rows)?;
+        let cov = c.t().dot(&c);
+        let total = cov.diag().sum();
+        let proj = c.dot(&self.directions);
+        let captured = proj.iter().map(|v| v * v).sum::<f64>();
+        let k = self.directions.ncols();
+        let best: f64 = symmetric_eigen(&cov).0.iter().take(k).sum();
+        Ok(BTreeMap::from([
+            ("captured_variance".to_string(), captured / total),
+            ("captured_variance_optimal".to_string(), best / total),
+        ]))
+    }
+}
+
+/// The top-k eigenvectors of the symmetric `a`.
+pub fn top_k(a: &Array2<f64>, k: usize) -> Array2<f64> {
+    symmetric_eigen(a).1.slice(s![.., ..k]).to_owned()
+}
+
+/// The scaled second-moment matrix Σ z zᵀ, z = u / √d (||z||₂ ≤ 1).
+fn second_moment(data: &Dataset, rows: &[u32]) -> Result<Array2<f64>> {
+    let u = unit_box(data, rows)?;
+    let root = (u.ncols() as f64).sqrt();
+    let z = u / root;
+    Ok(z.t().dot(&z))
+}
+
+/// Which PCA a cell runs, with its public parameters and its budget.
+#[derive(Debug, Clone, Copy)]
+pub enum PcaMethod {
+    /// Exact PCA about the training mean (non-private).
+    Exact,
+    /// Analyze Gauss at (ε, δ).
+    AnalyzeGauss { epsilon: f64, delta: f64 },
+    /// Laplace on each upper-triangle entry at ε.
+    Sulq { epsilon: f64 },
+    /// `iterations` noisy power steps at (ε, δ) in all.
+    Power {
+        epsilon: f64,
+        delta: f64,
+        iterations: usize,
+    },
+}
+
+/// One cell's PCA: k components by one method.
+#[derive(Debug, Clone, Copy)]
+pub struct PcaFit {
+    pub components: usize,
+    pub method: PcaMethod,
+}
+
+impl Learner for PcaFit {
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+        let (data, rows, k) = (input.data, input.train, self.components);
+        let directions = match self.method {
+            PcaMethod::Exact => {
+                log.ledger.non_private(
+                    "train",
+                    "none (exact covariance)",
+                    "non-private PCA reference",
+                );
+                let c = centred(data, rows)?;
+                top_k(&c.t().dot(&c), k)
+            }
+            PcaMethod::AnalyzeGauss { epsilon, delta } => {
+                let mut rng = log.streams.stream("analyze_gauss");
+                let a = second_moment(data, rows)?;
+                analyze_gauss(a, k, epsilon, delta, &mut log.ledger, &mut rng)?
+            }
+            PcaMethod::Sulq { epsilon } => {
+                let mut rng = log.streams.stream("sulq");
+                let a = second_moment(data, rows)?;
+                sulq(a, k, epsilon, &mut log.ledger, &mut rng)?
+            }
+            PcaMethod::Power {
+                epsilon,
+                delta,
+                iterations,
+            } => {
+                let a = second_moment(data, rows)?;
+                let mut start = log.streams.stream("power_start");
+                let mut rng = log.streams.stream("power_noise");
+                let budget = (epsilon, delta, iterations);
+                noisy_power(&a, k, budget, &mut log.ledger, (&mut start, &mut rng))?
+            }
+        };
+        Ok(Box::new(Scored(Box::new(Subspace { directions }))))
+    }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        check_real(data)?;
+        if self.components > data.n_features() {
+            return Err(Error::Data {
+                dataset: data.name.clone(),
+                reason: format!(
+                    "PCA asks for {} components of {} features",
+                    self.components,
+                    data.n_features()
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014), (ε, δ)-DP.
+///
+/// * Domain: training sets of z with ||z||₂ ≤ 1; release: the upper triangle of A = Σ z zᵀ.
+/// * Add/remove L2 sensitivity: ||z zᵀ||_F = ||z||₂² ≤ 1 (the upper triangle's is no larger);
+///   replace-one 2.
+/// * Mechanism: N(0, σ²) on each upper-triangle entry, mirrored; σ by the analytic Gaussian.
+/// * Post-processing: the top-k eigenvectors of the noisy symmetric matrix.
+pub fn analyze_gauss(
+    mut a: Array2<f64>,
+    k: usize,
+    epsilon: f64,
+    delta: f64,
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array2<f64>> {
+    let relation = ledger.relation();
+    let g = Gaussian::analytic(relation.doubled_for_replace(1.0), epsilon, delta, relation)?;
+    let mut c = ledger.charge("train", "gaussian (Analyze Gauss: Σ z zᵀ)", g)?;
+    for i in 0..a.nrows() {
+        for j in i..a.ncols() {
+            a[[i, j]] += c.sample(rng);
+        }
+    }
+    mirror_upper(&mut a);
+    Ok(top_k(&a, k))
+}
+
+/// SuLQ-style input perturbation (after Blum, Dwork, McSherry & Nissim 2005, who add noise to
+/// each entry of the covariance), here with Laplace noise for pure ε-DP.
+///
+/// * Release: the upper triangle of A = Σ z zᵀ, ||z||₂ ≤ 1.
+/// * Add/remove L1 sensitivity: Σ_{i ≤ j} |z_i z_j| = (||z||₁² + ||z||₂²) / 2 ≤ (d + 1) / 2;
+///   replace-one twice that.
+/// * Mechanism: Laplace(Δ₁ / ε) on each entry, mirrored; then the top-k eigenvectors.
+pub fn sulq(
+    a: Array2<f64>,
+    k: usize,
+    epsilon: f64,
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array2<f64>> {
+    let sensitivity = (a.nrows() as f64 + 1.0) / 2.0;
+    let mut a = sulq_release(a, (epsilon, sensitivity), ledger, rng)?;
+    mirror_upper(&mut a);
+    Ok(top_k(&a, k))
+}
+
+/// SuLQ's release: Laplace at (ε, `sensitivity` under add/remove, doubled for replace-one) on
+/// each upper-triangle entry of `a` (the lower triangle is left as it was). The audit calls
+/// it with a wrong sensitivity to plant its mutant.
+pub fn sulq_release(
+    mut a: Array2<f64>,
+    (epsilon, sensitivity): (f64, f64),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array2<f64>> {
+    let relation = ledger.relation();
+    let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
+    let mut c = ledger.charge("train", "laplace (SuLQ: Σ z zᵀ entries)", lap)?;
+    for i in 0..a.nrows() {
+        for j in i..a.ncols() {
+            a[[i, j]] += c.sample(rng);
+        }
+    }
+    Ok(a)
+}
+
+/// The noisy power method (Hardt & Price 2014, Algorithm 1), (ε, δ)-DP by basic composition of
+/// its T Gaussian releases at (ε/T, δ/T) each.
+///
+/// * Start: a Gaussian d × k matrix from a public stream, orthonormalised.
+/// * Release t: Y = A X + G, X the previous (orthonormal) iterate; add/remove L2 (Frobenius)
+///   sensitivity ||z zᵀ X||_F = ||z||₂ ||Xᵀ z||₂ ≤ 1; replace-one 2.
+/// * Mechanism: G with N(0, σ²) entries, σ by the analytic Gaussian; X = orth(Y).
+pub fn noisy_power(
+    a: &Array2<f64>,
+    k: usize,
+    (epsilon, delta, iterations): (f64, f64, usize),
+    ledger: &mut Ledger,
+    (start, rng): (&mut Rng, &mut Rng),
+) -> Result<Array2<f64>> {
+    let d = a.nrows();
+    let mut x = Array2::from_shape_simple_fn((d, k), || StandardNormal.sample(start));
+    orthonormalise(&mut x);
+    let relation = ledger.relation();
+    let steps = iterations as f64;
+    for _ in 0..iterations {
+        let sensitivity = relation.doubled_for_replace(1.0);
+        let g = Gaussian::analytic(sensitivity, epsilon / steps, delta / steps, relation)?;
+        let mut c = ledger.charge("train", "gaussian (noisy power method: A X)", g)?;
+        let mut y = a.dot(&x);
+        y.mapv_inplace(|v| v + c.sample(rng));
+        orthonormalise(&mut y);
+        x = y;
+    }
+    Ok(x)
+}
