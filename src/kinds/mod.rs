@@ -12,9 +12,9 @@
 
 pub mod attack;
 pub mod erm;
+pub mod estimators;
 pub mod external;
 pub mod gaussian_nb;
-pub mod estimators;
 pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;

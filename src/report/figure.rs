@@ -429,8 +429,7 @@ impl PlotAxes {
                 Some(x) => series[idx].points.push((x, m, se)),
                 None => series[idx].level = Some((m, se)),
             }
-            if let Some((cell, verdict, target)) =
-                verdicts.and_then(|v| published_cell(spec, v, s))
+            if let Some((cell, verdict, target)) = verdicts.and_then(|v| published_cell(spec, v, s))
             {
                 published.push((label, x, self.plotted(cell, 0.0).0, verdict, target));
             }
