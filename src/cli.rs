@@ -223,8 +223,8 @@ pub enum Command {
         /// Audit one mechanism (see `--all` for the list).
         #[arg(long, conflicts_with_all = ["all", "spec"])]
         mechanism: Option<String>,
-        /// Audit a release pipeline of this spec as it runs (an external program included),
-        /// beside the ε its ledger declares (docs/external.md) [default trials: 1000].
+        /// Audit a release or learner pipeline of this spec as it runs (an external program
+        /// included), beside the ε its ledger declares (docs/external.md) [default trials: 1000].
         #[arg(long, requires = "pipeline", conflicts_with = "all")]
         spec: Option<PathBuf>,
         /// The pipeline of `--spec` to audit.
@@ -837,7 +837,7 @@ fn audit(mechanism: Option<&str>, all: bool, size: (usize, u64), json: bool) -> 
     )
 }
 
-/// `epsilab audit --spec`: one release pipeline at `epsilon` on the given neighbours (or the
+/// `epsilab audit --spec`: one release or learner pipeline at `epsilon` on the given neighbours (or the
 /// default ones), beside the ε its ledger declares.
 fn audit_pipeline(
     spec: &Spec,
@@ -847,9 +847,7 @@ fn audit_pipeline(
     size: (usize, u64),
     json: bool,
 ) -> Result<()> {
-    use crate::audit::pipeline::{PipelineAudit, default_neighbours};
-    let (x, x_prime) = default_neighbours(spec.experiment.neighbours);
-    let neighbours = (neighbours.0.unwrap_or(x), neighbours.1.unwrap_or(x_prime));
+    use crate::audit::pipeline::PipelineAudit;
     let m = PipelineAudit::new(spec, name, epsilon, neighbours)?;
     let result = crate::audit::audit(&m, size.0, size.1)?;
     if let Some(e) = m.failure() {
@@ -858,7 +856,7 @@ fn audit_pipeline(
     audit_report(
         &[result],
         json,
-        "the release exceeded the ε its ledger declares",
+        "the pipeline exceeded the ε its ledger declares",
     )
 }
 

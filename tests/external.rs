@@ -310,13 +310,23 @@ metrics = ["abs_error"]
 
 /// `epsilab audit --spec ... --pipeline mean --json` with `trials` per side: (success, JSON).
 fn audit(dir: &Path, spec: &str, trials: usize) -> (bool, serde_json::Value, String) {
+    audit_pipeline(dir, spec, "mean", trials)
+}
+
+/// `epsilab audit --spec ... --pipeline NAME --json` with `trials` per side.
+fn audit_pipeline(
+    dir: &Path,
+    spec: &str,
+    pipeline: &str,
+    trials: usize,
+) -> (bool, serde_json::Value, String) {
     let path = write_spec(dir, "audit.toml", spec);
     let out = common::bin()
         .args(["audit", "--spec"])
         .arg(&path)
         .args([
             "--pipeline",
-            "mean",
+            pipeline,
             "--json",
             "--trials",
             &trials.to_string(),
@@ -354,4 +364,28 @@ fn the_black_box_audit_catches_a_broken_external_release() {
     );
     assert!(ok, "{stderr} {json}");
     assert_eq!(json[0]["caught"], false, "{json}");
+}
+
+/// An external learner is audited on the canary neighbours: one that predicts the label of a
+/// training row equal to the canary (a membership leak, declaring ε = 1) is caught, and one
+/// whose predictions do not depend on its training rows is not (`learner.py`'s modes; 100
+/// runs per side of a standard-library Python program).
+#[test]
+fn the_black_box_audit_catches_a_leaky_external_learner() {
+    let dir = setup();
+    let spec = |mode: &str| {
+        learner_spec(&format!(r#"mode = "{mode}""#), 30.0)
+            .replace("epsilon = [0.5, 2.0]", "epsilon = [1.0]")
+    };
+    let (ok, json, stderr) = audit_pipeline(dir.path(), &spec("canary"), "mine", 100);
+    assert!(!ok, "a leaky learner must fail the audit: {stderr} {json}");
+    let row = &json[0];
+    assert_eq!(row["claimed"], 1.0, "{json}");
+    assert_eq!(row["caught"], true, "{json}");
+    assert!(row["lower_bound"].as_f64().unwrap() > 1.0, "{json}");
+
+    let (ok, json, stderr) = audit_pipeline(dir.path(), &spec("ok"), "mine", 100);
+    assert!(ok, "{stderr} {json}");
+    assert_eq!(json[0]["caught"], false, "{json}");
+    assert_eq!(json[0]["lower_bound"], 0.0, "{json}");
 }

@@ -1,19 +1,25 @@
-//! Black-box audit of a spec's release pipeline (`epsilab audit --spec S --pipeline P`): the
-//! release runs as the spec states it (an external program through its protocol, or a
-//! built-in release) on two neighbouring columns, and the audit's lower bound is reported
-//! beside the ε (and δ) its ledger declares. Nothing inside the mechanism is read: this is
+//! Black-box audit of a spec's release or learner pipeline (`epsilab audit --spec S --pipeline
+//! P`): the step runs as the spec states it (an external program through its protocol, or a
+//! built-in kind) on two neighbouring datasets, and the audit's lower bound is reported beside
+//! the ε (and δ) its ledger declares. Nothing inside the mechanism is read: this is
 //! how a declared, not audited, external ledger is tested from outside.
 //!
 //! Neighbours: by default X = ten 0s and X' = X with one value replaced by 1 (replace-one) or
 //! X plus a 1 (add/remove), the worst case of a mean, sum or count on public bounds [0, 1];
-//! `--x` and `--x-prime` give others. Statistic: the released value. Each run is one trial
-//! of the pipeline with its own seed (drawn from the audit's stream), under the spec's
-//! relation and folder.
+//! `--x` and `--x-prime` give others. Statistic: the released value.
+//!
+//! A learner is audited on a canary ([`canary_neighbours`]): X = ten rows of two binary
+//! features, all 0, five of each class; X' = X plus a canary row (both features 1, the second
+//! class), or X with its last row replaced by it (replace-one). Statistic: the class the fitted
+//! model predicts for a test row equal to the canary, the membership test a leaky learner
+//! fails. Each run is one trial of the pipeline with its own seed (drawn from the audit's
+//! stream), under the spec's relation and folder.
 
 use super::{Auditable, Claim, Side};
+use crate::data::{BinaryMatrix, Dataset, Features, SplitRule};
 use crate::error::{Error, Result};
-use crate::kinds::{ReleaseInput, ReleaseKind};
-use crate::learners::TrialLog;
+use crate::kinds::{CellBudget, GridValues, ReleaseInput, ReleaseKind};
+use crate::learners::{FitInput, Learner, TrialLog};
 use crate::privacy::Relation;
 use crate::rng::Rng;
 use crate::spec::{Spec, Step};
@@ -32,27 +38,85 @@ pub fn default_neighbours(relation: Relation) -> (Vec<f64>, Vec<f64>) {
     (x, xp)
 }
 
-/// One release pipeline of a spec, ready to audit at one ε on one pair of neighbours.
+/// A learner's neighbours: one dataset (the ten rows, the canary, the probe) and the training
+/// rows of X and of X'; the probe (the last row, equal to the canary) is the one test row.
+pub struct CanaryNeighbours {
+    data: Dataset,
+    train: Vec<u32>,
+    train_prime: Vec<u32>,
+}
+
+/// The canary neighbours under `relation` (see the module's documentation).
+pub fn canary_neighbours(relation: Relation) -> CanaryNeighbours {
+    let mut x = BinaryMatrix::new(2);
+    let mut labels = Vec::new();
+    for i in 0..10u16 {
+        x.push_row(&[]);
+        labels.push(u16::from(i >= 5));
+    }
+    // Row 10: the canary; row 11: the probe, its copy, never trained on.
+    x.push_row(&[0, 1]);
+    x.push_row(&[0, 1]);
+    labels.extend([1, 1]);
+    let train: Vec<u32> = (0..10).collect();
+    let train_prime: Vec<u32> = match relation {
+        Relation::AddRemove => (0..11).collect(),
+        Relation::ReplaceOne => (0..9).chain([10]).collect(),
+    };
+    let data = Dataset {
+        name: "audit_canary".into(),
+        title: "audit canary".into(),
+        features: Features::Binary(x),
+        labels,
+        class_names: vec!["0".into(), "1".into()],
+        split: SplitRule::Fixed { n_train: 11 },
+        feature_names: None,
+        bounds: None,
+        truth: None,
+        targets: None,
+    };
+    CanaryNeighbours {
+        data,
+        train,
+        train_prime,
+    }
+}
+
+/// What a pipeline audit runs: a release on two columns, or a learner on the canary datasets.
+enum Subject {
+    Release {
+        release: Arc<dyn ReleaseKind>,
+        x: Vec<f64>,
+        x_prime: Vec<f64>,
+    },
+    Learner {
+        learner: Box<dyn Learner>,
+        neighbours: Box<CanaryNeighbours>,
+    },
+}
+
+/// One release or learner pipeline of a spec, ready to audit at one ε on one pair of
+/// neighbours.
 pub struct PipelineAudit {
     claim: Claim,
-    release: Arc<dyn ReleaseKind>,
+    subject: Subject,
     epsilon: f64,
     relation: Relation,
     spec_dir: Option<PathBuf>,
-    x: Vec<f64>,
-    x_prime: Vec<f64>,
     /// The first error of a run (a run cannot return one; the audit reports it afterwards).
     failed: Mutex<Option<Error>>,
 }
 
 impl PipelineAudit {
-    /// The audit of pipeline `name` of `spec` at `epsilon` on (`x`, `x_prime`): one run on X
-    /// reads the ε and δ its ledger declares, which become the claim.
+    /// The audit of pipeline `name` of `spec` at `epsilon`: a release on (`x`, `x_prime`)
+    /// (each by default [`default_neighbours`]' under the pipeline's relation), a learner on the
+    /// canary neighbours. One run on X reads the ε and δ its ledger declares, which become the
+    /// claim.
     pub fn new(
         spec: &Spec,
         name: &str,
         epsilon: f64,
-        neighbours: (Vec<f64>, Vec<f64>),
+        neighbours: (Option<Vec<f64>>, Option<Vec<f64>>),
     ) -> Result<Self> {
         let pipeline = spec
             .pipelines
@@ -69,32 +133,62 @@ impl PipelineAudit {
                     ),
                 )
             })?;
-        let Step::Release(release) = &pipeline.step else {
-            return Err(Error::param(
-                "pipeline",
-                format!(
-                    "`{name}` is not a release pipeline (only releases are audited from a spec)"
-                ),
-            ));
+        let relation = pipeline.relation(spec.experiment.neighbours);
+        let subject = match &pipeline.step {
+            Step::Release(release) => {
+                let (x, x_prime) = default_neighbours(relation);
+                let neighbours = (neighbours.0.unwrap_or(x), neighbours.1.unwrap_or(x_prime));
+                if neighbours.0.is_empty() || neighbours.1.is_empty() {
+                    return Err(Error::param(
+                        "x",
+                        "the neighbouring columns need at least one value",
+                    ));
+                }
+                Subject::Release {
+                    release: Arc::clone(&release.params),
+                    x: neighbours.0,
+                    x_prime: neighbours.1,
+                }
+            }
+            Step::Learner(_) if neighbours.0.is_some() || neighbours.1.is_some() => {
+                return Err(Error::param(
+                    "x",
+                    format!(
+                        "`{name}` is a learner: it is audited on the canary neighbours, not on --x/--x-prime columns"
+                    ),
+                ));
+            }
+            Step::Learner(learner) if pipeline.selection.is_none() => {
+                let at = GridValues {
+                    epsilon: Some(epsilon),
+                    ..GridValues::default()
+                };
+                let budget = CellBudget::resolve(Some(epsilon), &pipeline.shares);
+                Subject::Learner {
+                    learner: learner.params.learner(&at, &budget)?,
+                    neighbours: Box::new(canary_neighbours(relation)),
+                }
+            }
+            _ => {
+                return Err(Error::param(
+                    "pipeline",
+                    format!(
+                        "`{name}` is neither a release nor a learner without selection (only \
+                         those are audited from a spec)"
+                    ),
+                ));
+            }
         };
-        if neighbours.0.is_empty() || neighbours.1.is_empty() {
-            return Err(Error::param(
-                "x",
-                "the neighbouring columns need at least one value",
-            ));
-        }
         let mut audit = PipelineAudit {
             claim: Claim::new("", epsilon, ""),
-            release: Arc::clone(&release.params),
+            subject,
             epsilon,
-            relation: spec.experiment.neighbours,
+            relation,
             spec_dir: spec.path.parent().map(std::path::Path::to_path_buf),
-            x: neighbours.0,
-            x_prime: neighbours.1,
             failed: Mutex::new(None),
         };
-        let log = audit
-            .trial(&audit.x, 0)
+        let (log, _) = audit
+            .trial(Side::X, 0)
             .map_err(|e| e.in_cell(name, "audit"))?;
         let declared: f64 = log.ledger.total_epsilon();
         let delta: f64 = log.ledger.entries.iter().filter_map(|e| e.delta).sum();
@@ -109,35 +203,74 @@ impl PipelineAudit {
         }
         // A claim names its row for the whole run: one audit per command invocation.
         let row: &'static str = Box::leak(format!("{name} (declared)").into_boxed_str());
-        let pair: &'static str = Box::leak(
-            format!(
-                "X = {:?}, X' = {:?} (the spec's pipeline at eps = {epsilon}); statistic: the release",
-                audit.x, audit.x_prime
-            )
-            .into_boxed_str(),
-        );
+        let pair: &'static str = Box::leak(audit.pair_text().into_boxed_str());
         audit.claim = Claim::new(row, declared, pair)
             .with_delta(delta)
             .under(audit.relation);
         Ok(audit)
     }
 
-    /// One trial of the release on `values` with seed `seed`: its log.
-    fn trial(&self, values: &[f64], seed: u64) -> Result<TrialLog> {
+    /// The neighbours and the statistic, as the audit's table states them.
+    fn pair_text(&self) -> String {
+        let eps = self.epsilon;
+        match &self.subject {
+            Subject::Release { x, x_prime, .. } => format!(
+                "X = {x:?}, X' = {x_prime:?} (the spec's pipeline at eps = {eps}); statistic: the release"
+            ),
+            Subject::Learner { .. } => format!(
+                "X = ten all-zero rows, X' = X with a canary row (the spec's pipeline at eps = \
+                 {eps}); statistic: the class predicted for the canary"
+            ),
+        }
+    }
+
+    /// One trial on `side`'s neighbour with seed `seed`: its log and the statistic.
+    fn trial(&self, side: Side, seed: u64) -> Result<(TrialLog, f64)> {
         let mut log = TrialLog::with_relation(seed, self.relation);
         log.spec_dir.clone_from(&self.spec_dir);
-        let input = ReleaseInput {
-            values,
-            epsilon: Some(self.epsilon),
+        let statistic = match &self.subject {
+            Subject::Release {
+                release,
+                x,
+                x_prime,
+            } => {
+                let input = ReleaseInput {
+                    values: side.pick(x, x_prime),
+                    epsilon: Some(self.epsilon),
+                };
+                release.run(&input, &mut log)?;
+                *log.metrics.get("release").ok_or_else(|| {
+                    Error::param("pipeline", "the release recorded no `release` value")
+                })?
+            }
+            Subject::Learner {
+                learner,
+                neighbours: n,
+            } => {
+                let train = side.pick(&n.train, &n.train_prime);
+                let probe = [n.data.labels.len() as u32 - 1];
+                let counts = match &n.data.features {
+                    Features::Binary(x) => Some(crate::counts::ClassCounts::from_rows(
+                        x,
+                        &n.data.labels,
+                        train,
+                        2,
+                    )),
+                    _ => None,
+                };
+                let input = FitInput {
+                    data: &n.data,
+                    train,
+                    test: &probe,
+                    counts: counts.as_ref(),
+                    features: None,
+                    workspace: &(),
+                };
+                let model = learner.fit(&input, &mut log)?;
+                f64::from(model.predict(&n.data, &probe)?[0])
+            }
         };
-        self.release.run(&input, &mut log)?;
-        if !log.metrics.contains_key("release") {
-            return Err(Error::param(
-                "pipeline",
-                "the release recorded no `release` value",
-            ));
-        }
-        Ok(log)
+        Ok((log, statistic))
     }
 
     /// The first error any run met, if one did: the audit's result is then meaningless.
@@ -152,12 +285,11 @@ impl Auditable for PipelineAudit {
     }
 
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let values = side.pick(&self.x, &self.x_prime);
         if self.failed.lock().map_or(true, |f| f.is_some()) {
             return f64::NAN;
         }
-        match self.trial(values, rng.next_u64()) {
-            Ok(log) => log.metrics["release"],
+        match self.trial(side, rng.next_u64()) {
+            Ok((_, statistic)) => statistic,
             Err(e) => {
                 if let Ok(mut first) = self.failed.lock() {
                     first.get_or_insert(e);

@@ -4,7 +4,9 @@
 It predicts the label of the first feature's value (x1 = 1 -> the first class listed in
 `classes`, else the second) and declares one Laplace step spending `spend` x epsilon.
 `params.mode` makes it misbehave on purpose, one way per error epsilab must report:
-exit, sleep, garbage, short, unknown; `fail_above` fails only when epsilon exceeds it.
+exit, sleep, garbage, short, unknown; `fail_above` fails only when epsilon exceeds it;
+`canary` predicts the label of a training row whose features are all 1 (a membership leak the
+black-box audit must catch) and the other class when there is none.
 `params.dump` (a folder) receives each request as sent, named by its epsilon and seed.
 """
 import csv
@@ -41,6 +43,9 @@ def rows(path):
 classes = req["classes"]
 train, test = rows(req["train"]), rows(req["test"])
 predict = lambda row: classes[0] if float(row[1]) == 1.0 else classes[1]
+if mode == "canary":
+    seen = [row[0] for row in train if all(float(v) == 1.0 for v in row[1:])]
+    predict = lambda row: seen[0] if seen else classes[0]
 predictions = [predict(row) for row in test]
 if mode == "short":
     predictions = predictions[1:]
