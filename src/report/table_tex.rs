@@ -199,11 +199,14 @@ fn row_cells(t: &Wide, r: &WideRow, set: Setting, range: std::ops::Range<usize>)
 }
 
 /// The definitions every `table.tex` and `figure.tex` starts with: `\epsilabbox`, the box a
-/// block is measured in, and `\epsilabfit{width}`, which sets the box at its natural width or
-/// scaled down to `width`, whichever is smaller.
+/// block is measured in, and `\epsilabfit{width}`, which sets the box at its natural size,
+/// scaled down to `width` if wider and then to 0.85 `\textheight` if taller (a figure with a
+/// long legend), so that no float is wider or taller than its page.
 pub const FIT_MACROS: &str = "\\ifdefined\\epsilabbox\\else\\newsavebox{\\epsilabbox}\\fi\n\
 \\providecommand{\\epsilabfit}[1]{\\ifdim\\wd\\epsilabbox>#1\\relax\
-\\resizebox{#1}{!}{\\usebox{\\epsilabbox}}\\else\\usebox{\\epsilabbox}\\fi}\n";
+\\sbox\\epsilabbox{\\resizebox{#1}{!}{\\usebox{\\epsilabbox}}}\\fi\
+\\ifdim\\dimexpr\\ht\\epsilabbox+\\dp\\epsilabbox\\relax>0.85\\textheight\\relax\
+\\resizebox*{!}{0.85\\textheight}{\\usebox{\\epsilabbox}}\\else\\usebox{\\epsilabbox}\\fi}\n";
 
 /// Rows a block holds at most: with its label and a header of wrapped series names it stays
 /// under the shortest text height it is compiled for (9 in, letter paper with 1 in margins),
