@@ -134,51 +134,7 @@ impl PipelineAudit {
                 )
             })?;
         let relation = pipeline.relation(spec.experiment.neighbours);
-        let subject = match &pipeline.step {
-            Step::Release(release) => {
-                let (x, x_prime) = default_neighbours(relation);
-                let neighbours = (neighbours.0.unwrap_or(x), neighbours.1.unwrap_or(x_prime));
-                if neighbours.0.is_empty() || neighbours.1.is_empty() {
-                    return Err(Error::param(
-                        "x",
-                        "the neighbouring columns need at least one value",
-                    ));
-                }
-                Subject::Release {
-                    release: Arc::clone(&release.params),
-                    x: neighbours.0,
-                    x_prime: neighbours.1,
-                }
-            }
-            Step::Learner(_) if neighbours.0.is_some() || neighbours.1.is_some() => {
-                return Err(Error::param(
-                    "x",
-                    format!(
-                        "`{name}` is a learner: it is audited on the canary neighbours, not on --x/--x-prime columns"
-                    ),
-                ));
-            }
-            Step::Learner(learner) if pipeline.selection.is_none() => {
-                let at = GridValues {
-                    epsilon: Some(epsilon),
-                    ..GridValues::default()
-                };
-                let budget = CellBudget::resolve(Some(epsilon), &pipeline.shares);
-                Subject::Learner {
-                    learner: learner.params.learner(&at, &budget)?,
-                    neighbours: Box::new(canary_neighbours(relation)),
-                }
-            }
-            _ => {
-                return Err(Error::param(
-                    "pipeline",
-                    format!(
-                        "`{name}` is neither a release nor a learner without selection (only \
-                         those are audited from a spec)"
-                    ),
-                ));
-            }
-        };
+        let subject = subject(pipeline, name, epsilon, relation, neighbours)?;
         let mut audit = PipelineAudit {
             claim: Claim::new("", epsilon, ""),
             subject,
@@ -277,6 +233,62 @@ impl PipelineAudit {
     pub fn failure(&self) -> Option<Error> {
         self.failed.lock().ok()?.take()
     }
+}
+
+/// What pipeline `name` runs under audit: its release on the given (or default) columns, or its
+/// learner on the canary neighbours.
+fn subject(
+    pipeline: &crate::spec::Pipeline,
+    name: &str,
+    epsilon: f64,
+    relation: Relation,
+    neighbours: (Option<Vec<f64>>, Option<Vec<f64>>),
+) -> Result<Subject> {
+    Ok(match &pipeline.step {
+        Step::Release(release) => {
+            let (x, x_prime) = default_neighbours(relation);
+            let neighbours = (neighbours.0.unwrap_or(x), neighbours.1.unwrap_or(x_prime));
+            if neighbours.0.is_empty() || neighbours.1.is_empty() {
+                return Err(Error::param(
+                    "x",
+                    "the neighbouring columns need at least one value",
+                ));
+            }
+            Subject::Release {
+                release: Arc::clone(&release.params),
+                x: neighbours.0,
+                x_prime: neighbours.1,
+            }
+        }
+        Step::Learner(_) if neighbours.0.is_some() || neighbours.1.is_some() => {
+            return Err(Error::param(
+                "x",
+                format!(
+                    "`{name}` is a learner: it is audited on the canary neighbours, not on --x/--x-prime columns"
+                ),
+            ));
+        }
+        Step::Learner(learner) if pipeline.selection.is_none() => {
+            let at = GridValues {
+                epsilon: Some(epsilon),
+                ..GridValues::default()
+            };
+            let budget = CellBudget::resolve(Some(epsilon), &pipeline.shares);
+            Subject::Learner {
+                learner: learner.params.learner(&at, &budget)?,
+                neighbours: Box::new(canary_neighbours(relation)),
+            }
+        }
+        _ => {
+            return Err(Error::param(
+                "pipeline",
+                format!(
+                    "`{name}` is neither a release nor a learner without selection (only \
+                     those are audited from a spec)"
+                ),
+            ));
+        }
+    })
 }
 
 impl Auditable for PipelineAudit {
