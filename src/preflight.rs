@@ -4,21 +4,13 @@ use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::plan::{Cell, Plan};
 use crate::spec::Spec;
-use std::sync::Arc;
 
-/// Checks every (learner, dataset) pair before the first trial runs.
-pub(crate) fn preflight(
-    spec: &Spec,
-    plan: &Plan,
-    datasets: &[Arc<Dataset>],
-    needed: &[bool],
-) -> Result<()> {
-    for (data, _) in datasets.iter().zip(needed).filter(|(_, n)| **n) {
-        crate::pipeline::check_public_n(spec, &data.name, data.train_size())?;
-    }
-    for combo in plan.combos.iter().filter(|c| needed[c.dataset]) {
+/// Checks dataset `d` (loaded as `data`) with every pipeline that runs on it, before the
+/// first trial runs.
+pub(crate) fn preflight(spec: &Spec, plan: &Plan, d: usize, data: &Dataset) -> Result<()> {
+    crate::pipeline::check_public_n(spec, &data.name, data.train_size())?;
+    for combo in plan.combos.iter().filter(|c| c.dataset == d) {
         let c = &combo.cell(0);
-        let data = &datasets[c.dataset];
         let pipeline = &spec.pipelines[c.pipeline];
         check_sizes(spec, c, data)?;
         let releases = matches!(pipeline.step, crate::spec::Step::Release(_));

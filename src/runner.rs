@@ -82,7 +82,7 @@ pub struct Prepared<'a> {
     plan: Plan,
     manifest: Manifest,
     stored: Stored,
-    datasets: Vec<Arc<Dataset>>,
+    datasets: Vec<Held>,
     /// With `--shard`: this run's shard and the partition that deals groups to shards.
     sharding: Option<(Shard, Partition)>,
     total: u64,
@@ -95,6 +95,16 @@ pub struct Prepared<'a> {
 /// records the spec no longer plans), loads and checks every dataset and every (pipeline,
 /// dataset) pair.
 pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>> {
+    prepare_holding(spec, opts, HOLD_BYTES)
+}
+
+/// [`prepare`], holding from the checks to the cells only datasets of fewer than `hold_bytes`
+/// bytes of feature values ([`Held`]; 0 draws every dataset again when its cells run).
+pub fn prepare_holding<'a>(
+    spec: &'a Spec,
+    opts: &'a RunOptions,
+    hold_bytes: usize,
+) -> Result<Prepared<'a>> {
     let start = Instant::now();
     let dir = results_dir(spec, &opts.out_dir, opts.smoke);
     let plan = plan(spec, opts.smoke);
@@ -136,8 +146,7 @@ pub fn prepare<'a>(spec: &'a Spec, opts: &'a RunOptions) -> Result<Prepared<'a>>
     let mut datasets = Vec::new();
     if pending > 0 || opts.force {
         let needed = needed(spec, &plan, &stored, &sharding, opts.force, sizes.len());
-        datasets = load(spec, &plan, opts, &needed, loaded)?;
-        preflight(spec, &plan, &datasets, &needed)?;
+        datasets = load_checked(spec, &plan, opts, &needed, loaded, hold_bytes)?;
     }
     Ok(Prepared {
         spec,
@@ -182,36 +191,84 @@ fn needed(
         .collect()
 }
 
-/// The `needed` datasets (those `loaded` already, read or drawn), empty stand-ins for the
-/// others. Side by side on the run's threads: each dataset is read or drawn from its own
-/// stream (appendix B's D = 1000 and 1500 take 13 and 20 s of one core), and the first failure
-/// in the spec's order is reported.
-fn load(
+/// A dataset of the run as [`prepare`] leaves it.
+enum Held {
+    /// Loaded and checked, held for its cells (or an empty stand-in the run never reads).
+    Data(Arc<Dataset>),
+    /// Loaded and checked, then dropped: as large as [`HOLD_BYTES`] or larger, it is read or drawn again
+    /// (the same bits, from its own stream) just before its cells run and dropped after them,
+    /// so a run holds one such dataset at a time. Appendix B held all of its toy datasets from
+    /// the start, D = 1000's 8.5 GB and D = 1500's 12.7 GB together.
+    Later,
+}
+
+/// Datasets whose values take this many bytes or more are not held from [`prepare`] to their
+/// cells ([`Held::Later`]); drawing one again costs seconds (appendix B's D = 1000 and 1500:
+/// 13 and 20 s of one core) against minutes of cells.
+pub const HOLD_BYTES: usize = 1 << 30;
+
+/// Bytes of `data`'s feature values, for [`HOLD_BYTES`] (dense: 8 a value; a binary matrix
+/// holds only its ones and is never that large).
+fn feature_bytes(data: &Dataset) -> usize {
+    match &data.features {
+        crate::data::Features::Dense(x) => x.nrows() * x.ncols() * 8,
+        crate::data::Features::Binary(_) => 0,
+    }
+}
+
+/// The `needed` datasets, each read or drawn (unless `loaded` already) and checked
+/// ([`preflight`]) in the spec's order, the first failure reported; those of `hold_bytes` or
+/// more are dropped again ([`Held::Later`]). The others get empty stand-ins.
+fn load_checked(
     spec: &Spec,
     plan: &Plan,
     opts: &RunOptions,
     needed: &[bool],
     mut loaded: Vec<Option<Arc<Dataset>>>,
-) -> Result<Vec<Arc<Dataset>>> {
+    hold_bytes: usize,
+) -> Result<Vec<Held>> {
     let pool = pool(opts.threads)?;
-    let read: Vec<Result<Arc<Dataset>>> = pool.install(|| {
-        spec.experiment
-            .datasets
-            .par_iter()
-            .zip(loaded.par_iter_mut())
-            .enumerate()
-            .map(|(d, (name, loaded))| match (loaded.take(), needed[d]) {
-                (Some(data), true) => Ok(data),
-                (None, true) => crate::profile::time("load", || {
-                    spec.catalog
-                        .load_for(name, &opts.data_dir, plan.max_n_train(d))
-                })
-                .map(Arc::new),
-                (_, false) => Ok(Arc::new(crate::data::scalar::no_data(name, name))),
-            })
-            .collect()
-    });
-    read.into_iter().collect()
+    let mut held = Vec::with_capacity(needed.len());
+    for (d, name) in spec.experiment.datasets.iter().enumerate() {
+        if !needed[d] {
+            held.push(Held::Data(Arc::new(crate::data::scalar::no_data(
+                name, name,
+            ))));
+            continue;
+        }
+        let data = match loaded[d].take() {
+            Some(data) => data,
+            None => Arc::new(pool.install(|| load_one(spec, plan, opts, d))?),
+        };
+        preflight(spec, plan, d, &data)?;
+        held.push(if feature_bytes(&data) >= hold_bytes {
+            Held::Later
+        } else {
+            Held::Data(data)
+        });
+    }
+    Ok(held)
+}
+
+/// Reads or draws dataset `d` of the spec (its rows up to the plan's largest `n_train`).
+fn load_one(spec: &Spec, plan: &Plan, opts: &RunOptions, d: usize) -> Result<Dataset> {
+    crate::profile::time("load", || {
+        spec.catalog.load_for(
+            &spec.experiment.datasets[d],
+            &opts.data_dir,
+            plan.max_n_train(d),
+        )
+    })
+}
+
+impl Held {
+    /// The dataset, read or drawn again if it was dropped.
+    fn get(&self, spec: &Spec, plan: &Plan, opts: &RunOptions, d: usize) -> Result<Arc<Dataset>> {
+        match self {
+            Held::Data(data) => Ok(Arc::clone(data)),
+            Held::Later => Ok(Arc::new(load_one(spec, plan, opts, d)?)),
+        }
+    }
 }
 
 /// A pool of `threads` workers (0: one per core).
@@ -311,6 +368,14 @@ impl Prepared<'_> {
         self.pending
     }
 
+    /// Datasets checked and dropped, to be drawn again when their cells run ([`Held::Later`]).
+    pub fn held_for_later(&self) -> usize {
+        self.datasets
+            .iter()
+            .filter(|h| matches!(h, Held::Later))
+            .count()
+    }
+
     fn threads(&self) -> usize {
         match self.opts.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -329,7 +394,8 @@ impl Prepared<'_> {
         else {
             return Ok(0.0);
         };
-        let data = &self.datasets[cell.dataset];
+        let d = cell.dataset;
+        let data = &self.datasets[d].get(self.spec, &self.plan, self.opts, d)?;
         let t = Instant::now();
         let group = Group::new(self.spec, &self.plan, cell.dataset, data, cell.trial)?;
         let workspace = crate::schedule::of(self.spec).workspace(None);
@@ -394,7 +460,9 @@ impl Prepared<'_> {
         // and D = 1000 8.5 GB that D = 1500's phase (12.7 GB of mapped rows, read back from
         // disk when the kernel has dropped them) needs.
         let scheduler = crate::schedule::of(spec);
-        for (di, owned) in std::mem::take(&mut self.datasets).into_iter().enumerate() {
+        for (di, held) in std::mem::take(&mut self.datasets).into_iter().enumerate() {
+            let owned = held.get(spec, &self.plan, self.opts, di)?;
+            drop(held);
             // What the scheduler holds for the dataset's later cells lives as long as this.
             let workspace = scheduler.workspace(Some(&pool));
             let cells = DatasetCells {
