@@ -549,6 +549,14 @@ mod tests {
 
     type Fit = (Vec<f64>, Convergence);
 
+    /// A fit's bits: theta, then the gradient norm, the objective and the iterations.
+    fn bits(f: &Fit) -> Vec<u64> {
+        let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
+        v.extend([f.1.grad_norm.to_bits(), f.1.objective.to_bits()]);
+        v.push(f.1.iterations as u64);
+        v
+    }
+
     /// Objective perturbation's fits at four lambdas, each with its own noise, run as the
     /// members of one group (with a fifth member that fits other rows, and a sixth that fits
     /// nothing), give every member's solo theta and convergence bit for bit, whichever member
@@ -616,12 +624,6 @@ mod tests {
             let passes: usize = alone.iter().map(|f| 2 * f.1.iterations + 1).sum();
             let shared = group.lock().shared as usize;
             assert!(shared * 2 > passes, "{shared} of {passes} passes shared");
-            let bits = |f: &Fit| {
-                let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
-                v.extend([f.1.grad_norm.to_bits(), f.1.objective.to_bits()]);
-                v.push(f.1.iterations as u64);
-                v
-            };
             for (a, b) in alone.iter().zip(&together) {
                 assert_eq!(bits(a), bits(b));
             }
@@ -708,12 +710,6 @@ mod tests {
                 .collect();
             members.into_iter().map(|m| m.join().unwrap()).collect()
         });
-        let bits = |f: &Fit| {
-            let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
-            v.extend([f.1.grad_norm.to_bits(), f.1.objective.to_bits()]);
-            v.push(f.1.iterations as u64);
-            v
-        };
         for (a, b) in alone.iter().zip(&together) {
             assert_eq!(bits(a), bits(b));
         }

@@ -62,13 +62,7 @@ impl Scheduler for LockstepScheduler {
     /// The cells that fit one design in every trial ([`across_trials`]), when there are
     /// several: all trials as one lockstep group whose rounds split across the pool.
     fn across_trials(&self, of: &Candidates, trials: &mut dyn Iterator<Item = u32>) -> Vec<Cell> {
-        let Candidates {
-            spec,
-            data,
-            combos,
-            pending,
-        } = *of;
-        let cells = across_trials(spec, data, combos, trials, LOCKSTEP_MIN_VALUES, pending);
+        let cells = across_trials(of, trials, LOCKSTEP_MIN_VALUES);
         if cells.len() > 1 { cells } else { Vec::new() }
     }
 
@@ -79,22 +73,15 @@ impl Scheduler for LockstepScheduler {
         of: &Candidates,
         trials: &mut dyn Iterator<Item = u32>,
     ) -> Option<(u32, Vec<Vec<Vec<Cell>>>)> {
-        let Candidates {
-            spec,
-            data,
-            combos,
-            pending,
-        } = *of;
-        let (trial, tasks) =
-            whole_set_first(spec, data, combos, trials, LOCKSTEP_MIN_VALUES, pending)?;
+        let (trial, tasks) = whole_set_first(of, trials, LOCKSTEP_MIN_VALUES)?;
         if tasks.len() < 2 && tasks.iter().all(|t| t.len() < 2) {
             return None;
         }
-        let shape = dense_shape(data);
+        let shape = dense_shape(of.data);
         let batched = tasks
             .iter()
             .map(|task| {
-                lockstep_batches(spec, task, shape, None, LOCKSTEP_MIN_VALUES)
+                lockstep_batches(of.spec, task, shape, None, LOCKSTEP_MIN_VALUES)
                     .into_iter()
                     .map(|b| b.into_iter().cloned().collect())
                     .collect()
@@ -339,13 +326,11 @@ fn dense_shape(data: &Dataset) -> Option<(usize, usize)> {
 /// trials, and each member of the group is a thread holding its own vectors of N values); the
 /// later trials' cells stay in their own trials.
 fn across_trials(
-    spec: &Spec,
-    data: &Dataset,
-    combos: &[&Combo],
+    of: &Candidates,
     trials: impl Iterator<Item = u32>,
     min_values: usize,
-    pending: impl Fn(&Cell) -> bool,
 ) -> Vec<Cell> {
+    let (spec, data) = (of.spec, of.data);
     let Some(whole) = whole_training_set(data) else {
         return Vec::new();
     };
@@ -364,13 +349,13 @@ fn across_trials(
         ) && on_whole_set(c, whole)
             && spec.pipelines[c.pipeline].selection.is_none()
     };
-    let same: Vec<&&Combo> = combos.iter().filter(|c| same(c)).collect();
+    let same: Vec<&&Combo> = of.combos.iter().filter(|c| same(c)).collect();
     if same.is_empty() {
         return Vec::new();
     }
     trials
         .flat_map(|t| same.iter().map(move |c| c.cell(t)))
-        .filter(|c| pending(c))
+        .filter(|c| (of.pending)(c))
         .take(ACROSS_TRIALS_MAX)
         .collect()
 }
@@ -406,21 +391,27 @@ fn on_whole_set(combo: &Combo, whole: usize) -> bool {
 /// batch by [`lockstep_batches`]), then ascending lambda (smaller lambdas take more
 /// iterations). Each cell has its own streams, so the order changes no result.
 fn whole_set_first(
-    spec: &Spec,
-    data: &Dataset,
-    combos: &[&Combo],
+    of: &Candidates,
     trials: impl IntoIterator<Item = u32>,
     min_values: usize,
-    pending: impl Fn(&Cell) -> bool,
 ) -> Option<(u32, Vec<Vec<Cell>>)> {
-    let whole = whole_training_set(data)?;
-    let on_whole: Vec<&&Combo> = combos.iter().filter(|c| on_whole_set(c, whole)).collect();
-    let siblings = |c: &Cell| siblings_in_lockstep(spec, c, dense_shape(data), min_values);
+    let whole = whole_training_set(of.data)?;
+    let on_whole: Vec<&&Combo> = of
+        .combos
+        .iter()
+        .filter(|c| on_whole_set(c, whole))
+        .collect();
+    let shape = dense_shape(of.data);
+    let siblings = |c: &Cell| siblings_in_lockstep(of.spec, c, shape, min_values);
     trials.into_iter().find_map(|trial| {
         // Lambda-less first, then by pipeline the lockstep siblings, then by lambda's bits
         // (the bits of positive floats sort as their values).
         let mut tasks: BTreeMap<(u8, u64), Vec<Cell>> = BTreeMap::new();
-        for cell in on_whole.iter().map(|c| c.cell(trial)).filter(&pending) {
+        for cell in on_whole
+            .iter()
+            .map(|c| c.cell(trial))
+            .filter(|c| (of.pending)(c))
+        {
             let key = match cell.at.lambda {
                 None => (0, 0),
                 Some(_) if siblings(&cell) => (1, cell.pipeline as u64),
@@ -644,6 +635,21 @@ mod tests {
         (spec, cells)
     }
 
+    /// The candidates of `spec`'s `combos` on `data` whose cells are `pending`.
+    fn cands<'a>(
+        spec: &'a Spec,
+        data: &'a Dataset,
+        combos: &'a [&'a Combo],
+        pending: &'a dyn Fn(&Cell) -> bool,
+    ) -> Candidates<'a> {
+        Candidates {
+            spec,
+            data,
+            combos,
+            pending,
+        }
+    }
+
     /// A spec's text parsed, planned, and its dataset `toy` generated.
     fn planned_toy(text: &str) -> (Spec, Plan, Dataset) {
         let spec = Spec::parse(text, std::path::Path::new("t.toml")).unwrap();
@@ -745,7 +751,11 @@ mod tests {
         };
         let (spec, grown, data) = planned_toy(&text("first_train = 500"));
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
-        let cells = across_trials(&spec, &data, &combos, [0, 2].into_iter(), 50_000, |_| true);
+        let cells = across_trials(
+            &cands(&spec, &data, &combos, &|_| true),
+            [0, 2].into_iter(),
+            50_000,
+        );
         assert_eq!(cells.len(), 4, "two lambdas in trials 0 and 2");
         assert!(
             cells
@@ -758,13 +768,22 @@ mod tests {
         // Only pending cells, and at most ACROSS_TRIALS_MAX of a plan with many trials: the
         // first ones, the rest left to their own trials.
         let pending = |c: &Cell| c.trial != 0;
-        let cells = across_trials(&spec, &data, &combos, 0..1_000_000, 50_000, pending);
+        let cells = across_trials(
+            &cands(&spec, &data, &combos, &pending),
+            0..1_000_000,
+            50_000,
+        );
         assert_eq!(cells.len(), ACROSS_TRIALS_MAX);
         let trials: Vec<u32> = cells.iter().map(|c| c.trial).collect();
         let want: Vec<u32> = (1..).flat_map(|t| [t, t]).take(ACROSS_TRIALS_MAX).collect();
         assert_eq!(trials, want);
         assert!(
-            across_trials(&spec, &data, &combos, [0, 2].into_iter(), 200_000, |_| true).is_empty()
+            across_trials(
+                &cands(&spec, &data, &combos, &|_| true),
+                [0, 2].into_iter(),
+                200_000
+            )
+            .is_empty()
         );
         // The same grown split over binary rows: one pass per vector, so no group.
         let mut binary = data.clone();
@@ -773,10 +792,17 @@ mod tests {
             m.push_row(&[0, 3]);
         }
         binary.features = crate::data::Features::Binary(m);
-        assert!(across_trials(&spec, &binary, &combos, [0, 2].into_iter(), 0, |_| true).is_empty());
+        assert!(
+            across_trials(
+                &cands(&spec, &binary, &combos, &|_| true),
+                [0, 2].into_iter(),
+                0
+            )
+            .is_empty()
+        );
         let (spec, drawn, data) = planned_toy(&text(""));
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
-        assert!(across_trials(&spec, &data, &combos, 0..3, 0, |_| true).is_empty());
+        assert!(across_trials(&cands(&spec, &data, &combos, &|_| true), 0..3, 0).is_empty());
     }
 
     #[test]
@@ -793,7 +819,8 @@ mod tests {
         let (spec, grown, data) = planned_toy(&text("first_train = 100"));
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
         let min = LOCKSTEP_MIN_VALUES;
-        let (trial, tasks) = whole_set_first(&spec, &data, &combos, 1..3, min, |_| true).unwrap();
+        let (trial, tasks) =
+            whole_set_first(&cands(&spec, &data, &combos, &|_| true), 1..3, min).unwrap();
         assert_eq!(trial, 1);
         let names = |task: &Vec<Cell>| -> Vec<(String, Option<f64>)> {
             task.iter()
@@ -819,7 +846,8 @@ mod tests {
         let pending = |c: &Cell| {
             c.trial > 0 && spec.pipelines[c.pipeline].name != "fm2" && c.at.lambda != Some(1.0)
         };
-        let (trial, tasks) = whole_set_first(&spec, &data, &combos, 0..3, min, pending).unwrap();
+        let (trial, tasks) =
+            whole_set_first(&cands(&spec, &data, &combos, &pending), 0..3, min).unwrap();
         assert_eq!(trial, 1);
         let named: Vec<_> = tasks.iter().map(names).collect();
         assert_eq!(
@@ -827,16 +855,17 @@ mod tests {
             [vec![("fm1".to_string(), None)], lr(0.01), lr(100.0)]
         );
         // On a design large enough for lockstep, LR's lambdas are one task (one batch).
-        let (_, tasks) = whole_set_first(&spec, &data, &combos, 1..3, 1, |_| true).unwrap();
+        let (_, tasks) =
+            whole_set_first(&cands(&spec, &data, &combos, &|_| true), 1..3, 1).unwrap();
         let named: Vec<_> = tasks.iter().map(names).collect();
         let fm = vec![("fm1".to_string(), None), ("fm2".to_string(), None)];
         assert_eq!(named, [fm, [lr(0.01), lr(1.0), lr(100.0)].concat()]);
         let batches = lockstep_batches(&spec, &tasks[1], dense_shape(&data), None, 1);
         assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), [3]);
-        assert!(whole_set_first(&spec, &data, &combos, 0..3, min, |_| false).is_none());
+        assert!(whole_set_first(&cands(&spec, &data, &combos, &|_| false), 0..3, min).is_none());
         // Without a grown split every trial draws its own training rows: nothing is shared.
         let (_, drawn, data) = planned_toy(&text(""));
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
-        assert!(whole_set_first(&spec, &data, &combos, 0..3, min, |_| true).is_none());
+        assert!(whole_set_first(&cands(&spec, &data, &combos, &|_| true), 0..3, min).is_none());
     }
 }
