@@ -30,6 +30,14 @@ pub struct TrialData<'a> {
     pub workspace: &'a dyn crate::schedule::Workspace,
 }
 
+impl<'a> TrialData<'a> {
+    /// The same trial's data with the cell run in `workspace` (the dataset's, or the view of
+    /// it the scheduler made for the cell's batch, [`crate::schedule::RunCell`]).
+    pub fn in_workspace(&self, workspace: &'a dyn crate::schedule::Workspace) -> TrialData<'a> {
+        TrialData { workspace, ..*self }
+    }
+}
+
 /// Runs one cell and returns its record.
 pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord> {
     let size = public_size(spec, cell, td)?;
@@ -338,11 +346,14 @@ fn spent_within(pipeline: &Pipeline, cell: &Cell) -> Option<f64> {
     }
 }
 
+// Reusable allocations, not cross-trial state: each is taken out of its slot, cleared before
+// it is written, and put back (empty of meaning) after the cell, so only its capacity outlives
+// a call and no result depends on what an earlier cell left in it.
 thread_local! {
     /// Each worker thread's buffer for a nested subset's row indices (see [`run_cell`]).
     static TRAIN: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// Each worker thread's buffer for a release's rows (issue 52): reused across trials, so a
-    /// release cell allocates nothing proportional to n once the buffer has grown.
+    /// Each worker thread's buffer for a release's rows (issue 52), so a release cell
+    /// allocates nothing proportional to n once the buffer has grown.
     static ROWS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 

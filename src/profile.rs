@@ -35,7 +35,11 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 type Table = BTreeMap<(String, &'static str), (Duration, u64)>;
 static TABLE: Mutex<Table> = Mutex::new(BTreeMap::new());
 
+// Timings, not cross-trial state: no cell reads them, so no record depends on them.
+// `in_pipeline` restores the pipeline name it replaced and every `time` pops the entry it
+// pushed, so neither holds anything of a cell once its call returns.
 thread_local! {
+    /// The pipeline this thread's sections are recorded under ([`in_pipeline`]).
     static PIPELINE: RefCell<String> = const { RefCell::new(String::new()) };
     /// Time of the sections nested in each open section.
     static NESTED: RefCell<Vec<Duration>> = const { RefCell::new(Vec::new()) };

@@ -571,7 +571,8 @@ impl DatasetCells<'_> {
                 }
             }
             let batch: Vec<&Cell> = across.iter().collect();
-            let run = |c: &Cell| run_one(spec, c, &groups[&c.trial].data(data, self.workspace));
+            let run =
+                |c: &Cell, ws: &dyn Workspace| run_one(spec, c, &groups[&c.trial].data(data, ws));
             keep(
                 self.scheduler
                     .run_batch(&batch, &run, self.workspace, Some(pool)),
@@ -586,11 +587,11 @@ impl DatasetCells<'_> {
         if let Some((trial, tasks)) = first {
             let group = Group::new(spec, self.plan, di, data, trial)?;
             let td = group.data(data, self.workspace);
-            let run = |c: &Cell| run_one(spec, c, &td);
+            let run = |c: &Cell, ws: &dyn Workspace| run_one(spec, c, &td.in_workspace(ws));
             run_tasks(pool, &tasks, |batch: &Vec<Cell>| {
                 let batch: Vec<&Cell> = batch.iter().collect();
-                self.scheduler.in_task(&mut || {
-                    keep(self.scheduler.run_batch(&batch, &run, self.workspace, None))
+                self.scheduler.in_task(self.workspace, &mut |ws| {
+                    keep(self.scheduler.run_batch(&batch, &run, ws, None))
                 })
             })?;
             ran_first.extend(tasks.into_iter().flatten().flatten().map(|c| c.key));
@@ -611,7 +612,7 @@ impl DatasetCells<'_> {
                     }
                     let group = Group::new(spec, self.plan, di, data, trial)?;
                     let td = group.data(data, self.workspace);
-                    let run = |c: &Cell| run_one(spec, c, &td);
+                    let run = |c: &Cell, ws: &dyn Workspace| run_one(spec, c, &td.in_workspace(ws));
                     for batch in self.scheduler.batches(spec, data, &cells) {
                         keep(self.scheduler.run_batch(&batch, &run, self.workspace, None))?;
                     }

@@ -16,8 +16,11 @@ use crate::store::TrialRecord;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Runs one cell on the calling thread.
-pub type RunCell<'a> = dyn Fn(&Cell) -> Result<TrialRecord> + Sync + 'a;
+/// Runs one cell on the calling thread, in the workspace given: the dataset's, or a view of it
+/// that a scheduler made for the cell's batch, carrying how the cell's fit may split its work
+/// ([`Scheduler::in_task`], [`Scheduler::run_batch`]) as an explicit argument, never as
+/// thread state.
+pub type RunCell<'a> = dyn Fn(&Cell, &dyn Workspace) -> Result<TrialRecord> + Sync + 'a;
 
 /// What a family holds for a dataset's later cells; dropping it lets go of everything held.
 /// Each cell's learner receives it ([`crate::learners::FitInput::workspace`]) and finds its
@@ -60,9 +63,15 @@ pub trait Scheduler: Sync {
         None
     }
 
-    /// Runs one of [`Scheduler::first_trial`]'s tasks (the pool runs only those tasks).
-    fn in_task(&self, task: &mut dyn FnMut() -> Result<()>) -> Result<()> {
-        task()
+    /// Runs one of [`Scheduler::first_trial`]'s tasks (the pool runs only those tasks), its
+    /// batches in the workspace `task` is given: the dataset's `workspace`, or a view of it
+    /// for this phase.
+    fn in_task(
+        &self,
+        workspace: &dyn Workspace,
+        task: &mut dyn FnMut(&dyn Workspace) -> Result<()>,
+    ) -> Result<()> {
+        task(workspace)
     }
 
     /// A trial's pending cells, in the order they run, as batches (each run by
@@ -77,10 +86,10 @@ pub trait Scheduler: Sync {
         &self,
         batch: &[&Cell],
         run: &RunCell,
-        _workspace: &dyn Workspace,
+        workspace: &dyn Workspace,
         _pool: Option<&Arc<rayon::ThreadPool>>,
     ) -> Vec<Result<TrialRecord>> {
-        batch.iter().map(|c| run(c)).collect()
+        batch.iter().map(|c| run(c, workspace)).collect()
     }
 
     /// What the family holds for the dataset's later cells, dropped when they are done;

@@ -905,7 +905,7 @@ fn shared_designs_and_fits_are_bit_identical_and_keyed_by_content() {
     let fit = |data: &Dataset, kind, lambda| {
         let mut log = TrialLog::new(7);
         let model = config(kind, lambda)
-            .fit(data, &train, None, None, &mut log)
+            .fit(data, &train, None, None, Splitting::default(), &mut log)
             .unwrap();
         (model, log.shared)
     };
@@ -1010,6 +1010,7 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
         digests: Some(&caches.digests),
         bounds: Some(&caches.bounds),
         work: Some(&caches.work),
+        through_map: false,
     };
     let (shared, again) = (rows.shared(), rows.shared());
     let keyed = shared.design(x.view());
@@ -1045,7 +1046,14 @@ fn dense_fits_share_scaled_rows_and_fm_coefficients_bit_for_bit() {
             &twin_caches
         };
         let model = fm(sens)
-            .fit(data, rows, None, Some(caches), &mut log)
+            .fit(
+                data,
+                rows,
+                None,
+                Some(caches),
+                Splitting::default(),
+                &mut log,
+            )
             .unwrap();
         (model, log.shared)
     };

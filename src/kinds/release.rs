@@ -439,7 +439,9 @@ bounded_release!(
 
 thread_local! {
     /// Each worker thread's buffers for the exponential median: the sorted clamped column and
-    /// the interval weights, reused across trials.
+    /// the interval weights. A reusable allocation, not cross-trial state: each is cleared
+    /// before it is written ([`release::exponential_quantile_in`]), so only their capacity
+    /// outlives a call and no result depends on what an earlier trial left there.
     static SORTED: std::cell::RefCell<(Vec<f64>, Vec<f64>)> =
         const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }

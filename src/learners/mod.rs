@@ -65,6 +65,24 @@ macro_rules! linfa_fit {
     };
 }
 
+/// [`Learner`] for a linfa-style parameter type: the block reads the checked (valid)
+/// parameters as `$p`, the cell's [`FitInput`] as `$input` and its [`TrialLog`] as `$log`,
+/// and returns the fitted classifier (`Result<Box<dyn Classifier>>`).
+macro_rules! learner_fit {
+    ($params:ty, |$p:ident, $input:ident, $log:ident| $body:block) => {
+        impl $crate::learners::Learner for $params {
+            fn fit(
+                &self,
+                $input: &$crate::learners::FitInput,
+                $log: &mut $crate::learners::TrialLog,
+            ) -> $crate::error::Result<Box<dyn $crate::learners::Classifier>> {
+                let $p = linfa::ParamGuard::check(self.clone())?;
+                $body
+            }
+        }
+    };
+}
+
 pub mod estimators;
 pub mod gaussian_nb;
 pub mod logistic;

@@ -224,40 +224,33 @@ linfa_fit!(PartitionedNbValidParams => Accounted<BernoulliNb>, |p, ds| {
     })
 });
 
-impl super::Learner for PartitionedNbParams {
-    fn fit(
-        &self,
-        input: &super::FitInput,
-        log: &mut super::TrialLog,
-    ) -> Result<Box<dyn super::Classifier>> {
-        let p = linfa::ParamGuard::check(self.clone())?;
-        let x = input
-            .data
-            .features
-            .as_binary()
-            .ok_or_else(|| super::needs_binary(input))?;
-        let all: Vec<usize>;
-        let features = match input.features {
-            Some(f) => f,
-            None => {
-                all = (0..x.n_cols()).collect();
-                &all
-            }
-        };
-        let mut rng = log.streams.stream("train/partition+laplace");
-        let fit = p.fit_rows(
-            x,
-            &input.data.labels,
-            input.data.n_classes(),
-            input.train,
-            features,
-            &mut rng,
-            &mut log.ledger,
-        )?;
-        log.record_threshold(fit.threshold, fit.thresholded_features);
-        Ok(Box::new(fit.model))
-    }
-}
+learner_fit!(PartitionedNbParams, |p, input, log| {
+    let x = input
+        .data
+        .features
+        .as_binary()
+        .ok_or_else(|| super::needs_binary(input))?;
+    let all: Vec<usize>;
+    let features = match input.features {
+        Some(f) => f,
+        None => {
+            all = (0..x.n_cols()).collect();
+            &all
+        }
+    };
+    let mut rng = log.streams.stream("train/partition+laplace");
+    let fit = p.fit_rows(
+        x,
+        &input.data.labels,
+        input.data.n_classes(),
+        input.train,
+        features,
+        &mut rng,
+        &mut log.ledger,
+    )?;
+    log.record_threshold(fit.threshold, fit.thresholded_features);
+    Ok(Box::new(fit.model))
+});
 
 #[cfg(test)]
 mod tests {

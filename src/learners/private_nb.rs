@@ -372,20 +372,13 @@ linfa_fit!(PrivateNbValidParams => Accounted<BernoulliNb>, |p, ds| {
     })
 });
 
-impl super::Learner for PrivateNbParams {
-    fn fit(
-        &self,
-        input: &super::FitInput,
-        log: &mut super::TrialLog,
-    ) -> Result<Box<dyn super::Classifier>> {
-        let p = linfa::ParamGuard::check(self.clone())?;
-        let counts = super::binary_counts(input)?;
-        let mut rng = log.streams.stream("train/laplace");
-        let fit = p.fit_counts(counts, input.features, &mut rng, &mut log.ledger)?;
-        log.record_threshold(fit.threshold, fit.thresholded_features);
-        Ok(Box::new(fit.model))
-    }
-}
+learner_fit!(PrivateNbParams, |p, input, log| {
+    let counts = super::binary_counts(input)?;
+    let mut rng = log.streams.stream("train/laplace");
+    let fit = p.fit_counts(counts, input.features, &mut rng, &mut log.ledger)?;
+    log.record_threshold(fit.threshold, fit.thresholded_features);
+    Ok(Box::new(fit.model))
+});
 
 #[cfg(test)]
 mod tests {

@@ -146,24 +146,17 @@ linfa_fit!(VaidyaNbValidParams => Accounted<BernoulliNb>, |p, ds| {
     })
 });
 
-impl super::Learner for VaidyaNbParams {
-    fn fit(
-        &self,
-        input: &super::FitInput,
-        log: &mut super::TrialLog,
-    ) -> Result<Box<dyn super::Classifier>> {
-        let p = linfa::ParamGuard::check(self.clone())?;
-        let counts = super::binary_counts(input)?;
-        let mut rng = log.streams.stream("train/vaidya");
-        let model = p.fit_counts(counts, input.features, &mut rng, &mut log.ledger)?;
-        let d = input.features.map_or(counts.n_features(), <[usize]>::len);
-        log.metrics.insert(
-            "actual_epsilon".into(),
-            p.actual_epsilon(d, counts.n_classes()),
-        );
-        Ok(Box::new(model))
-    }
-}
+learner_fit!(VaidyaNbParams, |p, input, log| {
+    let counts = super::binary_counts(input)?;
+    let mut rng = log.streams.stream("train/vaidya");
+    let model = p.fit_counts(counts, input.features, &mut rng, &mut log.ledger)?;
+    let d = input.features.map_or(counts.n_features(), <[usize]>::len);
+    log.metrics.insert(
+        "actual_epsilon".into(),
+        p.actual_epsilon(d, counts.n_classes()),
+    );
+    Ok(Box::new(model))
+});
 
 #[cfg(test)]
 mod tests {

@@ -31,21 +31,6 @@ use ndarray::ArrayView2;
 use std::borrow::Cow;
 use std::sync::{Arc, Weak};
 
-thread_local! {
-    /// Whether this thread's new scaled rows are read through their map ([`through_map`]):
-    /// set only inside [`through_map`]'s call and restored when it returns, so it holds no
-    /// data and nothing of one trial reaches another.
-    static THROUGH_MAP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `f` with the scaled rows this thread makes read through their column map, never
-/// copied: for a lockstep group of nested subsets ([`super::lockstep`]), whose rounds read
-/// the longest subset's source rows once for all, the shorter ones' values mapped in cache,
-/// where a copy would be written and then read again (the same bits either way).
-pub fn through_map<R>(f: impl FnOnce() -> R) -> R {
-    super::design::with_flag(&THROUGH_MAP, f)
-}
-
 /// The buffers of dropped copies, kept for the next copies: a fresh page costs this VM far
 /// more than the copy's writes (the kernel zeroes it at the first touch: about 11 s of CPU for
 /// the 8.4 GB of copies of two appendix-B trials at D = 1000), and a trial makes copies of
@@ -181,17 +166,18 @@ impl SharedDense {
         }
     }
 
-    /// `rows` of `x` through `transform` (copied unless [`COPY_MAX_BYTES`] says otherwise),
-    /// clipped to norm 1 (their scales), under `key`.
+    /// `rows` of `x` through `transform` (copied unless [`COPY_MAX_BYTES`] or `through_map`
+    /// says otherwise), clipped to norm 1 (their scales), under `key`.
     fn new(
         x: ArrayView2<f64>,
         rows: &[u32],
         transform: ColumnTransform,
         key: Option<Key>,
         work: Option<&Arc<SharedWork>>,
+        through_map: bool,
     ) -> Self {
         let (cols, map) = (&transform.cols, &transform.map);
-        let copy = (copies(rows.len(), cols.len(), x.nrows()) && !THROUGH_MAP.get()).then(|| {
+        let copy = (copies(rows.len(), cols.len(), x.nrows()) && !through_map).then(|| {
             // Row by row from the source's slices (one ndarray index per value ran at a
             // quarter of the copy's memory speed), the next row fetched line by line as this
             // one is copied; each value is a_j x_j + b_j as before.
@@ -274,14 +260,19 @@ pub struct DenseRows<'a> {
     /// Where the scaled rows are memoised, when `x` is the feature matrix of the dataset whose
     /// workspace this is.
     pub work: Option<&'a Arc<SharedWork>>,
+    /// Whether new scaled rows are read through their column map, never copied
+    /// ([`super::design::Splitting::through_map`]; the same bits either way).
+    pub through_map: bool,
 }
 
 impl DenseRows<'_> {
     /// The scaled rows (through the memo when `x` is in standard layout, so that its rows can
     /// be hashed as slices).
     pub fn shared(&self) -> Arc<SharedDense> {
-        let new =
-            |key, work| SharedDense::new(self.x, self.rows, ColumnTransform::fit(self), key, work);
+        let new = |key, work| {
+            let transform = ColumnTransform::fit(self);
+            SharedDense::new(self.x, self.rows, transform, key, work, self.through_map)
+        };
         let Some(key) = self.key() else {
             return Arc::new(new(None, None));
         };
@@ -552,6 +543,7 @@ mod tests {
             digests: None,
             bounds: None,
             work: Some(&work),
+            through_map: false,
         };
         let read = of(&first).shared();
         work.dense.clear();
@@ -792,6 +784,7 @@ mod tests {
                 digests,
                 bounds: None,
                 work: None,
+                through_map: false,
             }
             .key()
             .unwrap()

@@ -13,9 +13,7 @@ use crate::data::{BinaryMatrix, Dataset, Features};
 use crate::error::{Error, Result};
 use crate::memo::{Footprint, Key};
 use ndarray::{Array2, ArrayView2};
-use std::cell::Cell;
 use std::sync::{Arc, OnceLock, Weak};
-use std::thread::LocalKey;
 
 const UNUSED: u32 = u32::MAX;
 
@@ -90,6 +88,8 @@ pub struct Design<'a> {
     halves: OnceLock<Halves>,
     /// X^T c's frequent columns ([`Self::hot_columns`]) while fits run on this design.
     hot: HotCache,
+    /// How its passes may split across the pool (inherited by derived designs).
+    splitting: Splitting,
 }
 
 /// A design's [`csr::HotColumns`]: built by the first X^T c that needs it and kept until
@@ -133,35 +133,28 @@ pub struct Halves {
     cuts: Vec<[u32; 2]>,
 }
 
-thread_local! {
-    // Not cross-trial state: each flag is set only for the duration of one call
-    // ([`with_flag`] restores it, also on a panic) and holds no data; it chooses how a pass
-    // splits its work, never its result (split and one-thread passes give the same bits).
-    /// Whether this thread's passes may split ([`with_split_passes`]).
-    static SPLIT: Cell<bool> = const { Cell::new(false) };
-    /// Whether this thread's dense X^T X may split ([`with_gram_split`]).
-    static GRAM_SPLIT: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` with this thread's dense Gram matrices split across its rayon pool: each block of
-/// rows goes into the triangle's first rows and the rest side by side ([`gram::add_block_split`],
-/// the same bits), so a thread of the pool with nothing else to do takes half. For the runner's
-/// whole-training-set phase only, where the pool runs nothing but that phase's few tasks: in the
-/// trials, a thread waiting on a join could take up a second multi-gigabyte trial.
-pub fn with_gram_split<R>(f: impl FnOnce() -> R) -> R {
-    with_flag(&GRAM_SPLIT, f)
-}
-
-/// Runs `f` with this thread's `flag` set, restoring its value afterwards (also on a panic).
-pub(super) fn with_flag<R>(flag: &'static LocalKey<Cell<bool>>, f: impl FnOnce() -> R) -> R {
-    struct Reset(&'static LocalKey<Cell<bool>>, bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            self.0.set(self.1);
-        }
-    }
-    let _reset = Reset(flag, flag.replace(true));
-    f()
+/// How a design's passes may split their work across the current rayon pool, chosen by
+/// whoever runs the fit and handed down explicitly (a field of the [`Design`], inherited by
+/// its subsets and grouped rows; [`Design::with_splitting`]): never thread or process state.
+/// It changes who computes a pass, never its bits (split and one-thread passes give the same
+/// results, see this module's tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Splitting {
+    /// Binary designs' margins, X^T c and Gram matrix split across two threads
+    /// ([`Design::halves`]): a single fit from outside any pool ([`split_passes`]). The
+    /// runner's fits keep one thread each (T4.2 at `-j 2`: 14% more CPU time when split).
+    pub passes: bool,
+    /// Dense X^T X split across the pool: each block of rows goes into the triangle's first
+    /// rows and the rest side by side ([`gram::add_block_split`], the same bits), so a thread
+    /// of the pool with nothing else to do takes half. For the runner's whole-training-set
+    /// phase only, where the pool runs nothing but that phase's few tasks: in the trials, a
+    /// thread waiting on a join could take up a second multi-gigabyte trial.
+    pub gram: bool,
+    /// New scaled dense rows are read through their column map, never copied: for a lockstep
+    /// group of nested subsets ([`super::lockstep`]), whose rounds read the longest subset's
+    /// source rows once for all, the shorter ones' values mapped in cache, where a copy would
+    /// be written and then read again ([`super::dense::DenseRows::through_map`]).
+    pub through_map: bool,
 }
 
 /// The first triangle row of a split Gram matrix's second part: the last tile edge (a multiple
@@ -175,12 +168,19 @@ fn gram_cut(d: usize) -> usize {
     cut
 }
 
-/// Runs `f` on a thread of the current rayon pool (the global one from outside any pool) with
-/// the passes of large binary designs split across the pool's threads ([`Design::halves`]).
-/// For a single fit: the runner's trials already keep every thread busy, and splitting their
-/// passes too only adds joins (T4.2 at `-j 2`: 14% more CPU time), so the runner does not.
-pub fn with_split_passes<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    rayon::scope(|_| with_flag(&SPLIT, f))
+/// Runs `f` on a thread of the current rayon pool (the global one from outside any pool), on
+/// `design` with its passes split across the pool's threads ([`Splitting::passes`]): for a
+/// single fit, which has the pool to itself. A join from outside a pool would hand both
+/// halves over and sleep, hence the pool thread.
+pub fn split_passes<'a, R: Send>(
+    design: &Design<'a>,
+    f: impl FnOnce(&Design<'a>) -> R + Send,
+) -> R {
+    let split = design.clone().with_splitting(Splitting {
+        passes: true,
+        ..design.splitting
+    });
+    rayon::scope(|_| f(&split))
 }
 
 /// Pools of one and two threads, for tests that compare a split pass with the one-thread pass.
@@ -328,6 +328,7 @@ impl<'a> Design<'a> {
             grouping: OnceLock::new(),
             halves: OnceLock::new(),
             hot: HotCache::default(),
+            splitting: Splitting::default(),
         })
     }
 
@@ -379,12 +380,37 @@ impl<'a> Design<'a> {
         self
     }
 
+    /// This design with its passes split as `splitting` says; its grouped rows, if already
+    /// grouped, follow (a copy of their rows: once per fit at most).
+    pub fn with_splitting(mut self, splitting: Splitting) -> Self {
+        if splitting == self.splitting {
+            return self;
+        }
+        self.splitting = splitting;
+        if let Some((labels, g)) = self.grouping.take() {
+            let g = g.map(|g| {
+                Arc::new(Grouped {
+                    design: g.design.clone().with_splitting(splitting),
+                    y: g.y.clone(),
+                    count: g.count.clone(),
+                })
+            });
+            let _ = self.grouping.set((labels, g));
+        }
+        self
+    }
+
+    /// How this design's passes may split ([`Self::with_splitting`]).
+    pub fn splitting(&self) -> Splitting {
+        self.splitting
+    }
+
     /// Where this design's noise-free results are memoised, with its key: both, or none.
     pub fn memo(&self) -> Option<(Key, Arc<SharedWork>)> {
         Some((self.key?, self.work.upgrade()?))
     }
 
-    /// Whether this design's passes would split in [`with_split_passes`]: a binary source of
+    /// Whether this design's passes would split with [`Splitting::passes`]: a binary source of
     /// at least [`PAR_MIN_ROWS`] rows, and a pool of two threads or more.
     pub fn splittable(&self) -> bool {
         matches!(self.source, Source::Binary(..))
@@ -393,7 +419,7 @@ impl<'a> Design<'a> {
     }
 
     /// How this binary design's passes split across two threads, or `None` when they run on
-    /// one: outside [`with_split_passes`], for dense sources (appendix B's multi-gigabyte fits
+    /// one: without [`Splitting::passes`], for dense sources (appendix B's multi-gigabyte fits
     /// keep one thread each, so a thread waiting on a join never takes up a second such
     /// trial), under [`PAR_MIN_ROWS`] rows, or in a pool of one thread. Every split pass is
     /// bit for bit the one-thread pass.
@@ -401,7 +427,7 @@ impl<'a> Design<'a> {
         let Source::Binary(m, _) = &self.source else {
             return None;
         };
-        if !SPLIT.get() || !self.splittable() {
+        if !self.splitting.passes || !self.splittable() {
             return None;
         }
         Some(self.halves.get_or_init(|| {
@@ -490,6 +516,7 @@ impl<'a> Design<'a> {
             grouping: OnceLock::new(),
             halves: OnceLock::new(),
             hot: HotCache::default(),
+            splitting: self.splitting,
         }
     }
 
@@ -1256,7 +1283,7 @@ impl<'a> Design<'a> {
         let mut coef = [0.0; GRAM_BLOCK];
         let mut panels = gram::Panels::default();
         let in_pool = rayon::current_thread_index().is_some();
-        let cut = (GRAM_SPLIT.get() && in_pool && rayon::current_num_threads() > 1)
+        let cut = (self.splitting.gram && in_pool && rayon::current_num_threads() > 1)
             .then(|| gram_cut(d))
             .filter(|&c| c > 0);
         for (b, wb) in w.chunks(GRAM_BLOCK).enumerate() {
@@ -1766,7 +1793,7 @@ mod tests {
         }
     }
 
-    /// On a two-thread pool, in [`with_split_passes`], the passes split ([`Design::halves`])
+    /// On a two-thread pool, with [`Splitting::passes`], the passes split ([`Design::halves`])
     /// and still round as on one thread: margins, X^T c and the Gram matrix, all columns and a permuted subset, both
     /// encodings, zero weights, rows of every length and values over twelve orders of
     /// magnitude.
@@ -1806,18 +1833,25 @@ mod tests {
                     two.install(|| des.halves().is_none()),
                     "the runner's fits do not split"
                 );
-                assert!(one.install(|| with_split_passes(|| des.halves().is_none())));
-                let split = two
-                    .install(|| with_split_passes(|| des.halves().map(|h| (h.row, h.col, h.gram))));
+                let split_des = des.clone().with_splitting(Splitting {
+                    passes: true,
+                    ..Splitting::default()
+                });
+                assert!(one.install(|| split_des.halves().is_none()));
+                let split = two.install(|| split_des.halves().map(|h| (h.row, h.col, h.gram)));
                 let (_, col, gram) = split.expect("a two-thread pool splits the passes");
                 assert!(0 < col && col < d && 0 < gram && gram < d, "{split:?}");
-                let split = two.install(|| with_split_passes(|| passes(&des)));
+                assert!(
+                    two.install(|| split_passes(&des, |d| d.halves().is_some())),
+                    "a single fit's design splits"
+                );
+                let split = two.install(|| passes(&split_des));
                 assert_eq!(one.install(|| passes(&des)), split);
             }
         }
     }
 
-    /// A dense X^T X split across two threads in [`with_gram_split`] rounds as on one thread,
+    /// A dense X^T X split across two threads ([`Splitting::gram`]) rounds as on one thread,
     /// and the cut halves the triangle at a tile edge.
     #[test]
     fn a_split_dense_gram_rounds_as_one_thread() {
@@ -1843,14 +1877,12 @@ mod tests {
         let bits = |h: Vec<f64>| h.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         let (one, two) = one_and_two_thread_pools();
         let want = bits(one.install(|| des.weighted_gram(&w)));
-        assert_eq!(
-            bits(two.install(|| with_gram_split(|| des.weighted_gram(&w)))),
-            want
-        );
-        assert_eq!(
-            bits(one.install(|| with_gram_split(|| des.weighted_gram(&w)))),
-            want
-        );
+        let des = des.with_splitting(Splitting {
+            gram: true,
+            ..Splitting::default()
+        });
+        assert_eq!(bits(two.install(|| des.weighted_gram(&w))), want);
+        assert_eq!(bits(one.install(|| des.weighted_gram(&w))), want);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! choose lambda, fit (privately or not), and record every step in the trial's ledger.
 
 use super::dense::{DenseRows, fit_rows};
-use super::design::{Design, DesignParts, Encoding, check_two_classes, labels_pm1};
+use super::design::{Design, DesignParts, Encoding, Splitting, check_two_classes, labels_pm1};
 use super::dp_sgd::SgdPlan;
 use super::ensemble::{Ensemble, fit_ensemble};
 use super::input::input_perturbation;
@@ -164,13 +164,15 @@ pub const CV_FOLDS: usize = 5;
 impl LrConfig {
     /// Fits on `train` (restricted to `features`), recording scaling, lambda choice and fit.
     /// `caches` are the dataset's ([`super::schedule`]); without them a dense design's memo
-    /// key hashes its rows' values.
+    /// key hashes its rows' values. `splitting` is how the fit may split its work, as the
+    /// scheduler chose for the cell's batch (the same bits whatever it says).
     pub fn fit(
         &self,
         data: &Dataset,
         train: &[u32],
         features: Option<&[usize]>,
         caches: Option<&DatasetCaches>,
+        splitting: Splitting,
         log: &mut TrialLog,
     ) -> Result<LogisticModel> {
         check_two_classes(data)?;
@@ -184,13 +186,15 @@ impl LrConfig {
                 self.shared_design(data, train, features, caches, log)
             })?;
             pre.record("scaling", &mut log.ledger);
-            return self.fit_scaled(&design, data, train, log);
+            return self.fit_scaled(&design.with_splitting(splitting), data, train, log);
         };
         let rows = fit_rows(data, train);
         let shared = crate::profile::time("preprocess", || {
-            self.dense_rows(x, &rows, features, bounds, caches).shared()
+            let mut rows = self.dense_rows(x, &rows, features, bounds, caches);
+            rows.through_map = splitting.through_map;
+            rows.shared()
         });
-        let design = shared.design(x);
+        let design = shared.design(x).with_splitting(splitting);
         if let Some(key) = design.key() {
             log.shared.insert("design".into(), key.to_string());
         }
@@ -221,6 +225,7 @@ impl LrConfig {
             digests: caches.map(|c| &c.digests),
             bounds: caches.map(|c| &c.bounds),
             work: caches.map(|c| &c.work),
+            through_map: false,
         }
     }
 
@@ -660,8 +665,20 @@ impl crate::learners::Learner for LrConfig {
         input: &crate::learners::FitInput,
         log: &mut TrialLog,
     ) -> Result<Box<dyn crate::learners::Classifier>> {
-        let caches = super::schedule::caches_of(input.workspace);
-        let model = LrConfig::fit(self, input.data, input.train, input.features, caches, log)?;
+        let ws = input.workspace;
+        let (caches, splitting) = (
+            super::schedule::caches_of(ws),
+            super::schedule::splitting_of(ws),
+        );
+        let model = LrConfig::fit(
+            self,
+            input.data,
+            input.train,
+            input.features,
+            caches,
+            splitting,
+            log,
+        )?;
         Ok(Box::new(model))
     }
 
@@ -722,6 +739,7 @@ mod tests {
                 &train,
                 None,
                 Some(&DatasetCaches::default()),
+                Splitting::default(),
                 &mut log,
             )
             .unwrap();
@@ -745,7 +763,14 @@ mod tests {
         let acc = |s: Scaling| {
             let mut log = TrialLog::new(1);
             let model = config(s)
-                .fit(&data, &train, None, Some(&caches), &mut log)
+                .fit(
+                    &data,
+                    &train,
+                    None,
+                    Some(&caches),
+                    Splitting::default(),
+                    &mut log,
+                )
                 .unwrap();
             // Accuracy counted here: `evaluate` sits above the learners.
             let pred = model.predict(&data, &test).unwrap();
@@ -784,7 +809,10 @@ mod tests {
                 epsilon: Some(1.0),
                 ..config(Scaling::Public)
             };
-            let model = c.fit(&data, rows, None, Some(&caches), &mut log).unwrap();
+            let split = Splitting::default();
+            let model = c
+                .fit(&data, rows, None, Some(&caches), split, &mut log)
+                .unwrap();
             (model, log)
         };
         let (np, np_log) = fit(LrKind::NonPrivate, &train);

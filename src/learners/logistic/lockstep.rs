@@ -549,6 +549,34 @@ mod tests {
 
     type Fit = (Vec<f64>, Convergence);
 
+    /// `f` of each of `items` as the members of one group, each on a thread of its own; the
+    /// group and the results in `items`' order.
+    fn as_members<T: Sync, R: Send>(
+        items: &[T],
+        f: impl Fn(&T) -> R + Sync,
+    ) -> (Arc<Lockstep>, Vec<R>) {
+        let group = Lockstep::new(items.len());
+        let out = std::thread::scope(|s| {
+            let members: Vec<_> = items
+                .iter()
+                .map(|item| {
+                    let (group, f) = (group.clone(), &f);
+                    s.spawn(move || group.member(|| f(item)))
+                })
+                .collect();
+            members.into_iter().map(|m| m.join().unwrap()).collect()
+        });
+        (group, out)
+    }
+
+    /// A fit's bits: theta, then the gradient norm, the objective and the iterations.
+    fn bits(f: &Fit) -> Vec<u64> {
+        let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
+        v.extend([f.1.grad_norm.to_bits(), f.1.objective.to_bits()]);
+        v.push(f.1.iterations as u64);
+        v
+    }
+
     /// Objective perturbation's fits at four lambdas, each with its own noise, run as the
     /// members of one group (with a fifth member that fits other rows, and a sixth that fits
     /// nothing), give every member's solo theta and convergence bit for bit, whichever member
@@ -616,12 +644,6 @@ mod tests {
             let passes: usize = alone.iter().map(|f| 2 * f.1.iterations + 1).sum();
             let shared = group.lock().shared as usize;
             assert!(shared * 2 > passes, "{shared} of {passes} passes shared");
-            let bits = |f: &Fit| {
-                let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
-                v.extend([f.1.grad_norm.to_bits(), f.1.objective.to_bits()]);
-                v.push(f.1.iterations as u64);
-                v
-            };
             for (a, b) in alone.iter().zip(&together) {
                 assert_eq!(bits(a), bits(b));
             }
@@ -697,23 +719,7 @@ mod tests {
             objective_perturbation_with_noise(&designs[*k], &ys[*k], *l, b, 0.0, &settings)
         };
         let alone: Vec<Fit> = fits.iter().map(fit).collect();
-        let group = Lockstep::new(fits.len());
-        let together: Vec<Fit> = std::thread::scope(|s| {
-            let members: Vec<_> = fits
-                .iter()
-                .map(|f| {
-                    let (group, fit) = (group.clone(), &fit);
-                    s.spawn(move || group.member(|| fit(f)))
-                })
-                .collect();
-            members.into_iter().map(|m| m.join().unwrap()).collect()
-        });
-        let bits = |f: &Fit| {
-            let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
-            v.extend([f.1.grad_norm.to_bits(), f.1.objective.to_bits()]);
-            v.push(f.1.iterations as u64);
-            v
-        };
+        let (group, together) = as_members(&fits, fit);
         for (a, b) in alone.iter().zip(&together) {
             assert_eq!(bits(a), bits(b));
         }
@@ -764,17 +770,7 @@ mod tests {
             its.iter().any(|&i| i != its[0]),
             "fits of one length: {its:?}"
         );
-        let group = Lockstep::new(noises.len());
-        let together: Vec<(Fit, Vec<f64>)> = std::thread::scope(|s| {
-            let members: Vec<_> = noises
-                .iter()
-                .map(|f| {
-                    let (group, run) = (group.clone(), &run);
-                    s.spawn(move || group.member(|| run(f)))
-                })
-                .collect();
-            members.into_iter().map(|m| m.join().unwrap()).collect()
-        });
+        let (group, together) = as_members(&noises, run);
         assert_eq!(group.lock().predicted_together, noises.len());
         let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<u64>>();
         for ((fa, za), (fb, zb)) in alone.iter().zip(&together) {

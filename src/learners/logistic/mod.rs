@@ -39,7 +39,7 @@ pub mod schedule;
 pub mod select;
 pub mod solver;
 
-pub use design::{ColumnMap, Design, Encoding, Grouped, labels_pm1};
+pub use design::{ColumnMap, Design, Encoding, Grouped, Splitting, labels_pm1};
 pub use harness::{LambdaRule, LrConfig, LrKind, Scaling};
 pub use loss::Loss;
 pub use mechanisms::{FmInfo, FmSensitivity, ObjectiveBranch};

@@ -4,7 +4,7 @@
 //! computed once while the pool has nothing else to do. Each cell has its own streams, so
 //! neither the order nor the company changes a record.
 
-use super::design::with_gram_split;
+use super::design::Splitting;
 use super::lockstep::Lockstep;
 use super::row_caches::{DatasetCaches, SharedWork};
 use crate::data::Dataset;
@@ -62,13 +62,7 @@ impl Scheduler for LockstepScheduler {
     /// The cells that fit one design in every trial ([`across_trials`]), when there are
     /// several: all trials as one lockstep group whose rounds split across the pool.
     fn across_trials(&self, of: &Candidates, trials: &mut dyn Iterator<Item = u32>) -> Vec<Cell> {
-        let Candidates {
-            spec,
-            data,
-            combos,
-            pending,
-        } = *of;
-        let cells = across_trials(spec, data, combos, trials, LOCKSTEP_MIN_VALUES, pending);
+        let cells = across_trials(of, trials, LOCKSTEP_MIN_VALUES);
         if cells.len() > 1 { cells } else { Vec::new() }
     }
 
@@ -79,22 +73,15 @@ impl Scheduler for LockstepScheduler {
         of: &Candidates,
         trials: &mut dyn Iterator<Item = u32>,
     ) -> Option<(u32, Vec<Vec<Vec<Cell>>>)> {
-        let Candidates {
-            spec,
-            data,
-            combos,
-            pending,
-        } = *of;
-        let (trial, tasks) =
-            whole_set_first(spec, data, combos, trials, LOCKSTEP_MIN_VALUES, pending)?;
+        let (trial, tasks) = whole_set_first(of, trials, LOCKSTEP_MIN_VALUES)?;
         if tasks.len() < 2 && tasks.iter().all(|t| t.len() < 2) {
             return None;
         }
-        let shape = dense_shape(data);
+        let shape = dense_shape(of.data);
         let batched = tasks
             .iter()
             .map(|task| {
-                lockstep_batches(spec, task, shape, None, LOCKSTEP_MIN_VALUES)
+                lockstep_batches(of.spec, task, shape, None, LOCKSTEP_MIN_VALUES)
                     .into_iter()
                     .map(|b| b.into_iter().cloned().collect())
                     .collect()
@@ -103,10 +90,21 @@ impl Scheduler for LockstepScheduler {
         Some((trial, batched))
     }
 
-    /// The pool runs only these tasks, so the X^T X there may split across it: the thread
-    /// done with its tasks takes half of each block instead of idling.
-    fn in_task(&self, task: &mut dyn FnMut() -> Result<()>) -> Result<()> {
-        with_gram_split(task)
+    /// The pool runs only these tasks, so the X^T X there may split across it
+    /// ([`Splitting::gram`]): the thread done with its tasks takes half of each block instead
+    /// of idling. The task's cells run in a view of the dataset's workspace that says so.
+    fn in_task(
+        &self,
+        workspace: &dyn Workspace,
+        task: &mut dyn FnMut(&dyn Workspace) -> Result<()>,
+    ) -> Result<()> {
+        let Some(held) = held_of(workspace) else {
+            return task(workspace);
+        };
+        task(&held.splitting(Splitting {
+            gram: true,
+            ..held.splitting
+        }))
     }
 
     fn batches<'c>(&self, spec: &Spec, data: &Dataset, cells: &'c [Cell]) -> Vec<Vec<&'c Cell>> {
@@ -121,15 +119,18 @@ impl Scheduler for LockstepScheduler {
         workspace: &dyn Workspace,
         pool: Option<&Arc<rayon::ThreadPool>>,
     ) -> Vec<Result<TrialRecord>> {
-        let caches = caches_of(workspace).expect("LR's scheduler runs cells in LR's workspace");
-        run_batch(batch, run, &caches.work, pool)
+        let held = held_of(workspace).expect("LR's scheduler runs cells in LR's workspace");
+        run_batch(batch, run, held, pool)
     }
 
     fn workspace(&self, _pool: Option<&Arc<rayon::ThreadPool>>) -> Box<dyn Workspace> {
-        let caches = DatasetCaches::default();
+        let caches = Arc::new(DatasetCaches::default());
         #[cfg(test)]
         tests::MADE.with_borrow_mut(|m| m.push(Arc::downgrade(&caches.work)));
-        Box::new(HeldWork { caches })
+        Box::new(HeldWork {
+            caches,
+            splitting: Splitting::default(),
+        })
     }
 }
 
@@ -139,8 +140,23 @@ impl Scheduler for LockstepScheduler {
 /// runner is done with the dataset, it lets go of them all (their keys name the dataset's
 /// rows, so no later cell asks for them; appendix B's D = 1500 needs their 3 GiB for its
 /// 12.7 GB of rows).
+///
+/// It also says how the cells run in it may split their work ([`Splitting`]): the dataset's
+/// own workspace splits nothing; the scheduler hands a phase or a batch a view of it (the same
+/// caches) that says otherwise, dropped when the phase or batch is done.
 pub struct HeldWork {
-    pub caches: DatasetCaches,
+    pub caches: Arc<DatasetCaches>,
+    pub splitting: Splitting,
+}
+
+impl HeldWork {
+    /// A view of this workspace (the same caches) whose cells split as `splitting` says.
+    fn splitting(&self, splitting: Splitting) -> HeldWork {
+        HeldWork {
+            caches: Arc::clone(&self.caches),
+            splitting,
+        }
+    }
 }
 
 impl Workspace for HeldWork {
@@ -149,12 +165,19 @@ impl Workspace for HeldWork {
     }
 }
 
+/// A cell's `workspace`, when it is LR's.
+fn held_of(workspace: &dyn Workspace) -> Option<&HeldWork> {
+    workspace.as_any().downcast_ref::<HeldWork>()
+}
+
 /// The caches of the dataset a cell's `workspace` belongs to, when it is LR's.
 pub fn caches_of(workspace: &dyn Workspace) -> Option<&DatasetCaches> {
-    workspace
-        .as_any()
-        .downcast_ref::<HeldWork>()
-        .map(|h| &h.caches)
+    held_of(workspace).map(|h| &*h.caches)
+}
+
+/// How the fit of a cell run in `workspace` may split its work (nothing, outside LR's).
+pub fn splitting_of(workspace: &dyn Workspace) -> Splitting {
+    held_of(workspace).map_or_else(Splitting::default, |h| h.splitting)
 }
 
 /// Rows x columns from which objective perturbation's lambda siblings fit in lockstep (2^20
@@ -303,13 +326,11 @@ fn dense_shape(data: &Dataset) -> Option<(usize, usize)> {
 /// trials, and each member of the group is a thread holding its own vectors of N values); the
 /// later trials' cells stay in their own trials.
 fn across_trials(
-    spec: &Spec,
-    data: &Dataset,
-    combos: &[&Combo],
+    of: &Candidates,
     trials: impl Iterator<Item = u32>,
     min_values: usize,
-    pending: impl Fn(&Cell) -> bool,
 ) -> Vec<Cell> {
+    let (spec, data) = (of.spec, of.data);
     let Some(whole) = whole_training_set(data) else {
         return Vec::new();
     };
@@ -328,13 +349,13 @@ fn across_trials(
         ) && on_whole_set(c, whole)
             && spec.pipelines[c.pipeline].selection.is_none()
     };
-    let same: Vec<&&Combo> = combos.iter().filter(|c| same(c)).collect();
+    let same: Vec<&&Combo> = of.combos.iter().filter(|c| same(c)).collect();
     if same.is_empty() {
         return Vec::new();
     }
     trials
         .flat_map(|t| same.iter().map(move |c| c.cell(t)))
-        .filter(|c| pending(c))
+        .filter(|c| (of.pending)(c))
         .take(ACROSS_TRIALS_MAX)
         .collect()
 }
@@ -370,21 +391,27 @@ fn on_whole_set(combo: &Combo, whole: usize) -> bool {
 /// batch by [`lockstep_batches`]), then ascending lambda (smaller lambdas take more
 /// iterations). Each cell has its own streams, so the order changes no result.
 fn whole_set_first(
-    spec: &Spec,
-    data: &Dataset,
-    combos: &[&Combo],
+    of: &Candidates,
     trials: impl IntoIterator<Item = u32>,
     min_values: usize,
-    pending: impl Fn(&Cell) -> bool,
 ) -> Option<(u32, Vec<Vec<Cell>>)> {
-    let whole = whole_training_set(data)?;
-    let on_whole: Vec<&&Combo> = combos.iter().filter(|c| on_whole_set(c, whole)).collect();
-    let siblings = |c: &Cell| siblings_in_lockstep(spec, c, dense_shape(data), min_values);
+    let whole = whole_training_set(of.data)?;
+    let on_whole: Vec<&&Combo> = of
+        .combos
+        .iter()
+        .filter(|c| on_whole_set(c, whole))
+        .collect();
+    let shape = dense_shape(of.data);
+    let siblings = |c: &Cell| siblings_in_lockstep(of.spec, c, shape, min_values);
     trials.into_iter().find_map(|trial| {
         // Lambda-less first, then by pipeline the lockstep siblings, then by lambda's bits
         // (the bits of positive floats sort as their values).
         let mut tasks: BTreeMap<(u8, u64), Vec<Cell>> = BTreeMap::new();
-        for cell in on_whole.iter().map(|c| c.cell(trial)).filter(&pending) {
+        for cell in on_whole
+            .iter()
+            .map(|c| c.cell(trial))
+            .filter(|c| (of.pending)(c))
+        {
             let key = match cell.at.lambda {
                 None => (0, 0),
                 Some(_) if siblings(&cell) => (1, cell.pipeline as u64),
@@ -407,12 +434,13 @@ fn whole_set_first(
 fn run_batch(
     batch: &[&Cell],
     run: &RunCell,
-    work: &SharedWork,
+    held: &HeldWork,
     pool: Option<&Arc<rayon::ThreadPool>>,
 ) -> Vec<Result<TrialRecord>> {
     if let [cell] = batch {
-        return vec![run(cell)];
+        return vec![run(cell, held)];
     }
+    let work: &SharedWork = &held.caches.work;
     let group = match pool {
         Some(pool) => Lockstep::on_pool(batch.len(), Arc::clone(pool)),
         None => Lockstep::new(batch.len()),
@@ -423,10 +451,14 @@ fn run_batch(
     let last = work.last_read.take();
     // Nested subsets read their rows through their maps: a round reads the longest's once.
     let nested = batch.iter().any(|c| c.at.n_train != batch[0].at.n_train);
-    let run = |cell: &Cell| match nested {
-        true => super::dense::through_map(|| run(cell)),
-        false => run(cell),
-    };
+    let view = nested.then(|| {
+        held.splitting(Splitting {
+            through_map: true,
+            ..held.splitting
+        })
+    });
+    let held = view.as_ref().unwrap_or(held);
+    let run = |cell: &Cell| run(cell, held);
     std::thread::scope(|s| {
         let members: Vec<_> = batch
             .iter()
@@ -526,6 +558,98 @@ mod tests {
         );
     }
 
+    /// How a cell's fit may split its work reaches the cell as an argument, the workspace it
+    /// is handed: the dataset's own splits nothing; the whole-training-set phase's tasks get a
+    /// view with `gram`; the members of a batch of nested subsets get one with `through_map`;
+    /// every view shares the dataset's caches and is gone once its call returns (nothing of
+    /// it is thread state, so a later cell on the same thread sees none of it).
+    #[test]
+    fn a_cell_gets_how_it_splits_from_the_workspace_it_is_handed() {
+        let (_, cells) = trial_cells(&toy_text(
+            1,
+            "dimension = 3\ntrain = 100\ntest = 10",
+            "epsilon = [1]\nlambda = [1]\nn_train = [50, 100]",
+            "[[pipeline]]\nname = \"op\"\nlearner = \"lr_objective\"",
+        ));
+        assert_ne!(cells[0].at.n_train, cells[1].at.n_train);
+        let held = LOCKSTEP.workspace(None);
+        let seen = std::sync::Mutex::new(Vec::new());
+        let run = |_: &Cell, ws: &dyn Workspace| -> Result<TrialRecord> {
+            let caches = caches_of(ws).expect("LR's workspace") as *const DatasetCaches;
+            seen.lock()
+                .unwrap()
+                .push((splitting_of(ws), caches as usize));
+            Err(crate::error::Error::param("cell", "a probe"))
+        };
+        let own = caches_of(&*held).unwrap() as *const DatasetCaches as usize;
+        let lone = LOCKSTEP.run_batch(&[&cells[0]], &run, &*held, None);
+        let nested = LOCKSTEP.run_batch(&[&cells[0], &cells[1]], &run, &*held, None);
+        LOCKSTEP
+            .in_task(&*held, &mut |ws| {
+                let _ = LOCKSTEP.run_batch(&[&cells[0]], &run, ws, None);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(lone.len() + nested.len(), 3);
+        let seen = seen.into_inner().unwrap();
+        let (none, map, gram) = (
+            Splitting::default(),
+            Splitting {
+                through_map: true,
+                ..Splitting::default()
+            },
+            Splitting {
+                gram: true,
+                ..Splitting::default()
+            },
+        );
+        assert_eq!(
+            seen.iter().map(|s| s.0).collect::<Vec<_>>(),
+            [none, map, map, gram]
+        );
+        assert!(seen.iter().all(|s| s.1 == own), "one dataset's caches");
+        assert_eq!(splitting_of(&*held), none, "the dataset's own is unchanged");
+        let caches = held.as_any().downcast_ref::<HeldWork>().unwrap();
+        assert_eq!(Arc::strong_count(&caches.caches), 1, "every view is gone");
+    }
+
+    /// Objective perturbation ("op") and LR ("lr"), as a spec's pipelines.
+    const OP_AND_LR: &str = "[[pipeline]]\nname = \"op\"\nlearner = \"lr_objective\"\n\
+        [[pipeline]]\nname = \"lr\"\nlearner = \"lr\"";
+
+    /// A spec's text: `trials` trials on the toy Gaussian `toy` (`dataset`'s lines), over
+    /// `grid`'s lines, with `pipelines`, reported by N.
+    fn toy_text(trials: u32, dataset: &str, grid: &str, pipelines: &str) -> String {
+        format!(
+            "[experiment]\nname = \"b\"\ntrials = {trials}\nseed = 1\ndatasets = [\"toy\"]\n\
+             [dataset.toy]\nsource = \"toy_gaussian\"\n{dataset}\n[grid]\n{grid}\n\
+             {pipelines}\n[report]\nx = \"n_train\"\n"
+        )
+    }
+
+    /// A spec's text parsed, and its trial 0's cells, by N.
+    fn trial_cells(text: &str) -> (Spec, Vec<Cell>) {
+        let spec = Spec::parse(text, std::path::Path::new("b.toml")).unwrap();
+        let mut cells: Vec<Cell> = plan(&spec, false).combos_of(0).map(|c| c.cell(0)).collect();
+        cells.sort_by_key(|c| c.at.n_train);
+        (spec, cells)
+    }
+
+    /// The candidates of `spec`'s `combos` on `data` whose cells are `pending`.
+    fn cands<'a>(
+        spec: &'a Spec,
+        data: &'a Dataset,
+        combos: &'a [&'a Combo],
+        pending: &'a dyn Fn(&Cell) -> bool,
+    ) -> Candidates<'a> {
+        Candidates {
+            spec,
+            data,
+            combos,
+            pending,
+        }
+    }
+
     /// A spec's text parsed, planned, and its dataset `toy` generated.
     fn planned_toy(text: &str) -> (Spec, Plan, Dataset) {
         let spec = Spec::parse(text, std::path::Path::new("t.toml")).unwrap();
@@ -540,34 +664,12 @@ mod tests {
     /// alone, every cell once.
     #[test]
     fn lockstep_batches_gather_lambda_siblings() {
-        let text = r#"
-[experiment]
-name = "b"
-trials = 1
-seed = 1
-datasets = ["toy"]
-[dataset.toy]
-source = "toy_gaussian"
-dimension = 100
-train = 1000
-test = 100
-[grid]
-epsilon = [0.1, 1]
-n_train = [100, 1000]
-lambda = [0.01, 1, 100]
-[[pipeline]]
-name = "op"
-learner = "lr_objective"
-[[pipeline]]
-name = "lr"
-learner = "lr"
-[report]
-x = "n_train"
-"#;
-        let spec = Spec::parse(text, std::path::Path::new("b.toml")).unwrap();
-        let plan = plan(&spec, false);
-        let mut cells: Vec<Cell> = plan.combos_of(0).map(|c| c.cell(0)).collect();
-        cells.sort_by_key(|c| c.at.n_train);
+        let (spec, cells) = trial_cells(&toy_text(
+            1,
+            "dimension = 100\ntrain = 1000\ntest = 100",
+            "epsilon = [0.1, 1]\nn_train = [100, 1000]\nlambda = [0.01, 1, 100]",
+            OP_AND_LR,
+        ));
         let batches = lockstep_batches(&spec, &cells, Some((1000, 100)), None, 50_000);
         assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), cells.len());
         let grouped: Vec<&Vec<&Cell>> = batches.iter().filter(|b| b.len() > 1).collect();
@@ -597,35 +699,12 @@ x = "n_train"
     /// set, and LR (noise-free, shared through the memo) keep their own batches per N.
     #[test]
     fn lockstep_batches_nest_a_trials_large_subsets() {
-        let text = r#"
-[experiment]
-name = "b"
-trials = 1
-seed = 1
-datasets = ["toy"]
-[dataset.toy]
-source = "toy_gaussian"
-dimension = 1000
-train = 1048576
-first_train = 65536
-test = 100
-[grid]
-epsilon = [0.1]
-n_train = [65536, 131072, 262144, 1048576]
-lambda = [0.01, 1]
-[[pipeline]]
-name = "op"
-learner = "lr_objective"
-[[pipeline]]
-name = "lr"
-learner = "lr"
-[report]
-x = "n_train"
-"#;
-        let spec = Spec::parse(text, std::path::Path::new("b.toml")).unwrap();
-        let plan = plan(&spec, false);
-        let mut cells: Vec<Cell> = plan.combos_of(0).map(|c| c.cell(0)).collect();
-        cells.sort_by_key(|c| c.at.n_train);
+        let (spec, cells) = trial_cells(&toy_text(
+            1,
+            "dimension = 1000\ntrain = 1048576\nfirst_train = 65536\ntest = 100",
+            "epsilon = [0.1]\nn_train = [65536, 131072, 262144, 1048576]\nlambda = [0.01, 1]",
+            OP_AND_LR,
+        ));
         let shape = Some((1048576 + 100, 1000));
         let batches = lockstep_batches(&spec, &cells, shape, Some(1048576), LOCKSTEP_MIN_VALUES);
         assert_eq!(batches.iter().map(Vec::len).sum::<usize>(), cells.len());
@@ -666,37 +745,17 @@ x = "n_train"
     #[test]
     fn across_trials_gathers_the_whole_training_sets_lockstep_cells() {
         let text = |first_train: &str| {
-            format!(
-                r#"
-[experiment]
-name = "b"
-trials = 3
-seed = 1
-datasets = ["toy"]
-[dataset.toy]
-source = "toy_gaussian"
-dimension = 100
-train = 1000
-{first_train}
-test = 100
-[grid]
-epsilon = [0.1]
-n_train = [100, 1000]
-lambda = [0.01, 1]
-[[pipeline]]
-name = "op"
-learner = "lr_objective"
-[[pipeline]]
-name = "lr"
-learner = "lr"
-[report]
-x = "n_train"
-"#
-            )
+            let dataset = format!("dimension = 100\ntrain = 1000\n{first_train}\ntest = 100");
+            let grid = "epsilon = [0.1]\nn_train = [100, 1000]\nlambda = [0.01, 1]";
+            toy_text(3, &dataset, grid, OP_AND_LR)
         };
         let (spec, grown, data) = planned_toy(&text("first_train = 500"));
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
-        let cells = across_trials(&spec, &data, &combos, [0, 2].into_iter(), 50_000, |_| true);
+        let cells = across_trials(
+            &cands(&spec, &data, &combos, &|_| true),
+            [0, 2].into_iter(),
+            50_000,
+        );
         assert_eq!(cells.len(), 4, "two lambdas in trials 0 and 2");
         assert!(
             cells
@@ -709,13 +768,22 @@ x = "n_train"
         // Only pending cells, and at most ACROSS_TRIALS_MAX of a plan with many trials: the
         // first ones, the rest left to their own trials.
         let pending = |c: &Cell| c.trial != 0;
-        let cells = across_trials(&spec, &data, &combos, 0..1_000_000, 50_000, pending);
+        let cells = across_trials(
+            &cands(&spec, &data, &combos, &pending),
+            0..1_000_000,
+            50_000,
+        );
         assert_eq!(cells.len(), ACROSS_TRIALS_MAX);
         let trials: Vec<u32> = cells.iter().map(|c| c.trial).collect();
         let want: Vec<u32> = (1..).flat_map(|t| [t, t]).take(ACROSS_TRIALS_MAX).collect();
         assert_eq!(trials, want);
         assert!(
-            across_trials(&spec, &data, &combos, [0, 2].into_iter(), 200_000, |_| true).is_empty()
+            across_trials(
+                &cands(&spec, &data, &combos, &|_| true),
+                [0, 2].into_iter(),
+                200_000
+            )
+            .is_empty()
         );
         // The same grown split over binary rows: one pass per vector, so no group.
         let mut binary = data.clone();
@@ -724,51 +792,35 @@ x = "n_train"
             m.push_row(&[0, 3]);
         }
         binary.features = crate::data::Features::Binary(m);
-        assert!(across_trials(&spec, &binary, &combos, [0, 2].into_iter(), 0, |_| true).is_empty());
+        assert!(
+            across_trials(
+                &cands(&spec, &binary, &combos, &|_| true),
+                [0, 2].into_iter(),
+                0
+            )
+            .is_empty()
+        );
         let (spec, drawn, data) = planned_toy(&text(""));
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
-        assert!(across_trials(&spec, &data, &combos, 0..3, 0, |_| true).is_empty());
+        assert!(across_trials(&cands(&spec, &data, &combos, &|_| true), 0..3, 0).is_empty());
     }
 
     #[test]
     fn whole_set_first_takes_the_first_pending_trials_whole_set_cells_one_task_per_lambda() {
         let text = |first_train: &str| {
-            format!(
-                r#"
-[experiment]
-name = "w"
-trials = 3
-seed = 1
-datasets = ["toy"]
-[dataset.toy]
-source = "toy_gaussian"
-dimension = 3
-train = 400
-{first_train}
-test = 50
-[grid]
-epsilon = [0.1]
-n_train = [100, 400]
-lambda = [100, 0.01, 1]
-[[pipeline]]
-name = "lr"
-learner = "lr"
-[[pipeline]]
-name = "fm1"
-learner = "lr_functional"
-[[pipeline]]
-name = "fm2"
-learner = "lr_functional"
-fm_sensitivity = "sens2"
-[report]
-x = "n_train"
-"#
-            )
+            let dataset = format!("dimension = 3\ntrain = 400\n{first_train}\ntest = 50");
+            let grid = "epsilon = [0.1]\nn_train = [100, 400]\nlambda = [100, 0.01, 1]";
+            let pipelines = "[[pipeline]]\nname = \"lr\"\nlearner = \"lr\"\n\
+                [[pipeline]]\nname = \"fm1\"\nlearner = \"lr_functional\"\n\
+                [[pipeline]]\nname = \"fm2\"\nlearner = \"lr_functional\"\n\
+                fm_sensitivity = \"sens2\"";
+            toy_text(3, &dataset, grid, pipelines)
         };
         let (spec, grown, data) = planned_toy(&text("first_train = 100"));
         let combos: Vec<&Combo> = grown.combos_of(0).collect();
         let min = LOCKSTEP_MIN_VALUES;
-        let (trial, tasks) = whole_set_first(&spec, &data, &combos, 1..3, min, |_| true).unwrap();
+        let (trial, tasks) =
+            whole_set_first(&cands(&spec, &data, &combos, &|_| true), 1..3, min).unwrap();
         assert_eq!(trial, 1);
         let names = |task: &Vec<Cell>| -> Vec<(String, Option<f64>)> {
             task.iter()
@@ -794,7 +846,8 @@ x = "n_train"
         let pending = |c: &Cell| {
             c.trial > 0 && spec.pipelines[c.pipeline].name != "fm2" && c.at.lambda != Some(1.0)
         };
-        let (trial, tasks) = whole_set_first(&spec, &data, &combos, 0..3, min, pending).unwrap();
+        let (trial, tasks) =
+            whole_set_first(&cands(&spec, &data, &combos, &pending), 0..3, min).unwrap();
         assert_eq!(trial, 1);
         let named: Vec<_> = tasks.iter().map(names).collect();
         assert_eq!(
@@ -802,16 +855,17 @@ x = "n_train"
             [vec![("fm1".to_string(), None)], lr(0.01), lr(100.0)]
         );
         // On a design large enough for lockstep, LR's lambdas are one task (one batch).
-        let (_, tasks) = whole_set_first(&spec, &data, &combos, 1..3, 1, |_| true).unwrap();
+        let (_, tasks) =
+            whole_set_first(&cands(&spec, &data, &combos, &|_| true), 1..3, 1).unwrap();
         let named: Vec<_> = tasks.iter().map(names).collect();
         let fm = vec![("fm1".to_string(), None), ("fm2".to_string(), None)];
         assert_eq!(named, [fm, [lr(0.01), lr(1.0), lr(100.0)].concat()]);
         let batches = lockstep_batches(&spec, &tasks[1], dense_shape(&data), None, 1);
         assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), [3]);
-        assert!(whole_set_first(&spec, &data, &combos, 0..3, min, |_| false).is_none());
+        assert!(whole_set_first(&cands(&spec, &data, &combos, &|_| false), 0..3, min).is_none());
         // Without a grown split every trial draws its own training rows: nothing is shared.
         let (_, drawn, data) = planned_toy(&text(""));
         let combos: Vec<&Combo> = drawn.combos_of(0).collect();
-        assert!(whole_set_first(&spec, &data, &combos, 0..3, min, |_| true).is_none());
+        assert!(whole_set_first(&cands(&spec, &data, &combos, &|_| true), 0..3, min).is_none());
     }
 }

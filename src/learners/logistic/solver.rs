@@ -13,7 +13,7 @@
 //! minimiser to the tolerance: Adult keeps 80% of its rows, a 10-feature selection of it under
 //! 200).
 
-use super::design::{Design, Grouped, with_split_passes};
+use super::design::{Design, Grouped, split_passes};
 use super::linalg::{cholesky, cholesky_solve};
 use super::lockstep;
 use crate::memo::{Footprint, Key, KeyBuilder};
@@ -319,11 +319,18 @@ impl<'d, 'a> Objective<'d, 'a> {
     /// row of weight k is k examples), else on the rows as they are.
     fn solve(&self, settings: &SolverSettings, start: Option<&[f64]>) -> (Vec<f64>, Convergence) {
         // A fit called from outside any pool (a library user's single fit, the benches) has the
-        // pool's threads to itself: its passes split across them, and it runs on a pool
-        // thread, since a join from outside a pool would hand both halves over and sleep.
-        // Designs that would not split stay on the caller's thread.
+        // pool's threads to itself: its passes split across them ([`split_passes`]). Designs
+        // that would not split stay on the caller's thread.
         if rayon::current_thread_index().is_none() && self.design.splittable() {
-            return with_split_passes(|| self.solve(settings, start));
+            return split_passes(self.design, |design| {
+                let split = Objective {
+                    design,
+                    lin: self.lin.clone(),
+                    weights: self.weights.clone(),
+                    ..*self
+                };
+                split.solve(settings, start)
+            });
         }
         if self.weights.is_empty()
             && let Some(g) = self.design.grouped_cached(self.y)
@@ -989,6 +996,7 @@ impl History<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learners::logistic::design::Splitting;
 
     /// The slope test only shortcuts Armijo's condition: along steepest-descent directions
     /// of every length (full steps accepted by slope, by value, and after halvings), the
@@ -1109,7 +1117,7 @@ mod tests {
         }
     }
 
-    /// A fit whose passes split across two threads ([`with_split_passes`]) ends bit for bit
+    /// A fit whose passes split across two threads ([`Splitting::passes`]) ends bit for bit
     /// where the one-thread fit ends, with every solver and objective perturbation's linear
     /// term, also when called from outside any pool (then solved, split, on the global pool).
     #[test]
@@ -1140,17 +1148,24 @@ mod tests {
         let mut design =
             Design::binary(&m, &rows, None, super::super::Encoding::Indicator).unwrap();
         design.scale_all(0.3);
+        let split = design.clone().with_splitting(Splitting {
+            passes: true,
+            ..Splitting::default()
+        });
+        let lin: Vec<f64> = (0..d).map(|k| 1e-3 * (k as f64 - 15.0)).collect();
         let mut obj = Objective::regularised(&design, &y, 0.5);
-        obj.lin = (0..d).map(|k| 1e-3 * (k as f64 - 15.0)).collect();
+        obj.lin = lin.clone();
+        let mut split_obj = Objective::regularised(&split, &y, 0.5);
+        split_obj.lin = lin;
         let (one, two) = super::super::design::one_and_two_thread_pools();
-        assert!(two.install(|| with_split_passes(|| design.halves().is_some())));
+        assert!(two.install(|| split.halves().is_some()));
         for solver in [Solver::Newton, Solver::NewtonCg, Solver::Lbfgs] {
             let s = SolverSettings {
                 solver,
                 tol: 1e-10,
                 ..SolverSettings::default()
             };
-            let fit = || {
+            let fit = |obj: &Objective| {
                 let (theta, c) = obj.minimise(&s);
                 let bits: Vec<u64> = theta.iter().map(|t| t.to_bits()).collect();
                 (
@@ -1160,11 +1175,11 @@ mod tests {
                     c.objective.to_bits(),
                 )
             };
-            let single = one.install(fit);
+            let single = one.install(|| fit(&obj));
             assert!(single.1 > 2, "{solver:?} took {} iterations", single.1);
-            assert_eq!(single, two.install(|| with_split_passes(fit)), "{solver:?}");
+            assert_eq!(single, two.install(|| fit(&split_obj)), "{solver:?}");
             if rayon::current_num_threads() > 1 {
-                assert_eq!(single, fit(), "{solver:?} from outside a pool");
+                assert_eq!(single, fit(&obj), "{solver:?} from outside a pool");
             }
         }
     }
