@@ -376,6 +376,13 @@ pub struct ReleaseOutput {
     pub vectors: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
+/// A budget a release states by its own parameters (see [`ReleaseKind::own_budget`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OwnBudget {
+    pub epsilon: f64,
+    pub delta: f64,
+}
+
 /// A release or attack kind: a query and mechanism on a scalar column, or an adversary.
 pub trait ReleaseKind: Debug + Send + Sync {
     /// Whether it takes (and spends) the grid's epsilon.
@@ -387,6 +394,13 @@ pub trait ReleaseKind: Debug + Send + Sync {
     /// record is private within that total, not within one query's epsilon.
     fn queries(&self) -> u32 {
         1
+    }
+    /// The (ε, δ) a release spends by its own parameters whatever the grid says (the delta
+    /// leak's (0, δ)): its records are private when the ledger stays within it, and its
+    /// series are labelled private. `None` (the default) for a release that spends the grid's
+    /// ε (`private`) or claims nothing.
+    fn own_budget(&self) -> Option<OwnBudget> {
+        None
     }
     fn validate(&self, _grid: &[Axis]) -> std::result::Result<(), Refusal> {
         Ok(())
