@@ -60,6 +60,7 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<trees::Forest>(),
     learner::<trees::PrivateRandomTree>(),
     learner::<trees::PrivateForest>(),
+    learner::<trees::PrivateId3>(),
     // Issue 49: regression, PCA and k-means (scored by their own metrics).
     learner::<estimators::Linreg>(),
     learner::<estimators::LinregSsp>(),
