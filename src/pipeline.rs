@@ -210,6 +210,9 @@ fn run_step(
                 release.params.run(&input, log)
             })?
             .vectors;
+            if release.params.estimates_location() {
+                record_location_error(td.data, log);
+            }
             Outcome {
                 vectors,
                 ..Outcome::default()
@@ -327,6 +330,18 @@ fn binary_counts<'a>(td: &TrialData<'a>) -> Result<&'a ClassCounts> {
         dataset: td.data.name.clone(),
         reason: "feature selection and analysis probes need binary features".into(),
     })
+}
+
+/// |release - the population location| as `abs_error_location`, when a scalar source states
+/// its location (a contaminated source's inlier centre, `data::scalar::StudentTDef`): the
+/// error a robust estimator bounds under gross outliers, beside `abs_error` (against the
+/// sample's own statistic).
+fn record_location_error(data: &Dataset, log: &mut TrialLog) {
+    if let (Some([location]), Some(&release)) = (data.truth.as_deref(), log.metrics.get("release"))
+    {
+        let e = (release - location).abs();
+        log.metrics.insert("abs_error_location".into(), e);
+    }
 }
 
 /// Whether a trial is private: every step private under one relation, within the cell's

@@ -486,3 +486,78 @@ fn a_zero_epsilon_delta_release_is_private_within_its_own_budget() {
         assert_eq!(r.private, r.pipeline == "leak", "{}", r.key);
     }
 }
+
+const CONTAMINATED: &str = r#"
+[experiment]
+name = "contaminated"
+trials = 2
+seed = 9
+datasets = ["dirty", "clean"]
+neighbours = "replace_one"
+
+[dataset.dirty]
+source = "student_t"
+n = 2000
+df = 30
+center = 0.5
+scale = 0.05
+contamination = 0.2
+outlier = 1.0
+seed = 1
+
+[dataset.clean]
+source = "student_t"
+n = 2000
+df = 30
+center = 0.5
+scale = 0.05
+seed = 1
+
+[grid]
+epsilon = [1]
+n_train = [2000]
+
+[[pipeline]]
+name = "mean"
+release = "laplace"
+query = "mean"
+bounds = [0, 1]
+
+[[pipeline]]
+name = "iqr"
+release = "iqr_ptr"
+bounds = [0, 1]
+propose = 5
+delta = 1e-6
+
+[report]
+x = "n_train"
+metrics = ["abs_error"]
+"#;
+
+/// On a contaminated Student's t source a location release records its error against the
+/// inliers' centre (c = 0.2 of the rows at 1 pull the mean by about c (1 - 0.5) = 0.1); a spread release (the IQR) and a source without contamination record
+/// none. `contamination` without `outlier` is refused naming the dataset.
+#[test]
+fn contaminated_sources_record_the_error_against_the_inliers_centre() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&write_spec(dir.path(), "c.toml", CONTAMINATED)).unwrap();
+    run(&spec, &run_options(&dir.path().join("out"), 1)).unwrap();
+    let records = read_dir_records(&dir.path().join("out/contaminated")).unwrap();
+    assert_eq!(records.len(), 2 * 2 * 2);
+    for r in &records {
+        let location = r.metrics.get("abs_error_location");
+        let expected = r.dataset == "dirty" && r.pipeline == "mean";
+        assert_eq!(location.is_some(), expected, "{}", r.key);
+        if let Some(&e) = location {
+            assert_eq!(e, (r.metrics["release"] - 0.5).abs());
+            assert!((e - 0.1).abs() < 0.03, "{e}");
+        }
+    }
+    let bad = CONTAMINATED.replace("outlier = 1.0\n", "");
+    let err = Spec::load(&write_spec(dir.path(), "b.toml", &bad))
+        .and_then(|s| run(&s, &run_options(&dir.path().join("bad"), 1)).map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("dirty") && err.contains("outlier"), "{err}");
+}

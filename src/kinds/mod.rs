@@ -403,6 +403,12 @@ pub trait ReleaseKind: Debug + Send + Sync {
     fn own_budget(&self) -> Option<OwnBudget> {
         None
     }
+    /// Whether its release estimates the column's location (a mean, a median, a trimmed mean,
+    /// an M-estimate): on a source that states its population location the trial then also
+    /// records `abs_error_location`.
+    fn estimates_location(&self) -> bool {
+        false
+    }
     fn validate(&self, _grid: &[Axis]) -> std::result::Result<(), Refusal> {
         Ok(())
     }

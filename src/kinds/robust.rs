@@ -87,6 +87,11 @@ fn record_ptr(out: PtrOutcome, delta: f64, log: &mut TrialLog) {
 }
 
 impl<const IQR: bool> ReleaseKind for Ptr<IQR> {
+    /// The trimmed mean estimates the location; the IQR a spread.
+    fn estimates_location(&self) -> bool {
+        !IQR
+    }
+
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         bounds_of(self.bounds)?;
         match (IQR, self.alpha) {
@@ -143,6 +148,10 @@ impl Described for MEstimatorHistogram {
 }
 
 impl ReleaseKind for MEstimatorHistogram {
+    fn estimates_location(&self) -> bool {
+        true
+    }
+
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         bounds_of(self.bounds)?;
         if self.bins == Some(0) {
