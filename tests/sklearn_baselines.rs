@@ -244,3 +244,77 @@ fn forest_trees_equal_scikit_learn_trees_on_the_same_bootstrap_samples() {
         );
     }
 }
+
+/// `svm_rff` with `loss = "logistic"` against scikit-learn with the random features passed
+/// explicitly: the map epsilab draws (public seed `map_seed` = 1, gamma 2, D = 50) is handed to
+/// `RBFSampler` as its `random_weights_` and `random_offset_`; its features divided by sqrt(2)
+/// equal ours to rounding, `LogisticRegression(C = 1/lambda, fit_intercept = False)` on them has
+/// the coefficients of epsilab's exact LR (lambda = 1: sum of losses + (lambda/2)||theta||^2) to
+/// 1e-6 relative (two solvers' tolerances), and the `svm_rff` kind predicts every test row as
+/// scikit-learn does. (scikit-learn has no Huber SVM loss: the Huber default is not compared.)
+#[test]
+fn svm_rff_equals_rbf_sampler_features_and_logistic_regression() {
+    use epsilab::kinds::{CellBudget, GridValues, LEARNERS, find};
+    use epsilab::learners::logistic::{LogisticParams, Solver};
+    use epsilab::learners::rff::RffMap;
+    use epsilab::learners::{FitInput, TrialLog};
+    use linfa::traits::Fit;
+    for name in ["breast_cancer", "adult_numeric"] {
+        let (data, train, test) = load(name);
+        let bounds = data.bounds.clone().unwrap();
+        let cols: Vec<usize> = (0..data.n_features()).collect();
+        let mut public = epsilab::rng::rng_from(&["svm_rff", "map", "1"]);
+        let map = RffMap::draw(&bounds.lo, &bounds.hi, 50, 2.0, &mut public);
+        let z = map.features(dense(&data), &train, &cols);
+        let dir = tempfile::tempdir().unwrap();
+        let map_path = dir.path().join("map.json");
+        let json = serde_json::json!({ "lo": bounds.lo, "hi": bounds.hi, "b": map.b,
+            "w": map.w.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>() });
+        std::fs::write(&map_path, json.to_string()).unwrap();
+        let theirs = sklearn(
+            &["rff", "1", map_path.to_str().unwrap()],
+            &data,
+            &train,
+            &test,
+        );
+        let first: Vec<f64> = z.rows().into_iter().take(5).flatten().copied().collect();
+        assert_close(&first, &floats(&theirs["features"]), "features");
+        let y: Vec<usize> = train
+            .iter()
+            .map(|&r| usize::from(data.labels[r as usize]))
+            .collect();
+        let ours = LogisticParams::new(1.0)
+            .solver(Solver::Newton)
+            .check()
+            .unwrap()
+            .fit(&linfa::Dataset::new(z, ndarray::Array1::from(y)))
+            .unwrap();
+        for (a, b) in ours.theta.iter().zip(floats(&theirs["coef"])) {
+            assert!(
+                (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1e-3),
+                "{name}: {a} vs {b}"
+            );
+        }
+        let entry = find(LEARNERS, "svm_rff").unwrap();
+        let kind = (entry.parse)(
+            toml::from_str("gamma = 2\ncomponents = 50\nloss = \"logistic\"\nlambda = 1").unwrap(),
+        )
+        .unwrap();
+        let learner = kind
+            .learner(&GridValues::default(), &CellBudget::default())
+            .unwrap();
+        let input = FitInput {
+            data: &data,
+            train: &train,
+            test: &test,
+            counts: None,
+            features: None,
+            workspace: &(),
+        };
+        let model = learner.fit(&input, &mut TrialLog::new(1)).unwrap();
+        let predicted: Vec<f64> = (model.predict(&data, &test).unwrap().iter())
+            .map(|&c| f64::from(c))
+            .collect();
+        assert_eq!(predicted, floats(&theirs["predictions"]), "{name}");
+    }
+}

@@ -16,7 +16,13 @@
 //!   {(0.5, c0)}, X' = X + (0.5, c1). Statistic: the noisy class-1 counts summed over the
 //!   leaves (the root is a leaf unless its noisy size clears the floor). Mutant
 //!   `private_id3_exact_leaf_counts`: the leaf counts released without noise (infinite loss).
+//! * `svm_rff_output`, `svm_rff_objective` (and its Delta branch): the Huber SVM's output and
+//!   objective perturbation on rows mapped by `RffMap` with one component chosen so that the
+//!   features are the worst-case neighbours of `svm_output` and `svm_objective`
+//!   (`audit::logistic`, `LrOutput::rff`, `LrObjective::rff`). Mutants: the `lambda_twice`
+//!   noise (N times too small) and the Delta branch without its Delta.
 
+use super::logistic::{LrObjective, LrOutput};
 use super::{Auditable, Claim, Side};
 use crate::learners::gaussian_nb::{Bounds, CountNoise, PrivateGnbParams, TrainRows};
 use crate::learners::private_id3::{Id3Node, LeafNoise, PrivateId3Params};
@@ -57,6 +63,11 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(PrivateId3(
             Claim::new("private_id3_exact_leaf_counts", EPS, id3_pair()).mutant(true),
         )),
+        Box::new(LrOutput::rff(EPS, 1.0, false)),
+        Box::new(LrOutput::rff(EPS, 1.0, true)),
+        Box::new(LrObjective::rff(EPS, 1.0, false)),
+        Box::new(LrObjective::rff(EPS, 0.01, false)),
+        Box::new(LrObjective::rff(EPS, 0.01, true)),
     ]
 }
 
@@ -245,6 +256,8 @@ mod tests {
             "private_random_tree_budget_not_split",
             "private_forest_all_rows",
             "private_id3_exact_leaf_counts",
+            "svm_rff_output_lambda_as_big_lambda",
+            "svm_rff_objective_ignore_delta",
         ] {
             let mutant = results.iter().find(|r| r.mechanism == name).unwrap();
             assert!(mutant.caught, "{table}");

@@ -22,6 +22,7 @@ pub mod release;
 pub mod robust;
 pub mod select;
 pub mod survey;
+pub mod svm_rff;
 pub mod trees;
 pub mod variant;
 
@@ -61,6 +62,9 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<trees::PrivateRandomTree>(),
     learner::<trees::PrivateForest>(),
     learner::<trees::PrivateId3>(),
+    learner::<svm_rff::SvmRff>(),
+    learner::<svm_rff::SvmRffOutput>(),
+    learner::<svm_rff::SvmRffObjective>(),
     // Issue 49: regression, PCA and k-means (scored by their own metrics).
     learner::<estimators::Linreg>(),
     learner::<estimators::LinregSsp>(),
