@@ -169,22 +169,26 @@ impl Auditable for RandomTrees {
     }
 
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let x = array![[0.5], [0.5]];
-        let labels = [0u16, 1];
-        let rows: &[u32] = side.pick(&[0][..], &[0, 1][..]);
-        let t = TrainRows {
-            x: x.view(),
-            rows,
-            labels: &labels,
-            n_classes: 2,
-            cols: &[0],
-        };
-        self.fit(&t, rng)
+        with_pair(side, |t| self.fit(t, rng))
             .trees
             .iter()
             .map(|(_, scores)| scores[1])
             .sum()
     }
+}
+
+/// `f` on the one-feature pair of the tree audits: X = {(0.5, c0)}, X' = X + (0.5, c1).
+fn with_pair<T>(side: Side, f: impl FnOnce(&TrainRows) -> T) -> T {
+    let x = array![[0.5], [0.5]];
+    let labels = [0u16, 1];
+    let rows: &[u32] = side.pick(&[0][..], &[0, 1][..]);
+    f(&TrainRows {
+        x: x.view(),
+        rows,
+        labels: &labels,
+        n_classes: 2,
+        cols: &[0],
+    })
 }
 
 /// The private ID3 row's neighbours and statistic.
@@ -202,16 +206,13 @@ impl Auditable for PrivateId3 {
     }
 
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let x = array![[0.5], [0.5]];
-        let labels = [0u16, 1];
-        let rows: &[u32] = side.pick(&[0][..], &[0, 1][..]);
-        let t = TrainRows {
-            x: x.view(),
-            rows,
-            labels: &labels,
-            n_classes: 2,
-            cols: &[0],
-        };
+        with_pair(side, |t| self.tree(t, rng))
+    }
+}
+
+impl PrivateId3 {
+    /// The leaves' class-1 noisy counts summed, of one fit on `t`.
+    fn tree(&self, t: &TrainRows, rng: &mut Rng) -> f64 {
         let bounds = Bounds {
             lo: &[0.0],
             hi: &[1.0],
@@ -228,7 +229,7 @@ impl Auditable for PrivateId3 {
         };
         let mut ledger = Ledger::new(Relation::AddRemove);
         let tree = p
-            .fit_with(&t, &bounds, rng, &mut ledger, noise)
+            .fit_with(t, &bounds, rng, &mut ledger, noise)
             .expect("valid");
         (tree.nodes.iter())
             .map(|n| match n {

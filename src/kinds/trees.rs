@@ -1,11 +1,11 @@
 //! `learner = "tree" | "forest" | "private_random_tree" | "private_forest"`: decision trees on
 //! real-valued features (`learners::trees`, `learners::random_trees`).
 
-use super::gaussian_nb::public_bounds;
+use super::gaussian_nb::{public_bounds, train_rows};
 use super::{CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
 use crate::data::Dataset;
 use crate::error::Result;
-use crate::learners::gaussian_nb::{Bounds, TrainRows, dense};
+use crate::learners::gaussian_nb::{Bounds, dense};
 use crate::learners::private_id3::PrivateId3Params;
 use crate::learners::random_trees::{MAX_DEPTH, RandomTreesParams};
 use crate::learners::trees::{CartParams, fit_forest};
@@ -101,13 +101,7 @@ impl<const K: u8> Learner for TreeFit<K> {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let data = input.data;
         let all: Vec<usize> = (0..data.n_features()).collect();
-        let t = TrainRows {
-            x: dense(data)?,
-            rows: input.train,
-            labels: &data.labels,
-            n_classes: data.n_classes(),
-            cols: input.features.unwrap_or(&all),
-        };
+        let t = train_rows(input, &all)?;
         t.check()?;
         let p = self.private;
         let mut structure = log.streams.stream("train/tree_structure");
@@ -205,13 +199,7 @@ impl Learner for Id3Fit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let data = input.data;
         let all: Vec<usize> = (0..data.n_features()).collect();
-        let t = TrainRows {
-            x: dense(data)?,
-            rows: input.train,
-            labels: &data.labels,
-            n_classes: data.n_classes(),
-            cols: input.features.unwrap_or(&all),
-        };
+        let t = train_rows(input, &all)?;
         let b = public_bounds(data)?;
         let bounds = Bounds {
             lo: &b.lo,

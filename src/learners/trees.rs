@@ -88,15 +88,26 @@ impl DecisionTree {
 
 impl Classifier for DecisionTree {
     fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Vec<u16>> {
-        let x = dense(data)?;
-        Ok(rows
-            .iter()
-            .map(|&r| {
-                let row = x.row(r as usize);
-                self.predict_values(|j| row[self.cols[j]])
-            })
-            .collect())
+        predict_rows(data, rows, &self.cols, |x| self.predict_values(x))
     }
+}
+
+/// The class `predict` gives each of `rows` of a dense dataset, from its values at `cols`
+/// (`predict` reads column j of `cols` as its feature j).
+pub(crate) fn predict_rows(
+    data: &Dataset,
+    rows: &[u32],
+    cols: &[usize],
+    predict: impl Fn(&dyn Fn(usize) -> f64) -> u16,
+) -> Result<Vec<u16>> {
+    let x = dense(data)?;
+    Ok(rows
+        .iter()
+        .map(|&r| {
+            let row = x.row(r as usize);
+            predict(&|j| row[cols[j]])
+        })
+        .collect())
 }
 
 /// CART's settings: the depth limit and how many features each split may consider.
