@@ -9,7 +9,7 @@ use crate::evaluate::accuracy;
 use crate::kinds::ReleaseInput;
 use crate::learners::{FitInput, TrialLog};
 use crate::plan::Cell;
-use crate::privacy::{PublicSize, Relation};
+use crate::privacy::{Ledger, PublicSize, Relation};
 use crate::spec::{Pipeline, Spec, Step};
 use crate::store::TrialRecord;
 use std::collections::BTreeMap;
@@ -173,7 +173,7 @@ fn run_cell_on(
         n_test: td.split.test.len(),
         n_features: td.data.n_features(),
         fit_seconds,
-        private: log.ledger.is_private_within(spent_within(pipeline, cell)),
+        private: is_private(pipeline, cell, &log.ledger),
         ledger: log.ledger,
         metrics: log.metrics,
         selected_features: out.selected,
@@ -218,6 +218,9 @@ fn run_step(
                 release.params.run(&input, log)
             })?
             .vectors;
+            if release.params.estimates_location() {
+                record_location_error(td.data, log);
+            }
             Outcome {
                 vectors,
                 ..Outcome::default()
@@ -335,6 +338,34 @@ fn binary_counts<'a>(td: &TrialData<'a>) -> Result<&'a ClassCounts> {
         dataset: td.data.name.clone(),
         reason: "feature selection and analysis probes need binary features".into(),
     })
+}
+
+/// |release - the population location| as `abs_error_location`, when a scalar source states
+/// its location (a contaminated source's inlier centre, `data::scalar::StudentTDef`): the
+/// error a robust estimator bounds under gross outliers, beside `abs_error` (against the
+/// sample's own statistic).
+fn record_location_error(data: &Dataset, log: &mut TrialLog) {
+    if let (Some([location]), Some(&release)) = (data.truth.as_deref(), log.metrics.get("release"))
+    {
+        let e = (release - location).abs();
+        log.metrics.insert("abs_error_location".into(), e);
+    }
+}
+
+/// Whether a trial is private: every step private under one relation, within the cell's
+/// budget ([`spent_within`]), or within the (ε, δ) a release states by its own parameters.
+fn is_private(pipeline: &Pipeline, cell: &Cell, ledger: &Ledger) -> bool {
+    let own = match &pipeline.step {
+        Step::Release(r) => r.params.own_budget(),
+        _ => None,
+    };
+    match own {
+        Some(b) => {
+            ledger.is_private_within(Some(b.epsilon))
+                && ledger.total_delta() <= b.delta * (1.0 + 1e-9)
+        }
+        None => ledger.is_private_within(spent_within(pipeline, cell)),
+    }
 }
 
 /// The total a trial's ledger must stay within to be private: the cell's ε, times the number

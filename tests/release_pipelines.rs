@@ -398,3 +398,166 @@ fn the_mean_reads_a_declared_size_or_estimates_it_privately() {
         .unwrap();
     assert!(size.note.unwrap().contains("replace-one"));
 }
+
+const DELTA_LEAK: &str = r#"
+[experiment]
+name = "leak"
+trials = 3
+seed = 5
+datasets = ["u"]
+neighbours = "replace_one"
+
+[dataset.u]
+source = "uniform"
+n = 300
+seed = 2
+
+[grid]
+n_train = [100, 300]
+
+[[pipeline]]
+name = "leak"
+attack = "delta_leak"
+delta = 1e-2
+
+[[pipeline]]
+name = "overspent"
+release = "overspent_leak"
+delta = 1e-2
+
+[report]
+x = "n_train"
+metrics = ["leaked"]
+"#;
+
+/// A (0, delta) leak that claims `delta` but charges twice that: its records must not be
+/// private (the harness checks the ledger's delta against the release's own budget).
+#[derive(Debug, Clone, serde::Deserialize)]
+struct OverspentLeak {
+    delta: f64,
+}
+
+impl epsilab::kinds::Described for OverspentLeak {
+    const NAME: &'static str = "overspent_leak";
+    const ABOUT: &'static str = "test only: claims (0, delta), charges (0, 2 delta)";
+    const FIELDS: &'static [&'static str] = &["delta"];
+}
+
+impl epsilab::kinds::ReleaseKind for OverspentLeak {
+    fn private(&self) -> bool {
+        false
+    }
+    fn own_budget(&self) -> Option<epsilab::kinds::OwnBudget> {
+        Some(epsilab::kinds::OwnBudget {
+            epsilon: 0.0,
+            delta: self.delta,
+        })
+    }
+    fn run(
+        &self,
+        input: &ReleaseInput,
+        log: &mut TrialLog,
+    ) -> epsilab::error::Result<epsilab::kinds::ReleaseOutput> {
+        let m = epsilab::privacy::ptr::DeltaLeak::new(2.0 * self.delta, log.ledger.relation())?;
+        let k = log
+            .ledger
+            .charge("leak", "each record with probability 2 delta", m)?
+            .publish(input.values.len(), &mut log.streams.stream("leak"))
+            .len();
+        log.metrics.insert("leaked".into(), k as f64);
+        Ok(epsilab::kinds::ReleaseOutput::default())
+    }
+}
+
+/// The delta leak is (0, delta)-DP: its records and series are private within its own
+/// (0, delta) though it spends no grid epsilon, and a release that charges more delta than it
+/// states is not.
+#[test]
+fn a_zero_epsilon_delta_release_is_private_within_its_own_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = epsilab::kinds::Registry::builtin().with_release::<OverspentLeak>();
+    let spec = Spec::load_with(&write_spec(dir.path(), "l.toml", DELTA_LEAK), &registry).unwrap();
+    assert!(spec.pipelines[0].end_to_end_private());
+    run(&spec, &run_options(&dir.path().join("out"), 1)).unwrap();
+    let records = read_dir_records(&dir.path().join("out/leak")).unwrap();
+    assert_eq!(records.len(), 2 * 2 * 3);
+    for r in &records {
+        assert_eq!(r.epsilon, None, "{}", r.key);
+        assert_eq!(r.private, r.pipeline == "leak", "{}", r.key);
+    }
+}
+
+const CONTAMINATED: &str = r#"
+[experiment]
+name = "contaminated"
+trials = 2
+seed = 9
+datasets = ["dirty", "clean"]
+neighbours = "replace_one"
+
+[dataset.dirty]
+source = "student_t"
+n = 2000
+df = 30
+center = 0.5
+scale = 0.05
+contamination = 0.2
+outlier = 1.0
+seed = 1
+
+[dataset.clean]
+source = "student_t"
+n = 2000
+df = 30
+center = 0.5
+scale = 0.05
+seed = 1
+
+[grid]
+epsilon = [1]
+n_train = [2000]
+
+[[pipeline]]
+name = "mean"
+release = "laplace"
+query = "mean"
+bounds = [0, 1]
+
+[[pipeline]]
+name = "iqr"
+release = "iqr_ptr"
+bounds = [0, 1]
+propose = 5
+delta = 1e-6
+
+[report]
+x = "n_train"
+metrics = ["abs_error"]
+"#;
+
+/// On a contaminated Student's t source a location release records its error against the
+/// inliers' centre (c = 0.2 of the rows at 1 pull the mean by about c (1 - 0.5) = 0.1); a spread release (the IQR) and a source without contamination record
+/// none. `contamination` without `outlier` is refused naming the dataset.
+#[test]
+fn contaminated_sources_record_the_error_against_the_inliers_centre() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&write_spec(dir.path(), "c.toml", CONTAMINATED)).unwrap();
+    run(&spec, &run_options(&dir.path().join("out"), 1)).unwrap();
+    let records = read_dir_records(&dir.path().join("out/contaminated")).unwrap();
+    assert_eq!(records.len(), 2 * 2 * 2);
+    for r in &records {
+        let location = r.metrics.get("abs_error_location");
+        let expected = r.dataset == "dirty" && r.pipeline == "mean";
+        assert_eq!(location.is_some(), expected, "{}", r.key);
+        if let Some(&e) = location {
+            assert_eq!(e, (r.metrics["release"] - 0.5).abs());
+            assert!((e - 0.1).abs() < 0.03, "{e}");
+        }
+    }
+    let bad = CONTAMINATED.replace("outlier = 1.0\n", "");
+    let err = Spec::load(&write_spec(dir.path(), "b.toml", &bad))
+        .and_then(|s| run(&s, &run_options(&dir.path().join("bad"), 1)).map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("dirty") && err.contains("outlier"), "{err}");
+}

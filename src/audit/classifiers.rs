@@ -12,9 +12,20 @@
 //! * `private_forest` (add/remove, eps = 1, 10 trees of depth 0, same pair). Statistic: the
 //!   number of trees whose leaf chose class 1. Mutant `private_forest_all_rows`: every tree
 //!   fitted on all rows instead of its own random part (no parallel composition: real eps 10).
+//! * `private_id3` (add/remove, eps = 1, depth 1, 2 bins, one feature in [0, 1]): X =
+//!   {(0.5, c0)}, X' = X + (0.5, c1). Statistic: the noisy class-1 counts summed over the
+//!   leaves (the root is a leaf unless its noisy size clears the floor). Mutant
+//!   `private_id3_exact_leaf_counts`: the leaf counts released without noise (infinite loss).
+//! * `svm_rff_output`, `svm_rff_objective` (and its Delta branch): the Huber SVM's output and
+//!   objective perturbation on rows mapped by `RffMap` with one component chosen so that the
+//!   features are the worst-case neighbours of `svm_output` and `svm_objective`
+//!   (`audit::logistic`, `LrOutput::rff`, `LrObjective::rff`). Mutants: the `lambda_twice`
+//!   noise (N times too small) and the Delta branch without its Delta.
 
+use super::logistic::{LrObjective, LrOutput};
 use super::{Auditable, Claim, Side};
 use crate::learners::gaussian_nb::{Bounds, CountNoise, PrivateGnbParams, TrainRows};
+use crate::learners::private_id3::{Id3Node, LeafNoise, PrivateId3Params};
 use crate::learners::random_trees::{RandomTreesParams, TreeEnsemble};
 use crate::privacy::{Ledger, Relation};
 use crate::rng::Rng;
@@ -48,6 +59,15 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             Claim::new("private_forest_all_rows", EPS, forest).mutant(true),
             true,
         )),
+        Box::new(PrivateId3(Claim::new("private_id3", EPS, id3_pair()))),
+        Box::new(PrivateId3(
+            Claim::new("private_id3_exact_leaf_counts", EPS, id3_pair()).mutant(true),
+        )),
+        Box::new(LrOutput::rff(EPS, 1.0, false)),
+        Box::new(LrOutput::rff(EPS, 1.0, true)),
+        Box::new(LrObjective::rff(EPS, 1.0, false)),
+        Box::new(LrObjective::rff(EPS, 0.01, false)),
+        Box::new(LrObjective::rff(EPS, 0.01, true)),
     ]
 }
 
@@ -149,20 +169,73 @@ impl Auditable for RandomTrees {
     }
 
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let x = array![[0.5], [0.5]];
-        let labels = [0u16, 1];
-        let rows: &[u32] = side.pick(&[0][..], &[0, 1][..]);
-        let t = TrainRows {
-            x: x.view(),
-            rows,
-            labels: &labels,
-            n_classes: 2,
-            cols: &[0],
-        };
-        self.fit(&t, rng)
+        with_pair(side, |t| self.fit(t, rng))
             .trees
             .iter()
             .map(|(_, scores)| scores[1])
+            .sum()
+    }
+}
+
+/// `f` on the one-feature pair of the tree audits: X = {(0.5, c0)}, X' = X + (0.5, c1).
+fn with_pair<T>(side: Side, f: impl FnOnce(&TrainRows) -> T) -> T {
+    let x = array![[0.5], [0.5]];
+    let labels = [0u16, 1];
+    let rows: &[u32] = side.pick(&[0][..], &[0, 1][..]);
+    f(&TrainRows {
+        x: x.view(),
+        rows,
+        labels: &labels,
+        n_classes: 2,
+        cols: &[0],
+    })
+}
+
+/// The private ID3 row's neighbours and statistic.
+const fn id3_pair() -> &'static str {
+    "depth 1, 2 bins: X = {(0.5, c0)}, X' = X + (0.5, c1); statistic: the class-1 noisy counts \
+     summed over the leaves"
+}
+
+/// Private ID3 on an add/remove pair (the mutant: exact leaf counts).
+pub struct PrivateId3(Claim);
+
+impl Auditable for PrivateId3 {
+    fn claim(&self) -> Claim {
+        self.0
+    }
+
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        with_pair(side, |t| self.tree(t, rng))
+    }
+}
+
+impl PrivateId3 {
+    /// The leaves' class-1 noisy counts summed, of one fit on `t`.
+    fn tree(&self, t: &TrainRows, rng: &mut Rng) -> f64 {
+        let bounds = Bounds {
+            lo: &[0.0],
+            hi: &[1.0],
+        };
+        let noise = if self.0.mutant {
+            LeafNoise::ExactMutant
+        } else {
+            LeafNoise::Laplace
+        };
+        let p = PrivateId3Params {
+            epsilon: EPS,
+            max_depth: 1,
+            bins: 2,
+        };
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let tree = p
+            .fit_with(t, &bounds, rng, &mut ledger, noise)
+            .expect("valid");
+        (tree.nodes.iter())
+            .map(|n| match n {
+                Id3Node::Leaf { counts, .. } => counts[1],
+                Id3Node::Split { .. } => 0.0,
+            })
             .sum()
     }
 }
@@ -183,6 +256,9 @@ mod tests {
             "private_gnb_exact_counts",
             "private_random_tree_budget_not_split",
             "private_forest_all_rows",
+            "private_id3_exact_leaf_counts",
+            "svm_rff_output_lambda_as_big_lambda",
+            "svm_rff_objective_ignore_delta",
         ] {
             let mutant = results.iter().find(|r| r.mechanism == name).unwrap();
             assert!(mutant.caught, "{table}");

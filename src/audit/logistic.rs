@@ -37,6 +37,7 @@ use crate::learners::logistic::{
     Design, FmSensitivity, PrivateLogisticParams, PrivateLrMethod, SolverSettings,
 };
 use crate::learners::logistic::{PrivateLogisticFit, PrivateLogisticValidParams};
+use crate::learners::rff::RffMap;
 use crate::privacy::{L2Noise, Ledger, Relation};
 use crate::rng::Rng;
 use linfa::ParamGuard;
@@ -115,6 +116,8 @@ pub struct LrOutput {
     mutant: bool,
     relation: Relation,
     loss: Loss,
+    /// The rows are random Fourier features (`svm_rff_output`, [`LrOutput::rff`]).
+    rff: bool,
 }
 
 impl LrOutput {
@@ -153,6 +156,26 @@ impl LrOutput {
             mutant: lambda_as_big_lambda,
             relation: Relation::AddRemove,
             loss: Loss::Logistic,
+            rff: false,
+        }
+    }
+
+    /// `svm_rff_output`: the Huber SVM's output perturbation on random Fourier features of
+    /// inputs u in [0, 1]: a one-component map (D = 1, b = 0, w = acos 0.1, a public draw
+    /// picked as the worst case) sends X's 40 rows at u = 1 to the feature 0.1 and the added
+    /// row at u = 0 to 1, the neighbours of `svm_output` (or its `lambda_twice` mutant).
+    pub fn rff(epsilon: f64, lambda: f64, lambda_as_big_lambda: bool) -> Self {
+        let base = Self::huber(epsilon, lambda, lambda_as_big_lambda);
+        let x = rff_feature(0.1f64.acos(), 1.0);
+        assert_eq!(
+            rff_feature(0.1f64.acos(), 0.0),
+            1.0,
+            "the added row's feature"
+        );
+        LrOutput {
+            data: Neighbours::new(&[(x, -1.0); 40]),
+            rff: true,
+            ..base
         }
     }
 
@@ -182,10 +205,12 @@ impl Auditable for LrOutput {
                 "D = 1, lambda = 1; X: 40 rows (0.1, -1), X' replaces one by (1, +1); sensitivity 2/lambda; statistic: theta",
             ),
         };
-        let name = match (self.loss == Loss::Logistic, self.mutant) {
-            (true, _) => name,
-            (false, true) => "svm_output_lambda_as_big_lambda",
-            (false, false) => "svm_output",
+        let (name, neighbours) = match (self.rff, self.loss == Loss::Logistic, self.mutant) {
+            (true, _, true) => ("svm_rff_output_lambda_as_big_lambda", RFF_OUTPUT),
+            (true, _, false) => ("svm_rff_output", RFF_OUTPUT),
+            (false, true, _) => (name, neighbours),
+            (false, false, true) => ("svm_output_lambda_as_big_lambda", neighbours),
+            (false, false, false) => ("svm_output", neighbours),
         };
         // The variant's noise is for sensitivity 1/(N lambda), N the fitted side's size.
         let excess = self.mutant.then(|| (self.data.n() + 1) as f64);
@@ -197,6 +222,21 @@ impl Auditable for LrOutput {
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         fit(&self.params, &self.data, side, self.relation, rng)
     }
+}
+
+/// The neighbours of the `svm_rff_output` audit.
+const RFF_OUTPUT: &str = "RFF D = 1, w = acos 0.1, b = 0, lambda = 1; X: 40 rows u = 1 (feature 0.1, -1), X' adds u = 0 (feature 1, +1); statistic: theta";
+
+/// The feature of input `u` under the one-component map (D = 1, frequency `w`, phase 0,
+/// public bounds [0, 1]) through `RffMap::features`: cos(w u).
+fn rff_feature(w: f64, u: f64) -> f64 {
+    let map = RffMap {
+        w: ndarray::array![[w]],
+        b: vec![0.0],
+        lo: vec![0.0],
+        hi: vec![1.0],
+    };
+    map.features(ndarray::array![[u]].view(), &[0], &[0])[[0, 0]]
 }
 
 /// Objective perturbation (Algorithm 7), eps = 1, on X = 10 rows with x = 0.
@@ -228,6 +268,26 @@ impl LrObjective {
             (false, true) => "svm_objective",
             (false, false) => "svm_objective_delta_branch",
         };
+        a
+    }
+
+    /// `svm_rff_objective`: the Huber SVM's objective perturbation on random Fourier features:
+    /// a one-component map (D = 1, b = 0, w = pi/2, the worst case) sends X's 10 rows at u = 1
+    /// to the feature cos(pi/2) (6e-17: no curvature) and the added row at u = 0 to 1, the
+    /// neighbours of `svm_objective` (`lambda = 0.01`: Delta branch; or its ignore-Delta mutant).
+    pub fn rff(epsilon: f64, lambda: f64, ignore_delta: bool) -> Self {
+        let mut a = Self::huber(epsilon, lambda, ignore_delta);
+        let x = rff_feature(std::f64::consts::FRAC_PI_2, 1.0);
+        let rows: Vec<(f64, f64)> = (0..10)
+            .map(|i| (x, if i % 2 == 0 { 1.0 } else { -1.0 }))
+            .collect();
+        a.data = Neighbours::new(&rows);
+        a.claim.name = match (ignore_delta, a.branch_direct()) {
+            (true, _) => "svm_rff_objective_ignore_delta",
+            (false, true) => "svm_rff_objective",
+            (false, false) => "svm_rff_objective_delta_branch",
+        };
+        a.claim.neighbours = "RFF D = 1, w = pi/2, b = 0; X: 10 rows u = 1 (feature cos(pi/2) = 6e-17), X' adds u = 0 (feature 1, +1); statistic: exact LLR";
         a
     }
 

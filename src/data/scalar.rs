@@ -66,6 +66,11 @@ pub struct ContaminatedDef {
 
 /// n draws of center + scale t_df (Student's t with `df` degrees of freedom): heavy-tailed
 /// data for the robust releases (df = 2 has no finite variance; df = 1 is Cauchy).
+///
+/// With `contamination` c (and `outlier`, required with it), each row is instead a gross
+/// outlier at `outlier` with probability c, independently (Huber's contamination model
+/// (1 - c) F + c δ_outlier), and the dataset states `center`, the inliers' location, as its
+/// truth: releases on it then also record their error against it (`abs_error_location`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StudentTDef {
@@ -76,6 +81,10 @@ pub struct StudentTDef {
     pub scale: f64,
     #[serde(default)]
     pub seed: u64,
+    /// Fraction of gross outliers in [0, 1) (absent: none, and no location truth).
+    pub contamination: Option<f64>,
+    /// Where every gross outlier sits.
+    pub outlier: Option<f64>,
 }
 
 /// The review's Table I results column (Tom 0, Diego 1, Jack 1, Henry 0, Alice 1).
@@ -227,8 +236,36 @@ pub fn student_t(name: &str, title: &str, d: &StudentTDef) -> Result<Dataset> {
                 ),
             )
         })?;
-    let values = draw(name, d.seed, d.n, |r| d.center + d.scale * law.sample(r));
-    Ok(column_dataset(name, title, values))
+    let Some((c, outlier)) = contamination(name, d)? else {
+        let values = draw(name, d.seed, d.n, |r| d.center + d.scale * law.sample(r));
+        return Ok(column_dataset(name, title, values));
+    };
+    let values = draw(name, d.seed, d.n, |r| {
+        if r.r#gen::<f64>() < c {
+            outlier
+        } else {
+            d.center + d.scale * law.sample(r)
+        }
+    });
+    let mut data = column_dataset(name, title, values);
+    data.truth = Some(vec![d.center]);
+    Ok(data)
+}
+
+/// The contamination fraction and outlier value of a Student's t source, both or neither.
+fn contamination(name: &str, d: &StudentTDef) -> Result<Option<(f64, f64)>> {
+    match (d.contamination, d.outlier) {
+        (None, None) => Ok(None),
+        (Some(c), Some(o)) if (0.0..1.0).contains(&c) && o.is_finite() => Ok(Some((c, o))),
+        (Some(c), Some(o)) => Err(bad(
+            name,
+            format!("`contamination` must be in [0, 1) and `outlier` finite, got {c} and {o}"),
+        )),
+        _ => Err(bad(
+            name,
+            "`contamination` and `outlier` go together".into(),
+        )),
+    }
 }
 
 pub fn table_i(name: &str, title: &str) -> Dataset {

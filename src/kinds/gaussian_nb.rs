@@ -75,13 +75,7 @@ impl Learner for GnbFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let data = input.data;
         let all: Vec<usize> = (0..data.n_features()).collect();
-        let t = TrainRows {
-            x: dense(data)?,
-            rows: input.train,
-            labels: &data.labels,
-            n_classes: data.n_classes(),
-            cols: input.features.unwrap_or(&all),
-        };
+        let t = train_rows(input, &all)?;
         Ok(Box::new(match self {
             GnbFit::Exact(p) => {
                 log.ledger.non_private(
@@ -113,6 +107,19 @@ impl Learner for GnbFit {
 }
 
 /// The dataset's declared public bounds, or an error naming the field to declare.
+/// The training rows of a fit on a dense dataset: its selected columns, else `all` (which the
+/// caller owns: 0..D).
+pub(crate) fn train_rows<'a>(input: &FitInput<'a>, all: &'a [usize]) -> Result<TrainRows<'a>> {
+    let data = input.data;
+    Ok(TrainRows {
+        x: dense(data)?,
+        rows: input.train,
+        labels: &data.labels,
+        n_classes: data.n_classes(),
+        cols: input.features.unwrap_or(all),
+    })
+}
+
 pub(crate) fn public_bounds(data: &Dataset) -> Result<&crate::data::PublicBounds> {
     data.bounds.as_ref().ok_or_else(|| Error::Data {
         dataset: data.name.clone(),

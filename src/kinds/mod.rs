@@ -22,6 +22,7 @@ pub mod release;
 pub mod robust;
 pub mod select;
 pub mod survey;
+pub mod svm_rff;
 pub mod trees;
 pub mod variant;
 
@@ -60,6 +61,10 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<trees::Forest>(),
     learner::<trees::PrivateRandomTree>(),
     learner::<trees::PrivateForest>(),
+    learner::<trees::PrivateId3>(),
+    learner::<svm_rff::SvmRff>(),
+    learner::<svm_rff::SvmRffOutput>(),
+    learner::<svm_rff::SvmRffObjective>(),
     // Issue 49: regression, PCA and k-means (scored by their own metrics).
     learner::<estimators::Linreg>(),
     learner::<estimators::LinregSsp>(),
@@ -376,6 +381,13 @@ pub struct ReleaseOutput {
     pub vectors: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
+/// A budget a release states by its own parameters (see [`ReleaseKind::own_budget`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OwnBudget {
+    pub epsilon: f64,
+    pub delta: f64,
+}
+
 /// A release or attack kind: a query and mechanism on a scalar column, or an adversary.
 pub trait ReleaseKind: Debug + Send + Sync {
     /// Whether it takes (and spends) the grid's epsilon.
@@ -387,6 +399,19 @@ pub trait ReleaseKind: Debug + Send + Sync {
     /// record is private within that total, not within one query's epsilon.
     fn queries(&self) -> u32 {
         1
+    }
+    /// The (ε, δ) a release spends by its own parameters whatever the grid says (the delta
+    /// leak's (0, δ)): its records are private when the ledger stays within it, and its
+    /// series are labelled private. `None` (the default) for a release that spends the grid's
+    /// ε (`private`) or claims nothing.
+    fn own_budget(&self) -> Option<OwnBudget> {
+        None
+    }
+    /// Whether its release estimates the column's location (a mean, a median, a trimmed mean,
+    /// an M-estimate): on a source that states its population location the trial then also
+    /// records `abs_error_location`.
+    fn estimates_location(&self) -> bool {
+        false
     }
     fn validate(&self, _grid: &[Axis]) -> std::result::Result<(), Refusal> {
         Ok(())

@@ -217,6 +217,14 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
 }
 
 impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
+    fn estimates_location(&self) -> bool {
+        match self.query {
+            QueryName::Mean | QueryName::DirectAverage | QueryName::Median => true,
+            QueryName::Quantile => self.p == Some(0.5),
+            QueryName::Count | QueryName::Sum => false,
+        }
+    }
+
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         bounds_of(self.bounds)?;
         check_p(self.p)?;
@@ -447,6 +455,10 @@ thread_local! {
 }
 
 impl ReleaseKind for ExponentialMedian {
+    fn estimates_location(&self) -> bool {
+        self.p.unwrap_or(0.5) == 0.5
+    }
+
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         bounds_of(self.bounds)?;
         check_p(self.p)

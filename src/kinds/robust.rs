@@ -8,7 +8,9 @@
 //! `fallback`, so `abs_error` counts the refusal's cost.
 
 use super::release::{bounds_of, clamp, need_eps, record};
-use super::{Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, refuse};
+use super::{
+    Axis, Described, OwnBudget, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, refuse,
+};
 use crate::error::Result;
 use crate::learners::TrialLog;
 use crate::privacy::ptr::DeltaLeak as DeltaLeakMechanism;
@@ -85,6 +87,11 @@ fn record_ptr(out: PtrOutcome, delta: f64, log: &mut TrialLog) {
 }
 
 impl<const IQR: bool> ReleaseKind for Ptr<IQR> {
+    /// The trimmed mean estimates the location; the IQR a spread.
+    fn estimates_location(&self) -> bool {
+        !IQR
+    }
+
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         bounds_of(self.bounds)?;
         match (IQR, self.alpha) {
@@ -141,6 +148,10 @@ impl Described for MEstimatorHistogram {
 }
 
 impl ReleaseKind for MEstimatorHistogram {
+    fn estimates_location(&self) -> bool {
+        true
+    }
+
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
         bounds_of(self.bounds)?;
         if self.bins == Some(0) {
@@ -205,6 +216,14 @@ impl ReleaseKind for DeltaLeak {
     /// It spends a delta at epsilon 0, not the grid's epsilon.
     fn private(&self) -> bool {
         false
+    }
+
+    /// (0, delta)-DP by its own `delta`: its records are private within that.
+    fn own_budget(&self) -> Option<OwnBudget> {
+        Some(OwnBudget {
+            epsilon: 0.0,
+            delta: self.delta,
+        })
     }
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {

@@ -1,11 +1,12 @@
 //! `learner = "tree" | "forest" | "private_random_tree" | "private_forest"`: decision trees on
 //! real-valued features (`learners::trees`, `learners::random_trees`).
 
-use super::gaussian_nb::public_bounds;
+use super::gaussian_nb::{public_bounds, train_rows};
 use super::{CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
 use crate::data::Dataset;
 use crate::error::Result;
-use crate::learners::gaussian_nb::{Bounds, TrainRows, dense};
+use crate::learners::gaussian_nb::{Bounds, dense};
+use crate::learners::private_id3::PrivateId3Params;
 use crate::learners::random_trees::{MAX_DEPTH, RandomTreesParams};
 use crate::learners::trees::{CartParams, fit_forest};
 use crate::learners::{Classifier, FitInput, Learner, TrialLog};
@@ -100,13 +101,7 @@ impl<const K: u8> Learner for TreeFit<K> {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let data = input.data;
         let all: Vec<usize> = (0..data.n_features()).collect();
-        let t = TrainRows {
-            x: dense(data)?,
-            rows: input.train,
-            labels: &data.labels,
-            n_classes: data.n_classes(),
-            cols: input.features.unwrap_or(&all),
-        };
+        let t = train_rows(input, &all)?;
         t.check()?;
         let p = self.private;
         let mut structure = log.streams.stream("train/tree_structure");
@@ -147,5 +142,80 @@ impl<const K: u8> Learner for TreeFit<K> {
             public_bounds(data)?;
         }
         Ok(())
+    }
+}
+
+/// `private_id3`: Friedman & Schuster's private ID3 (`learners::private_id3`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivateId3 {
+    /// Public depth limit (default 5); the budget is split over its depths.
+    max_depth: Option<usize>,
+    /// Equal-width bins of each feature's public range (default 4).
+    bins: Option<usize>,
+}
+
+impl Described for PrivateId3 {
+    const NAME: &'static str = "private_id3";
+    const ABOUT: &'static str = "Friedman & Schuster's private ID3 on features cut into equal-width public bins: per depth, Lap node sizes and Lap leaf counts or an exponential-mechanism split (max operator), eps / (2 (depth + 1)) each (eps-DP, sensitivity 1; 2 replace-one)";
+    const FIELDS: &'static [&'static str] = &["max_depth", "bins"];
+}
+
+impl PrivateId3 {
+    fn params(&self, epsilon: f64) -> PrivateId3Params {
+        PrivateId3Params {
+            epsilon,
+            max_depth: self.max_depth.unwrap_or(5),
+            bins: self.bins.unwrap_or(4),
+        }
+    }
+}
+
+impl LearnerKind for PrivateId3 {
+    fn private(&self) -> bool {
+        true
+    }
+
+    fn validate(&self, _grid: &[super::Axis]) -> std::result::Result<(), Refusal> {
+        let p = self.params(1.0);
+        if p.bins < 2 {
+            return Err(refuse("bins", "must be at least 2"));
+        }
+        p.check().map_err(|e| refuse("max_depth", e.to_string()))
+    }
+
+    fn learner(&self, _: &GridValues, budget: &CellBudget) -> Result<Box<dyn Learner>> {
+        let p = self.params(budget.train_of(Self::NAME)?);
+        p.check()?;
+        Ok(Box::new(Id3Fit(p)))
+    }
+}
+
+/// One cell's private ID3 learner.
+#[derive(Debug)]
+struct Id3Fit(PrivateId3Params);
+
+impl Learner for Id3Fit {
+    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+        let data = input.data;
+        let all: Vec<usize> = (0..data.n_features()).collect();
+        let t = train_rows(input, &all)?;
+        let b = public_bounds(data)?;
+        let bounds = Bounds {
+            lo: &b.lo,
+            hi: &b.hi,
+        };
+        let mut noise = log.streams.stream("train/id3_noise");
+        Ok(Box::new(self.0.fit(
+            &t,
+            &bounds,
+            &mut noise,
+            &mut log.ledger,
+        )?))
+    }
+
+    fn check_data(&self, data: &Dataset) -> Result<()> {
+        dense(data)?;
+        public_bounds(data).map(|_| ())
     }
 }

@@ -89,8 +89,10 @@ pub mod logistic;
 pub mod majority;
 pub mod naive_bayes;
 pub mod partitioned_nb;
+pub mod private_id3;
 pub mod private_nb;
 pub mod random_trees;
+pub mod rff;
 pub mod trees;
 pub mod vaidya_nb;
 

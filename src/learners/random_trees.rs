@@ -32,7 +32,7 @@ use super::Classifier;
 use super::trees::majority;
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::learners::gaussian_nb::{Bounds, TrainRows, dense};
+use crate::learners::gaussian_nb::{Bounds, TrainRows};
 use crate::privacy::exponential::Exponential;
 use crate::privacy::{Laplace, Ledger};
 use crate::rng::Rng;
@@ -131,14 +131,7 @@ impl TreeEnsemble {
 
 impl Classifier for TreeEnsemble {
     fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Vec<u16>> {
-        let x = dense(data)?;
-        Ok(rows
-            .iter()
-            .map(|&r| {
-                let row = x.row(r as usize);
-                self.predict_values(|j| row[self.cols[j]])
-            })
-            .collect())
+        super::trees::predict_rows(data, rows, &self.cols, |x| self.predict_values(x))
     }
 }
 

@@ -1,7 +1,10 @@
 //! Non-private decision trees and forests on real-valued features: `tree` (CART with the Gini
 //! split rule as scikit-learn's `DecisionTreeClassifier`) and `forest` (bagged CART trees with
 //! sqrt(D) candidate features per split, as scikit-learn's `RandomForestClassifier`; the same
-//! algorithm, not the same random draws). Both are references without a privacy guarantee.
+//! algorithm, not the same random draws, and a hard vote where scikit-learn averages the trees'
+//! class probabilities). Both are references without a privacy guarantee.
+//! `tests/sklearn_baselines.rs` checks the bagging with all features as candidates: each tree
+//! equals scikit-learn's tree on the same bootstrap sample passed as sample weights.
 //!
 //! The split rule (scikit-learn's `BestSplitter` with `criterion="gini"`): at a node, over every
 //! candidate feature and every cut between two consecutive distinct sorted values (values closer
@@ -85,15 +88,26 @@ impl DecisionTree {
 
 impl Classifier for DecisionTree {
     fn predict(&self, data: &Dataset, rows: &[u32]) -> Result<Vec<u16>> {
-        let x = dense(data)?;
-        Ok(rows
-            .iter()
-            .map(|&r| {
-                let row = x.row(r as usize);
-                self.predict_values(|j| row[self.cols[j]])
-            })
-            .collect())
+        predict_rows(data, rows, &self.cols, |x| self.predict_values(x))
     }
+}
+
+/// The class `predict` gives each of `rows` of a dense dataset, from its values at `cols`
+/// (`predict` reads column j of `cols` as its feature j).
+pub(crate) fn predict_rows(
+    data: &Dataset,
+    rows: &[u32],
+    cols: &[usize],
+    predict: impl Fn(&dyn Fn(usize) -> f64) -> u16,
+) -> Result<Vec<u16>> {
+    let x = dense(data)?;
+    Ok(rows
+        .iter()
+        .map(|&r| {
+            let row = x.row(r as usize);
+            predict(&|j| row[cols[j]])
+        })
+        .collect())
 }
 
 /// CART's settings: the depth limit and how many features each split may consider.
@@ -262,8 +276,21 @@ pub fn fit_forest(t: &TrainRows, trees: usize, max_depth: usize, rng: &mut Rng) 
         max_depth,
         max_features: Some(((d as f64).sqrt().round() as usize).max(1)),
     };
+    fit_bagged(t, trees, cart, rng).0
+}
+
+/// `trees` trees of `cart`, each on its own bootstrap sample of `t.rows` (n draws with
+/// replacement, drawn just before the tree is grown from the same `rng`), and the samples: the
+/// rows of each tree, duplicates included (`tests/sklearn_baselines.rs` hands them to
+/// scikit-learn as sample weights).
+pub fn fit_bagged(
+    t: &TrainRows,
+    trees: usize,
+    cart: CartParams,
+    rng: &mut Rng,
+) -> (Forest, Vec<Vec<u32>>) {
     let n = t.rows.len();
-    let fitted = (0..trees)
+    let (fitted, samples) = (0..trees)
         .map(|_| {
             let sample: Vec<u32> = (0..n).map(|_| t.rows[rng.gen_range(0..n)]).collect();
             let part = TrainRows {
@@ -273,13 +300,14 @@ pub fn fit_forest(t: &TrainRows, trees: usize, max_depth: usize, rng: &mut Rng) 
                 n_classes: t.n_classes,
                 cols: t.cols,
             };
-            cart.fit_rows(&part, rng)
+            (cart.fit_rows(&part, rng), sample)
         })
-        .collect();
-    Forest {
+        .unzip();
+    let forest = Forest {
         trees: fitted,
         n_classes: t.n_classes,
-    }
+    };
+    (forest, samples)
 }
 
 #[cfg(test)]

@@ -226,6 +226,41 @@ impl Ledger {
         other.entries.into_iter().try_for_each(|e| self.record(e))
     }
 
+    /// Parallel composition: `parts` holds steps each run on its own disjoint part of the data
+    /// (the nodes of one tree level), chosen by earlier releases and public randomness only.
+    /// One example is in one part, so it sees one of them: recorded as one step `name`
+    /// (`label`) whose epsilon, delta and sensitivity are the largest of any part's. Refused
+    /// across relations, or when a part is not private or states another measure (their
+    /// largest would not be one guarantee). Nothing is recorded for no parts.
+    pub fn absorb_parallel(&mut self, parts: Ledger, name: &str, label: &str) -> Result<()> {
+        if parts.relation != self.relation {
+            return Err(self.foreign("a ledger", parts.relation.describe()));
+        }
+        let Some(first) = parts.entries.first() else {
+            return Ok(());
+        };
+        let same = |e: &LedgerEntry| e.private && e.measure == first.measure && e.claimed.is_none();
+        if !parts.entries.iter().all(same) {
+            return Err(Error::param(
+                name,
+                "parallel composition needs private steps of one measure",
+            ));
+        }
+        let largest = |f: fn(&LedgerEntry) -> Option<f64>| {
+            parts.entries.iter().filter_map(f).reduce(f64::max)
+        };
+        let entry = LedgerEntry {
+            epsilon: largest(|e| e.epsilon),
+            delta: largest(|e| e.delta),
+            measure: first.measure,
+            private: true,
+            sensitivity: largest(|e| e.sensitivity),
+            ..self.blank(name, label)
+        };
+        self.entries.push(entry);
+        Ok(())
+    }
+
     /// True when every entry states this ledger's relation (false after entries were pushed
     /// directly with another one).
     pub fn single_relation(&self) -> bool {
@@ -308,6 +343,29 @@ mod tests {
     fn spend(l: &mut Ledger, name: &str, eps: f64, sens: f64) {
         let lap = Laplace::new(sens, eps, l.relation()).unwrap();
         l.charge(name, "laplace", lap).unwrap();
+    }
+
+    /// Parts on disjoint data spend their largest epsilon once; a foreign relation, a
+    /// non-private part or an empty set of parts is handled as documented.
+    #[test]
+    fn parallel_parts_spend_their_largest_epsilon() {
+        let mut parts = Ledger::default().scratch();
+        spend(&mut parts, "a", 0.25, 1.0);
+        spend(&mut parts, "b", 0.5, 2.0);
+        spend(&mut parts, "c", 0.5, 1.0);
+        let mut l = Ledger::default();
+        l.absorb_parallel(parts.clone(), "train", "level 0")
+            .unwrap();
+        assert_eq!(l.entries.len(), 1);
+        assert_eq!(l.total_epsilon(), 0.5);
+        assert_eq!(l.entries[0].sensitivity, Some(2.0));
+        l.absorb_parallel(Ledger::default(), "train", "none")
+            .unwrap();
+        assert_eq!(l.entries.len(), 1);
+        let mut other = Ledger::new(Relation::ReplaceOne);
+        assert!(other.absorb_parallel(parts.clone(), "train", "x").is_err());
+        parts.non_private("d", "exact", "test");
+        assert!(l.absorb_parallel(parts, "train", "x").is_err());
     }
 
     #[test]

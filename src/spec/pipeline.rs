@@ -89,10 +89,11 @@ impl Pipeline {
     }
 
     /// Whether the release is private end to end: a private learner, after a private
-    /// selection step if it has one. Probes and non-private steps are labelled as such.
+    /// selection step if it has one; a release that spends the grid's ε or states a budget of
+    /// its own. Probes and non-private steps are labelled as such.
     pub fn end_to_end_private(&self) -> bool {
         if let Step::Release(r) = &self.step {
-            return r.params.private();
+            return r.params.private() || r.params.own_budget().is_some();
         }
         self.learner().is_some_and(|l| l.private())
             && self.selection.as_ref().is_none_or(|s| s.params.private())
