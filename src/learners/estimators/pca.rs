@@ -148,10 +148,24 @@ impl Learner for PcaFit {
 /// * Mechanism: N(0, σ²) on each upper-triangle entry, mirrored; σ by the analytic Gaussian.
 /// * Post-processing: the top-k eigenvectors of the noisy symmetric matrix.
 pub fn analyze_gauss(
-    mut a: Array2<f64>,
+    a: Array2<f64>,
     k: usize,
     epsilon: f64,
     delta: f64,
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array2<f64>> {
+    let mut a = analyze_gauss_release(a, (epsilon, delta), ledger, rng)?;
+    mirror_upper(&mut a);
+    Ok(top_k(&a, k))
+}
+
+/// Analyze Gauss's release: N(0, σ²) at (ε, δ) for add/remove L2 sensitivity 1 (doubled for
+/// replace-one) on each upper-triangle entry of `a` (the lower triangle is left as it was).
+/// The audit calls it on rows of larger norm to plant its mutant.
+pub fn analyze_gauss_release(
+    mut a: Array2<f64>,
+    (epsilon, delta): (f64, f64),
     ledger: &mut Ledger,
     rng: &mut Rng,
 ) -> Result<Array2<f64>> {
@@ -163,8 +177,7 @@ pub fn analyze_gauss(
             a[[i, j]] += c.sample(rng);
         }
     }
-    mirror_upper(&mut a);
-    Ok(top_k(&a, k))
+    Ok(a)
 }
 
 /// SuLQ-style input perturbation (after Blum, Dwork, McSherry & Nissim 2005, who add noise to
@@ -217,9 +230,22 @@ pub fn sulq_release(
 pub fn noisy_power(
     a: &Array2<f64>,
     k: usize,
+    budget: (f64, f64, usize),
+    ledger: &mut Ledger,
+    streams: (&mut Rng, &mut Rng),
+) -> Result<Array2<f64>> {
+    noisy_power_observed(a, k, budget, ledger, streams, &mut |_, _| {})
+}
+
+/// [`noisy_power`], showing each release Y = A X + G to `observe(X, Y)` before it is
+/// orthonormalised: the audit reads the releases through it.
+pub fn noisy_power_observed(
+    a: &Array2<f64>,
+    k: usize,
     (epsilon, delta, iterations): (f64, f64, usize),
     ledger: &mut Ledger,
     (start, rng): (&mut Rng, &mut Rng),
+    observe: &mut dyn FnMut(&Array2<f64>, &Array2<f64>),
 ) -> Result<Array2<f64>> {
     let d = a.nrows();
     let mut x = Array2::from_shape_simple_fn((d, k), || StandardNormal.sample(start));
@@ -232,6 +258,7 @@ pub fn noisy_power(
         let mut c = ledger.charge("train", "gaussian (noisy power method: A X)", g)?;
         let mut y = a.dot(&x);
         y.mapv_inplace(|v| v + c.sample(rng));
+        observe(&x, &y);
         orthonormalise(&mut y);
         x = y;
     }
