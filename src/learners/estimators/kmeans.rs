@@ -398,3 +398,57 @@ pub fn aggregate_release(
     mean.mapv_inplace(|v| v + c.sample(rng));
     Ok(mean)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::Relation;
+    use crate::rng::rng_from;
+    use ndarray::array;
+
+    /// The proof's premise: adding a row (a new id) leaves every other row in its block.
+    #[test]
+    fn adding_a_row_changes_one_block_only() {
+        let ids: Vec<u32> = (0..500).collect();
+        let before = blocks(&ids, 7, 10);
+        let mut grown = ids.clone();
+        grown.push(10_000);
+        let after = blocks(&grown, 7, 10);
+        let changed = (0..10).filter(|&b| before[b] != after[b]).count();
+        assert_eq!(changed, 1);
+        // The blocks are used: no block of 500 rows in 10 is empty.
+        assert!(before.iter().all(|b| b.len() > 20), "{before:?}");
+    }
+
+    #[test]
+    fn block_centres_are_sorted_by_the_public_direction_and_small_blocks_are_the_origin() {
+        let points = array![[-0.9, 0.0], [-0.8, 0.1], [0.8, 0.0], [0.9, -0.1]];
+        let mut rng = rng_from(&["test", "block"]);
+        let c = block_centres(&points, 2, &[1.0, 0.0], &mut rng);
+        assert!(c[[0, 0]] < 0.0 && c[[1, 0]] > 0.0, "{c}");
+        let c = block_centres(&points, 2, &[-1.0, 0.0], &mut rng);
+        assert!(c[[0, 0]] > 0.0 && c[[1, 0]] < 0.0, "{c}");
+        let few = block_centres(
+            &points.slice(ndarray::s![..1, ..]).to_owned(),
+            2,
+            &[1.0, 0.0],
+            &mut rng,
+        );
+        assert_eq!(few, Array2::<f64>::zeros((2, 2)));
+    }
+
+    #[test]
+    fn the_aggregate_is_the_blocks_mean_at_huge_epsilon() {
+        let outputs = vec![array![[-1.0, 0.0]], array![[1.0, 0.5]]];
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let mut rng = rng_from(&["test", "aggregate"]);
+        let s = aggregate_sensitivity(1, 2, 2);
+        assert_eq!(s, 2.0);
+        let m = aggregate_release(&outputs, (1e9, s), &mut ledger, &mut rng).unwrap();
+        assert!(
+            (m[[0, 0]] - 0.0).abs() < 1e-6 && (m[[0, 1]] - 0.25).abs() < 1e-6,
+            "{m}"
+        );
+        assert!(ledger.is_private_within(Some(1e9)));
+    }
+}

@@ -24,6 +24,28 @@ pub struct LinearModel {
     /// y = mid + half · t.
     pub mid: f64,
     pub half: f64,
+    /// Ridge (α = [`REFERENCE_ALPHA`]) on the same training rows, for the `weight_error`
+    /// metric only: evaluation, not a release.
+    pub reference: Array1<f64>,
+}
+
+/// The α of the reference ridge fit that `weight_error` measures against (`linreg`'s default).
+pub const REFERENCE_ALPHA: f64 = 1.0;
+
+/// A fitted `w` as the pipeline's model, with its reference ridge fit on the same rows.
+fn scored(
+    z: &Array2<f64>,
+    t: &Array1<f64>,
+    w: Array1<f64>,
+    (mid, half): (f64, f64),
+) -> Box<dyn Classifier> {
+    let reference = ridge(z, t, REFERENCE_ALPHA);
+    Box::new(Scored(Box::new(LinearModel {
+        w,
+        mid,
+        half,
+        reference,
+    })))
 }
 
 /// The scaled design z of `rows` (one row per example, ||z||₂ ≤ 1).
@@ -44,7 +66,9 @@ impl LinearModel {
 }
 
 impl Estimator for LinearModel {
-    /// `mse` and `r2` against the (clipped) targets of `rows`.
+    /// `mse` and `r2` against the (clipped) targets of `rows`; `weight_error`, the squared
+    /// distance of w to the reference ridge weights (on the scaled design: a positive error
+    /// whose fall with N a log-log slope can measure).
     fn score(&self, data: &Dataset, rows: &[u32]) -> Result<BTreeMap<String, f64>> {
         check_target(data)?;
         let t = data.targets.as_ref().expect("checked");
@@ -57,6 +81,10 @@ impl Estimator for LinearModel {
         Ok(BTreeMap::from([
             ("mse".to_string(), sse / n),
             ("r2".to_string(), 1.0 - sse / sst),
+            (
+                "weight_error".to_string(),
+                (&self.w - &self.reference).mapv(|v| v * v).sum(),
+            ),
         ]))
     }
 }
@@ -83,9 +111,9 @@ impl Learner for RidgeFit {
             "non-private ridge regression reference",
         );
         let z = design(input.data, input.train)?;
-        let (t, (mid, half)) = unit_targets(input.data, input.train)?;
+        let (t, map) = unit_targets(input.data, input.train)?;
         let w = ridge(&z, &t, self.alpha);
-        Ok(Box::new(Scored(Box::new(LinearModel { w, mid, half }))))
+        Ok(scored(&z, &t, w, map))
     }
 
     fn check_data(&self, data: &Dataset) -> Result<()> {
@@ -112,10 +140,10 @@ pub struct AdaSspFit {
 impl Learner for AdaSspFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let z = design(input.data, input.train)?;
-        let (t, (mid, half)) = unit_targets(input.data, input.train)?;
+        let (t, map) = unit_targets(input.data, input.train)?;
         let mut rng = log.streams.stream("adassp");
         let w = ada_ssp(&z, &t, self.epsilon, self.delta, &mut log.ledger, &mut rng)?;
-        Ok(Box::new(Scored(Box::new(LinearModel { w, mid, half }))))
+        Ok(scored(&z, &t, w, map))
     }
 
     fn check_data(&self, data: &Dataset) -> Result<()> {
@@ -219,10 +247,10 @@ pub struct FunctionalFit {
 impl Learner for FunctionalFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let z = design(input.data, input.train)?;
-        let (t, (mid, half)) = unit_targets(input.data, input.train)?;
+        let (t, map) = unit_targets(input.data, input.train)?;
         let mut rng = log.streams.stream("functional");
         let w = functional(&z, &t, self.epsilon, self.alpha, &mut log.ledger, &mut rng)?;
-        Ok(Box::new(Scored(Box::new(LinearModel { w, mid, half }))))
+        Ok(scored(&z, &t, w, map))
     }
 
     fn check_data(&self, data: &Dataset) -> Result<()> {
@@ -309,11 +337,11 @@ pub struct ObjectiveFit {
 impl Learner for ObjectiveFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let z = design(input.data, input.train)?;
-        let (t, (mid, half)) = unit_targets(input.data, input.train)?;
+        let (t, map) = unit_targets(input.data, input.train)?;
         let mut rng = log.streams.stream("objective");
         let lipschitz = objective_lipschitz(self.radius);
         let w = objective(&z, &t, *self, lipschitz, &mut log.ledger, &mut rng)?;
-        Ok(Box::new(Scored(Box::new(LinearModel { w, mid, half }))))
+        Ok(scored(&z, &t, w, map))
     }
 
     fn check_data(&self, data: &Dataset) -> Result<()> {
@@ -389,4 +417,57 @@ pub fn ball_quadratic_min(q: &Array2<f64>, c: &Array1<f64>, radius: f64) -> Arra
     }
     let coords = Array1::from_iter(proj.iter().zip(&values).map(|(p, l)| -p / (l + mu)));
     vectors.dot(&coords)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::Relation;
+    use crate::rng::rng_from;
+    use ndarray::array;
+
+    #[test]
+    fn the_ball_minimiser_is_the_free_one_inside_and_on_the_sphere_outside() {
+        let q = array![[4.0, 1.0], [1.0, 3.0]];
+        let c = array![-1.0, 0.5];
+        // Inside: Q w + c = 0.
+        let w = ball_quadratic_min(&q, &c, 10.0);
+        assert!((q.dot(&w) + &c).iter().all(|v| v.abs() < 1e-12), "{w}");
+        // Outside: ||w|| = R and Q w + c = -μ w with μ > 0 (the KKT condition on the ball).
+        let w = ball_quadratic_min(&q, &(c * 100.0), 1.0);
+        assert!((w.dot(&w).sqrt() - 1.0).abs() < 1e-9, "{w}");
+        let g = q.dot(&w) + &(array![-1.0, 0.5] * 100.0);
+        let mu = -g.dot(&w);
+        assert!(mu > 0.0);
+        assert!((&g + &(&w * mu)).iter().all(|v| v.abs() < 1e-6), "{g}");
+    }
+
+    #[test]
+    fn objective_perturbation_at_huge_epsilon_is_ridge_and_charges_its_epsilon() {
+        let z = array![[0.5, 0.5], [-0.5, 0.5], [0.1, 0.5], [0.3, 0.5]];
+        let t = array![0.6, -0.4, 0.0, 0.2];
+        let fit = ObjectiveFit {
+            epsilon: 1e9,
+            alpha: 1.0,
+            radius: 10.0,
+        };
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        let mut rng = rng_from(&["test", "objective"]);
+        let w = objective(
+            &z,
+            &t,
+            fit,
+            objective_lipschitz(10.0),
+            &mut ledger,
+            &mut rng,
+        )
+        .unwrap();
+        // Σ (zᵀw − t)² + (α/2)||w||²: ridge on Z at α/2 (ridge's penalty is α||w||²).
+        let want = ridge(&z, &t, 0.5);
+        assert!((&w - &want).iter().all(|v| v.abs() < 1e-6), "{w} vs {want}");
+        assert!(ledger.is_private_within(Some(1e9)));
+        // Λ = max(α, 4/ε): a small ε raises the regulariser.
+        assert_eq!(objective_lambda(1.0, 0.5), 8.0);
+        assert_eq!(objective_lambda(1.0, 10.0), 1.0);
+    }
 }

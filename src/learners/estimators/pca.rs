@@ -33,7 +33,9 @@ fn centred(data: &Dataset, rows: &[u32]) -> Result<Array2<f64>> {
 impl Estimator for Subspace {
     /// `captured_variance`: the share of the test rows' variance (about their mean, in the
     /// scaled space) the directions capture; `captured_variance_optimal`: the share the best k
-    /// directions for those rows capture (an upper bound no release can pass).
+    /// directions for those rows capture (an upper bound no release can pass);
+    /// `captured_variance_gap`, their difference (never negative, by Ky Fan's maximum
+    /// principle: the error a log-log slope can measure).
     fn score(&self, data: &Dataset, rows: &[u32]) -> Result<BTreeMap<String, f64>> {
         let c = centred(data, rows)?;
         let cov = c.t().dot(&c);
@@ -45,6 +47,10 @@ impl Estimator for Subspace {
         Ok(BTreeMap::from([
             ("captured_variance".to_string(), captured / total),
             ("captured_variance_optimal".to_string(), best / total),
+            (
+                "captured_variance_gap".to_string(),
+                (best - captured) / total,
+            ),
         ]))
     }
 }
