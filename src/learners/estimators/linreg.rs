@@ -6,7 +6,7 @@
 //! their public bounds, D = d + 1 with the intercept), so ||z||₂ ≤ 1, and on the target
 //! t ∈ `[-1, 1]` through its public bounds. The fitted w predicts y = mid + half · zᵀw.
 
-use super::linalg::{mirror_upper, symmetric_eigen, symmetric_solve};
+use super::linalg::{add_to_upper, mirror_upper, symmetric_eigen, symmetric_solve};
 use super::{Estimator, Scored, check_target, unit_box, unit_targets};
 use crate::data::Dataset;
 use crate::error::Result;
@@ -212,11 +212,7 @@ pub fn ssp_release(
     let min_eigenvalue = exact_min + c.sample(rng);
     let g = unit_gaussian(epsilon, delta, ledger)?;
     let mut c = ledger.charge("train", "gaussian (AdaSSP: ZᵀZ, upper triangle)", g)?;
-    for i in 0..gram.nrows() {
-        for j in i..gram.ncols() {
-            gram[[i, j]] += c.sample(rng);
-        }
-    }
+    add_to_upper(&mut gram, || c.sample(rng));
     let g = unit_gaussian(epsilon, delta, ledger)?;
     let mut c = ledger.charge("train", "gaussian (AdaSSP: Zᵀt)", g)?;
     let zt = z.t().dot(t).mapv(|v| v + c.sample(rng));

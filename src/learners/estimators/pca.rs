@@ -6,7 +6,7 @@
 //! not at the private mean. The non-private reference centres at the training mean, as
 //! scikit-learn's `PCA` does.
 
-use super::linalg::{mirror_upper, orthonormalise, symmetric_eigen};
+use super::linalg::{add_to_upper, mirror_upper, orthonormalise, symmetric_eigen};
 use super::{Estimator, Scored, check_real, unit_box};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -178,11 +178,7 @@ pub fn analyze_gauss_release(
     let relation = ledger.relation();
     let g = Gaussian::analytic(relation.doubled_for_replace(1.0), epsilon, delta, relation)?;
     let mut c = ledger.charge("train", "gaussian (Analyze Gauss: Σ z zᵀ)", g)?;
-    for i in 0..a.nrows() {
-        for j in i..a.ncols() {
-            a[[i, j]] += c.sample(rng);
-        }
-    }
+    add_to_upper(&mut a, || c.sample(rng));
     Ok(a)
 }
 
@@ -218,11 +214,7 @@ pub fn sulq_release(
     let relation = ledger.relation();
     let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
     let mut c = ledger.charge("train", "laplace (SuLQ: Σ z zᵀ entries)", lap)?;
-    for i in 0..a.nrows() {
-        for j in i..a.ncols() {
-            a[[i, j]] += c.sample(rng);
-        }
-    }
+    add_to_upper(&mut a, || c.sample(rng));
     Ok(a)
 }
 
