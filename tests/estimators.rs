@@ -192,3 +192,15 @@ metrics = ["r2"]
         .to_string();
     assert!(err.contains("leave `classes`"), "{err}");
 }
+
+/// The shipped wine file loads as the catalog states: 178 rows of 13 bounded columns, 3
+/// cultivars, its checksum verified by the loader.
+#[test]
+fn wine_loads_with_its_bounds_and_three_classes() {
+    let data = load("wine");
+    assert_eq!(data.n_rows(), 178);
+    assert_eq!(data.n_features(), 13);
+    assert_eq!(data.n_classes(), 3);
+    let u = unit_box(&data, &all_rows(178)).unwrap();
+    assert!(u.iter().all(|v| (-1.0..=1.0).contains(v)));
+}

@@ -72,6 +72,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     // Real-valued classifiers (issue 50).
     v.extend(super::classifiers::all());
     v.extend(super::estimators::all());
+    v.extend(super::estimators_gaussian::all());
     v
 }
 

@@ -32,6 +32,7 @@ pub mod classifiers;
 pub mod erm;
 pub mod erm_sgd;
 pub mod estimators;
+pub mod estimators_gaussian;
 pub mod logistic;
 pub mod mechanisms;
 pub mod pipeline;

@@ -5,8 +5,8 @@
 use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
 use crate::error::Result;
 use crate::learners::Learner;
-use crate::learners::estimators::kmeans::KMeansFit;
-use crate::learners::estimators::linreg::{AdaSspFit, FunctionalFit, RidgeFit};
+use crate::learners::estimators::kmeans::{KMeansFit, SampleAggregateFit};
+use crate::learners::estimators::linreg::{AdaSspFit, FunctionalFit, ObjectiveFit, RidgeFit};
 use crate::learners::estimators::pca::{PcaFit, PcaMethod};
 use serde::Deserialize;
 
@@ -332,6 +332,86 @@ impl LearnerKind for KMeansDpLloyd {
         Ok(Box::new(KMeansFit {
             clusters: self.clusters,
             private: Some((budget.train_of(Self::NAME)?, self.iterations)),
+        }))
+    }
+}
+
+/// `learner = "linreg_objective"`: objective perturbation over a ball (Kifer, Smith &
+/// Thakurta 2012).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinregObjective {
+    /// Public ridge α; the fit uses max(α, 4/ε) [default 1].
+    #[serde(default = "one")]
+    alpha: f64,
+    /// Public radius R of the ball the weights are constrained to [default 1].
+    #[serde(default = "one")]
+    radius: f64,
+}
+
+impl Described for LinregObjective {
+    const NAME: &'static str = "linreg_objective";
+    const ABOUT: &'static str = "objective perturbation for least squares on the ball ||w|| <= \
+                                 radius (Kifer, Smith & Thakurta 2012): L2-mechanism noise in \
+                                 the objective (ε-DP)";
+    const FIELDS: &'static [&'static str] = &["alpha", "radius"];
+}
+
+impl LearnerKind for LinregObjective {
+    fn private(&self) -> bool {
+        true
+    }
+    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+        check_alpha(self.alpha)?;
+        if !(self.radius.is_finite() && self.radius > 0.0) {
+            return Err(refuse(
+                "radius",
+                format!("must be finite and > 0, got {}", self.radius),
+            ));
+        }
+        Ok(())
+    }
+    fn learner(&self, _: &GridValues, budget: &CellBudget) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(ObjectiveFit {
+            epsilon: budget.train_of(Self::NAME)?,
+            alpha: self.alpha,
+            radius: self.radius,
+        }))
+    }
+}
+
+/// `learner = "kmeans_sample_aggregate"`: sample and aggregate (Nissim, Raskhodnikova & Smith
+/// 2007) with the noisy mean of the blocks' centres.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KMeansSampleAggregate {
+    clusters: usize,
+    /// Public number of blocks m [default 10].
+    #[serde(default = "ten")]
+    blocks: usize,
+}
+
+impl Described for KMeansSampleAggregate {
+    const NAME: &'static str = "kmeans_sample_aggregate";
+    const ABOUT: &'static str = "sample and aggregate (Nissim, Raskhodnikova & Smith 2007): \
+                                 Lloyd on m public blocks, Laplace on the mean of their sorted \
+                                 centres (ε-DP)";
+    const FIELDS: &'static [&'static str] = &["clusters", "blocks"];
+}
+
+impl LearnerKind for KMeansSampleAggregate {
+    fn private(&self) -> bool {
+        true
+    }
+    fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
+        check_at_least("clusters", self.clusters, 2)?;
+        check_at_least("blocks", self.blocks, 1)
+    }
+    fn learner(&self, _: &GridValues, budget: &CellBudget) -> Result<Box<dyn Learner>> {
+        Ok(Box::new(SampleAggregateFit {
+            clusters: self.clusters,
+            blocks: self.blocks,
+            epsilon: budget.train_of(Self::NAME)?,
         }))
     }
 }

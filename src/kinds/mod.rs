@@ -75,6 +75,9 @@ pub const LEARNERS: &[Registered<dyn LearnerKind>] = &[
     learner::<estimators::PcaPowerMethod>(),
     learner::<estimators::KMeans>(),
     learner::<estimators::KMeansDpLloyd>(),
+    // Issue 49, second part: objective perturbation and sample-and-aggregate k-means.
+    learner::<estimators::LinregObjective>(),
+    learner::<estimators::KMeansSampleAggregate>(),
 ];
 
 /// The feature selectors a spec may name (`selection = "..."`).

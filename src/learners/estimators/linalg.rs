@@ -92,6 +92,16 @@ pub fn orthonormalise(x: &mut Array2<f64>) {
     }
 }
 
+/// Adds `noise()` to each upper-triangle entry of `a`, row by row (the order every
+/// symmetric-matrix release draws in); the lower triangle is left as it was.
+pub fn add_to_upper(a: &mut Array2<f64>, mut noise: impl FnMut() -> f64) {
+    for i in 0..a.nrows() {
+        for j in i..a.ncols() {
+            a[[i, j]] += noise();
+        }
+    }
+}
+
 /// The upper triangle of `a`, row by row (what a symmetric-matrix release perturbs).
 pub fn mirror_upper(a: &mut Array2<f64>) {
     for i in 0..a.nrows() {

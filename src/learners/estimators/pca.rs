@@ -6,7 +6,7 @@
 //! not at the private mean. The non-private reference centres at the training mean, as
 //! scikit-learn's `PCA` does.
 
-use super::linalg::{mirror_upper, orthonormalise, symmetric_eigen};
+use super::linalg::{add_to_upper, mirror_upper, orthonormalise, symmetric_eigen};
 use super::{Estimator, Scored, check_real, unit_box};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
@@ -33,7 +33,9 @@ fn centred(data: &Dataset, rows: &[u32]) -> Result<Array2<f64>> {
 impl Estimator for Subspace {
     /// `captured_variance`: the share of the test rows' variance (about their mean, in the
     /// scaled space) the directions capture; `captured_variance_optimal`: the share the best k
-    /// directions for those rows capture (an upper bound no release can pass).
+    /// directions for those rows capture (an upper bound no release can pass);
+    /// `captured_variance_gap`, their difference (never negative, by Ky Fan's maximum
+    /// principle: the error a log-log slope can measure).
     fn score(&self, data: &Dataset, rows: &[u32]) -> Result<BTreeMap<String, f64>> {
         let c = centred(data, rows)?;
         let cov = c.t().dot(&c);
@@ -45,6 +47,10 @@ impl Estimator for Subspace {
         Ok(BTreeMap::from([
             ("captured_variance".to_string(), captured / total),
             ("captured_variance_optimal".to_string(), best / total),
+            (
+                "captured_variance_gap".to_string(),
+                (best - captured) / total,
+            ),
         ]))
     }
 }
@@ -148,23 +154,32 @@ impl Learner for PcaFit {
 /// * Mechanism: N(0, σ²) on each upper-triangle entry, mirrored; σ by the analytic Gaussian.
 /// * Post-processing: the top-k eigenvectors of the noisy symmetric matrix.
 pub fn analyze_gauss(
-    mut a: Array2<f64>,
+    a: Array2<f64>,
     k: usize,
     epsilon: f64,
     delta: f64,
     ledger: &mut Ledger,
     rng: &mut Rng,
 ) -> Result<Array2<f64>> {
+    let mut a = analyze_gauss_release(a, (epsilon, delta), ledger, rng)?;
+    mirror_upper(&mut a);
+    Ok(top_k(&a, k))
+}
+
+/// Analyze Gauss's release: N(0, σ²) at (ε, δ) for add/remove L2 sensitivity 1 (doubled for
+/// replace-one) on each upper-triangle entry of `a` (the lower triangle is left as it was).
+/// The audit calls it on rows of larger norm to plant its mutant.
+pub fn analyze_gauss_release(
+    mut a: Array2<f64>,
+    (epsilon, delta): (f64, f64),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+) -> Result<Array2<f64>> {
     let relation = ledger.relation();
     let g = Gaussian::analytic(relation.doubled_for_replace(1.0), epsilon, delta, relation)?;
     let mut c = ledger.charge("train", "gaussian (Analyze Gauss: Σ z zᵀ)", g)?;
-    for i in 0..a.nrows() {
-        for j in i..a.ncols() {
-            a[[i, j]] += c.sample(rng);
-        }
-    }
-    mirror_upper(&mut a);
-    Ok(top_k(&a, k))
+    add_to_upper(&mut a, || c.sample(rng));
+    Ok(a)
 }
 
 /// SuLQ-style input perturbation (after Blum, Dwork, McSherry & Nissim 2005, who add noise to
@@ -199,11 +214,7 @@ pub fn sulq_release(
     let relation = ledger.relation();
     let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
     let mut c = ledger.charge("train", "laplace (SuLQ: Σ z zᵀ entries)", lap)?;
-    for i in 0..a.nrows() {
-        for j in i..a.ncols() {
-            a[[i, j]] += c.sample(rng);
-        }
-    }
+    add_to_upper(&mut a, || c.sample(rng));
     Ok(a)
 }
 
@@ -217,9 +228,22 @@ pub fn sulq_release(
 pub fn noisy_power(
     a: &Array2<f64>,
     k: usize,
+    budget: (f64, f64, usize),
+    ledger: &mut Ledger,
+    streams: (&mut Rng, &mut Rng),
+) -> Result<Array2<f64>> {
+    noisy_power_observed(a, k, budget, ledger, streams, &mut |_, _| {})
+}
+
+/// [`noisy_power`], showing each release Y = A X + G to `observe(X, Y)` before it is
+/// orthonormalised: the audit reads the releases through it.
+pub fn noisy_power_observed(
+    a: &Array2<f64>,
+    k: usize,
     (epsilon, delta, iterations): (f64, f64, usize),
     ledger: &mut Ledger,
     (start, rng): (&mut Rng, &mut Rng),
+    observe: &mut dyn FnMut(&Array2<f64>, &Array2<f64>),
 ) -> Result<Array2<f64>> {
     let d = a.nrows();
     let mut x = Array2::from_shape_simple_fn((d, k), || StandardNormal.sample(start));
@@ -232,6 +256,7 @@ pub fn noisy_power(
         let mut c = ledger.charge("train", "gaussian (noisy power method: A X)", g)?;
         let mut y = a.dot(&x);
         y.mapv_inplace(|v| v + c.sample(rng));
+        observe(&x, &y);
         orthonormalise(&mut y);
         x = y;
     }
