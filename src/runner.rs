@@ -14,7 +14,6 @@ use crate::evaluate::accuracy;
 use crate::learners::Majority;
 use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
-use crate::preflight::preflight;
 use crate::schedule::{Candidates, Scheduler, Workspace, run_tasks};
 use crate::shard::{Partition, Shard, group_of, partition, shard_cells, sizes};
 use crate::spec::Spec;
@@ -26,6 +25,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+
+mod held;
+pub use held::HOLD_BYTES;
+use held::{Held, load_checked};
 
 /// Plans with more cells to run than this need confirmation (`run --yes`, or a yes on a
 /// terminal): at a millisecond a cell it is a quarter of an hour of one core, and a typo in
@@ -189,86 +192,6 @@ fn needed(
             force || stored_in[d] < groups * plan.combos_of(d).count() as u64
         })
         .collect()
-}
-
-/// A dataset of the run as [`prepare`] leaves it.
-enum Held {
-    /// Loaded and checked, held for its cells (or an empty stand-in the run never reads).
-    Data(Arc<Dataset>),
-    /// Loaded and checked, then dropped: as large as [`HOLD_BYTES`] or larger, it is read or drawn again
-    /// (the same bits, from its own stream) just before its cells run and dropped after them,
-    /// so a run holds one such dataset at a time. Appendix B held all of its toy datasets from
-    /// the start, D = 1000's 8.5 GB and D = 1500's 12.7 GB together.
-    Later,
-}
-
-/// Datasets whose values take this many bytes or more are not held from [`prepare`] to their
-/// cells ([`Held::Later`]); drawing one again costs seconds (appendix B's D = 1000 and 1500:
-/// 13 and 20 s of one core) against minutes of cells.
-pub const HOLD_BYTES: usize = 1 << 30;
-
-/// Bytes of `data`'s feature values, for [`HOLD_BYTES`] (dense: 8 a value; a binary matrix
-/// holds only its ones and is never that large).
-fn feature_bytes(data: &Dataset) -> usize {
-    match &data.features {
-        crate::data::Features::Dense(x) => x.nrows() * x.ncols() * 8,
-        crate::data::Features::Binary(_) => 0,
-    }
-}
-
-/// The `needed` datasets, each read or drawn (unless `loaded` already) and checked
-/// ([`preflight`]) in the spec's order, the first failure reported; those of `hold_bytes` or
-/// more are dropped again ([`Held::Later`]). The others get empty stand-ins.
-fn load_checked(
-    spec: &Spec,
-    plan: &Plan,
-    opts: &RunOptions,
-    needed: &[bool],
-    mut loaded: Vec<Option<Arc<Dataset>>>,
-    hold_bytes: usize,
-) -> Result<Vec<Held>> {
-    let pool = pool(opts.threads)?;
-    let mut held = Vec::with_capacity(needed.len());
-    for (d, name) in spec.experiment.datasets.iter().enumerate() {
-        if !needed[d] {
-            held.push(Held::Data(Arc::new(crate::data::scalar::no_data(
-                name, name,
-            ))));
-            continue;
-        }
-        let data = match loaded[d].take() {
-            Some(data) => data,
-            None => Arc::new(pool.install(|| load_one(spec, plan, opts, d))?),
-        };
-        preflight(spec, plan, d, &data)?;
-        held.push(if feature_bytes(&data) >= hold_bytes {
-            Held::Later
-        } else {
-            Held::Data(data)
-        });
-    }
-    Ok(held)
-}
-
-/// Reads or draws dataset `d` of the spec (its rows up to the plan's largest `n_train`).
-fn load_one(spec: &Spec, plan: &Plan, opts: &RunOptions, d: usize) -> Result<Dataset> {
-    crate::profile::time("load", || {
-        spec.catalog.load_for(
-            &spec.experiment.datasets[d],
-            &opts.data_dir,
-            plan.max_n_train(d),
-        )
-    })
-}
-
-impl Held {
-    /// The dataset, read or drawn again if it was dropped.
-    fn get(&self, spec: &Spec, plan: &Plan, opts: &RunOptions, d: usize) -> Result<Arc<Dataset>> {
-        match self {
-            Held::Data(data) => Ok(Arc::clone(data)),
-            Held::Later => Ok(Arc::new(load_one(spec, plan, opts, d)?)),
-        }
-    }
 }
 
 /// A pool of `threads` workers (0: one per core).
