@@ -133,6 +133,20 @@ pub struct TrainRows<'a> {
     pub cols: &'a [usize],
 }
 
+#[cfg(test)]
+impl<'a> TrainRows<'a> {
+    /// Two columns, two classes: the shape of the tree and NB unit tests' toy sets.
+    pub(crate) fn two_columns(x: ArrayView2<'a, f64>, rows: &'a [u32], labels: &'a [u16]) -> Self {
+        TrainRows {
+            x,
+            rows,
+            labels,
+            n_classes: 2,
+            cols: &[0, 1],
+        }
+    }
+}
+
 impl TrainRows<'_> {
     pub(crate) fn value(&self, r: u32, j: usize) -> f64 {
         self.x[[r as usize, self.cols[j]]]
@@ -285,6 +299,15 @@ param_guard!(PrivateGnbParams => PrivateGnbValidParams, |p| {
 pub struct Bounds<'a> {
     pub lo: &'a [f64],
     pub hi: &'a [f64],
+}
+
+#[cfg(test)]
+impl Bounds<'static> {
+    /// The unit square: the public bounds of the two-column toy sets of the unit tests.
+    pub(crate) const UNIT_SQUARE: Self = Bounds {
+        lo: &[0.0, 0.0],
+        hi: &[1.0, 1.0],
+    };
 }
 
 /// The three releases of a private fit, in the rescaled units u in [0, 1].
@@ -514,17 +537,8 @@ mod tests {
     fn private_fit_spends_eps_in_three_laplace_releases() {
         let (x, y) = two_blobs(400);
         let rows: Vec<u32> = (0..400).collect();
-        let t = TrainRows {
-            x: x.view(),
-            rows: &rows,
-            labels: &y,
-            n_classes: 2,
-            cols: &[0, 1],
-        };
-        let b = Bounds {
-            lo: &[0.0, 0.0],
-            hi: &[1.0, 1.0],
-        };
+        let t = TrainRows::two_columns(x.view(), &rows, &y);
+        let b = Bounds::UNIT_SQUARE;
         for (relation, factor) in [(Relation::AddRemove, 1.0), (Relation::ReplaceOne, 2.0)] {
             let p = PrivateGnbParams::new(0.9).check().unwrap();
             let mut ledger = Ledger::new(relation);

@@ -311,17 +311,8 @@ mod tests {
             .map(|r| u16::from(r[0] > 0.5))
             .collect();
         let rows: Vec<u32> = (0..n as u32).collect();
-        let t = TrainRows {
-            x: x.view(),
-            rows: &rows,
-            labels: &y,
-            n_classes: 2,
-            cols: &[0, 1],
-        };
-        let b = Bounds {
-            lo: &[0.0, 0.0],
-            hi: &[1.0, 1.0],
-        };
+        let t = TrainRows::two_columns(x.view(), &rows, &y);
+        let b = Bounds::UNIT_SQUARE;
         let mut ledger = Ledger::new(relation);
         let tree = p.fit(&t, &b, &mut rng_from(&["n"]), &mut ledger).unwrap();
         let right = (rows.iter())

@@ -257,17 +257,8 @@ mod tests {
     fn both_ensembles_spend_eps_and_learn_at_large_epsilon() {
         let (x, y) = half_plane();
         let rows: Vec<u32> = (0..4000).collect();
-        let t = TrainRows {
-            x: x.view(),
-            rows: &rows,
-            labels: &y,
-            n_classes: 2,
-            cols: &[0, 1],
-        };
-        let b = Bounds {
-            lo: &[0.0, 0.0],
-            hi: &[1.0, 1.0],
-        };
+        let t = TrainRows::two_columns(x.view(), &rows, &y);
+        let b = Bounds::UNIT_SQUARE;
         let p = RandomTreesParams {
             epsilon: 50.0,
             trees: 10,

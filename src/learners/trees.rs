@@ -322,13 +322,7 @@ mod tests {
         let x = array![[1.0, 5.0], [2.0, 1.0], [3.0, 4.0], [4.0, 2.0], [2.0, 3.0]];
         let labels = [0u16, 0, 1, 1, 0];
         let rows = [0u32, 1, 2, 3, 4];
-        let t = TrainRows {
-            x: x.view(),
-            rows: &rows,
-            labels: &labels,
-            n_classes: 2,
-            cols: &[0, 1],
-        };
+        let t = TrainRows::two_columns(x.view(), &rows, &labels);
         let mut rng = rng_from(&["cart"]);
         let tree = CartParams {
             max_depth: 3,
