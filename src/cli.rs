@@ -3,7 +3,7 @@
 use crate::data::{DataDir, DatasetDef};
 use crate::error::Result;
 use crate::privacy::accountant::default_delta;
-use crate::runner::{CONFIRM_CELLS, Prepared, RunOptions, prepare, results_dir};
+use crate::runner::{CONFIRM_CELLS, Prepared, RunOptions, results_dir};
 use crate::shard::Shard;
 use crate::spec::Spec;
 use clap::{Parser, Subcommand};
@@ -51,6 +51,13 @@ pub enum Command {
         /// when the spec, a pipeline or a dataset file changed in a way that alters them.
         #[arg(long)]
         force: bool,
+        /// Recompute the stored trials of this pipeline only (repeatable), keeping every other
+        /// stored trial: for a pipeline whose definition changed. Refused when anything else
+        /// that the kept trials depend on changed (the seed, the neighbours, another pipeline,
+        /// a dataset). Writes staging files like --force, so an interrupted run keeps the old
+        /// results and a repeated call resumes it. Not with --force or --shard.
+        #[arg(long, value_name = "PIPELINE")]
+        rerun: Vec<String>,
         /// Run plans of more than 1000000 pending trials without asking. Such a run prints its
         /// trial count and a rough ETA and asks for confirmation on a terminal; without a
         /// terminal it stops with an error unless --yes is given.
@@ -483,6 +490,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             out,
             smoke,
             force,
+            rerun,
             yes,
             no_report,
             profile,
@@ -492,7 +500,13 @@ pub fn execute(cli: Cli) -> Result<()> {
                 shard: shard.as_deref().map(parse_shard).transpose()?,
                 ..run_options(jobs, data_dir, out, smoke, force)
             };
-            run(&Spec::load(&spec)?, &opts, yes, profile, no_report)
+            let how = Run {
+                yes,
+                profile,
+                no_report,
+                rerun: &rerun,
+            };
+            run(&Spec::load(&spec)?, &opts, &how)
         }
         Command::Report {
             spec,
@@ -669,11 +683,25 @@ fn run_options(
 
 /// `epsilab run`: prepare (everything that can fail before a write), confirm a huge plan, run,
 /// then report.
-fn run(spec: &Spec, opts: &RunOptions, yes: bool, profile: bool, no_report: bool) -> Result<()> {
+/// How `epsilab run` runs, beyond the [`RunOptions`] of the runner.
+struct Run<'a> {
+    yes: bool,
+    profile: bool,
+    no_report: bool,
+    rerun: &'a [String],
+}
+
+fn run(spec: &Spec, opts: &RunOptions, how: &Run) -> Result<()> {
+    let Run {
+        yes,
+        profile,
+        no_report,
+        rerun,
+    } = *how;
     if profile {
         crate::profile::enable();
     }
-    let prepared = prepare(spec, opts)?;
+    let prepared = crate::runner::prepare_rerun(spec, opts, rerun)?;
     if prepared.pending() > CONFIRM_CELLS && !yes {
         confirm(&prepared)?;
     }

@@ -91,6 +91,8 @@ pub struct Prepared<'a> {
     total: u64,
     pending: u64,
     start: Instant,
+    /// With `--rerun`: the pipelines whose stored cells this run recomputes.
+    rerun: &'a [String],
 }
 
 /// Does everything that can fail before the store is touched: plans the spec (streamed),
@@ -108,11 +110,50 @@ pub fn prepare_holding<'a>(
     opts: &'a RunOptions,
     hold_bytes: usize,
 ) -> Result<Prepared<'a>> {
+    prepare_run(spec, opts, hold_bytes, &[])
+}
+
+/// [`prepare`] for a run that recomputes the stored cells of the pipelines in `rerun` (`run
+/// --rerun`) and keeps every other stored cell, refusing where the rest of the spec or the
+/// data changed since they were stored.
+pub fn prepare_rerun<'a>(
+    spec: &'a Spec,
+    opts: &'a RunOptions,
+    rerun: &'a [String],
+) -> Result<Prepared<'a>> {
+    if let Some(name) = rerun
+        .iter()
+        .find(|n| spec.pipelines.iter().all(|p| &p.name != *n))
+    {
+        let names: Vec<_> = spec.pipelines.iter().map(|p| p.name.as_str()).collect();
+        return Err(Error::param(
+            "rerun",
+            format!(
+                "the spec has no pipeline `{name}`; its pipelines: {}",
+                names.join(", ")
+            ),
+        ));
+    }
+    if !rerun.is_empty() && (opts.force || opts.shard.is_some()) {
+        return Err(Error::param(
+            "rerun",
+            "--rerun recomputes some pipelines of a whole results folder: not with --force (which recomputes all of them) or --shard",
+        ));
+    }
+    prepare_run(spec, opts, HOLD_BYTES, rerun)
+}
+
+fn prepare_run<'a>(
+    spec: &'a Spec,
+    opts: &'a RunOptions,
+    hold_bytes: usize,
+    rerun: &'a [String],
+) -> Result<Prepared<'a>> {
     let start = Instant::now();
     let dir = results_dir(spec, &opts.out_dir, opts.smoke);
     let plan = plan(spec, opts.smoke);
     let manifest = manifest(spec, &opts.data_dir)?;
-    let stored = crate::store::inspect(&dir, &manifest, opts.force)?;
+    let stored = crate::store::inspect_rerun(&dir, &manifest, opts.force, rerun)?;
     let planned = plan.keys();
     let mut foreign = stored.keys.iter().filter(|k| !planned.contains(k));
     if let Some(example) = foreign.next() {
@@ -163,6 +204,7 @@ pub fn prepare_holding<'a>(
         total,
         pending,
         start,
+        rerun,
     })
 }
 
@@ -341,7 +383,9 @@ impl Prepared<'_> {
             .opts
             .shard
             .map_or_else(|| TRIALS_FILE.to_string(), |s| s.records_file());
-        if self.pending == 0 && !self.opts.force {
+        // A forced or partial rerun writes staging files, swapped in by `finish`.
+        let staging = self.opts.force || !self.rerun.is_empty();
+        if self.pending == 0 && !staging {
             if self.stored.upgrades_manifest {
                 // Opening the store (under the folder's lock) writes the current manifest.
                 Store::open(&self.dir, &self.manifest, false, self.stored, &records)?.finish()?;
@@ -350,13 +394,7 @@ impl Prepared<'_> {
             return Ok(summary);
         }
         let pool = Arc::new(pool(self.opts.threads)?);
-        let store = Store::open(
-            &self.dir,
-            &self.manifest,
-            self.opts.force,
-            self.stored,
-            &records,
-        )?;
+        let store = Store::open(&self.dir, &self.manifest, staging, self.stored, &records)?;
         let bar = progress_bar(self.opts.progress, self.pending);
         // Counted, not taken from `pending`: a run that waited for the folder's lock finds
         // more stored than it planned for.

@@ -342,6 +342,10 @@ pub struct PaperDef {
     /// Ratios of two series' error statistics (e.g. "400 times more accurate").
     #[serde(default)]
     pub ratio: Vec<PaperRatio>,
+    /// The neighbouring relation of the published experiment. A pipeline that states this
+    /// relation as its own runs what the paper ran and is shown untagged; one that states
+    /// another is tagged as a variant. A report setting: it moves no stored cell.
+    pub neighbours: Option<crate::privacy::Relation>,
 }
 
 /// A published ratio: `statistic` (mean or median over trials) of `metric` in pipeline

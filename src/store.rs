@@ -169,6 +169,12 @@ impl Manifest {
 
     /// Why stored results made from `self` cannot be reused for `new`, if they cannot.
     fn conflict(&self, new: &Manifest) -> Option<String> {
+        self.conflict_but(new, &[])
+    }
+
+    /// [`Self::conflict`], where the pipelines named in `rerun` may have changed (their stored
+    /// cells are recomputed, not reused).
+    fn conflict_but(&self, new: &Manifest, rerun: &[String]) -> Option<String> {
         if self.cells_hash.is_empty() {
             return Some(format!(
                 "{MANIFEST_FILE} predates input checksums (epsilab {}); rerun with --force to recompute, or choose another --out",
@@ -192,11 +198,12 @@ impl Manifest {
                 "a change to the seed, the neighbours or another setting that alters stored trials",
             ));
         } else if let Some(name) = (self.pipelines.iter())
+            .filter(|(name, _)| !rerun.contains(name))
             .find(|(name, h)| new.pipelines.get(*name).is_some_and(|n| n != *h))
             .map(|(name, _)| name)
         {
             return Some(other_spec(&format!(
-                "[[pipeline]] `{name}` changed since its trials were stored"
+                "[[pipeline]] `{name}` changed since its trials were stored, which `--rerun '{name}'` recomputes alone"
             )));
         }
         for (dataset, old) in &self.inputs {
@@ -244,12 +251,31 @@ pub struct Stored {
     /// The stored manifest predates per-pipeline hashes: the run rewrites it (even with
     /// nothing to run), so that the next spec may gain a pipeline without `--force`.
     pub upgrades_manifest: bool,
+    /// A run that recomputes some pipelines (`run --rerun`) starts its staging file with the
+    /// stored records of every other pipeline, copied line for line.
+    pub kept: Vec<String>,
 }
 
 /// Reads what `dir` holds for a run described by `manifest`. Without `force`, stored results
 /// of another spec or other data are an error (nothing is touched); with `force` only the
 /// staging files of an interrupted forced run of the same spec and data are reused.
 pub fn inspect(dir: &Path, manifest: &Manifest, force: bool) -> Result<Stored> {
+    inspect_rerun(dir, manifest, force, &[])
+}
+
+/// [`inspect`] for a run that recomputes the stored cells of the pipelines in `rerun` (`run
+/// --rerun`, never with `force`) and keeps every other stored cell: the rest of the spec, its
+/// other pipelines and its data must be what the stored cells were computed from. The run
+/// writes staging files like a forced one, so the old results stay until it has finished.
+pub fn inspect_rerun(
+    dir: &Path,
+    manifest: &Manifest,
+    force: bool,
+    rerun: &[String],
+) -> Result<Stored> {
+    if !rerun.is_empty() {
+        return inspect_partial(dir, manifest, rerun);
+    }
     let (trials, man) = paths(dir, force, TRIALS_FILE);
     let old = match std::fs::read_to_string(&man) {
         Ok(text) => Some(
@@ -272,6 +298,7 @@ pub fn inspect(dir: &Path, manifest: &Manifest, force: bool) -> Result<Stored> {
                 keys: dir_keys(dir)?,
                 resumes_staging: false,
                 upgrades_manifest: old.base_hash.is_empty() && !manifest.base_hash.is_empty(),
+                ..Stored::default()
             }),
         },
         None if !force => Ok(Stored {
@@ -282,11 +309,86 @@ pub fn inspect(dir: &Path, manifest: &Manifest, force: bool) -> Result<Stored> {
             Ok(Stored {
                 keys: keys(&trials)?,
                 resumes_staging: true,
-                upgrades_manifest: false,
+                ..Stored::default()
             })
         }
         _ => Ok(Stored::default()),
     }
+}
+
+/// [`inspect_rerun`] with pipelines to recompute.
+fn inspect_partial(dir: &Path, manifest: &Manifest, rerun: &[String]) -> Result<Stored> {
+    let refuse = |reason: String| Error::Store {
+        path: dir.into(),
+        reason,
+    };
+    let read = |path: &Path| match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str::<Manifest>(&text)
+            .map(Some)
+            .map_err(|e| refuse(format!("{} is unreadable ({e})", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    };
+    let (staging, staging_manifest) = paths(dir, true, TRIALS_FILE);
+    if let Some(m) = read(&staging_manifest)?
+        && m.spec_hash == manifest.spec_hash
+        && m.inputs == manifest.inputs
+    {
+        // An interrupted run of the same spec: its staging file already holds the kept cells.
+        return Ok(Stored {
+            keys: keys(&staging)?,
+            resumes_staging: true,
+            ..Stored::default()
+        });
+    }
+    let Some(old) = read(&dir.join(MANIFEST_FILE))? else {
+        return Err(refuse(
+            "holds no results to keep: run without --rerun".into(),
+        ));
+    };
+    if old.base_hash.is_empty() {
+        return Err(refuse(format!(
+            "{MANIFEST_FILE} predates per-pipeline hashes, so the other pipelines' cells cannot be checked: run the spec as it was once without --rerun (that upgrades it), or rerun everything with --force"
+        )));
+    }
+    if let Some(reason) = old.conflict_but(manifest, rerun) {
+        return Err(refuse(reason));
+    }
+    let (kept, keys) = kept_lines(dir, rerun)?;
+    Ok(Stored {
+        keys,
+        kept,
+        ..Stored::default()
+    })
+}
+
+/// The stored record lines of `dir` (every record file, each key once) whose pipeline is not
+/// in `drop`, verbatim, and their keys.
+fn kept_lines(dir: &Path, drop: &[String]) -> Result<(Vec<String>, HashSet<String>)> {
+    #[derive(Deserialize)]
+    struct Head {
+        key: String,
+        pipeline: String,
+    }
+    let (mut lines, mut seen) = (Vec::new(), HashSet::new());
+    for path in record_files(dir)? {
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        let complete = text.rfind('\n').map_or("", |p| &text[..p]);
+        for (i, line) in complete.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let h: Head = serde_json::from_str(line).map_err(|e| Error::Parse {
+                path: path.clone(),
+                line: i + 1,
+                reason: format!("not a trial record: {e}"),
+            })?;
+            if !drop.contains(&h.pipeline) && seen.insert(h.key) {
+                lines.push(line.to_string());
+            }
+        }
+    }
+    Ok((lines, seen))
 }
 
 fn keys(trials: &Path) -> Result<HashSet<String>> {
@@ -452,7 +554,7 @@ impl Store {
         let done = match (force, stored.resumes_staging) {
             (false, _) => dir_keys(dir)?,
             (true, true) => keys(&trials_path)?,
-            (true, false) => HashSet::new(),
+            (true, false) => stored.keys,
         };
         let mut m = manifest.clone();
         if !force && let Ok(text) = std::fs::read_to_string(&manifest_path) {
@@ -477,6 +579,11 @@ impl Store {
             .open(&trials_path)
             .map_err(|e| Error::io(&trials_path, e))?;
         cut_partial_line(&mut file).map_err(|e| Error::io(&trials_path, e))?;
+        if force && !stored.resumes_staging && !stored.kept.is_empty() {
+            let text = stored.kept.join("\n") + "\n";
+            file.write_all(text.as_bytes())
+                .map_err(|e| Error::io(&trials_path, e))?;
+        }
         let len = file
             .metadata()
             .map_err(|e| Error::io(&trials_path, e))?
@@ -559,6 +666,13 @@ impl Store {
             let (t, m) = paths(&self.dir, false, &self.records);
             std::fs::rename(&st, &t).map_err(|e| Error::io(&t, e))?;
             std::fs::rename(&sm, &m).map_err(|e| Error::io(&m, e))?;
+            // The shards' records are replaced or were copied into the new `trials.jsonl`:
+            // left behind, they would be read again as results of this spec.
+            for shard in record_files(&self.dir)? {
+                if shard != t {
+                    std::fs::remove_file(&shard).map_err(|e| Error::io(&shard, e))?;
+                }
+            }
         }
         Ok(())
     }

@@ -303,3 +303,123 @@ fn a_forced_run_failing_its_checksum_keeps_the_previous_results() {
     );
     assert_eq!(std::fs::read(&trials).unwrap(), stored);
 }
+
+/// `run --rerun P`: a changed pipeline is recomputed alone, every other stored record is kept
+/// byte for byte, and the result equals a fresh run of the changed spec. Sharded records are
+/// folded into `trials.jsonl` and the shard files retired.
+#[test]
+fn a_partial_rerun_recomputes_one_pipeline_and_keeps_the_others() {
+    use epsilab::runner::prepare_rerun;
+    use epsilab::shard::Shard;
+    use epsilab::store::{read_dir_records, record_files};
+    let d = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&common::write_spec(
+        d.path(),
+        "s.toml",
+        common::SYNTHETIC_SPEC,
+    ))
+    .unwrap();
+    let out = d.path().join("out");
+    for i in 0..2 {
+        let shard = Some(Shard::new(i, 2).unwrap());
+        run(
+            &spec,
+            &RunOptions {
+                shard,
+                ..opts(&out, false)
+            },
+        )
+        .unwrap();
+    }
+    let dir = out.join("synthetic");
+    let lines = |pipeline: &str| -> Vec<String> {
+        let mut v: Vec<String> = record_files(&dir)
+            .unwrap()
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .unwrap()
+                    .lines()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|l| l.contains(&format!("\"pipeline\":\"{pipeline}\"")))
+            .collect();
+        v.sort();
+        v
+    };
+    let kept_before = lines("private");
+    let reference = lines("reference").len();
+    let text =
+        common::SYNTHETIC_SPEC.replacen("learner = \"nb\"", "learner = \"nb\"\nalpha = 2", 1);
+    let changed = Spec::load(&common::write_spec(d.path(), "c.toml", &text)).unwrap();
+    let o = opts(&out, false);
+    let no_such = prepare_rerun(&changed, &o, &["nope".to_string()])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        no_such.contains("no pipeline `nope`") && no_such.contains("reference"),
+        "{no_such}"
+    );
+    // Another pipeline changed too: its stored cells would be stale, so it is refused.
+    let both = text.replacen(
+        "release = \"on_only\"",
+        "release = \"on_only\"\nalpha = 2",
+        1,
+    );
+    let both = Spec::load(&common::write_spec(d.path(), "b.toml", &both)).unwrap();
+    let only = ["reference".to_string()];
+    let err = prepare_rerun(&both, &o, &only).err().unwrap().to_string();
+    assert!(err.contains("`on-only` changed"), "{err}");
+
+    let s = prepare_rerun(&changed, &o, &only)
+        .unwrap()
+        .execute()
+        .unwrap();
+    assert_eq!(s.ran, reference, "only the reference's cells ran");
+    assert!(reference > 0 && reference < s.total);
+    assert_eq!(
+        record_files(&dir).unwrap(),
+        vec![dir.join(TRIALS_FILE)],
+        "shards retired"
+    );
+    assert_eq!(lines("private"), kept_before, "kept byte for byte");
+    let fresh = run(&changed, &opts(&d.path().join("fresh"), false)).unwrap();
+    assert_eq!(
+        common::by_key(read_dir_records(&dir).unwrap()),
+        by_key(&fresh.results_dir.join(TRIALS_FILE))
+    );
+    // The upgraded folder now takes the changed spec as it is.
+    assert_eq!(run(&changed, &o).unwrap().ran, 0);
+}
+
+/// A forced run replaces a sharded folder whole: no shard file is left to be read again.
+#[test]
+fn a_forced_run_retires_the_shard_files_it_replaces() {
+    use epsilab::shard::Shard;
+    use epsilab::store::record_files;
+    let d = tempfile::tempdir().unwrap();
+    let spec = Spec::load(&common::write_spec(
+        d.path(),
+        "s.toml",
+        common::SYNTHETIC_SPEC,
+    ))
+    .unwrap();
+    let out = d.path().join("out");
+    let shard = Some(Shard::new(0, 2).unwrap());
+    run(
+        &spec,
+        &RunOptions {
+            shard,
+            ..opts(&out, false)
+        },
+    )
+    .unwrap();
+    let s = run(&spec, &opts(&out, true)).unwrap();
+    assert_eq!(
+        record_files(&s.results_dir).unwrap(),
+        vec![s.results_dir.join(TRIALS_FILE)]
+    );
+    assert_eq!(by_key(&s.results_dir.join(TRIALS_FILE)).len(), s.total);
+}

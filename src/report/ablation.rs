@@ -552,7 +552,7 @@ impl Ablation<'_> {
             .pipelines
             .iter()
             .find(|p| Some(&p.name) == h.pipeline.as_ref())
-            .map_or("", |p| p.variant_tag());
+            .map_or("", |p| p.variant_tag(self.spec.paper.neighbours));
         let weak = if weak.is_empty() {
             String::new()
         } else {

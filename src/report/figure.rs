@@ -1575,7 +1575,7 @@ fn histogram_groups(
                 .all(|r| r.private);
             let label = format!(
                 "{} {}",
-                super::summary::tagged(name, p.variant_tag()),
+                super::summary::tagged(name, p.variant_tag(spec.paper.neighbours)),
                 privacy_tag(private)
             );
             (label, pi, vals)

@@ -536,7 +536,10 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
 fn pipeline_label(spec: &Spec, name: &str) -> String {
     let p = spec.pipelines.iter().find(|p| p.name == name);
     let weak = p.map_or("", |p| p.weakening_label());
-    let name = super::summary::tagged(name.to_string(), p.map_or("", |p| p.variant_tag()));
+    let name = super::summary::tagged(
+        name.to_string(),
+        p.map_or("", |p| p.variant_tag(spec.paper.neighbours)),
+    );
     if p.is_some_and(|p| p.end_to_end_private()) && weak.is_empty() {
         name
     } else {

@@ -123,7 +123,7 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
                 mode,
                 n: vals.len(),
                 private,
-                variant_tag: spec.pipelines[pi].variant_tag(),
+                variant_tag: spec.pipelines[pi].variant_tag(spec.paper.neighbours),
             }
         })
         .collect()

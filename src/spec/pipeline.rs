@@ -105,11 +105,12 @@ impl Pipeline {
     }
 
     /// The label shown beside the series for its variant: the not-ε-DP label of a weakening
-    /// one, else the deviation it makes; for a pipeline with its own relation, that relation
-    /// (empty without either).
-    pub fn variant_tag(&self) -> &'static str {
+    /// one, else the deviation it makes; for a pipeline with its own relation other than the
+    /// published experiment's (`[paper] neighbours`), that relation (empty without either).
+    pub fn variant_tag(&self, published: Option<Relation>) -> &'static str {
         match (self.variant, self.neighbours) {
             (Some(v), _) => v.tag(),
+            (None, Some(own)) if Some(own) == published => "",
             (None, Some(Relation::AddRemove)) => "variant: add/remove neighbours",
             (None, Some(Relation::ReplaceOne)) => "variant: replace-one neighbours",
             (None, None) => "",
@@ -569,14 +570,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(own.relation(Relation::ReplaceOne), Relation::AddRemove);
-        assert_eq!(own.variant_tag(), "variant: add/remove neighbours");
+        assert_eq!(own.variant_tag(None), "variant: add/remove neighbours");
+        // The published experiment's own relation is not a variant.
+        assert_eq!(own.variant_tag(Some(Relation::AddRemove)), "");
+        assert_eq!(
+            own.variant_tag(Some(Relation::ReplaceOne)),
+            "variant: add/remove neighbours"
+        );
         let plain = parse(
             "name = \"p\"\nlearner = \"lr_output\"\nlambda = 1.0",
             &[Axis::Epsilon],
         )
         .unwrap();
         assert_eq!(plain.relation(Relation::ReplaceOne), Relation::ReplaceOne);
-        assert_eq!(plain.variant_tag(), "");
+        assert_eq!(plain.variant_tag(None), "");
         let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nneighbours = \"swap\"", &[]);
         assert_eq!(f, "neighbours");
         assert!(r.contains("\"add_remove\" or \"replace_one\""), "{r}");
@@ -632,9 +639,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(obj.weakening_label(), "");
-        assert!(obj.variant_tag().contains("larger-ε′ branch"));
+        assert!(obj.variant_tag(None).contains("larger-ε′ branch"));
         assert!(obj.end_to_end_private());
-        assert_eq!(out.variant_tag(), out.weakening_label());
+        assert_eq!(out.variant_tag(None), out.weakening_label());
         let (f, r) = refusal(
             "name = \"p\"\nlearner = \"nb\"\nselection = \"gumbel\"\nfeatures = 2\n\
              variant = \"delta_q\"\nbudget = { selection = 1, train = 0 }",
