@@ -422,7 +422,7 @@ pub fn sample_complexity(
         "# {title}\n\nSmallest training size N (a power of 2 from the grid) whose mean test accuracy \
          over trials comes within {:.0} points of `{reference}` trained on the largest N; accuracy and \
          standard error at that N; the other grid values (e.g. λ) are the best for each N, chosen on \
-         test accuracy (optimistic, {NON_PRIVATE}). Multiplier: N over the reference's own N; the \
+         test accuracy (optimistic and non-private: the choice reads the test labels). Multiplier: N over the reference's own N; the \
          published multiplier is the thesis's.\n",
         100.0 * tol
     );
