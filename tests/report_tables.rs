@@ -164,7 +164,11 @@ struct Cell<'a> {
 /// whose mean ± s.e. it shows (modal metrics: only that the row exists), and a column tag
 /// that says private only when every cell of the series is. Returns that CSV row.
 fn check_cell(csv: &[CsvRow], metric: &str, at: &Cell, what: &str) -> Option<usize> {
-    let (series, tag) = at.head.rsplit_once(" (").unwrap();
+    // A series whose own name ends with its tag ("linear SVM (non-private)") is not tagged twice.
+    let (series, tag) = match csv.iter().find(|c| c.series == at.head) {
+        Some(c) => (c.series.as_str(), at.head.rsplit_once(" (").unwrap().1),
+        None => at.head.rsplit_once(" (").unwrap(),
+    };
     let all_private = csv
         .iter()
         .filter(|c| c.metric == metric && c.series == series)
@@ -294,6 +298,17 @@ fn every_committed_markdown_table_has_its_header_cell_count_and_its_csv_numbers(
         let text = std::fs::read_to_string(dir.join("table.md")).unwrap();
         let tables = markdown_tables(&text, &format!("results/{name}/table.md"));
         files += 1;
+        for tag in ["(non-private) (non-private)", "(private) (private)"] {
+            assert!(!text.contains(tag), "results/{name}/table.md repeats {tag}");
+        }
+        let trials = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap_or_default();
+        if !trials.is_empty() && trials.lines().all(|l| l.contains("\"test_accuracy\":null")) {
+            // Nothing scored on accuracy (k-means, PCA, regression): no majority baseline.
+            assert!(
+                !text.contains("ajority baseline"),
+                "results/{name}/table.md"
+            );
+        }
         let Some(spec) = specs.get(&name) else {
             continue;
         };

@@ -1573,10 +1573,9 @@ fn histogram_groups(
                 .iter()
                 .filter(|r| r.pipeline == p.name)
                 .all(|r| r.private);
-            let label = format!(
-                "{} {}",
-                super::summary::tagged(name, p.variant_tag(spec.paper.neighbours)),
-                privacy_tag(private)
+            let label = super::summary::with_privacy(
+                &super::summary::tagged(name, p.variant_tag(spec.paper.neighbours)),
+                private,
             );
             (label, pi, vals)
         })

@@ -195,7 +195,9 @@ pub fn x_text(v: &Value) -> String {
 /// Mean majority baseline (test accuracy of the training majority class) per dataset.
 pub fn baselines(records: &[TrialRecord]) -> BTreeMap<String, f64> {
     let mut by: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for r in records {
+    // Only where something is scored on accuracy: a k-means, PCA or regression spec has a
+    // majority class but nothing to compare it with.
+    for r in records.iter().filter(|r| r.test_accuracy.is_some()) {
         if let Some(b) = r.baseline_accuracy {
             by.entry(r.dataset.clone()).or_default().push(b);
         }
@@ -326,6 +328,17 @@ pub fn tex_escape(s: &str) -> String {
 /// The privacy part of a series label.
 pub fn privacy_tag(private: bool) -> &'static str {
     if private { "(private)" } else { NON_PRIVATE }
+}
+
+/// `label` followed by its privacy tag, unless the pipeline's own name already ends with that
+/// tag (a spec may name a series "linear SVM (non-private)").
+pub fn with_privacy(label: &str, private: bool) -> String {
+    let tag = privacy_tag(private);
+    if label.ends_with(tag) {
+        label.to_string()
+    } else {
+        format!("{label} {tag}")
+    }
 }
 
 /// A grid value as labels show it: `ε = 0.1`.

@@ -656,8 +656,7 @@ pub fn wide_markdown(
         let mut header = vec!["dataset".to_string()];
         header.extend(t.x_head.clone());
         for (c, private) in &t.columns {
-            let tag = if *private { "(private)" } else { NON_PRIVATE };
-            header.push(format!("{c} {tag}"));
+            header.push(super::summary::with_privacy(c, *private));
         }
         out.push_str(&head(&header));
         for r in &t.rows {
