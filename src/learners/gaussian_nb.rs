@@ -153,14 +153,7 @@ impl TrainRows<'_> {
     }
 
     pub(crate) fn check(&self) -> Result<()> {
-        let d = self.x.ncols();
-        if self.cols.is_empty() || self.cols.iter().any(|&c| c >= d) {
-            return Err(Error::param(
-                "features",
-                format!("need at least one feature, all < {d}"),
-            ));
-        }
-        Ok(())
+        super::check_feature_indices(self.cols, self.x.ncols())
     }
 }
 
@@ -193,14 +186,7 @@ param_guard!(GaussianNbParams => GaussianNbValidParams, |p| {
 });
 
 fn check_smoothing(v: f64) -> Result<()> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        Err(Error::param(
-            "var_smoothing",
-            format!("must be finite and >= 0, got {v}"),
-        ))
-    }
+    super::check_non_negative("var_smoothing", v)
 }
 
 impl GaussianNbValidParams {

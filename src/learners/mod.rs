@@ -279,6 +279,41 @@ pub(crate) fn needs_binary(input: &FitInput) -> Error {
     }
 }
 
+/// A smoothing parameter (`alpha`, `var_smoothing`) must be finite and non-negative: the one
+/// refusal every learner that takes one gives, naming the parameter.
+pub(crate) fn check_non_negative(name: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param(
+            name,
+            format!("must be finite and >= 0, got {value}"),
+        ))
+    }
+}
+
+/// Refuses an empty feature list or a feature index not below `dim`, as field `features`.
+pub(crate) fn check_feature_indices(features: &[usize], dim: usize) -> Result<()> {
+    if features.is_empty() {
+        return Err(Error::param("features", "need at least one feature"));
+    }
+    match features.iter().find(|&&f| f >= dim) {
+        Some(f) => Err(Error::param(
+            "features",
+            format!("feature {f} >= dimension {dim}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The features a count-based fit releases: the selected ones, or all `dim` without a
+/// selection; checked by [`check_feature_indices`].
+pub(crate) fn used_features(features: Option<&[usize]>, dim: usize) -> Result<Vec<usize>> {
+    let used: Vec<usize> = features.map_or_else(|| (0..dim).collect(), <[usize]>::to_vec);
+    check_feature_indices(&used, dim)?;
+    Ok(used)
+}
+
 /// The exact class counts a count-based learner reads.
 pub(crate) fn binary_counts<'a>(input: &FitInput<'a>) -> Result<&'a ClassCounts> {
     input.counts.ok_or_else(|| needs_binary(input))

@@ -168,17 +168,9 @@ impl PartitionedNbValidParams {
 }
 
 pub(crate) fn check_features(features: &[usize], dim: usize, n_rows: usize) -> Result<()> {
-    if features.is_empty() {
-        return Err(Error::param("features", "need at least one feature"));
-    }
+    super::check_feature_indices(features, dim)?;
     let mut seen = vec![false; dim];
     for &f in features {
-        if f >= dim {
-            return Err(Error::param(
-                "features",
-                format!("feature {f} >= dimension {dim}"),
-            ));
-        }
         if std::mem::replace(&mut seen[f], true) {
             return Err(Error::param("features", format!("feature {f} repeated")));
         }

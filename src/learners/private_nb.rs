@@ -245,22 +245,7 @@ impl PrivateNbValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<NoisyCounts> {
-        let used: Vec<usize> = match features {
-            Some(f) => f.to_vec(),
-            None => (0..counts.n_features()).collect(),
-        };
-        if used.is_empty() {
-            return Err(Error::param(
-                "features",
-                "Algorithm 1 needs at least one feature",
-            ));
-        }
-        if let Some(&bad) = used.iter().find(|&&d| d >= counts.n_features()) {
-            return Err(Error::param(
-                "features",
-                format!("feature {bad} >= D = {}", counts.n_features()),
-            ));
-        }
+        let used = super::used_features(features, counts.n_features())?;
         let relation = ledger.relation();
         let sensitivity = self.sensitivity_under(used.len(), relation);
         let mechanism = Laplace::new(sensitivity, self.epsilon, relation)?;

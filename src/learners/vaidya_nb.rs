@@ -82,20 +82,7 @@ impl VaidyaNbValidParams {
         ledger: &mut Ledger,
     ) -> Result<BernoulliNb> {
         let (k, dim) = (counts.n_classes(), counts.n_features());
-        let all: Vec<usize>;
-        let used: &[usize] = match features {
-            Some(f) => f,
-            None => {
-                all = (0..dim).collect();
-                &all
-            }
-        };
-        if used.is_empty() || used.iter().any(|&f| f >= dim) {
-            return Err(Error::param(
-                "features",
-                format!("need at least one feature, all < {dim}"),
-            ));
-        }
+        let used = &super::used_features(features, dim)?;
         if counts
             .class
             .iter()
