@@ -153,14 +153,7 @@ impl TrainRows<'_> {
     }
 
     pub(crate) fn check(&self) -> Result<()> {
-        let d = self.x.ncols();
-        if self.cols.is_empty() || self.cols.iter().any(|&c| c >= d) {
-            return Err(Error::param(
-                "features",
-                format!("need at least one feature, all < {d}"),
-            ));
-        }
-        Ok(())
+        super::check_feature_indices(self.cols, self.x.ncols())
     }
 }
 
@@ -193,14 +186,7 @@ param_guard!(GaussianNbParams => GaussianNbValidParams, |p| {
 });
 
 fn check_smoothing(v: f64) -> Result<()> {
-    if v.is_finite() && v >= 0.0 {
-        Ok(())
-    } else {
-        Err(Error::param(
-            "var_smoothing",
-            format!("must be finite and >= 0, got {v}"),
-        ))
-    }
+    super::check_non_negative("var_smoothing", v)
 }
 
 impl GaussianNbValidParams {
@@ -259,41 +245,18 @@ fn largest_variance(t: &TrainRows) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Validated parameters of the private Gaussian NB.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PrivateGnbValidParams {
-    epsilon: f64,
-    var_smoothing: f64,
-    seed: u64,
-}
-
-/// Parameters of the private Gaussian NB (eps-DP; `var_smoothing` 1e-9, as diffprivlib's
-/// default, but in rescaled units: times the squared public width of each feature).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PrivateGnbParams(PrivateGnbValidParams);
-
-impl PrivateGnbParams {
-    pub fn new(epsilon: f64) -> Self {
-        PrivateGnbParams(PrivateGnbValidParams {
-            epsilon,
-            var_smoothing: 1e-9,
-            seed: 0,
-        })
+private_params! {
+    /// Validated parameters of the private Gaussian NB.
+    PrivateGnbValidParams;
+    /// Parameters of the private Gaussian NB (eps-DP; `var_smoothing` 1e-9, as diffprivlib's
+    /// default, but in rescaled units: times the squared public width of each feature).
+    PrivateGnbParams {
+        /// A public constant added to every released variance in rescaled units (so
+        /// var_smoothing (hi_j - lo_j)^2 in raw units).
+        var_smoothing: f64 = 1e-9,
     }
+    |p| { check_smoothing(p.var_smoothing) }
 }
-
-setters!(PrivateGnbParams {
-    /// A public constant added to every released variance in rescaled units (so
-    /// var_smoothing (hi_j - lo_j)^2 in raw units).
-    var_smoothing: f64,
-    /// Seed of the noise stream used by linfa's `Fit`.
-    seed: u64,
-});
-
-param_guard!(PrivateGnbParams => PrivateGnbValidParams, |p| {
-    crate::privacy::check_epsilon(p.epsilon)?;
-    check_smoothing(p.var_smoothing)
-});
 
 /// Public per-feature bounds of the columns a private fit reads.
 pub struct Bounds<'a> {
@@ -327,10 +290,6 @@ pub(crate) enum CountNoise {
 }
 
 impl PrivateGnbValidParams {
-    pub fn epsilon(&self) -> f64 {
-        self.epsilon
-    }
-
     /// The eps-DP fit (module docs): three Laplace releases charged to `ledger` as step
     /// `train`, each at eps/3, then the model in raw units.
     pub fn fit_rows(

@@ -42,6 +42,61 @@ macro_rules! setters {
     };
 }
 
+/// A private learner's linfa parameters, the part every one of them shares written once: the
+/// validated struct `$valid` (fields `epsilon`, the listed ones, then `seed`) with its
+/// `epsilon()`, the newtype `$params` whose `new(epsilon)` takes the listed defaults and seed 0,
+/// a builder setter per listed field and for `seed` ([`setters!`]), and a `ParamGuard` that
+/// refuses a bad epsilon before it runs the block ([`param_guard!`]).
+macro_rules! private_params {
+    (
+        $(#[$valid_doc:meta])*
+        $valid:ident;
+        $(#[$params_doc:meta])*
+        $params:ident { $($(#[$doc:meta])* $field:ident: $t:ty = $default:expr),* $(,)? }
+        |$p:ident| $check:block
+    ) => {
+        $(#[$valid_doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $valid {
+            epsilon: f64,
+            $($(#[$doc])* $field: $t,)*
+            seed: u64,
+        }
+
+        $(#[$params_doc])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $params($valid);
+
+        impl $params {
+            pub fn new(epsilon: f64) -> Self {
+                $params($valid {
+                    epsilon,
+                    $($field: $default,)*
+                    seed: 0,
+                })
+            }
+        }
+
+        impl $valid {
+            pub fn epsilon(&self) -> f64 {
+                self.epsilon
+            }
+        }
+
+        setters!($params {
+            $($(#[$doc])* $field: $t,)*
+            /// Seed of the random stream linfa's `Fit` draws from (the harness passes its own
+            /// streams).
+            seed: u64,
+        });
+
+        param_guard!($params => $valid, |$p| {
+            $crate::privacy::check_epsilon($p.epsilon)?;
+            $check
+        });
+    };
+}
+
 /// linfa's `Fit` on dense `f64` records with class-index targets; the block reads the valid
 /// parameters as `$p` and the linfa dataset as `$ds`, and returns `Result<$object>`.
 macro_rules! linfa_fit {
@@ -279,7 +334,93 @@ pub(crate) fn needs_binary(input: &FitInput) -> Error {
     }
 }
 
+/// A spec value that is a number or a word (`threshold = 10` or `"q65"`, `lambda = 0.1` or
+/// `"cv"`): the untagged form a parameter with named settings reads before its own parse.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(untagged)]
+pub(crate) enum NumberOrWord {
+    Number(f64),
+    Word(String),
+}
+
+/// A smoothing parameter (`alpha`, `var_smoothing`) must be finite and non-negative: the one
+/// refusal every learner that takes one gives, naming the parameter.
+pub(crate) fn check_non_negative(name: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param(
+            name,
+            format!("must be finite and >= 0, got {value}"),
+        ))
+    }
+}
+
+/// Refuses an empty feature list or a feature index not below `dim`, as field `features`.
+pub(crate) fn check_feature_indices(features: &[usize], dim: usize) -> Result<()> {
+    if features.is_empty() {
+        return Err(Error::param("features", "need at least one feature"));
+    }
+    match features.iter().find(|&&f| f >= dim) {
+        Some(f) => Err(Error::param(
+            "features",
+            format!("feature {f} >= dimension {dim}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The features a count-based fit releases: the selected ones, or all `dim` without a
+/// selection; checked by [`check_feature_indices`].
+pub(crate) fn used_features(features: Option<&[usize]>, dim: usize) -> Result<Vec<usize>> {
+    let used: Vec<usize> = features.map_or_else(|| (0..dim).collect(), <[usize]>::to_vec);
+    check_feature_indices(&used, dim)?;
+    Ok(used)
+}
+
 /// The exact class counts a count-based learner reads.
 pub(crate) fn binary_counts<'a>(input: &FitInput<'a>) -> Result<&'a ClassCounts> {
     input.counts.ok_or_else(|| needs_binary(input))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::logistic::LambdaRule;
+    use super::private_nb::Threshold;
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    struct Values {
+        threshold: Threshold,
+        lambda: LambdaRule,
+    }
+
+    fn read(threshold: &str, lambda: &str) -> Result<Values, toml::de::Error> {
+        toml::from_str(&format!("threshold = {threshold}\nlambda = {lambda}"))
+    }
+
+    /// The two parameters read through [`super::NumberOrWord`] take a number (integer or
+    /// not) or one of their words, and refuse other words and other types.
+    #[test]
+    fn thresholds_and_lambdas_read_numbers_and_their_words() {
+        let v = read("3", "2").unwrap();
+        assert_eq!(v.threshold, Threshold::Constant(3.0));
+        assert_eq!(v.lambda, LambdaRule::Fixed(2.0));
+        let v = read("\"q65\"", "\"cv\"").unwrap();
+        assert_eq!(v.threshold, Threshold::NoiseQuantile(0.65));
+        assert_eq!(v.lambda, LambdaRule::CrossValidation);
+        let v = read("0.5", "{ per_example = 0.25 }").unwrap();
+        assert_eq!(v.threshold, Threshold::Constant(0.5));
+        assert_eq!(v.lambda, LambdaRule::PerExample(0.25));
+        assert_eq!(
+            read("1", "\"private\"").unwrap().lambda,
+            LambdaRule::Private
+        );
+        let bad = read("\"big\"", "1").err().unwrap().to_string();
+        assert!(bad.contains("`big` is not a number"), "{bad}");
+        let bad = read("1", "\"often\"").err().unwrap().to_string();
+        assert!(bad.contains("got \"often\""), "{bad}");
+        assert!(read("[1]", "1").is_err());
+        assert!(read("1", "[1]").is_err());
+    }
 }

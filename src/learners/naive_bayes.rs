@@ -252,14 +252,7 @@ param_guard!(BernoulliNbParams => BernoulliNbValidParams, |p| {
 });
 
 pub(crate) fn check_alpha(alpha: f64) -> Result<()> {
-    if alpha.is_finite() && alpha >= 0.0 {
-        Ok(())
-    } else {
-        Err(Error::param(
-            "alpha",
-            format!("must be finite and >= 0, got {alpha}"),
-        ))
-    }
+    super::check_non_negative("alpha", alpha)
 }
 
 // Number of classes implied by targets 0..k.

@@ -31,42 +31,17 @@ use crate::rng::Rng;
 use linfa::dataset::AsSingleTargets;
 use ndarray::{Array2, ArrayBase, Data, Ix2};
 
-/// Validated parameters of the partitioned private NB.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PartitionedNbValidParams {
-    epsilon: f64,
-    threshold: Threshold,
-    alpha: f64,
-    seed: u64,
-}
-
-/// Parameters of the partitioned private NB (defaults: 65% noise-quantile threshold, alpha 1).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PartitionedNbParams(PartitionedNbValidParams);
-
-impl PartitionedNbParams {
-    pub fn new(epsilon: f64) -> Self {
-        PartitionedNbParams(PartitionedNbValidParams {
-            epsilon,
-            threshold: Threshold::default(),
-            alpha: 1.0,
-            seed: 0,
-        })
+private_params! {
+    /// Validated parameters of the partitioned private NB.
+    PartitionedNbValidParams;
+    /// Parameters of the partitioned private NB (defaults: 65% noise-quantile threshold,
+    /// alpha 1).
+    PartitionedNbParams {
+        threshold: Threshold = Threshold::default(),
+        alpha: f64 = 1.0,
     }
+    |p| { check_smoothing(p.alpha, p.threshold) }
 }
-
-setters!(PartitionedNbParams {
-    threshold: Threshold,
-    alpha: f64,
-    /// Seed of the partition and noise stream used by linfa's `Fit`.
-    seed: u64,
-});
-
-param_guard!(PartitionedNbParams => PartitionedNbValidParams, |p| {
-    crate::privacy::check_epsilon(p.epsilon)?;
-    check_smoothing(p.alpha, p.threshold)?;
-    Ok(())
-});
 
 /// The released model and what the mechanism did.
 #[derive(Debug, Clone)]
@@ -81,10 +56,6 @@ pub struct PartitionedNbFit {
 }
 
 impl PartitionedNbValidParams {
-    pub fn epsilon(&self) -> f64 {
-        self.epsilon
-    }
-
     /// Fits on the training rows `train` of `x` (labels in 0..n_classes), one random part per
     /// feature of `features` (distinct, in range, at most `train.len()` of them). Draws the
     /// partition and the noise from `rng`; records the spend (eps, sensitivity 1, or 2 under
@@ -168,17 +139,9 @@ impl PartitionedNbValidParams {
 }
 
 pub(crate) fn check_features(features: &[usize], dim: usize, n_rows: usize) -> Result<()> {
-    if features.is_empty() {
-        return Err(Error::param("features", "need at least one feature"));
-    }
+    super::check_feature_indices(features, dim)?;
     let mut seen = vec![false; dim];
     for &f in features {
-        if f >= dim {
-            return Err(Error::param(
-                "features",
-                format!("feature {f} >= dimension {dim}"),
-            ));
-        }
         if std::mem::replace(&mut seen[f], true) {
             return Err(Error::param("features", format!("feature {f} repeated")));
         }

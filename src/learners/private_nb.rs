@@ -106,15 +106,9 @@ impl Serialize for Threshold {
 
 impl<'de> Deserialize<'de> for Threshold {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Num(f64),
-            Str(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::Num(t) => Ok(Threshold::Constant(t)),
-            Raw::Str(s) => Threshold::parse(&s).map_err(serde::de::Error::custom),
+        match super::NumberOrWord::deserialize(d)? {
+            super::NumberOrWord::Number(t) => Ok(Threshold::Constant(t)),
+            super::NumberOrWord::Word(s) => Threshold::parse(&s).map_err(serde::de::Error::custom),
         }
     }
 }
@@ -130,45 +124,29 @@ pub enum Release {
     OnOnly,
 }
 
-/// Validated parameters of Algorithm 1.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PrivateNbValidParams {
-    epsilon: f64,
-    threshold: Threshold,
-    alpha: f64,
-    release: Release,
-    /// Ablation variant `exact_prior`: the class prior from the exact class counts.
-    exact_prior: bool,
-    seed: u64,
-}
-
-/// Parameters of Algorithm 1 (defaults: threshold at the 65% noise quantile, alpha = 1).
-#[derive(Debug, Clone, PartialEq)]
-pub struct PrivateNbParams(PrivateNbValidParams);
-
-impl PrivateNbParams {
-    pub fn new(epsilon: f64) -> Self {
-        PrivateNbParams(PrivateNbValidParams {
-            epsilon,
-            threshold: Threshold::default(),
-            alpha: 1.0,
-            release: Release::OnOff,
-            exact_prior: false,
-            seed: 0,
-        })
+private_params! {
+    /// Validated parameters of Algorithm 1.
+    PrivateNbValidParams;
+    /// Parameters of Algorithm 1 (defaults: threshold at the 65% noise quantile, alpha = 1).
+    PrivateNbParams {
+        threshold: Threshold = Threshold::default(),
+        alpha: f64 = 1.0,
+        release: Release = Release::OnOff,
+        /// The ablation variant `exact_prior`: the class prior from the exact class counts
+        /// (NOT private: the class counts are used without noise; recorded as a non-private
+        /// step).
+        exact_prior: bool = false,
+    }
+    |p| {
+        if p.exact_prior && p.release == Release::OnOnly {
+            return Err(Error::param(
+                "variant",
+                "exact_prior applies to release = \"on_off\" (on_only derives M0 from the class counts)",
+            ));
+        }
+        check_smoothing(p.alpha, p.threshold)
     }
 }
-
-setters!(PrivateNbParams {
-    threshold: Threshold,
-    alpha: f64,
-    release: Release,
-    /// The ablation variant `exact_prior` (NOT private: the class counts are used without
-    /// noise; recorded as a non-private step).
-    exact_prior: bool,
-    /// Seed of the noise stream used by linfa's `Fit` (the harness passes its own streams).
-    seed: u64,
-});
 
 /// Valid smoothing for thresholded noisy counts: alpha >= 0, a valid threshold, and not both
 /// zero (that could give 0/0 parameters).
@@ -184,18 +162,6 @@ pub(crate) fn check_smoothing(alpha: f64, threshold: Threshold) -> Result<()> {
     Ok(())
 }
 
-param_guard!(PrivateNbParams => PrivateNbValidParams, |p| {
-    crate::privacy::check_epsilon(p.epsilon)?;
-    if p.exact_prior && p.release == Release::OnOnly {
-        return Err(Error::param(
-            "variant",
-            "exact_prior applies to release = \"on_off\" (on_only derives M0 from the class counts)",
-        ));
-    }
-    check_smoothing(p.alpha, p.threshold)?;
-    Ok(())
-});
-
 /// The released model and what the mechanism did.
 #[derive(Debug, Clone)]
 pub struct PrivateNbFit {
@@ -209,10 +175,6 @@ pub struct PrivateNbFit {
 }
 
 impl PrivateNbValidParams {
-    pub fn epsilon(&self) -> f64 {
-        self.epsilon
-    }
-
     pub fn threshold(&self) -> Threshold {
         self.threshold
     }
@@ -245,22 +207,7 @@ impl PrivateNbValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<NoisyCounts> {
-        let used: Vec<usize> = match features {
-            Some(f) => f.to_vec(),
-            None => (0..counts.n_features()).collect(),
-        };
-        if used.is_empty() {
-            return Err(Error::param(
-                "features",
-                "Algorithm 1 needs at least one feature",
-            ));
-        }
-        if let Some(&bad) = used.iter().find(|&&d| d >= counts.n_features()) {
-            return Err(Error::param(
-                "features",
-                format!("feature {bad} >= D = {}", counts.n_features()),
-            ));
-        }
+        let used = super::used_features(features, counts.n_features())?;
         let relation = ledger.relation();
         let sensitivity = self.sensitivity_under(used.len(), relation);
         let mechanism = Laplace::new(sensitivity, self.epsilon, relation)?;

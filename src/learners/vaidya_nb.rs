@@ -18,39 +18,13 @@ use crate::privacy::{LaplaceNoise, Ledger};
 use crate::rng::Rng;
 use ndarray::Array2;
 
-/// Validated parameters of Vaidya et al.'s NB.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VaidyaNbValidParams {
-    epsilon: f64,
-    alpha: f64,
-    seed: u64,
+private_params! {
+    /// Validated parameters of Vaidya et al.'s NB.
+    VaidyaNbValidParams;
+    /// Parameters of Vaidya et al.'s NB (alpha = 1 by default; alpha must be > 0).
+    VaidyaNbParams { alpha: f64 = 1.0 }
+    |p| { crate::privacy::check_positive("alpha", p.alpha) }
 }
-
-/// Parameters of Vaidya et al.'s NB (alpha = 1 by default; alpha must be > 0).
-#[derive(Debug, Clone, PartialEq)]
-pub struct VaidyaNbParams(VaidyaNbValidParams);
-
-impl VaidyaNbParams {
-    pub fn new(epsilon: f64) -> Self {
-        VaidyaNbParams(VaidyaNbValidParams {
-            epsilon,
-            alpha: 1.0,
-            seed: 0,
-        })
-    }
-}
-
-setters!(VaidyaNbParams {
-    alpha: f64,
-    /// Seed of the noise stream used by linfa's `Fit`.
-    seed: u64,
-});
-
-param_guard!(VaidyaNbParams => VaidyaNbValidParams, |p| {
-    crate::privacy::check_epsilon(p.epsilon)?;
-    crate::privacy::check_positive("alpha", p.alpha)?;
-    Ok(())
-});
 
 /// count + noise, re-drawn while negative (counts are >= 0, so each try succeeds w.p. >= 1/2).
 fn nonnegative<R: rand::Rng + ?Sized>(count: f64, noise: &LaplaceNoise, rng: &mut R) -> f64 {
@@ -63,10 +37,6 @@ fn nonnegative<R: rand::Rng + ?Sized>(count: f64, noise: &LaplaceNoise, rng: &mu
 }
 
 impl VaidyaNbValidParams {
-    pub fn epsilon(&self) -> f64 {
-        self.epsilon
-    }
-
     /// The real guarantee, D eps + C, for `d` released features and `c` classes (SPEC 3).
     pub fn actual_epsilon(&self, d: usize, c: usize) -> f64 {
         d as f64 * self.epsilon + c as f64
@@ -82,20 +52,7 @@ impl VaidyaNbValidParams {
         ledger: &mut Ledger,
     ) -> Result<BernoulliNb> {
         let (k, dim) = (counts.n_classes(), counts.n_features());
-        let all: Vec<usize>;
-        let used: &[usize] = match features {
-            Some(f) => f,
-            None => {
-                all = (0..dim).collect();
-                &all
-            }
-        };
-        if used.is_empty() || used.iter().any(|&f| f >= dim) {
-            return Err(Error::param(
-                "features",
-                format!("need at least one feature, all < {dim}"),
-            ));
-        }
+        let used = &super::used_features(features, dim)?;
         if counts
             .class
             .iter()

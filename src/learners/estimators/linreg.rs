@@ -48,6 +48,42 @@ fn scored(
     })))
 }
 
+/// [`Learner`] for a linear-regression fit `$fit`: the block computes the weights from the
+/// scaled design `$z` and unit targets `$t` of the training rows (reading the fit's own
+/// parameters as `$p` and the trial's log as `$log`); the weights are scored against the
+/// reference ridge on the same rows. Data without a regression target is refused.
+///
+/// A private fit names its noise stream `$stream` instead of `$log`: its weights read that
+/// stream as `$rng` and the trial's ledger as `$ledger`.
+macro_rules! linear_learner {
+    (
+        $fit:ty,
+        $stream:literal,
+        |$p:ident, $z:ident, $t:ident, $ledger:ident, $rng:ident| $weights:block
+    ) => {
+        linear_learner!($fit, |$p, $z, $t, log| {
+            let $rng = &mut log.streams.stream($stream);
+            let $ledger = &mut log.ledger;
+            $weights
+        });
+    };
+    ($fit:ty, |$p:ident, $z:ident, $t:ident, $log:ident| $weights:block) => {
+        impl Learner for $fit {
+            fn fit(&self, input: &FitInput, $log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
+                let $p = self;
+                let $z = design(input.data, input.train)?;
+                let ($t, map) = unit_targets(input.data, input.train)?;
+                let w: Array1<f64> = $weights;
+                Ok(scored(&$z, &$t, w, map))
+            }
+
+            fn check_data(&self, data: &Dataset) -> Result<()> {
+                check_target(data)
+            }
+        }
+    };
+}
+
 /// The scaled design z of `rows` (one row per example, ||z||₂ ≤ 1).
 pub fn design(data: &Dataset, rows: &[u32]) -> Result<Array2<f64>> {
     let u = unit_box(data, rows)?;
@@ -103,23 +139,14 @@ pub struct RidgeFit {
     pub alpha: f64,
 }
 
-impl Learner for RidgeFit {
-    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
-        log.ledger.non_private(
-            "train",
-            "none (exact least squares)",
-            "non-private ridge regression reference",
-        );
-        let z = design(input.data, input.train)?;
-        let (t, map) = unit_targets(input.data, input.train)?;
-        let w = ridge(&z, &t, self.alpha);
-        Ok(scored(&z, &t, w, map))
-    }
-
-    fn check_data(&self, data: &Dataset) -> Result<()> {
-        check_target(data)
-    }
-}
+linear_learner!(RidgeFit, |fit, z, t, log| {
+    log.ledger.non_private(
+        "train",
+        "none (exact least squares)",
+        "non-private ridge regression reference",
+    );
+    ridge(&z, &t, fit.alpha)
+});
 
 /// AdaSSP (Wang 2018, Algorithm 2): three Gaussian releases at (ε/3, δ/3) each, composed
 /// sequentially to (ε, δ)-DP.
@@ -137,19 +164,9 @@ pub struct AdaSspFit {
     pub delta: f64,
 }
 
-impl Learner for AdaSspFit {
-    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
-        let z = design(input.data, input.train)?;
-        let (t, map) = unit_targets(input.data, input.train)?;
-        let mut rng = log.streams.stream("adassp");
-        let w = ada_ssp(&z, &t, self.epsilon, self.delta, &mut log.ledger, &mut rng)?;
-        Ok(scored(&z, &t, w, map))
-    }
-
-    fn check_data(&self, data: &Dataset) -> Result<()> {
-        check_target(data)
-    }
-}
+linear_learner!(AdaSspFit, "adassp", |fit, z, t, ledger, rng| {
+    ada_ssp(&z, &t, fit.epsilon, fit.delta, ledger, rng)?
+});
 
 /// A Gaussian mechanism at (ε, δ) for a quantity of add/remove L2 sensitivity 1.
 fn unit_gaussian(epsilon: f64, delta: f64, ledger: &Ledger) -> Result<Gaussian> {
@@ -240,19 +257,9 @@ pub struct FunctionalFit {
     pub alpha: f64,
 }
 
-impl Learner for FunctionalFit {
-    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
-        let z = design(input.data, input.train)?;
-        let (t, map) = unit_targets(input.data, input.train)?;
-        let mut rng = log.streams.stream("functional");
-        let w = functional(&z, &t, self.epsilon, self.alpha, &mut log.ledger, &mut rng)?;
-        Ok(scored(&z, &t, w, map))
-    }
-
-    fn check_data(&self, data: &Dataset) -> Result<()> {
-        check_target(data)
-    }
-}
+linear_learner!(FunctionalFit, "functional", |fit, z, t, ledger, rng| {
+    functional(&z, &t, fit.epsilon, fit.alpha, ledger, rng)?
+});
 
 /// The functional mechanism's weights (see [`FunctionalFit`]).
 pub fn functional(
@@ -330,20 +337,9 @@ pub struct ObjectiveFit {
     pub radius: f64,
 }
 
-impl Learner for ObjectiveFit {
-    fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
-        let z = design(input.data, input.train)?;
-        let (t, map) = unit_targets(input.data, input.train)?;
-        let mut rng = log.streams.stream("objective");
-        let lipschitz = objective_lipschitz(self.radius);
-        let w = objective(&z, &t, *self, lipschitz, &mut log.ledger, &mut rng)?;
-        Ok(scored(&z, &t, w, map))
-    }
-
-    fn check_data(&self, data: &Dataset) -> Result<()> {
-        check_target(data)
-    }
-}
+linear_learner!(ObjectiveFit, "objective", |fit, z, t, ledger, rng| {
+    objective(&z, &t, *fit, objective_lipschitz(fit.radius), ledger, rng)?
+});
 
 /// The Lipschitz constant of the squared loss on the ball of radius R: 2(R + 1).
 pub fn objective_lipschitz(radius: f64) -> f64 {

@@ -81,19 +81,19 @@ impl Serialize for LambdaRule {
 
 impl<'de> Deserialize<'de> for LambdaRule {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use crate::learners::NumberOrWord;
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Raw {
-            Num(f64),
-            Str(String),
+            Plain(NumberOrWord),
             PerExample { per_example: f64 },
         }
         match Raw::deserialize(d)? {
-            Raw::Num(l) => Ok(LambdaRule::Fixed(l)),
+            Raw::Plain(NumberOrWord::Number(l)) => Ok(LambdaRule::Fixed(l)),
             Raw::PerExample { per_example } => Ok(LambdaRule::PerExample(per_example)),
-            Raw::Str(s) if s == "cv" => Ok(LambdaRule::CrossValidation),
-            Raw::Str(s) if s == "private" => Ok(LambdaRule::Private),
-            Raw::Str(s) => Err(serde::de::Error::custom(format!(
+            Raw::Plain(NumberOrWord::Word(s)) if s == "cv" => Ok(LambdaRule::CrossValidation),
+            Raw::Plain(NumberOrWord::Word(s)) if s == "private" => Ok(LambdaRule::Private),
+            Raw::Plain(NumberOrWord::Word(s)) => Err(serde::de::Error::custom(format!(
                 "lambda must be a number, {{ per_example = Lambda }}, \"cv\" or \"private\", got \"{s}\""
             ))),
         }
