@@ -373,16 +373,8 @@ fn kept_lines(dir: &Path, drop: &[String]) -> Result<(Vec<String>, HashSet<Strin
     let (mut lines, mut seen) = (Vec::new(), HashSet::new());
     for path in record_files(dir)? {
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        let complete = text.rfind('\n').map_or("", |p| &text[..p]);
-        for (i, line) in complete.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let h: Head = serde_json::from_str(line).map_err(|e| Error::Parse {
-                path: path.clone(),
-                line: i + 1,
-                reason: format!("not a trial record: {e}"),
-            })?;
+        for parsed in parsed_lines::<Head>(&path, &text) {
+            let (line, h) = parsed?;
             if !drop.contains(&h.pipeline) && seen.insert(h.key) {
                 lines.push(line.to_string());
             }
@@ -758,22 +750,34 @@ pub fn read_records(path: &Path) -> Result<Vec<TrialRecord>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(Error::io(path, e)),
     };
-    let complete = text.rfind('\n').map_or("", |p| &text[..p]);
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for (i, line) in complete.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let r: TrialRecord = serde_json::from_str(line).map_err(|e| Error::Parse {
-            path: path.into(),
-            line: i + 1,
-            reason: format!("not a trial record: {e}"),
-        })?;
+    for parsed in parsed_lines::<TrialRecord>(path, &text) {
+        let (_, r) = parsed?;
         if seen.insert(r.key.clone()) {
             out.push(r);
         }
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(out)
+}
+
+/// The complete, non-blank lines of the record file `path` holding `text` (an unterminated
+/// last line is an interrupted append), each with its parse as `T`; a malformed complete line
+/// is an error naming it.
+fn parsed_lines<'t, T: serde::de::DeserializeOwned>(
+    path: &'t Path,
+    text: &'t str,
+) -> impl Iterator<Item = Result<(&'t str, T)>> + 't {
+    let complete = text.rfind('\n').map_or("", |p| &text[..p]);
+    (complete.lines().enumerate())
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(move |(i, line)| {
+            let parsed = serde_json::from_str(line).map_err(|e| Error::Parse {
+                path: path.into(),
+                line: i + 1,
+                reason: format!("not a trial record: {e}"),
+            })?;
+            Ok((line, parsed))
+        })
 }
