@@ -34,6 +34,17 @@ enum Source<'a> {
     Dense(ArrayView2<'a, f64>, Option<&'a ColumnMap>),
 }
 
+/// The two passes over a design's rows that fits make, computed together for several vectors
+/// ([`Design::margins_each`], [`Design::weighted_sum_each`]) and in parts
+/// ([`Design::each_part`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// z = X theta (the input is theta).
+    Margins,
+    /// out = X^T c (the input is c).
+    WeightedSum,
+}
+
 /// A per-column affine map applied as a dense source's rows are read: value j of a row is
 /// `a[j] * x[c_j] + b[j]`, rounded exactly as an owned scaled copy of the rows would hold it.
 /// Appendix B's designs read the shared 2^20-row matrix through it instead of a scaled copy
@@ -193,6 +204,44 @@ pub(super) fn one_and_two_thread_pools() -> (rayon::ThreadPool, rayon::ThreadPoo
             .expect("thread pool")
     };
     (pool(1), pool(2))
+}
+
+/// One column map of `d` constants per length of `lengths`, `a` and `b` drawn by `a_of` and
+/// `b_of`: the test fixture of appendix B's subsets of one trial ([`nested_designs`]).
+#[cfg(test)]
+pub(super) fn random_maps(
+    lengths: &[usize],
+    d: usize,
+    rng: &mut crate::rng::Rng,
+    a_of: fn(&mut crate::rng::Rng) -> f64,
+    b_of: fn(&mut crate::rng::Rng) -> f64,
+) -> Vec<ColumnMap> {
+    let mut map = || ColumnMap {
+        a: (0..d).map(|_| a_of(rng)).collect(),
+        b: (0..d).map(|_| b_of(rng)).collect(),
+    };
+    lengths.iter().map(|_| map()).collect()
+}
+
+/// For each length n of `lengths`, the dense design on the first n rows of `order` (every
+/// column of `x`) through its own map of `maps`, row scales drawn by `scale`: the test fixture
+/// of designs that nest ([`Design::nests_in`]).
+#[cfg(test)]
+pub(super) fn nested_designs<'a>(
+    x: ArrayView2<'a, f64>,
+    order: &[u32],
+    lengths: &[usize],
+    maps: &'a [ColumnMap],
+    rng: &mut crate::rng::Rng,
+    scale: fn(&mut crate::rng::Rng) -> f64,
+) -> Vec<Design<'a>> {
+    let cols: Vec<usize> = (0..x.ncols()).collect();
+    let design = |(&n, map)| {
+        let mut des = Design::dense_mapped(x, &order[..n], &cols, map).expect("one map per column");
+        des.set_scales((0..n).map(|_| scale(rng)).collect());
+        des
+    };
+    lengths.iter().zip(maps).map(design).collect()
 }
 
 /// The smallest s with sum(v[..s]) >= sum(v) / 2.
@@ -591,11 +640,11 @@ impl<'a> Design<'a> {
             return (0..n).map(|i| self.raw_sq_norm(i)).collect();
         }
         let mut out = vec![0.0; n];
-        self.each_group(x, 0..n, |first, rows, next| {
+        self.each_group(x, *map, 0..n, |group| {
             // A short last group repeats its last row; only its own sums are kept.
-            let g = rows.len();
-            let rows: [&[f64]; mapped::GROUP] = std::array::from_fn(|k| rows[k.min(g - 1)]);
-            let acc = match map {
+            let (first, g, next) = (group.first, group.rows.len(), group.ahead);
+            let rows: [&[f64]; mapped::GROUP] = std::array::from_fn(|k| group.rows[k.min(g - 1)]);
+            let acc = match group.map {
                 None => sq_norms_group(rows, next, |_, v| v),
                 Some(m) => sq_norms_group(rows, next, |j, v| m.a[j] * v + m.b[j]),
             };
@@ -716,15 +765,16 @@ impl<'a> Design<'a> {
         self.identity && x.is_standard_layout()
     }
 
-    /// Runs `f(first, rows, next)` over the design's rows `rows` in order, in groups of up to
-    /// [`mapped::GROUP`], `next` being the group after (only when [`Self::fuses_map`]): the
-    /// rows come from anywhere in a shuffled order, so the kernels fetch the next group's
-    /// lines while they read this one's.
+    /// Runs `f` on each [`Group`] of the design's rows `rows` in order, groups of up to
+    /// [`mapped::GROUP`] read through `map`, each `ahead` being the group after (only when
+    /// [`Self::fuses_map`]): the rows come from anywhere in a shuffled order, so the kernels
+    /// fetch the next group's lines while they read this one's.
     fn each_group(
         &self,
         x: &ArrayView2<'a, f64>,
+        map: Option<&ColumnMap>,
         rows: std::ops::Range<usize>,
-        mut f: impl FnMut(usize, &[&[f64]], &[&[f64]]),
+        mut f: impl FnMut(&Group),
     ) {
         let row = |i: usize| {
             self.dense_row(x, self.rows[i] as usize)
@@ -743,7 +793,12 @@ impl<'a> Design<'a> {
             for (k, slot) in next[..h].iter_mut().enumerate() {
                 *slot = row(first + g + k);
             }
-            f(first, &group[..g], &next[..h]);
+            f(&Group {
+                map,
+                first,
+                rows: &group[..g],
+                ahead: &next[..h],
+            });
             std::mem::swap(&mut group, &mut next);
             g = h;
         }
@@ -762,30 +817,26 @@ impl<'a> Design<'a> {
     ) {
         let mut sums = vec![0.0; thetas.len() * mapped::GROUP];
         let start = rows.start;
-        self.each_group(x, rows, |first, rows, next| {
-            self.group_margins(map, (first, start), rows, next, thetas, &mut sums, zs)
+        self.each_group(x, map, rows, |group| {
+            self.group_margins(group, start, thetas, &mut sums, zs)
         })
     }
 
-    /// The margins of one group of this design's rows, `rows` (their source slices) from row
-    /// `first`: `zs[k][first - start + r]` is row `first + r`'s for `thetas[k]`, each its own
-    /// `dot4` times its scale; `ahead` the rows to fetch meanwhile; `sums` scratch of at least
-    /// `thetas.len() * rows.len()` values.
-    #[allow(clippy::too_many_arguments)]
+    /// The margins of one group of this design's rows: `zs[k][first - start + r]` is row
+    /// `first + r`'s for `thetas[k]`, each its own `dot4` times its scale; `sums` scratch of at
+    /// least `thetas.len() * rows.len()` values.
     fn group_margins(
         &self,
-        map: Option<&ColumnMap>,
-        (first, start): (usize, usize),
-        rows: &[&[f64]],
-        ahead: &[&[f64]],
+        group: &Group,
+        start: usize,
         thetas: &[&[f64]],
         sums: &mut [f64],
         zs: &mut [&mut [f64]],
     ) {
-        let g = rows.len();
-        let consts = map.map(|m| (&m.a[..], &m.b[..]));
+        let (first, g) = (group.first, group.rows.len());
+        let consts = group.map.map(|m| (&m.a[..], &m.b[..]));
         let sums = &mut sums[..thetas.len() * g];
-        mapped::dots_each(rows, thetas, consts, sums, ahead);
+        mapped::dots_each(group.rows, thetas, consts, sums, group.ahead);
         let scales = &self.scale[first..first + g];
         for (z, sums) in zs.iter_mut().zip(sums.chunks_exact(g)) {
             let z = &mut z[first - start..];
@@ -811,35 +862,31 @@ impl<'a> Design<'a> {
     ) {
         outs.iter_mut().for_each(|o| o.fill(0.0));
         let mut coefs = vec![0.0; cs.len() * mapped::GROUP];
-        self.each_group(x, 0..n, |first, rows, next| {
-            self.group_sums(map, &cols, first, rows, next, cs, &mut coefs, outs)
+        self.each_group(x, map, 0..n, |group| {
+            self.group_sums(group, &cols, cs, &mut coefs, outs)
         });
     }
 
-    /// Adds one group of this design's rows, `rows` (their source slices) from row `first`,
-    /// into X^T `cs[k]`'s entries `cols` (`outs[k]`), every entry's terms in row order; `ahead`
-    /// the rows to fetch meanwhile; `coefs` scratch of at least `cs.len() * rows.len()` values.
-    #[allow(clippy::too_many_arguments)]
+    /// Adds one group of this design's rows into X^T `cs[k]`'s entries `cols` (`outs[k]`),
+    /// every entry's terms in row order; `coefs` scratch of at least `cs.len() * rows.len()`
+    /// values.
     fn group_sums(
         &self,
-        map: Option<&ColumnMap>,
+        group: &Group,
         cols: &std::ops::Range<usize>,
-        first: usize,
-        rows: &[&[f64]],
-        ahead: &[&[f64]],
         cs: &[&[f64]],
         coefs: &mut [f64],
         outs: &mut [&mut [f64]],
     ) {
-        let g = rows.len();
-        let consts = map.map(|m| (&m.a[cols.clone()], &m.b[cols.clone()]));
+        let (first, g) = (group.first, group.rows.len());
+        let consts = group.map.map(|m| (&m.a[cols.clone()], &m.b[cols.clone()]));
         for (k, c) in cs.iter().enumerate() {
             for (r, a) in coefs[k * g..(k + 1) * g].iter_mut().enumerate() {
                 *a = c[first + r] * self.scale[first + r];
             }
         }
-        let (part, ahead_part) = (columns(rows, cols), columns(ahead, cols));
-        let ahead = &ahead_part[..ahead.len()];
+        let (part, ahead_part) = (columns(group.rows, cols), columns(group.ahead, cols));
+        let ahead = &ahead_part[..group.ahead.len()];
         mapped::axpys_each(&part[..g], &coefs[..cs.len() * g], consts, outs, ahead);
     }
 
@@ -1088,47 +1135,43 @@ impl<'a> Design<'a> {
         }
     }
 
-    /// Whether the combined passes can be computed in parts ([`Self::margins_each_rows`],
-    /// [`Self::weighted_sum_each_cols`]): dense rows read as slices, over a copy or through
+    /// Whether the combined passes can be computed in parts ([`Self::each_part`]): dense rows read as slices, over a copy or through
     /// the column map.
     pub fn splits_combined(&self) -> bool {
         matches!(&self.source, Source::Dense(x, _) if self.fuses_map(x))
     }
 
-    /// The part `rows` of [`Self::margins_each`]: `zs[k][i - rows.start]` is row i's margin for
-    /// `thetas[k]`, bit for bit (each row's sum is its own). Only when
-    /// [`Self::splits_combined`].
-    pub fn margins_each_rows(
+    /// The part `range` of a combined pass, bit for bit the whole pass's entries there; only
+    /// when [`Self::splits_combined`]. For [`Pass::Margins`], rows `range` of
+    /// [`Self::margins_each`]: `outs[k][i - range.start]` is row i's margin for `ins[k]` (each
+    /// row's sum is its own). For [`Pass::WeightedSum`], entries `range` of
+    /// [`Self::weighted_sum_each`] over all of the `ins`' rows: `outs[k][j - range.start]`
+    /// (each entry adds its rows' terms in row order, computed alike wherever the part starts).
+    pub fn each_part(
         &self,
-        rows: std::ops::Range<usize>,
-        thetas: &[&[f64]],
-        zs: &mut [&mut [f64]],
-    ) {
-        let Source::Dense(x, map) = &self.source else {
-            panic!("margins_each_rows needs a dense design (splits_combined)");
-        };
-        assert!(self.fuses_map(x) && rows.end <= self.rows.len());
-        assert!(zs.iter().all(|z| z.len() >= rows.len()));
-        self.fused_margins(x, *map, rows, thetas, zs)
-    }
-
-    /// The entries `cols` of [`Self::weighted_sum_each`] over all of `cs`'s rows:
-    /// `outs[k][j - cols.start]`, bit for bit (each entry adds its rows' terms in row order,
-    /// computed alike wherever the part starts). Only when [`Self::splits_combined`].
-    pub fn weighted_sum_each_cols(
-        &self,
-        cols: std::ops::Range<usize>,
-        cs: &[&[f64]],
+        pass: Pass,
+        range: std::ops::Range<usize>,
+        ins: &[&[f64]],
         outs: &mut [&mut [f64]],
     ) {
         let Source::Dense(x, map) = &self.source else {
-            panic!("weighted_sum_each_cols needs a dense design (splits_combined)");
+            panic!("each_part needs a dense design (splits_combined)");
         };
-        let n = cs.first().map_or(0, |c| c.len());
-        assert!(self.fuses_map(x) && n <= self.rows.len() && cols.end <= self.cols.len());
-        assert!(cs.iter().all(|c| c.len() == n));
-        assert!(outs.iter().all(|o| o.len() == cols.len()));
-        self.fused_sums(x, *map, n, cols, cs, outs)
+        assert!(self.fuses_map(x));
+        match pass {
+            Pass::Margins => {
+                assert!(range.end <= self.rows.len());
+                assert!(outs.iter().all(|z| z.len() >= range.len()));
+                self.fused_margins(x, *map, range, ins, outs)
+            }
+            Pass::WeightedSum => {
+                let n = ins.first().map_or(0, |c| c.len());
+                assert!(n <= self.rows.len() && range.end <= self.cols.len());
+                assert!(ins.iter().all(|c| c.len() == n));
+                assert!(outs.iter().all(|o| o.len() == range.len()));
+                self.fused_sums(x, *map, n, range, ins, outs)
+            }
+        }
     }
 
     /// Whether this design's rows are the first rows of `outer`'s, read as slices of the same
@@ -1431,29 +1474,38 @@ fn nested_order(shares: &mut [Share], fits: impl Fn(&Share) -> bool) -> bool {
     shares.iter().all(|s| s.design.nests_in(outer) && fits(s))
 }
 
-/// Runs `f(share, map, first, rows, ahead)` for each group of rows of the longest share (the
-/// first, after [`nested_order`]) and each share that has them: `rows` cut to the share's
-/// length, `map` its column map, `ahead` the next group for the leading share only (the others
+/// Runs `f(share, group)` for each group of rows of the longest share (the first, after
+/// [`nested_order`]) and each share that has them: the group's rows cut to the share's length,
+/// read through its column map, the next group `ahead` for the leading share only (the others
 /// read the rows in cache). `false`, running nothing, unless the first design is dense.
-fn each_nested_group(
-    shares: &mut [Share],
-    mut f: impl FnMut(&mut Share, Option<&ColumnMap>, usize, &[&[f64]], &[&[f64]]),
-) -> bool {
+fn each_nested_group(shares: &mut [Share], mut f: impl FnMut(&mut Share, &Group)) -> bool {
     let Some(outer) = shares.first().map(|s| s.design) else {
         return false;
     };
     let Source::Dense(x, _) = &outer.source else {
         return false;
     };
-    outer.each_group(x, 0..outer.n_rows(), |first, rows, next| {
+    outer.each_group(x, None, 0..outer.n_rows(), |group| {
         for (k, share) in shares.iter_mut().enumerate() {
-            let g = rows.len().min(share.design.n_rows().saturating_sub(first));
+            let g = group
+                .rows
+                .len()
+                .min(share.design.n_rows().saturating_sub(group.first));
             let Source::Dense(_, map) = share.design.source else {
                 continue;
             };
             if g > 0 {
-                let ahead = if k == 0 { next } else { &[] };
-                f(share, map, first, &rows[..g], ahead);
+                let ahead = if k == 0 { group.ahead } else { &[] };
+                let rows = &group.rows[..g];
+                f(
+                    share,
+                    &Group {
+                        map,
+                        rows,
+                        ahead,
+                        ..*group
+                    },
+                );
             }
         }
     });
@@ -1473,17 +1525,9 @@ pub fn margins_nested(shares: &mut [Share]) -> bool {
     }
     let most = shares.iter().map(|s| s.inputs.len()).max().unwrap_or(0);
     let mut sums = vec![0.0; most * mapped::GROUP];
-    each_nested_group(shares, |share, map, first, rows, ahead| {
+    each_nested_group(shares, |share, group| {
         let (des, thetas) = (share.design, &share.inputs);
-        des.group_margins(
-            map,
-            (first, 0),
-            rows,
-            ahead,
-            thetas,
-            &mut sums,
-            &mut share.outs,
-        )
+        des.group_margins(group, 0, thetas, &mut sums, &mut share.outs)
     })
 }
 
@@ -1506,19 +1550,20 @@ pub fn weighted_sum_nested(shares: &mut [Share]) -> bool {
     let cols = 0..shares[0].design.dim();
     let most = shares.iter().map(|s| s.inputs.len()).max().unwrap_or(0);
     let mut coefs = vec![0.0; most * mapped::GROUP];
-    each_nested_group(shares, |share, map, first, rows, ahead| {
+    each_nested_group(shares, |share, group| {
         let (des, cs) = (share.design, &share.inputs);
-        des.group_sums(
-            map,
-            &cols,
-            first,
-            rows,
-            ahead,
-            cs,
-            &mut coefs,
-            &mut share.outs,
-        )
+        des.group_sums(group, &cols, cs, &mut coefs, &mut share.outs)
     })
+}
+
+/// One group of a design's rows in a combined pass: `rows` (their source slices) from the
+/// design's row `first`, read through `map` (if any); `ahead` the rows to fetch meanwhile.
+#[derive(Clone, Copy)]
+struct Group<'g> {
+    map: Option<&'g ColumnMap>,
+    first: usize,
+    rows: &'g [&'g [f64]],
+    ahead: &'g [&'g [f64]],
 }
 
 /// Columns `cols` of each of a group of rows (the rest of the array empty).
@@ -1593,7 +1638,7 @@ fn sq_norms_group(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::rng_from;
+    use crate::rng::{Rng, rng_from};
     use rand::Rng as _;
     use rand::seq::SliceRandom as _;
 
@@ -1966,12 +2011,12 @@ mod tests {
                 for rows in [0..row_cut, row_cut..n] {
                     let mut part: Vec<&mut [f64]> =
                         z.iter_mut().map(|z| &mut z[rows.clone()]).collect();
-                    des.margins_each_rows(rows, &t, &mut part);
+                    des.each_part(Pass::Margins, rows, &t, &mut part);
                 }
                 for cols in [0..col_cut, col_cut..k] {
                     let mut part: Vec<&mut [f64]> =
                         g.iter_mut().map(|g| &mut g[cols.clone()]).collect();
-                    des.weighted_sum_each_cols(cols, &c, &mut part);
+                    des.each_part(Pass::WeightedSum, cols, &c, &mut part);
                 }
                 for j in 0..count {
                     assert_eq!(
@@ -2068,24 +2113,12 @@ mod tests {
             let x = Array2::from_shape_fn((120, d), |_| rng.r#gen::<f64>() * 8.0 - 3.0);
             let mut order: Vec<u32> = (0..120).collect();
             order.shuffle(&mut rng);
-            let cols: Vec<usize> = (0..d).collect();
             let lengths = [101usize, 64, 37, 8];
-            let maps: Vec<ColumnMap> = lengths
-                .iter()
-                .map(|_| ColumnMap {
-                    a: (0..d).map(|_| rng.r#gen::<f64>() * 2.0 - 0.5).collect(),
-                    b: (0..d).map(|_| rng.r#gen::<f64>() - 0.5).collect(),
-                })
-                .collect();
-            let designs: Vec<Design> = lengths
-                .iter()
-                .zip(&maps)
-                .map(|(&n, map)| {
-                    let mut des = Design::dense_mapped(x.view(), &order[..n], &cols, map).unwrap();
-                    des.set_scales((0..n).map(|_| rng.r#gen::<f64>() + 0.1).collect());
-                    des
-                })
-                .collect();
+            let a = |r: &mut Rng| r.r#gen::<f64>() * 2.0 - 0.5;
+            let b = |r: &mut Rng| r.r#gen::<f64>() - 0.5;
+            let maps = random_maps(&lengths, d, &mut rng, a, b);
+            let scale = |r: &mut Rng| r.r#gen::<f64>() + 0.1;
+            let designs = nested_designs(x.view(), &order, &lengths, &maps, &mut rng, scale);
             for (k, des) in designs.iter().enumerate() {
                 assert!(designs[..=k].iter().all(|outer| des.nests_in(outer)));
                 assert!(!designs[0].nests_in(des) || k == 0);
@@ -2153,6 +2186,7 @@ mod tests {
             // Rows that are not a prefix (another order) do not nest: nothing is computed.
             let mut other = order.clone();
             other.swap(3, 90);
+            let cols: Vec<usize> = (0..d).collect();
             let odd = Design::dense_mapped(x.view(), &other[..64], &cols, &maps[1]).unwrap();
             assert!(!odd.nests_in(&designs[0]) && !designs[2].nests_in(&odd));
             let theta = vec![0.5; d];

@@ -105,21 +105,45 @@ impl SgdPlan {
     }
 }
 
-/// Validated parameters of noisy GD / DP-SGD.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DpSgdValidParams {
-    loss: Loss,
-    noise: NoiseLevel,
-    delta: Option<f64>,
-    clip: f64,
-    sampling: Sampling,
-    length: Length,
-    learning_rate: f64,
-    lambda: f64,
-    seed: u64,
-    /// The public N of linfa's `Fit` (the harness reads the run's from its ledger).
-    public_n: Option<usize>,
+/// Declares the validated parameters `$valid` with the fields of both lists, and on their
+/// builder `$params` a setter for each field of `set` (one list for a field and its setter).
+macro_rules! valid_params {
+    ($(#[$attr:meta])* $valid:ident, $params:ident,
+     set { $($(#[$sdoc:meta])* $set:ident: $st:ty),* $(,)? }
+     other { $($(#[$odoc:meta])* $other:ident: $ot:ty),* $(,)? }) => {
+        $(#[$attr])*
+        pub struct $valid {
+            $($(#[$sdoc])* $set: $st,)*
+            $($(#[$odoc])* $other: $ot,)*
+        }
+
+        setters!($params { $($(#[$sdoc])* $set: $st),* });
+    };
 }
+
+valid_params!(
+    /// Validated parameters of noisy GD / DP-SGD.
+    #[derive(Debug, Clone, PartialEq)]
+    DpSgdValidParams, DpSgdParams,
+    set {
+        loss: Loss,
+        /// Clipping norm C.
+        clip: f64,
+        sampling: Sampling,
+        length: Length,
+        learning_rate: f64,
+        /// Thesis λ of the regulariser (λ/(2N)) ‖θ‖²; 0 for none.
+        lambda: f64,
+        /// Seed of the stream used by linfa's `Fit` (the harness passes its own streams).
+        seed: u64,
+    }
+    other {
+        noise: NoiseLevel,
+        delta: Option<f64>,
+        /// The public N of linfa's `Fit` (the harness reads the run's from its ledger).
+        public_n: Option<usize>,
+    }
+);
 
 /// Noisy gradient descent / DP-SGD parameters (linfa style: builder → `check` → `Fit`).
 #[derive(Debug, Clone, PartialEq)]
@@ -167,19 +191,6 @@ impl DpSgdParams {
         self
     }
 }
-
-setters!(DpSgdParams {
-    loss: Loss,
-    /// Clipping norm C.
-    clip: f64,
-    sampling: Sampling,
-    length: Length,
-    learning_rate: f64,
-    /// Thesis λ of the regulariser (λ/(2N)) ‖θ‖²; 0 for none.
-    lambda: f64,
-    /// Seed of the stream used by linfa's `Fit` (the harness passes its own streams).
-    seed: u64,
-});
 
 impl DpSgdParams {
     /// The training-set size N, declared public, for linfa's `Fit` (which refuses to run

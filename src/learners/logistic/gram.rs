@@ -118,41 +118,28 @@ fn sized(v: &mut Vec<f64>, len: usize) -> &mut [f64] {
 /// block's rows pass, each entry adding its rows' terms in row order, product and sum
 /// rounded separately.
 trait Tiles {
-    /// Columns per tile.
-    const L: usize;
-    /// Entries (k0..k0 + R) x (l0..l0 + L) of `h` plus the block's terms: `x` is the packed
-    /// column tile (`x[r][0..L]`), `w` the rows' a_r x_rk for these k (`w[r][0..R]`).
+    /// The tile's R x [`L`] entries plus the block's terms: row q's entries are
+    /// `h[q * d..q * d + L]` (`h` starts at the tile's first entry, rows `d` apart); `x` is
+    /// the packed column tile (`x[r][0..L]`), `w` the rows' a_r x_rk for these k
+    /// (`w[r][0..R]`).
     ///
     /// # Safety
     /// The CPU must support the kernel's instructions.
-    unsafe fn tile<const R: usize>(
-        x: &[f64],
-        w: &[f64],
-        d: usize,
-        h: &mut [f64],
-        k0: usize,
-        l0: usize,
-    );
+    unsafe fn tile<const R: usize>(x: &[f64], w: &[f64], h: &mut [f64], d: usize);
 }
+
+/// Columns per tile, in every kernel.
+const L: usize = 8;
 
 /// 4 x 8 tiles in plain Rust, which the compiler keeps in registers (eight AVX2 ones).
 struct Portable;
 
 impl Tiles for Portable {
-    const L: usize = 8;
-
     #[inline(always)]
-    unsafe fn tile<const R: usize>(
-        x: &[f64],
-        w: &[f64],
-        d: usize,
-        h: &mut [f64],
-        k0: usize,
-        l0: usize,
-    ) {
+    unsafe fn tile<const R: usize>(x: &[f64], w: &[f64], h: &mut [f64], d: usize) {
         let mut acc = [[0.0f64; 8]; R];
         for (q, a) in acc.iter_mut().enumerate() {
-            a.copy_from_slice(&h[(k0 + q) * d + l0..(k0 + q) * d + l0 + 8]);
+            a.copy_from_slice(&h[q * d..q * d + 8]);
         }
         for (x, w) in x.chunks_exact(8).zip(w.chunks_exact(R)) {
             for (a, &ak) in acc.iter_mut().zip(w) {
@@ -162,7 +149,7 @@ impl Tiles for Portable {
             }
         }
         for (q, a) in acc.iter().enumerate() {
-            h[(k0 + q) * d + l0..(k0 + q) * d + l0 + 8].copy_from_slice(a);
+            h[q * d..q * d + 8].copy_from_slice(a);
         }
     }
 }
@@ -176,29 +163,20 @@ macro_rules! register_tiles {
      $zero:ident, $load:ident, $store:ident, $add:ident, $mul:ident, $set1:ident) => {
         #[cfg(target_arch = "x86_64")]
         impl Tiles for $ty {
-            const L: usize = 8;
-
             #[target_feature(enable = $features)]
             #[inline]
-            unsafe fn tile<const R: usize>(
-                x: &[f64],
-                w: &[f64],
-                d: usize,
-                h: &mut [f64],
-                k0: usize,
-                l0: usize,
-            ) {
+            unsafe fn tile<const R: usize>(x: &[f64], w: &[f64], h: &mut [f64], d: usize) {
                 use std::arch::x86_64::*;
                 const LANES: usize = 8 / $vectors;
                 let m = w.len() / R;
                 assert!(x.len() == m * 8 && w.len() == m * R);
-                assert!((k0 + R - 1) * d + l0 + 8 <= h.len());
+                assert!((R - 1) * d + 8 <= h.len());
                 let hp = h.as_mut_ptr();
                 let mut acc = [[$zero(); $vectors]; R];
                 for (q, a) in acc.iter_mut().enumerate() {
                     for (v, a) in a.iter_mut().enumerate() {
-                        // SAFETY: (k0 + q) * d + l0 + 8 <= h.len() (asserted above).
-                        *a = unsafe { $load(hp.add((k0 + q) * d + l0 + v * LANES)) };
+                        // SAFETY: q * d + 8 <= h.len() (asserted above).
+                        *a = unsafe { $load(hp.add(q * d + v * LANES)) };
                     }
                 }
                 let (xp, wp) = (x.as_ptr(), w.as_ptr());
@@ -220,7 +198,7 @@ macro_rules! register_tiles {
                 for (q, a) in acc.iter().enumerate() {
                     for (v, a) in a.iter().enumerate() {
                         // SAFETY: as for the loads.
-                        unsafe { $store(hp.add((k0 + q) * d + l0 + v * LANES), *a) };
+                        unsafe { $store(hp.add(q * d + v * LANES), *a) };
                     }
                 }
             }
@@ -327,7 +305,7 @@ fn add_rows(
     }
 }
 
-/// Triangle rows `from..to` in tiles of `K` rows by `T::L` columns, the last (to - from) mod K
+/// Triangle rows `from..to` in tiles of `K` rows by [`L`] columns, the last (to - from) mod K
 /// rows in bands of 8 and 4 (those smaller than K) and then of 1 ([`Band::add`] runs a last
 /// column tile narrower than L on a padded copy); `h` starts at triangle row `from`.
 ///
@@ -341,7 +319,6 @@ unsafe fn band_rows<T: Tiles, const K: usize>(
     from: usize,
     to: usize,
 ) {
-    debug_assert_eq!(T::L, 8);
     let mut k0 = from;
     // SAFETY (each band): the caller guarantees T's instructions.
     while k0 + K <= to {
@@ -388,7 +365,7 @@ impl Band<'_> {
         k0: usize,
         base: usize,
     ) {
-        let (m, d, l) = (self.m, self.d, T::L);
+        let (m, d, l) = (self.m, self.d, L);
         let row = k0 - base;
         let wp = sized(wp, m * R);
         for (w, row) in wp.chunks_exact_mut(R).zip(self.weighted.chunks_exact(d)) {
@@ -396,8 +373,9 @@ impl Band<'_> {
         }
         let full = d / l;
         for j in k0 / l..full {
+            let x = &self.xp[j * m * l..(j + 1) * m * l];
             // SAFETY: the caller guarantees T's instructions.
-            unsafe { T::tile::<R>(&self.xp[j * m * l..(j + 1) * m * l], wp, d, h, row, j * l) };
+            unsafe { T::tile::<R>(x, wp, &mut h[row * d + j * l..], d) };
         }
         if full < self.tiles {
             let (l0, width) = (full * l, d - full * l);
@@ -408,7 +386,7 @@ impl Band<'_> {
             }
             let x = &self.xp[full * m * l..(full + 1) * m * l];
             // SAFETY: the caller guarantees T's instructions.
-            unsafe { T::tile::<R>(x, wp, l, padded, 0, 0) };
+            unsafe { T::tile::<R>(x, wp, padded, l) };
             for (q, p) in padded.chunks_exact(l).enumerate() {
                 h[(row + q) * d + l0..(row + q + 1) * d].copy_from_slice(&p[..width]);
             }

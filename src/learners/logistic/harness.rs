@@ -517,7 +517,10 @@ impl LrConfig {
                 );
                 Ok(model)
             }
-            LrKind::Private(method) => self.fit_private(method, design, y, lambda, rng, ledger),
+            LrKind::Private(method) => {
+                let p = self.private_params(method, lambda)?;
+                Ok(p.fit_design(design, y, rng, ledger)?.model)
+            }
             LrKind::Sgd(plan) => {
                 let p = plan.params(self.train_epsilon()?, lambda, self.loss);
                 Ok(p.check()?.fit_design(design, y, rng, ledger)?.model)
@@ -550,19 +553,14 @@ impl LrConfig {
                             None => y.to_vec(),
                         };
                         let d = sub.as_ref().unwrap_or(design);
-                        let model = match eps {
-                            Some(e) => LrConfig {
-                                epsilon: Some(e),
-                                ..*self
-                            }
-                            .fit_private(method, d, &ys, lambda, rng, ledger)?,
-                            None => LrConfig {
-                                kind: LrKind::NonPrivate,
-                                ..*self
-                            }
-                            .fit_once(d, &ys, lambda, rng, ledger)?,
+                        // A member's fit: the method at its share of the budget, or the
+                        // exact non-private fit.
+                        let member = LrConfig {
+                            kind: eps.map_or(LrKind::NonPrivate, |_| LrKind::Private(method)),
+                            epsilon: eps,
+                            ..*self
                         };
-                        Ok(model.theta.to_vec())
+                        Ok(member.fit_once(d, &ys, lambda, rng, ledger)?.theta.to_vec())
                     },
                 )?;
                 ledger.public(
@@ -578,20 +576,6 @@ impl LrConfig {
     fn train_epsilon(&self) -> Result<f64> {
         self.epsilon
             .ok_or_else(|| Error::param("epsilon", "a private learner needs a budget"))
-    }
-
-    /// One output- or objective-perturbation (or functional-mechanism) fit at the training ε.
-    fn fit_private(
-        &self,
-        method: PrivateLrMethod,
-        design: &Design,
-        y: &[f64],
-        lambda: f64,
-        rng: &mut Rng,
-        ledger: &mut Ledger,
-    ) -> Result<LogisticModel> {
-        let p = self.private_params(method, lambda)?;
-        Ok(p.fit_design(design, y, rng, ledger)?.model)
     }
 
     /// What one private cross-validation fit takes from `rng` (lambda outer, fold inner): for

@@ -32,7 +32,7 @@
 //! the runner's group of the cells that fit one design in every trial (appendix B's whole
 //! 2^20-row training set, forty fits of ten trials) runs alone, with the pool's threads idle.
 
-use super::design::{Design, Share, margins_nested, weighted_sum_nested};
+use super::design::{Design, Pass, Share, margins_nested, weighted_sum_nested};
 use crate::memo::Key;
 use std::cell::RefCell;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -60,13 +60,6 @@ struct State {
     predicted_together: usize,
     /// The most fits' passes computed in one round (for tests).
     widest: usize,
-}
-
-enum Pass {
-    /// z = X theta (`input` = theta).
-    Margins,
-    /// out = X^T c (`input` = c).
-    WeightedSum,
 }
 
 struct Request {
@@ -390,10 +383,7 @@ fn compute(round: Vec<Request>, pool: Option<&rayon::ThreadPool>) -> Vec<(u64, V
                 mut outs,
             } in shares
             {
-                match pass {
-                    Pass::Margins => margins_each(design, &inputs, &mut outs, pool),
-                    Pass::WeightedSum => weighted_sum_each(design, &inputs, &mut outs, pool),
-                }
+                each_pass(design, pass, &inputs, &mut outs, pool);
             }
         }
         done.extend(group.iter().map(|r| r.id).zip(outs));
@@ -445,46 +435,41 @@ fn in_parts(
     });
 }
 
-/// [`Design::margins_each`], by rows across `pool`'s threads when it splits.
-fn margins_each(
+/// [`Design::margins_each`] by rows, or [`Design::weighted_sum_each`] by output columns,
+/// across `pool`'s threads when the design splits and the vectors fit the whole pass.
+fn each_pass(
     design: &Design,
-    thetas: &[&[f64]],
-    zs: &mut [&mut [f64]],
-    pool: Option<&rayon::ThreadPool>,
-) {
-    let n = design.n_rows();
-    match parts_pool(design, pool).filter(|_| zs.iter().all(|z| z.len() >= n)) {
-        None => design.margins_each(thetas, zs),
-        Some(pool) => {
-            let b = bounds(n, pool.current_num_threads(), super::mapped::GROUP);
-            in_parts(pool, &b, zs, |rows, part| {
-                design.margins_each_rows(rows, thetas, part)
-            });
-        }
-    }
-}
-
-/// [`Design::weighted_sum_each`], by output columns across `pool`'s threads when it splits.
-fn weighted_sum_each(
-    design: &Design,
-    cs: &[&[f64]],
+    pass: Pass,
+    ins: &[&[f64]],
     outs: &mut [&mut [f64]],
     pool: Option<&rayon::ThreadPool>,
 ) {
-    let d = design.dim();
-    let n = cs.first().map_or(0, |c| c.len());
-    let fits = n <= design.n_rows()
-        && cs.iter().all(|c| c.len() == n)
-        && outs.iter().all(|o| o.len() == d);
-    match parts_pool(design, pool).filter(|_| fits) {
-        None => design.weighted_sum_each(cs, outs),
-        Some(pool) => {
-            // Sixteen columns: the AVX-512 kernel's block.
-            let b = bounds(d, pool.current_num_threads(), 16);
-            in_parts(pool, &b, outs, |cols, part| {
-                design.weighted_sum_each_cols(cols, cs, part)
+    // The length the parts cut and the multiple each cut is at: rows in the kernels' groups,
+    // or output columns in sixteens (the AVX-512 kernel's block).
+    let split = match pass {
+        Pass::Margins => {
+            let n = design.n_rows();
+            outs.iter()
+                .all(|z| z.len() >= n)
+                .then_some((n, super::mapped::GROUP))
+        }
+        Pass::WeightedSum => {
+            let (d, n) = (design.dim(), ins.first().map_or(0, |c| c.len()));
+            let fits = n <= design.n_rows()
+                && ins.iter().all(|c| c.len() == n)
+                && outs.iter().all(|o| o.len() == d);
+            fits.then_some((d, 16))
+        }
+    };
+    match (parts_pool(design, pool), split) {
+        (Some(pool), Some((len, align))) => {
+            let b = bounds(len, pool.current_num_threads(), align);
+            in_parts(pool, &b, outs, |range, part| {
+                design.each_part(pass, range, ins, part)
             });
         }
+        _ if pass == Pass::Margins => design.margins_each(ins, outs),
+        _ => design.weighted_sum_each(ins, outs),
     }
 }
 
@@ -543,8 +528,8 @@ mod tests {
     use crate::learners::logistic::mechanisms::objective_perturbation_with_noise;
     use crate::learners::logistic::solver::{Convergence, Solver, SolverSettings};
     use crate::memo::KeyBuilder;
-    use crate::rng::rng_from;
-    use ndarray::Array2;
+    use crate::rng::{Rng, rng_from};
+    use ndarray::{Array2, ArrayView1};
     use rand::Rng as _;
 
     type Fit = (Vec<f64>, Convergence);
@@ -569,6 +554,30 @@ mod tests {
         (group, out)
     }
 
+    /// n rows of d values uniform on (-1/spread, 1/spread) from the stream `seed`, labelled +1
+    /// where `rule` of the row is positive and -1 elsewhere, and the stream to draw on with.
+    fn labelled(
+        (n, d): (usize, usize),
+        spread: f64,
+        seed: &str,
+        rule: fn(ArrayView1<f64>) -> f64,
+    ) -> (Array2<f64>, Vec<f64>, Rng) {
+        let mut rng = rng_from(&[seed]);
+        let x = Array2::from_shape_fn((n, d), |_| (rng.r#gen::<f64>() * 2.0 - 1.0) / spread);
+        let label = |row| if rule(row) > 0.0 { 1.0 } else { -1.0 };
+        let y = x.rows().into_iter().map(label).collect();
+        (x, y, rng)
+    }
+
+    /// L-BFGS to a tight tolerance, the members' fits.
+    fn lbfgs_tight() -> SolverSettings {
+        SolverSettings {
+            solver: Solver::Lbfgs,
+            tol: 1e-10,
+            ..SolverSettings::default()
+        }
+    }
+
     /// A fit's bits: theta, then the gradient norm, the objective and the iterations.
     fn bits(f: &Fit) -> Vec<u64> {
         let mut v: Vec<u64> = f.0.iter().map(|t| t.to_bits()).collect();
@@ -585,25 +594,11 @@ mod tests {
     #[test]
     fn members_fit_as_they_would_alone() {
         let (n, d) = (3000, 40);
-        let mut rng = rng_from(&["lockstep"]);
-        let x = Array2::from_shape_fn((n, d), |_| (rng.r#gen::<f64>() * 2.0 - 1.0) / 7.0);
-        let y: Vec<f64> = (0..n)
-            .map(|i| {
-                if x[[i, 0]] + x[[i, 1]] > 0.0 {
-                    1.0
-                } else {
-                    -1.0
-                }
-            })
-            .collect();
+        let (x, y, mut rng) = labelled((n, d), 7.0, "lockstep", |r| r[0] + r[1]);
         let key = |what: &str| KeyBuilder::new(what).finish();
         let design = Design::dense(x.view()).with_key(key("rows"));
         let other = Design::dense(x.view()).with_key(key("other rows"));
-        let settings = SolverSettings {
-            solver: Solver::Lbfgs,
-            tol: 1e-10,
-            ..SolverSettings::default()
-        };
+        let settings = lbfgs_tight();
         let fits: Vec<(f64, Vec<f64>)> = [0.01, 1.0, 100.0, 1000.0]
             .into_iter()
             .map(|l| (l, (0..d).map(|_| rng.r#gen::<f64>() * 4.0 - 2.0).collect()))
@@ -662,48 +657,29 @@ mod tests {
     /// computed in rounds of several, over different designs.
     #[test]
     fn members_on_nested_subsets_fit_as_they_would_alone() {
-        use crate::learners::logistic::design::ColumnMap;
+        use crate::learners::logistic::design::{nested_designs, random_maps};
         use rand::seq::SliceRandom as _;
         let (rows, d) = (2600, 24);
-        let mut rng = rng_from(&["lockstep-nested"]);
-        let x = Array2::from_shape_fn((rows, d), |_| rng.r#gen::<f64>() * 2.0 - 1.0);
+        let rule = |r: ArrayView1<f64>| r[0] - r[1] + r[2] / 2.0;
+        let (x, y, mut rng) = labelled((rows, d), 1.0, "lockstep-nested", rule);
         let mut order: Vec<u32> = (0..rows as u32).collect();
         order.shuffle(&mut rng);
-        let cols: Vec<usize> = (0..d).collect();
         let lengths = [600usize, 1200, 2400];
-        let maps: Vec<ColumnMap> = lengths
-            .iter()
-            .map(|_| ColumnMap {
-                a: (0..d).map(|_| 0.1 + rng.r#gen::<f64>() / 4.0).collect(),
-                b: (0..d).map(|_| rng.r#gen::<f64>() / 10.0 - 0.05).collect(),
-            })
-            .collect();
-        let designs: Vec<Design> = lengths
-            .iter()
-            .zip(&maps)
-            .map(|(&n, map)| {
-                let mut des = Design::dense_mapped(x.view(), &order[..n], &cols, map).unwrap();
-                des.set_scales((0..n).map(|_| 0.5 + rng.r#gen::<f64>() / 2.0).collect());
-                des.with_key(KeyBuilder::new("nested rows").u64(n as u64).finish())
-            })
-            .collect();
-        let label = |r: u32| {
-            let row = x.row(r as usize);
-            if row[0] - row[1] + row[2] / 2.0 > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        };
+        let a = |r: &mut Rng| 0.1 + r.r#gen::<f64>() / 4.0;
+        let b = |r: &mut Rng| r.r#gen::<f64>() / 10.0 - 0.05;
+        let maps = random_maps(&lengths, d, &mut rng, a, b);
+        let scale = |r: &mut Rng| 0.5 + r.r#gen::<f64>() / 2.0;
+        let designs: Vec<Design> =
+            nested_designs(x.view(), &order, &lengths, &maps, &mut rng, scale)
+                .into_iter()
+                .zip(lengths)
+                .map(|(des, n)| des.with_key(KeyBuilder::new("nested rows").u64(n as u64).finish()))
+                .collect();
         let ys: Vec<Vec<f64>> = lengths
             .iter()
-            .map(|&n| order[..n].iter().map(|&r| label(r)).collect())
+            .map(|&n| order[..n].iter().map(|&r| y[r as usize]).collect())
             .collect();
-        let settings = SolverSettings {
-            solver: Solver::Lbfgs,
-            tol: 1e-10,
-            ..SolverSettings::default()
-        };
+        let settings = lbfgs_tight();
         // Two lambdas on each subset, each fit with its own noise.
         let fits: Vec<(usize, f64, Vec<f64>)> = (0..lengths.len())
             .flat_map(|k| [(k, 0.01), (k, 10.0)])
@@ -739,21 +715,13 @@ mod tests {
     #[test]
     fn members_predict_together_after_the_last_fit() {
         let (n, d) = (2000, 12);
-        let mut rng = rng_from(&["lockstep-predict"]);
-        let x = Array2::from_shape_fn((n, d), |_| (rng.r#gen::<f64>() * 2.0 - 1.0) / 4.0);
-        let y: Vec<f64> = (0..n)
-            .map(|i| if x[[i, 0]] > x[[i, 1]] { 1.0 } else { -1.0 })
-            .collect();
+        let (x, y, mut rng) = labelled((n, d), 4.0, "lockstep-predict", |r| r[0] - r[1]);
         let fit_rows = Design::dense(x.view()).with_key(KeyBuilder::new("fit rows").finish());
         // Predictions read the rows in another order (as a model's do: raw rows, no key).
         let order: Vec<usize> = (0..n).rev().collect();
         let raw = Design::dense(x.view()).subset(&order);
         let key = || KeyBuilder::new("predicted rows").finish();
-        let settings = SolverSettings {
-            solver: Solver::Lbfgs,
-            tol: 1e-10,
-            ..SolverSettings::default()
-        };
+        let settings = lbfgs_tight();
         let noises: Vec<(f64, Vec<f64>)> = [0.01, 1.0, 100.0]
             .into_iter()
             .map(|l| (l, (0..d).map(|_| rng.r#gen::<f64>() * 4.0 - 2.0).collect()))
@@ -836,22 +804,8 @@ mod tests {
         // On a thread of its own, so that a deadlock fails the test instead of hanging it.
         std::thread::spawn(move || {
             let (n, d) = (2500, 30);
-            let mut rng = rng_from(&["lockstep-memo"]);
-            let x = Array2::from_shape_fn((n, d), |_| (rng.r#gen::<f64>() * 2.0 - 1.0) / 6.0);
-            let y: Vec<f64> = (0..n)
-                .map(|i| {
-                    if x[[i, 0]] - x[[i, 2]] > 0.0 {
-                        1.0
-                    } else {
-                        -1.0
-                    }
-                })
-                .collect();
-            let settings = SolverSettings {
-                solver: Solver::Lbfgs,
-                tol: 1e-10,
-                ..SolverSettings::default()
-            };
+            let (x, y, _) = labelled((n, d), 6.0, "lockstep-memo", |r| r[0] - r[2]);
+            let settings = lbfgs_tight();
             let plain = Design::dense(x.view());
             let alone: Vec<Bits> = lambdas
                 .iter()

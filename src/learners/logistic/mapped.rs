@@ -566,20 +566,33 @@ unsafe fn axpys_k<const K: usize>(
     }
 }
 
+/// Declares a kernel of [`axpys_k`] for the CPU features `$features`: `$name(rows, coefs, map,
+/// outs, ahead, n)` adds the group's rows into the K outputs over a prefix of the first `n`
+/// columns (n at most every slice's length) and returns the prefix's length; [`axpys_k`] adds
+/// the rest. One signature for every extension's body.
+macro_rules! axpys_kernel {
+    ($(#[$doc:meta])* $name:ident, $features:literal,
+     |$rows:ident, $coefs:ident, $map:ident, $outs:ident, $ahead:ident, $n:ident| $body:block) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        fn $name<const K: usize>(
+            $rows: &[&[f64]],
+            $coefs: &[f64],
+            $map: Option<(&[f64], &[f64])>,
+            $outs: &mut [&mut &mut [f64]; K],
+            $ahead: &[&[f64]],
+            $n: usize,
+        ) -> usize $body
+    };
+}
+
+axpys_kernel!(
 /// The first `n / 16 * 16` columns of [`axpys_k`], which it returns (n at most every slice's
 /// length): for each 16 columns, the K outputs' entries stay in registers (two of eight lanes
 /// each) while the group's rows pass, each row's values (mapped once) multiplied into every
 /// output; the product and the sum rounded separately, as the one-output kernels do.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn axpys_k_avx512<const K: usize>(
-    rows: &[&[f64]],
-    coefs: &[f64],
-    map: Option<(&[f64], &[f64])>,
-    outs: &mut [&mut &mut [f64]; K],
-    ahead: &[&[f64]],
-    n: usize,
-) -> usize {
+axpys_k_avx512, "avx512f", |rows, coefs, map, outs, ahead, n| {
     use std::arch::x86_64::{
         __m512d, _mm512_add_pd, _mm512_loadu_pd, _mm512_mul_pd, _mm512_set1_pd, _mm512_storeu_pd,
     };
@@ -629,22 +642,14 @@ fn axpys_k_avx512<const K: usize>(
         j += W;
     }
     full
-}
+});
 
+axpys_kernel!(
 /// [`axpys_k_avx512`] in AVX2's 16 registers, over the first `n / 4 * 4` columns, which it
 /// returns: the K outputs' entries for 8 columns (two registers each) held while the group's
 /// rows pass, each row's values mapped once, then a step of 4 columns. Every entry adds its
 /// rows' terms in row order, the product and the sum rounded separately.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn axpys_k_avx2<const K: usize>(
-    rows: &[&[f64]],
-    coefs: &[f64],
-    map: Option<(&[f64], &[f64])>,
-    outs: &mut [&mut &mut [f64]; K],
-    ahead: &[&[f64]],
-    n: usize,
-) -> usize {
+axpys_k_avx2, "avx2", |rows, coefs, map, outs, ahead, n| {
     use std::arch::x86_64::{
         __m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd, _mm256_set1_pd, _mm256_storeu_pd,
     };
@@ -703,7 +708,7 @@ fn axpys_k_avx2<const K: usize>(
         j += 4;
     }
     j
-}
+});
 
 #[inline(always)]
 fn axpys_mapped_any(rows: &[&[f64]], c: &[f64], a: &[f64], b: &[f64], out: &mut [f64]) {
@@ -724,8 +729,20 @@ fn axpys_mapped_any(rows: &[&[f64]], c: &[f64], a: &[f64], b: &[f64], out: &mut 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::rng_from;
+    use crate::rng::{Rng, rng_from};
     use rand::Rng as _;
+
+    /// A value of either sign spanning twelve orders of magnitude.
+    fn value(rng: &mut Rng) -> f64 {
+        (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
+    }
+
+    /// `k` vectors of `len` [`value`]s.
+    fn values(k: usize, len: usize, rng: &mut Rng) -> Vec<Vec<f64>> {
+        (0..k)
+            .map(|_| (0..len).map(|_| value(rng)).collect())
+            .collect()
+    }
 
     /// Margins for several vectors over a group of rows: every sum is its own `dot4` of the
     /// row's values (a copy's, or mapped as `dot4_mapped`), bit for bit, on the dispatched and
@@ -735,15 +752,8 @@ mod tests {
     #[test]
     fn dots_each_round_as_one_at_a_time() {
         let mut rng = rng_from(&["each-rows"]);
-        let value = |rng: &mut crate::rng::Rng| {
-            (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
-        };
         for n in [0usize, 1, 3, 4, 5, 8, 13, 64, 67] {
-            let vecs = |k: usize, rng: &mut crate::rng::Rng| -> Vec<Vec<f64>> {
-                (0..k)
-                    .map(|_| (0..n).map(|_| value(rng)).collect())
-                    .collect()
-            };
+            let vecs = |k: usize, rng: &mut Rng| values(k, n, rng);
             let (rows, ab) = (vecs(GROUP, &mut rng), vecs(2, &mut rng));
             for (g, k) in [(1, 1), (4, 4), (5, 3), (8, 9), (7, 5), (3, 2)] {
                 let refs: Vec<&[f64]> = rows[..g].iter().map(Vec::as_slice).collect();
@@ -783,15 +793,8 @@ mod tests {
     #[test]
     fn axpys_each_rounds_as_one_vector_at_a_time() {
         let mut rng = rng_from(&["axpys-each"]);
-        let value = |rng: &mut crate::rng::Rng| {
-            (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
-        };
         for d in [1usize, 15, 16, 17, 28, 40, 261] {
-            let vecs = |k: usize, rng: &mut crate::rng::Rng| -> Vec<Vec<f64>> {
-                (0..k)
-                    .map(|_| (0..d).map(|_| value(rng)).collect())
-                    .collect()
-            };
+            let vecs = |k: usize, rng: &mut Rng| values(k, d, rng);
             let (rows, ab) = (vecs(GROUP, &mut rng), vecs(2, &mut rng));
             for (g, k) in [(1, 1), (3, 4), (8, 5), (8, 9), (5, 2)] {
                 let refs: Vec<&[f64]> = rows[..g].iter().map(Vec::as_slice).collect();
@@ -841,15 +844,8 @@ mod tests {
     #[test]
     fn fused_map_rounds_as_a_mapped_copy() {
         let mut rng = rng_from(&["mapped-rows"]);
-        let value = |rng: &mut crate::rng::Rng| {
-            (rng.r#gen::<f64>() - 0.5) * 10f64.powi(rng.gen_range(-6..6))
-        };
         for d in [1usize, 3, 4, 5, 17, 260, 517] {
-            let vecs = |k: usize, rng: &mut crate::rng::Rng| -> Vec<Vec<f64>> {
-                (0..k)
-                    .map(|_| (0..d).map(|_| value(rng)).collect())
-                    .collect()
-            };
+            let vecs = |k: usize, rng: &mut Rng| values(k, d, rng);
             let rows = vecs(GROUP, &mut rng);
             let v = vecs(3, &mut rng);
             let (a, b, theta) = (&v[0], &v[1], &v[2]);

@@ -19,9 +19,24 @@ use super::lockstep;
 use crate::memo::{Footprint, Key, KeyBuilder};
 use serde::{Deserialize, Serialize};
 
+/// A minimiser theta and how the run that found it ended.
+pub type Solution = (Vec<f64>, Convergence);
+
+/// `$cold(settings)`: `$from(settings, None)`, a solver's run from theta = 0.
+macro_rules! from_zero {
+    ($($(#[$doc:meta])* $cold:ident => $from:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $cold(&self, settings: &SolverSettings) -> Solution {
+                self.$from(settings, None)
+            }
+        )*
+    };
+}
+
 /// An exact minimiser of a noise-free objective, shared across a dataset's cells in
 /// [`super::row_caches::SharedWork::fits`].
-pub(super) struct SharedFit((Vec<f64>, Convergence));
+pub(super) struct SharedFit(Solution);
 
 impl Footprint for SharedFit {
     fn bytes(&self) -> usize {
@@ -266,19 +281,21 @@ impl<'d, 'a> Objective<'d, 'a> {
         g
     }
 
-    /// Minimises F from theta = 0.
-    pub fn minimise(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
-        self.minimise_from(settings, None)
+    from_zero! {
+        /// Minimises F from theta = 0.
+        minimise => minimise_from;
+        /// Newton's method from theta = 0.
+        newton => newton_from;
+        /// L-BFGS from theta = 0.
+        lbfgs => lbfgs_from;
+        /// Newton-CG from theta = 0.
+        newton_cg => newton_cg_from;
     }
 
     /// Minimises F from `start` (a warm start, e.g. the fit at a neighbouring lambda) or 0.
     /// A cold start of a noise-free objective (no linear term) on a memoised design is
     /// computed once per [`Self::memo_key`] and shared (see [`crate::memo`]).
-    pub fn minimise_from(
-        &self,
-        settings: &SolverSettings,
-        start: Option<&[f64]>,
-    ) -> (Vec<f64>, Convergence) {
+    pub fn minimise_from(&self, settings: &SolverSettings, start: Option<&[f64]>) -> Solution {
         if start.is_none()
             && let Some(key) = self.memo_key(settings)
             && let Some((_, work)) = self.design.memo()
@@ -317,7 +334,7 @@ impl<'d, 'a> Objective<'d, 'a> {
 
     /// Minimises on the grouped rows when identical examples make that pay (the same F: a
     /// row of weight k is k examples), else on the rows as they are.
-    fn solve(&self, settings: &SolverSettings, start: Option<&[f64]>) -> (Vec<f64>, Convergence) {
+    fn solve(&self, settings: &SolverSettings, start: Option<&[f64]>) -> Solution {
         // A fit called from outside any pool (a library user's single fit, the benches) has the
         // pool's threads to itself: its passes split across them ([`split_passes`]). Designs
         // that would not split stay on the caller's thread.
@@ -351,11 +368,7 @@ impl<'d, 'a> Objective<'d, 'a> {
         }
     }
 
-    fn solve_rows(
-        &self,
-        settings: &SolverSettings,
-        start: Option<&[f64]>,
-    ) -> (Vec<f64>, Convergence) {
+    fn solve_rows(&self, settings: &SolverSettings, start: Option<&[f64]>) -> Solution {
         match self.choose(settings.solver) {
             Solver::Lbfgs => self.lbfgs_from(settings, start),
             Solver::NewtonCg => self.newton_cg_from(settings, start),
@@ -416,33 +429,13 @@ impl<'d, 'a> Objective<'d, 'a> {
         norm(g)
     }
 
-    /// Newton's method from theta = 0.
-    pub fn newton(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
-        self.newton_from(settings, None)
-    }
-
-    /// L-BFGS from theta = 0.
-    pub fn lbfgs(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
-        self.lbfgs_from(settings, None)
-    }
-
-    /// Newton-CG from theta = 0.
-    pub fn newton_cg(&self, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
-        self.newton_cg_from(settings, None)
-    }
-
     /// Truncated Newton with a line search (LIBLINEAR's Newton method since 2.20): each step
     /// solves H p = -g by diagonally preconditioned CG to a relative residual
     /// min(0.5, sqrt(||g|| / ||g(0)||)) (superlinear convergence), then backtracks on F.
     /// Allocation-free inside the loop; H is never formed.
-    pub fn newton_cg_from(
-        &self,
-        settings: &SolverSettings,
-        start: Option<&[f64]>,
-    ) -> (Vec<f64>, Convergence) {
+    pub fn newton_cg_from(&self, settings: &SolverSettings, start: Option<&[f64]>) -> Solution {
         let (n, d) = (self.design.n_rows(), self.design.dim());
-        let mut x = Iterate::new(start, n, d);
-        let mut scratch = Iterate::new(None, n, d);
+        let (mut x, mut scratch) = self.iterates(start);
         let mut u = vec![0.0; n];
         let (mut g, mut p, mut r, mut q) = (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
         let (mut hq, mut m, mut sd) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
@@ -596,14 +589,9 @@ impl<'d, 'a> Objective<'d, 'a> {
     }
 
     /// Newton's method with an Armijo backtracking line search, from `start` or 0.
-    pub fn newton_from(
-        &self,
-        settings: &SolverSettings,
-        start: Option<&[f64]>,
-    ) -> (Vec<f64>, Convergence) {
+    pub fn newton_from(&self, settings: &SolverSettings, start: Option<&[f64]>) -> Solution {
         let (n, d) = (self.design.n_rows(), self.design.dim());
-        let mut x = Iterate::new(start, n, d);
-        let mut scratch = Iterate::new(None, n, d);
+        let (mut x, mut scratch) = self.iterates(start);
         let mut xp = vec![0.0; n];
         let mut g = vec![0.0; d];
         let mut p = vec![0.0; d];
@@ -656,6 +644,12 @@ impl<'d, 'a> Objective<'d, 'a> {
     fn gradient_at(&self, x: &Iterate, g: &mut [f64]) -> f64 {
         self.finish_gradient(&x.theta, &x.c, g);
         norm(g)
+    }
+
+    /// The iterate at `start` (or 0) and a scratch one, for a solver's run.
+    fn iterates(&self, start: Option<&[f64]>) -> (Iterate, Iterate) {
+        let (n, d) = (self.design.n_rows(), self.design.dim());
+        (Iterate::new(start, n, d), Iterate::new(None, n, d))
     }
 
     /// Sets up `x` (from `start` or 0): F, e and the gradient; returns (||g||, g0), g0 being
@@ -717,16 +711,11 @@ impl<'d, 'a> Objective<'d, 'a> {
     /// F(theta + t p) to the strong Wolfe conditions with c1 = 1e-4, c2 = 0.1 (tighter than
     /// scipy's More-Thuente c2 = 0.9, at no extra pass). One iteration is exactly two passes
     /// over the data (X p and X^T c); the loop allocates nothing.
-    pub fn lbfgs_from(
-        &self,
-        settings: &SolverSettings,
-        start: Option<&[f64]>,
-    ) -> (Vec<f64>, Convergence) {
+    pub fn lbfgs_from(&self, settings: &SolverSettings, start: Option<&[f64]>) -> Solution {
         const M: usize = 10;
         let (n, d) = (self.design.n_rows(), self.design.dim());
         let max_iter = settings.max_iter.max(50) * 50;
-        let mut x = Iterate::new(start, n, d);
-        let mut scratch = Iterate::new(None, n, d);
+        let (mut x, mut scratch) = self.iterates(start);
         let mut u = vec![0.0; n];
         let (mut g, mut gt, mut p) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
         // History ring: pairs (s, y) in slots (first + j) % M, j < len, oldest first.
@@ -903,7 +892,7 @@ impl Iterate {
         gn: f64,
         g0: f64,
         target: f64,
-    ) -> (Vec<f64>, Convergence) {
+    ) -> Solution {
         obj.value_of(&mut self);
         let conv = Convergence {
             solver,

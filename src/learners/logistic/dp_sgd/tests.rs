@@ -33,6 +33,15 @@ fn toy(n: usize, d: usize, max_norm: f64, seed: &str) -> (Array2<f64>, Vec<f64>)
     (x, y)
 }
 
+/// The accounting tests' setting: [`toy`]'s 500 rows in R^3 (norms up to 1) under `seed`, a
+/// fresh stream of the same seed for the fit, and DP-SGD at ε = 0.5 with an expected batch of
+/// 50.
+fn accounting_setting(seed: &str) -> (Array2<f64>, Vec<f64>, Rng, DpSgdParams) {
+    let (x, y) = toy(500, 3, 1.0, seed);
+    let p = DpSgdParams::dp_sgd(0.5).sampling(Sampling::ExpectedBatch(50));
+    (x, y, rng_from(&["dp_sgd test", seed]), p)
+}
+
 fn norm(v: &[f64]) -> f64 {
     v.iter().map(|a| a * a).sum::<f64>().sqrt()
 }
@@ -228,14 +237,9 @@ fn same_seed_same_model_other_seed_other_model() {
 /// the sensitivity C (2C under replace-one, full batches only).
 #[test]
 fn ledger_states_the_accountant_guarantee() {
-    let (x, y) = toy(500, 3, 1.0, "ledger");
+    let (x, y, mut rng, p) = accounting_setting("ledger");
     let design = Design::dense(x.view());
-    let mut rng = rng_from(&["dp_sgd test", "ledger"]);
-    let p = DpSgdParams::dp_sgd(0.5)
-        .sampling(Sampling::ExpectedBatch(50))
-        .clip(0.7)
-        .check()
-        .unwrap();
+    let p = p.clip(0.7).check().unwrap();
     let mut ledger = sized(500);
     let f = p.fit_design(&design, &y, &mut rng, &mut ledger).unwrap();
     assert_eq!(ledger.entries[0].name, "size");
@@ -276,13 +280,9 @@ fn ledger_states_the_accountant_guarantee() {
 /// public N (the harness's ledger, or `public_n` for linfa's `Fit`) the fit is refused.
 #[test]
 fn the_plan_reads_the_public_size_not_the_rows() {
-    let (x, y) = toy(500, 3, 1.0, "public size");
+    let (x, y, mut rng, p) = accounting_setting("public size");
     let design = Design::dense(x.view());
-    let mut rng = rng_from(&["dp_sgd test", "public size"]);
-    let p = DpSgdParams::dp_sgd(0.5)
-        .sampling(Sampling::ExpectedBatch(50))
-        .check()
-        .unwrap();
+    let p = p.check().unwrap();
     let mut ledger = sized(1000);
     let f = p.fit_design(&design, &y, &mut rng, &mut ledger).unwrap();
     assert_eq!((f.plan.sampling_rate, f.plan.steps), (0.05, 200));
