@@ -52,6 +52,23 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
 }
 
+impl RunOptions {
+    /// A run of `threads` workers (0: one per core) writing under `out`, its data files in
+    /// `data`: not smoke, not forced, one process, no progress bar (tests, benches, the speed
+    /// gate).
+    pub fn quiet(out: &std::path::Path, data: DataDir, threads: usize) -> Self {
+        RunOptions {
+            threads,
+            data_dir: data,
+            out_dir: out.into(),
+            smoke: false,
+            force: false,
+            progress: false,
+            shard: None,
+        }
+    }
+}
+
 /// What a run did.
 #[derive(Debug, Clone)]
 pub struct RunSummary {

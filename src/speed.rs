@@ -261,13 +261,8 @@ fn nb_pipeline() {
     let spec = crate::spec::Spec::parse(NB_SPEC, Path::new("speed.toml")).expect("spec");
     let tmp = tempfile::tempdir().expect("temporary folder");
     let opts = crate::runner::RunOptions {
-        threads: 1,
-        data_dir: crate::data::DataDir(tmp.path().into()),
-        out_dir: tmp.path().into(),
-        smoke: false,
         force: true,
-        progress: false,
-        shard: None,
+        ..crate::runner::RunOptions::quiet(tmp.path(), crate::data::DataDir(tmp.path().into()), 1)
     };
     std::hint::black_box(crate::runner::run(&spec, &opts).expect("speed spec"));
 }

@@ -322,12 +322,11 @@ fn inspect_partial(dir: &Path, manifest: &Manifest, rerun: &[String]) -> Result<
         path: dir.into(),
         reason,
     };
-    let read = |path: &Path| match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str::<Manifest>(&text)
+    let read = |path: &Path| match existing(std::fs::read_to_string(path), path)? {
+        Some(text) => serde_json::from_str::<Manifest>(&text)
             .map(Some)
             .map_err(|e| refuse(format!("{} is unreadable ({e})", path.display()))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
+        None => Ok(None),
     };
     let (staging, staging_manifest) = paths(dir, true, TRIALS_FILE);
     if let Some(m) = read(&staging_manifest)?
@@ -700,6 +699,15 @@ fn cut_partial_line(f: &mut File) -> std::io::Result<()> {
     Ok(())
 }
 
+/// What reading `path` gave, `None` where it does not exist.
+fn existing<T>(read: std::io::Result<T>, path: &Path) -> Result<Option<T>> {
+    match read {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
 /// Whether `name` is a record file of a results folder: `trials.jsonl` or a shard's
 /// `trials.shard-I-of-N.jsonl` (not a staging file).
 pub fn is_records_file(name: &str) -> bool {
@@ -708,10 +716,8 @@ pub fn is_records_file(name: &str) -> bool {
 
 /// The record files of a results folder, sorted by name (none if it does not exist).
 pub fn record_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(dir, e)),
+    let Some(entries) = existing(std::fs::read_dir(dir), dir)? else {
+        return Ok(Vec::new());
     };
     let mut files = Vec::new();
     for entry in entries {
@@ -745,10 +751,8 @@ pub fn read_dir_records(dir: &Path) -> Result<Vec<TrialRecord>> {
 /// on any thread count). A malformed complete line is an error naming the line; an unterminated
 /// last line is ignored (an interrupted append).
 pub fn read_records(path: &Path) -> Result<Vec<TrialRecord>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(path, e)),
+    let Some(text) = existing(std::fs::read_to_string(path), path)? else {
+        return Ok(Vec::new());
     };
     let mut seen = HashSet::new();
     let mut out = Vec::new();

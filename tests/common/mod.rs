@@ -18,15 +18,7 @@ pub fn bin() -> Command {
 /// Run options writing into `out` on `threads` threads: no data dir (synthetic data only), no
 /// force, no progress bar, no shard. Vary a field with `RunOptions { force: true, ..opts }`.
 pub fn run_options(out: &Path, threads: usize) -> RunOptions {
-    RunOptions {
-        threads,
-        data_dir: DataDir("unused".into()),
-        out_dir: out.into(),
-        smoke: false,
-        force: false,
-        progress: false,
-        shard: None,
-    }
+    RunOptions::quiet(out, DataDir("unused".into()), threads)
 }
 
 /// Records by key with the wall-clock field zeroed (the only field allowed to differ).

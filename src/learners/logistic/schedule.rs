@@ -527,15 +527,8 @@ mod tests {
     #[test]
     fn a_run_holds_nothing_of_its_workspaces_once_it_returns() {
         let out = tempfile::tempdir().unwrap();
-        let opts = crate::runner::RunOptions {
-            threads: 2,
-            data_dir: crate::data::DataDir(out.path().into()),
-            out_dir: out.path().into(),
-            smoke: false,
-            force: false,
-            progress: false,
-            shard: None,
-        };
+        let data = crate::data::DataDir(out.path().into());
+        let opts = crate::runner::RunOptions::quiet(out.path(), data, 2);
         MADE.with_borrow_mut(Vec::clear);
         for (name, d, datasets) in [("first", 3, 2), ("second", 5, 1)] {
             let text = memoised_spec(name, d, datasets);
