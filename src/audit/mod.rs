@@ -158,6 +158,43 @@ pub trait Auditable: Sync {
     fn run(&self, side: Side, rng: &mut Rng) -> f64;
 }
 
+/// An audit row whose runs need nothing but its [`Claim`] (its `mutant` flag, its epsilon):
+/// the claim and one function of (claim, side, rng). Most rows are one; a row that carries
+/// more (precomputed exact outputs, a choice of pair) implements [`Auditable`] itself.
+pub struct Row<F> {
+    claim: Claim,
+    run: F,
+}
+
+/// A boxed [`Row`]: `run(&claim, side, rng)` returns one run's statistic.
+pub fn row<F>(claim: Claim, run: F) -> Box<dyn Auditable>
+where
+    F: Fn(&Claim, Side, &mut Rng) -> f64 + Sync + 'static,
+{
+    Box::new(Row { claim, run })
+}
+
+/// A correct row and its planted mutant `mutant` (the same claim otherwise), both running
+/// `run`: how most modules list their rows.
+pub fn with_mutant<F>(claim: Claim, mutant: &'static str, run: F) -> [Box<dyn Auditable>; 2]
+where
+    F: Fn(&Claim, Side, &mut Rng) -> f64 + Sync + Clone + 'static,
+{
+    [
+        row(claim, run.clone()),
+        row(claim.or_mutant(true, mutant), run),
+    ]
+}
+
+impl<F: Fn(&Claim, Side, &mut Rng) -> f64 + Sync> Auditable for Row<F> {
+    fn claim(&self) -> Claim {
+        self.claim
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        (self.run)(&self.claim, side, rng)
+    }
+}
+
 /// Runs `draw` on a charge of `mechanism` in a fresh ledger under the mechanism's own relation:
 /// each audited run is a release of its own, with its own accounting.
 pub fn with_charge<M: Mechanism, T>(
@@ -443,5 +480,7 @@ pub fn table(results: &[AuditResult]) -> String {
     s
 }
 
+#[cfg(test)]
+mod testing;
 #[cfg(test)]
 mod tests;

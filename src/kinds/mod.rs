@@ -483,6 +483,33 @@ pub(crate) use registrar;
 
 registrar!(learner: LearnerKind, selector: SelectorKind, release_kind: ReleaseKind);
 
+/// Declares a kind's parameter struct and its [`Described`]: serde reads the struct from the
+/// pipeline's table and refuses unknown fields, and `FIELDS` are the struct's own field names,
+/// so the two cannot drift apart. The family's trait is implemented beside it.
+macro_rules! kind {
+    (
+        $(#[$attr:meta])*
+        $kind:ident = $name:literal {
+            $( $(#[$fattr:meta])* $field:ident: $ty:ty, )*
+        }
+        about: $about:expr $(,)?
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $kind {
+            $( $(#[$fattr])* $field: $ty, )*
+        }
+
+        impl $crate::kinds::Described for $kind {
+            const NAME: &'static str = $name;
+            const ABOUT: &'static str = $about;
+            const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
+        }
+    };
+}
+pub(crate) use kind;
+
 /// A registered kind chosen by a pipeline: its name and its parameters.
 #[derive(Debug)]
 pub struct Chosen<K: ?Sized> {
@@ -515,6 +542,14 @@ pub fn check_fixed_threshold(
         ));
     }
     Ok(())
+}
+
+/// Checks that `value` of `field` (a delta, a probability, a share) lies in (0, 1).
+pub fn check_open_unit(field: &'static str, value: f64) -> std::result::Result<(), Refusal> {
+    if value > 0.0 && value < 1.0 {
+        return Ok(());
+    }
+    Err(refuse(field, format!("must be in (0, 1), got {value}")))
 }
 
 /// Checks a smoothing pseudo-count.

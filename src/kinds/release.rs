@@ -4,7 +4,10 @@
 //! `clamped` (values moved into the bounds; the ledger notes it too). Mechanisms, sensitivities
 //! and proofs: `privacy/` and `release::query` (docs/privacy.md).
 
-use super::{Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, refuse};
+use super::{
+    Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, check_open_unit, kind,
+    refuse,
+};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
 use crate::privacy::gaussian::Gaussian;
@@ -42,10 +45,7 @@ pub(super) fn bounds_of(b: [f64; 2]) -> std::result::Result<Bounds, Refusal> {
 }
 
 fn check_p(p: Option<f64>) -> std::result::Result<(), Refusal> {
-    match p {
-        Some(p) if !(p > 0.0 && p < 1.0) => Err(refuse("p", format!("must be in (0, 1), got {p}"))),
-        _ => Ok(()),
-    }
+    p.map_or(Ok(()), |p| check_open_unit("p", p))
 }
 
 pub(super) fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
@@ -271,8 +271,7 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
         }
         if GAUSSIAN {
             match self.delta {
-                Some(d) if d > 0.0 && d < 1.0 => {}
-                Some(d) => return Err(refuse("delta", format!("must be in (0, 1), got {d}"))),
+                Some(d) => check_open_unit("delta", d)?,
                 None => return Err(refuse("delta", "the Gaussian mechanism needs a delta")),
             }
         }
@@ -539,19 +538,14 @@ impl ReleaseKind for ComposedAverage {
     }
 }
 
-/// A histogram over public bins with Laplace noise on every count.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Histogram {
-    bounds: [f64; 2],
-    /// Public bin edges, ascending (k + 1 edges for k bins).
-    bins: Vec<f64>,
-}
-
-impl Described for Histogram {
-    const NAME: &'static str = "histogram";
-    const ABOUT: &'static str = "counts over public bins + Lap(Delta/eps) each, Delta = 1 (add/remove) or 2 (replace-one); pure eps-DP. Vectors per bin; release/truth are the totals, abs_error the mean per-bin error";
-    const FIELDS: &'static [&'static str] = &["bounds", "bins"];
+kind! {
+    /// A histogram over public bins with Laplace noise on every count.
+    Histogram = "histogram" {
+        bounds: [f64; 2],
+        /// Public bin edges, ascending (k + 1 edges for k bins).
+        bins: Vec<f64>,
+    }
+    about: "counts over public bins + Lap(Delta/eps) each, Delta = 1 (add/remove) or 2 (replace-one); pure eps-DP. Vectors per bin; release/truth are the totals, abs_error the mean per-bin error",
 }
 
 impl ReleaseKind for Histogram {
@@ -658,13 +652,7 @@ impl ReleaseKind for Composition {
         if self.ks.is_empty() || self.ks.contains(&0) {
             return Err(refuse("ks", "give at least one k, each >= 1"));
         }
-        if !(self.delta > 0.0 && self.delta < 1.0) {
-            return Err(refuse(
-                "delta",
-                format!("delta' must be in (0, 1), got {}", self.delta),
-            ));
-        }
-        Ok(())
+        check_open_unit("delta", self.delta)
     }
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
