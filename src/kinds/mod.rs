@@ -141,62 +141,50 @@ impl Registry {
             probes: crate::analysis::PROBES.to_vec(),
         }
     }
+}
 
+/// Declares `Registry::$method::<T>()`: the registry with kind `T` added to `$family`, after
+/// checking that no entry of the families a spec could confuse it with (`$clash`) has its
+/// name (`$what` names the kind in the panic).
+macro_rules! adders {
+    ($(
+        $(#[$doc:meta])*
+        $method:ident: $trait:path => $family:ident by $registrar:ident, $what:literal clashes
+        with [$($clash:ident),+];
+    )*) => {
+        impl Registry {$(
+            $(#[$doc])*
+            pub fn $method<T>(mut self) -> Registry
+            where
+                T: $trait + Described + DeserializeOwned + 'static,
+            {
+                let taken = [$(&self.$clash),+].into_iter().flatten().any(|r| r.name == T::NAME);
+                assert!(!taken, "{} `{}` is already registered", $what, T::NAME);
+                self.$family.push($registrar::<T>());
+                self
+            }
+        )*}
+    };
+}
+
+adders! {
     /// This registry and learner kind `T`.
     ///
     /// # Panics
-    /// If a pipeline step of that name is already registered (a programming error: a spec
-    /// naming it could not tell the two apart).
-    pub fn with_learner<T>(mut self) -> Registry
-    where
-        T: LearnerKind + Described + DeserializeOwned + 'static,
-    {
-        self.assert_new_step(T::NAME, true);
-        self.learners.push(learner::<T>());
-        self
-    }
-
-    /// This registry and release kind `T`; panics as [`Self::with_learner`] does.
-    pub fn with_release<T>(mut self) -> Registry
-    where
-        T: ReleaseKind + Described + DeserializeOwned + 'static,
-    {
-        self.assert_new_step(T::NAME, false);
-        self.releases.push(release_kind::<T>());
-        self
-    }
-
+    /// If a learner of that name is already registered (a programming error: a spec naming
+    /// it could not tell the two apart). A learner name must be new among the learners, a
+    /// release name among the releases and attacks: the spec key (`learner`, `release`) tells
+    /// the families apart, so one name may be both (`external`).
+    with_learner: LearnerKind => learners by learner, "learner" clashes with [learners];
+    /// This registry and release kind `T`; panics as [`Self::with_learner`] does, if a
+    /// release or attack of that name is already registered.
+    with_release: ReleaseKind => releases by release_kind, "release" clashes
+        with [releases, attacks];
     /// This registry and selector kind `T`.
     ///
     /// # Panics
     /// If a selector of that name is already registered.
-    pub fn with_selector<T>(mut self) -> Registry
-    where
-        T: SelectorKind + Described + DeserializeOwned + 'static,
-    {
-        assert!(
-            find(&self.selectors, T::NAME).is_none(),
-            "selector `{}` is already registered",
-            T::NAME
-        );
-        self.selectors.push(selector::<T>());
-        self
-    }
-
-    /// A learner name must be new among the learners, a release name among the releases
-    /// and attacks: the spec key (`learner`, `release`) tells the families apart, so one name
-    /// may be both (`external`).
-    fn assert_new_step(&self, name: &str, learner: bool) {
-        let taken = if learner {
-            self.learners.iter().any(|r| r.name == name)
-        } else {
-            self.releases
-                .iter()
-                .chain(&self.attacks)
-                .any(|r| r.name == name)
-        };
-        assert!(!taken, "a pipeline step `{name}` is already registered");
-    }
+    with_selector: SelectorKind => selectors by selector, "selector" clashes with [selectors];
 }
 
 impl Default for Registry {

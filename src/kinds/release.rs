@@ -397,21 +397,17 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
     }
 }
 
-/// Bounds only: the medians and the composed average share it.
+/// A kind whose fields are the public bounds and those given: the medians and the composed
+/// average share it.
 macro_rules! bounded_release {
-    ($ty:ident { $($field:ident: $t:ty),* }, $name:literal, $about:literal, [$($f:literal),*]) => {
-        #[derive(Debug, Clone, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct $ty {
-            /// Public bounds [lo, hi] every value is clamped to.
-            bounds: [f64; 2],
-            $($field: $t,)*
-        }
-
-        impl Described for $ty {
-            const NAME: &'static str = $name;
-            const ABOUT: &'static str = $about;
-            const FIELDS: &'static [&'static str] = &["bounds" $(, $f)*];
+    ($ty:ident { $($field:ident: $t:ty),* }, $name:literal, $about:literal) => {
+        kind! {
+            $ty = $name {
+                /// Public bounds [lo, hi] every value is clamped to.
+                bounds: [f64; 2],
+                $($field: $t,)*
+            }
+            about: $about,
         }
     };
 }
@@ -419,29 +415,25 @@ macro_rules! bounded_release {
 bounded_release!(
     ExponentialMedian { p: Option<f64> },
     "exponential_median",
-    "the p-quantile (default the median) by the exponential mechanism, quality -|k - p n| (sensitivity 1, i.e. |1/2 - F_n(y)| with 1/n), exact sampling over the intervals between sorted points; pure eps-DP",
-    ["p"]
+    "the p-quantile (default the median) by the exponential mechanism, quality -|k - p n| (sensitivity 1, i.e. |1/2 - F_n(y)| with 1/n), exact sampling over the intervals between sorted points; pure eps-DP"
 );
 
 bounded_release!(
     SmoothMedian {},
     "smooth_median",
-    "the median + (S*/alpha) Cauchy noise, S* the eps/6-smooth sensitivity (Nissim, Raskhodnikova & Smith 2007), clamped to the bounds; pure eps-DP under replace-one",
-    []
+    "the median + (S*/alpha) Cauchy noise, S* the eps/6-smooth sensitivity (Nissim, Raskhodnikova & Smith 2007), clamped to the bounds; pure eps-DP under replace-one"
 );
 
 bounded_release!(
     GlobalMedian {},
     "global_median",
-    "the median + Lap((hi - lo)/eps), clamped to the bounds: global sensitivity hi - lo under both relations; pure eps-DP",
-    []
+    "the median + Lap((hi - lo)/eps), clamped to the bounds: global sensitivity hi - lo under both relations; pure eps-DP"
 );
 
 bounded_release!(
     ComposedAverage { sum_share: f64 },
     "composed_average",
-    "noisy sum (sum_share eps) / noisy row count (the rest), clamped to the bounds; sequential composition, pure eps-DP",
-    ["sum_share"]
+    "noisy sum (sum_share eps) / noisy row count (the rest), clamped to the bounds; sequential composition, pure eps-DP"
 );
 
 thread_local! {
@@ -580,21 +572,16 @@ impl ReleaseKind for Histogram {
     }
 }
 
-/// Figure 2.1: draws of the p-norm mechanisms' noise in D dimensions at scale 1/eps (no data).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PNormSamples {
-    /// The norms p (vectors `x_l{p}`, `y_l{p}`, ... per norm).
-    norms: Vec<f64>,
-    samples: usize,
-    /// D (2 for the figure): the first two coordinates are recorded.
-    dimension: usize,
-}
-
-impl Described for PNormSamples {
-    const NAME: &'static str = "pnorm_noise";
-    const ABOUT: &'static str = "draws of density ∝ exp(-eps ||b||_p) in D dimensions, per norm p (F2.1; the noise alone: no data is read, nothing is spent)";
-    const FIELDS: &'static [&'static str] = &["norms", "samples", "dimension"];
+kind! {
+    /// Figure 2.1: draws of the p-norm mechanisms' noise in D dimensions at scale 1/eps (no data).
+    PNormSamples = "pnorm_noise" {
+        /// The norms p (vectors `x_l{p}`, `y_l{p}`, ... per norm).
+        norms: Vec<f64>,
+        samples: usize,
+        /// D (2 for the figure): the first two coordinates are recorded.
+        dimension: usize,
+    }
+    about: "draws of density ∝ exp(-eps ||b||_p) in D dimensions, per norm p (F2.1; the noise alone: no data is read, nothing is spent)",
 }
 
 impl ReleaseKind for PNormSamples {
@@ -631,20 +618,15 @@ impl ReleaseKind for PNormSamples {
     }
 }
 
-/// Basic vs advanced composition of k eps-DP mechanisms (an analytic series).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Composition {
-    /// The numbers of mechanisms k.
-    ks: Vec<u64>,
-    /// Advanced composition's slack delta'.
-    delta: f64,
-}
-
-impl Described for Composition {
-    const NAME: &'static str = "composition";
-    const ABOUT: &'static str = "total eps of k eps-DP mechanisms: basic k eps vs advanced sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1) (Dwork, Rothblum & Vadhan 2010; analytic, nothing is released)";
-    const FIELDS: &'static [&'static str] = &["ks", "delta"];
+kind! {
+    /// Basic vs advanced composition of k eps-DP mechanisms (an analytic series).
+    Composition = "composition" {
+        /// The numbers of mechanisms k.
+        ks: Vec<u64>,
+        /// Advanced composition's slack delta'.
+        delta: f64,
+    }
+    about: "total eps of k eps-DP mechanisms: basic k eps vs advanced sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1) (Dwork, Rothblum & Vadhan 2010; analytic, nothing is released)",
 }
 
 impl ReleaseKind for Composition {
