@@ -22,8 +22,10 @@
 //! most 5% (this chance is attained only when the event is exactly tight, as for Laplace), and a
 //! mutant whose real epsilon is well above the claim is caught once the trials suffice.
 //!
-//! Extension point: implement [`Auditable`] for a new mechanism (its [`Claim`] and one `run`)
-//! and add it to [`mechanisms::all`]; the logistic-regression audits live in [`logistic`], the
+//! Extension point: implement [`Auditable`] for a new mechanism (its [`Claim`] and one `run`),
+//! or, when a run needs nothing but its claim, give [`row`] (or [`with_mutant`], a correct row
+//! and its planted mutant) the claim and a run function; add it to its module's `all`
+//! ([`mechanisms::all`] gathers them). The logistic-regression audits live in [`logistic`], the
 //! ERM and release-layer ones in [`erm`] and [`release`], and those on add/remove neighbours of
 //! different sizes (every release, every size-dependent parameter) in [`sizes`], each with its
 //! own `all`.
