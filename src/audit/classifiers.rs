@@ -23,7 +23,7 @@
 //!   noise (N times too small) and the Delta branch without its Delta.
 
 use super::logistic::{LrObjective, LrOutput};
-use super::{Auditable, Claim, Side};
+use super::{Auditable, Claim, Side, with_mutant};
 use crate::learners::gaussian_nb::{Bounds, CountNoise, PrivateGnbParams, TrainRows};
 use crate::learners::private_id3::{Id3Node, LeafNoise, PrivateId3Params};
 use crate::learners::random_trees::{RandomTreesParams, TreeEnsemble};
@@ -41,140 +41,129 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
                noisy count summed over the trees";
     let forest = "10 trees of depth 0: X = {(0.5, c0)}, X' = X + (0.5, c1); statistic: the trees \
                   voting class 1";
-    vec![
-        Box::new(PrivateGnb(Claim::new("private_gnb", EPS, gnb))),
-        Box::new(PrivateGnb(
-            Claim::new("private_gnb_exact_counts", EPS, gnb).mutant(true),
-        )),
-        Box::new(RandomTrees(
-            Claim::new("private_random_tree", EPS, jag),
-            false,
-        )),
-        Box::new(RandomTrees(
-            Claim::new("private_random_tree_budget_not_split", EPS, jag).mutant(true),
-            false,
-        )),
-        Box::new(RandomTrees(Claim::new("private_forest", EPS, forest), true)),
-        Box::new(RandomTrees(
-            Claim::new("private_forest_all_rows", EPS, forest).mutant(true),
-            true,
-        )),
-        Box::new(PrivateId3(Claim::new("private_id3", EPS, id3_pair()))),
-        Box::new(PrivateId3(
-            Claim::new("private_id3_exact_leaf_counts", EPS, id3_pair()).mutant(true),
-        )),
+    let trees = |forest: bool| {
+        move |c: &Claim, side: Side, rng: &mut Rng| random_trees(c, forest, side, rng)
+    };
+    let claim = |name, neighbours| Claim::new(name, EPS, neighbours);
+    let rff: [Box<dyn Auditable>; 5] = [
         Box::new(LrOutput::rff(EPS, 1.0, false)),
         Box::new(LrOutput::rff(EPS, 1.0, true)),
         Box::new(LrObjective::rff(EPS, 1.0, false)),
         Box::new(LrObjective::rff(EPS, 0.01, false)),
         Box::new(LrObjective::rff(EPS, 0.01, true)),
-    ]
+    ];
+    let correct_and_mutant = [
+        with_mutant(
+            claim("private_gnb", gnb),
+            "private_gnb_exact_counts",
+            private_gnb,
+        ),
+        with_mutant(
+            claim("private_random_tree", jag),
+            "private_random_tree_budget_not_split",
+            trees(false),
+        ),
+        with_mutant(
+            claim("private_forest", forest),
+            "private_forest_all_rows",
+            trees(true),
+        ),
+        with_mutant(
+            claim("private_id3", id3_pair()),
+            "private_id3_exact_leaf_counts",
+            private_id3,
+        ),
+    ];
+    correct_and_mutant
+        .into_iter()
+        .flatten()
+        .chain(rff)
+        .collect()
 }
 
 const EPS: f64 = 1.0;
 
+/// The public bounds of the audits' one feature.
+const UNIT: Bounds<'static> = Bounds {
+    lo: &[0.0],
+    hi: &[1.0],
+};
+
 /// The private Gaussian NB's releases on an add/remove pair (the mutant: exact counts).
-pub struct PrivateGnb(Claim);
-
-impl Auditable for PrivateGnb {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let x = array![[0.5], [0.5], [1.0]];
-        let labels = [0u16, 1, 0];
-        let rows: &[u32] = side.pick(&[0, 1][..], &[0, 1, 2][..]);
-        let t = TrainRows {
-            x: x.view(),
-            rows,
-            labels: &labels,
-            n_classes: 2,
-            cols: &[0],
-        };
-        let bounds = Bounds {
-            lo: &[0.0],
-            hi: &[1.0],
-        };
-        let noise = if self.0.mutant {
-            CountNoise::ExactMutant
-        } else {
-            CountNoise::Laplace
-        };
-        let p = PrivateGnbParams::new(EPS).check().expect("valid");
-        let mut ledger = Ledger::new(Relation::AddRemove);
-        let r = p
-            .release(&t, &bounds, rng, &mut ledger, noise)
-            .expect("valid release");
-        r.counts[0] / (r.counts[0] + r.counts[1])
-    }
+fn private_gnb(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+    let x = array![[0.5], [0.5], [1.0]];
+    let labels = [0u16, 1, 0];
+    let rows: &[u32] = side.pick(&[0, 1][..], &[0, 1, 2][..]);
+    let t = TrainRows {
+        x: x.view(),
+        rows,
+        labels: &labels,
+        n_classes: 2,
+        cols: &[0],
+    };
+    let noise = if claim.mutant {
+        CountNoise::ExactMutant
+    } else {
+        CountNoise::Laplace
+    };
+    let p = PrivateGnbParams::new(EPS).check().expect("valid");
+    let mut ledger = Ledger::new(Relation::AddRemove);
+    let r = p
+        .release(&t, &UNIT, rng, &mut ledger, noise)
+        .expect("valid release");
+    r.counts[0] / (r.counts[0] + r.counts[1])
 }
-
-/// The random-tree ensembles on an add/remove pair: `.1` is false for `private_random_tree`,
-/// true for `private_forest`.
-pub struct RandomTrees(Claim, bool);
 
 /// Trees per audited ensemble.
 const TREES: usize = 10;
 
-impl RandomTrees {
-    /// The ensemble of one run (the mutants through the same code: each tree at the whole eps,
-    /// or ten one-tree forests on all rows).
-    fn fit(&self, t: &TrainRows, rng: &mut Rng) -> TreeEnsemble {
-        let bounds = Bounds {
-            lo: &[0.0],
-            hi: &[1.0],
-        };
-        let mut ledger = Ledger::new(Relation::AddRemove);
-        let p = |epsilon, trees| RandomTreesParams {
-            epsilon,
-            trees,
-            max_depth: 0,
-        };
-        let mut structure = crate::rng::rng_from(&["audit", "structure"]);
-        let (forest, mutant) = (self.1, self.0.mutant);
-        if !forest {
-            let eps = if mutant { EPS * TREES as f64 } else { EPS };
-            let p = p(eps, TREES);
-            return p
-                .fit_jagannathan(t, &bounds, &mut structure, rng, &mut ledger)
-                .expect("valid");
-        }
-        if !mutant {
-            let p = p(EPS, TREES);
-            // The parts are public randomness, but drawn fresh each run like the noise.
-            let mut parts = crate::rng::rng_from(&["audit", &rng.r#gen::<u64>().to_string()]);
-            return p
-                .fit_forest(t, &bounds, &mut parts, rng, &mut ledger)
-                .expect("valid");
-        }
-        let mut all = TreeEnsemble {
-            trees: Vec::new(),
-            n_classes: 2,
-            cols: vec![0],
-        };
-        for _ in 0..TREES {
-            let one = p(EPS, 1)
-                .fit_forest(t, &bounds, &mut structure, rng, &mut ledger)
-                .expect("valid");
-            all.trees.extend(one.trees);
-        }
-        all
-    }
+/// The class-1 scores summed over the trees of one random-tree ensemble on the add/remove
+/// pair: `private_random_tree`'s, or `private_forest`'s when `forest`.
+fn random_trees(claim: &Claim, forest: bool, side: Side, rng: &mut Rng) -> f64 {
+    with_pair(side, |t| ensemble(claim.mutant, forest, t, rng))
+        .trees
+        .iter()
+        .map(|(_, scores)| scores[1])
+        .sum()
 }
 
-impl Auditable for RandomTrees {
-    fn claim(&self) -> Claim {
-        self.0
+/// The ensemble of one run (the mutants through the same code: each tree at the whole eps,
+/// or ten one-tree forests on all rows).
+fn ensemble(mutant: bool, forest: bool, t: &TrainRows, rng: &mut Rng) -> TreeEnsemble {
+    let mut ledger = Ledger::new(Relation::AddRemove);
+    let p = |epsilon, trees| RandomTreesParams {
+        epsilon,
+        trees,
+        max_depth: 0,
+    };
+    let mut structure = crate::rng::rng_from(&["audit", "structure"]);
+    if !forest {
+        let eps = if mutant { EPS * TREES as f64 } else { EPS };
+        let p = p(eps, TREES);
+        return p
+            .fit_jagannathan(t, &UNIT, &mut structure, rng, &mut ledger)
+            .expect("valid");
     }
-
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        with_pair(side, |t| self.fit(t, rng))
-            .trees
-            .iter()
-            .map(|(_, scores)| scores[1])
-            .sum()
+    if !mutant {
+        let p = p(EPS, TREES);
+        // The parts are public randomness, but drawn fresh each run like the noise.
+        let mut parts = crate::rng::rng_from(&["audit", &rng.r#gen::<u64>().to_string()]);
+        return p
+            .fit_forest(t, &UNIT, &mut parts, rng, &mut ledger)
+            .expect("valid");
     }
+    let mut all = TreeEnsemble {
+        trees: Vec::new(),
+        n_classes: 2,
+        cols: vec![0],
+    };
+    for _ in 0..TREES {
+        let one = p(EPS, 1)
+            .fit_forest(t, &UNIT, &mut structure, rng, &mut ledger)
+            .expect("valid");
+        all.trees.extend(one.trees);
+    }
+    all
 }
 
 /// `f` on the one-feature pair of the tree audits: X = {(0.5, c0)}, X' = X + (0.5, c1).
@@ -197,47 +186,27 @@ const fn id3_pair() -> &'static str {
      summed over the leaves"
 }
 
-/// Private ID3 on an add/remove pair (the mutant: exact leaf counts).
-pub struct PrivateId3(Claim);
-
-impl Auditable for PrivateId3 {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        with_pair(side, |t| self.tree(t, rng))
-    }
-}
-
-impl PrivateId3 {
-    /// The leaves' class-1 noisy counts summed, of one fit on `t`.
-    fn tree(&self, t: &TrainRows, rng: &mut Rng) -> f64 {
-        let bounds = Bounds {
-            lo: &[0.0],
-            hi: &[1.0],
-        };
-        let noise = if self.0.mutant {
-            LeafNoise::ExactMutant
-        } else {
-            LeafNoise::Laplace
-        };
-        let p = PrivateId3Params {
-            epsilon: EPS,
-            max_depth: 1,
-            bins: 2,
-        };
-        let mut ledger = Ledger::new(Relation::AddRemove);
-        let tree = p
-            .fit_with(t, &bounds, rng, &mut ledger, noise)
-            .expect("valid");
-        (tree.nodes.iter())
-            .map(|n| match n {
-                Id3Node::Leaf { counts, .. } => counts[1],
-                Id3Node::Split { .. } => 0.0,
-            })
-            .sum()
-    }
+/// Private ID3 on an add/remove pair (the mutant: exact leaf counts): the leaves' class-1
+/// noisy counts summed, of one fit.
+fn private_id3(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+    let noise = if claim.mutant {
+        LeafNoise::ExactMutant
+    } else {
+        LeafNoise::Laplace
+    };
+    let p = PrivateId3Params {
+        epsilon: EPS,
+        max_depth: 1,
+        bins: 2,
+    };
+    let mut ledger = Ledger::new(Relation::AddRemove);
+    let tree = with_pair(side, |t| p.fit_with(t, &UNIT, rng, &mut ledger, noise)).expect("valid");
+    (tree.nodes.iter())
+        .map(|n| match n {
+            Id3Node::Leaf { counts, .. } => counts[1],
+            Id3Node::Split { .. } => 0.0,
+        })
+        .sum()
 }
 
 #[cfg(test)]
@@ -247,11 +216,7 @@ mod tests {
     /// 20,000 runs per side: the correct row stays below its claim, the mutant is caught.
     #[test]
     fn classifier_rows_pass_and_their_mutants_are_caught() {
-        let results = super::super::audit_each(&all(), 20_000, 1).unwrap();
-        let table = super::super::table(&results);
-        for r in &results {
-            assert!(r.ok, "{}\n{table}", r.mechanism);
-        }
+        let (results, table) = crate::audit::testing::audited(&all(), 13, Relation::AddRemove);
         for name in [
             "private_gnb_exact_counts",
             "private_random_tree_budget_not_split",

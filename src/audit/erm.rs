@@ -20,7 +20,7 @@
 //!   (every model fitted on all rows, the same up-to-4 eps).
 
 use super::logistic::Neighbours;
-use super::{Auditable, Claim, Side};
+use super::{Auditable, Claim, Side, with_mutant};
 use crate::learners::logistic::ensemble::{Ensemble, fit_ensemble, random_blocks};
 use crate::learners::logistic::input::perturb_inputs;
 use crate::learners::logistic::{Design, PrivateLogisticParams, PrivateLrMethod};
@@ -48,20 +48,19 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             true,
         ),
     ];
-    let mut rows: Vec<Box<dyn Auditable>> = vec![
-        Box::new(InputPerturbation(input("input_perturbation"))),
-        Box::new(InputPerturbation(
-            input("input_perturbation_sensitivity_1").mutant(true),
-        )),
-        Box::new(SubsampleAggregate(Claim::new(
-            "subsample_aggregate",
-            1.0,
-            sa,
-        ))),
-        Box::new(SubsampleAggregate(
-            Claim::new("subsample_aggregate_half_sensitivity", 1.0, sa).mutant(true),
-        )),
+    let rows = [
+        with_mutant(
+            input("input_perturbation"),
+            "input_perturbation_sensitivity_1",
+            InputPerturbation::run,
+        ),
+        with_mutant(
+            Claim::new("subsample_aggregate", 1.0, sa),
+            "subsample_aggregate_half_sensitivity",
+            SubsampleAggregate::run,
+        ),
     ];
+    let mut rows: Vec<Box<dyn Auditable>> = rows.into_iter().flatten().collect();
     for (name, ensemble, mutant) in averaging {
         rows.push(Box::new(Averaging::new(name, ensemble, mutant)));
     }
@@ -70,7 +69,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
 
 /// Input perturbation of one example, eps = 1, half on the labels.
 /// The mutant: feature noise for sensitivity 1.
-pub struct InputPerturbation(Claim);
+struct InputPerturbation;
 
 const INPUT_EPS: f64 = 1.0;
 
@@ -91,13 +90,11 @@ impl InputPerturbation {
     }
 }
 
-impl Auditable for InputPerturbation {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+impl InputPerturbation {
+    /// One run's statistic.
+    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         let (x, y) = Self::example(side);
-        let (xt, yt) = if self.0.mutant {
+        let (xt, yt) = if claim.mutant {
             let b = L2Noise::with_scale(1.0 / (INPUT_EPS / 2.0))
                 .expect("valid")
                 .sample(1, rng)[0];
@@ -119,7 +116,7 @@ impl Auditable for InputPerturbation {
 
 /// Subsample-and-aggregate with k = 2 blocks and box [-1, 1], eps = 1.
 /// The mutant: noise for sensitivity B/k.
-pub struct SubsampleAggregate(Claim);
+struct SubsampleAggregate;
 
 const SA_BLOCKS: usize = 2;
 
@@ -146,13 +143,11 @@ fn block_mean(values: &[f64], rows: Option<&[usize]>) -> Vec<f64> {
     vec![s / rows.len().max(1) as f64]
 }
 
-impl Auditable for SubsampleAggregate {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+impl SubsampleAggregate {
+    /// One run's statistic.
+    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         let values = Self::rows(side);
-        if self.0.mutant {
+        if claim.mutant {
             let blocks = random_blocks(values.len(), SA_BLOCKS, rng);
             let mean: f64 = blocks
                 .iter()

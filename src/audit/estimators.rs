@@ -25,7 +25,7 @@
 //!   L1 distance 2kd/m = 2. Mutant `kmeans_sample_aggregate_unit_width`: sensitivity kd/m (the
 //!   box taken as width 1), real ε = 2.
 
-use super::{Auditable, Claim, Side};
+use super::{Auditable, Claim, Side, with_mutant};
 use crate::learners::estimators::{kmeans, linreg, pca};
 use crate::privacy::{Ledger, Relation};
 use crate::rng::Rng;
@@ -44,32 +44,33 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     let aggregate = "m = 2 blocks, k = 1, d = 2: block centres {(-1, -1)}, {(-1, -1)} (X) vs \
                      {(-1, -1)}, {(1, 1)} (X'); statistic: Laplace log-likelihood ratio of the \
                      noisy mean";
-    vec![
-        Box::new(Functional(Claim::new("linreg_functional", EPS, functional))),
-        Box::new(Functional(
-            Claim::new("linreg_functional_quadratic_only", EPS, functional).mutant(true),
-        )),
-        Box::new(Sulq(Claim::new("pca_sulq", EPS, sulq))),
-        Box::new(Sulq(
-            Claim::new("pca_sulq_frobenius", EPS, sulq).mutant(true),
-        )),
-        Box::new(Lloyd(Claim::new("kmeans_dp_lloyd", EPS, lloyd))),
-        Box::new(Lloyd(
-            Claim::new("kmeans_dp_lloyd_counts_only", EPS, lloyd).mutant(true),
-        )),
-        Box::new(Objective(Claim::new("linreg_objective", EPS, objective))),
-        Box::new(Objective(
-            Claim::new("linreg_objective_logistic_lipschitz", EPS, objective).mutant(true),
-        )),
-        Box::new(Aggregate(Claim::new(
-            "kmeans_sample_aggregate",
-            EPS,
-            aggregate,
-        ))),
-        Box::new(Aggregate(
-            Claim::new("kmeans_sample_aggregate_unit_width", EPS, aggregate).mutant(true),
-        )),
+    let claim = |name, neighbours| Claim::new(name, EPS, neighbours);
+    [
+        with_mutant(
+            claim("linreg_functional", functional),
+            "linreg_functional_quadratic_only",
+            Functional::run,
+        ),
+        with_mutant(claim("pca_sulq", sulq), "pca_sulq_frobenius", Sulq::run),
+        with_mutant(
+            claim("kmeans_dp_lloyd", lloyd),
+            "kmeans_dp_lloyd_counts_only",
+            Lloyd::run,
+        ),
+        with_mutant(
+            claim("linreg_objective", objective),
+            "linreg_objective_logistic_lipschitz",
+            Objective::run,
+        ),
+        with_mutant(
+            claim("kmeans_sample_aggregate", aggregate),
+            "kmeans_sample_aggregate_unit_width",
+            Aggregate::run,
+        ),
     ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 const EPS: f64 = 1.0;
@@ -88,7 +89,7 @@ fn ledger() -> Ledger {
 }
 
 /// The functional mechanism's release on the pair (the mutant: sensitivity D).
-pub struct Functional(Claim);
+struct Functional;
 
 impl Functional {
     fn data(side: Side) -> (Array2<f64>, Array1<f64>) {
@@ -122,12 +123,10 @@ impl Functional {
     }
 }
 
-impl Auditable for Functional {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let sensitivity = if self.0.mutant {
+impl Functional {
+    /// One run's statistic.
+    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+        let sensitivity = if claim.mutant {
             2.0
         } else {
             linreg::functional_sensitivity(2)
@@ -143,7 +142,7 @@ impl Auditable for Functional {
 }
 
 /// SuLQ's release on the pair (the mutant: sensitivity 1).
-pub struct Sulq(Claim);
+struct Sulq;
 
 impl Sulq {
     fn moment(side: Side) -> Array2<f64> {
@@ -162,12 +161,10 @@ impl Sulq {
     }
 }
 
-impl Auditable for Sulq {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let sensitivity = if self.0.mutant { 1.0 } else { 2.0 };
+impl Sulq {
+    /// One run's statistic.
+    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+        let sensitivity = if claim.mutant { 1.0 } else { 2.0 };
         let o = pca::sulq_release(Self::moment(side), (EPS, sensitivity), &mut ledger(), rng)
             .expect("valid");
         let (a, b) = (Self::moment(Side::X), Self::moment(Side::XPrime));
@@ -181,7 +178,7 @@ impl Auditable for Sulq {
 }
 
 /// One private Lloyd release on the pair (the mutant: sensitivity 1).
-pub struct Lloyd(Claim);
+struct Lloyd;
 
 impl Lloyd {
     fn points(side: Side) -> Array2<f64> {
@@ -196,13 +193,11 @@ impl Lloyd {
     }
 }
 
-impl Auditable for Lloyd {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+impl Lloyd {
+    /// One run's statistic.
+    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         let centre = Array2::zeros((1, 2));
-        let sensitivity = if self.0.mutant { 1.0 } else { 3.0 };
+        let sensitivity = if claim.mutant { 1.0 } else { 3.0 };
         let release = |pts: &Array2<f64>, rng: &mut Rng, eps_sens| {
             kmeans::lloyd_release(pts, &centre, eps_sens, &mut ledger(), rng).expect("valid")
         };
@@ -223,7 +218,7 @@ impl Lloyd {
 }
 
 /// Objective perturbation for least squares on the pair (the mutant: L = 1).
-pub struct Objective(Claim);
+struct Objective;
 
 impl Objective {
     const FIT: linreg::ObjectiveFit = linreg::ObjectiveFit {
@@ -251,13 +246,11 @@ impl Objective {
     }
 }
 
-impl Auditable for Objective {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+impl Objective {
+    /// One run's statistic.
+    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         let (z, t) = Self::data(side);
-        let lipschitz = if self.0.mutant {
+        let lipschitz = if claim.mutant {
             1.0
         } else {
             linreg::objective_lipschitz(Self::FIT.radius)
@@ -268,7 +261,7 @@ impl Auditable for Objective {
 }
 
 /// The sample-and-aggregate release on the blocks' outputs (the mutant: sensitivity kd/m).
-pub struct Aggregate(Claim);
+struct Aggregate;
 
 impl Aggregate {
     fn outputs(side: Side) -> Vec<Array2<f64>> {
@@ -282,17 +275,11 @@ impl Aggregate {
     }
 }
 
-impl Auditable for Aggregate {
-    fn claim(&self) -> Claim {
-        self.0
-    }
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+impl Aggregate {
+    /// One run's statistic.
+    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         let correct = kmeans::aggregate_sensitivity(1, 2, 2);
-        let sensitivity = if self.0.mutant {
-            correct / 2.0
-        } else {
-            correct
-        };
+        let sensitivity = if claim.mutant { correct / 2.0 } else { correct };
         let o =
             kmeans::aggregate_release(&Self::outputs(side), (EPS, sensitivity), &mut ledger(), rng)
                 .expect("valid");
@@ -309,7 +296,7 @@ impl Auditable for Aggregate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::audit_each;
+    use crate::audit::testing::audited;
 
     /// At 20,000 runs per side (level: each correct row exceeds its claim with probability at
     /// most 5%, at this fixed seed it does not): every correct row passes, the Laplace releases
@@ -317,12 +304,8 @@ mod tests {
     /// attains L only near z*ᵀw = −1, so its row is not), and every mutant is caught.
     #[test]
     fn estimator_audits_pass_and_their_mutants_are_caught() {
-        let results = audit_each(&all(), 20_000, 1).unwrap();
-        let table = crate::audit::table(&results);
-        assert_eq!(results.len(), 10);
+        let (results, table) = audited(&all(), 10, Relation::AddRemove);
         for r in &results {
-            assert!(r.ok, "{}\n{table}", r.mechanism);
-            assert_eq!(r.caught, r.mutant, "{}\n{table}", r.mechanism);
             if !r.mutant && r.mechanism != "linreg_objective" {
                 assert!(r.lower_bound > 0.5 * r.claimed, "{}\n{table}", r.mechanism);
             }

@@ -22,8 +22,10 @@
 //! most 5% (this chance is attained only when the event is exactly tight, as for Laplace), and a
 //! mutant whose real epsilon is well above the claim is caught once the trials suffice.
 //!
-//! Extension point: implement [`Auditable`] for a new mechanism (its [`Claim`] and one `run`)
-//! and add it to [`mechanisms::all`]; the logistic-regression audits live in [`logistic`], the
+//! Extension point: implement [`Auditable`] for a new mechanism (its [`Claim`] and one `run`),
+//! or, when a run needs nothing but its claim, give [`row`] (or [`with_mutant`], a correct row
+//! and its planted mutant) the claim and a run function; add it to its module's `all`
+//! ([`mechanisms::all`] gathers them). The logistic-regression audits live in [`logistic`], the
 //! ERM and release-layer ones in [`erm`] and [`release`], and those on add/remove neighbours of
 //! different sizes (every release, every size-dependent parameter) in [`sizes`], each with its
 //! own `all`.
@@ -156,6 +158,43 @@ pub trait Auditable: Sync {
     fn claim(&self) -> Claim;
     /// One run of the mechanism on `side`; returns the scalar statistic of its output.
     fn run(&self, side: Side, rng: &mut Rng) -> f64;
+}
+
+/// An audit row whose runs need nothing but its [`Claim`] (its `mutant` flag, its epsilon):
+/// the claim and one function of (claim, side, rng). Most rows are one; a row that carries
+/// more (precomputed exact outputs, a choice of pair) implements [`Auditable`] itself.
+pub struct Row<F> {
+    claim: Claim,
+    run: F,
+}
+
+/// A boxed [`Row`]: `run(&claim, side, rng)` returns one run's statistic.
+pub fn row<F>(claim: Claim, run: F) -> Box<dyn Auditable>
+where
+    F: Fn(&Claim, Side, &mut Rng) -> f64 + Sync + 'static,
+{
+    Box::new(Row { claim, run })
+}
+
+/// A correct row and its planted mutant `mutant` (the same claim otherwise), both running
+/// `run`: how most modules list their rows.
+pub fn with_mutant<F>(claim: Claim, mutant: &'static str, run: F) -> [Box<dyn Auditable>; 2]
+where
+    F: Fn(&Claim, Side, &mut Rng) -> f64 + Sync + Clone + 'static,
+{
+    [
+        row(claim, run.clone()),
+        row(claim.or_mutant(true, mutant), run),
+    ]
+}
+
+impl<F: Fn(&Claim, Side, &mut Rng) -> f64 + Sync> Auditable for Row<F> {
+    fn claim(&self) -> Claim {
+        self.claim
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        (self.run)(&self.claim, side, rng)
+    }
 }
 
 /// Runs `draw` on a charge of `mechanism` in a fresh ledger under the mechanism's own relation:
@@ -443,5 +482,7 @@ pub fn table(results: &[AuditResult]) -> String {
     s
 }
 
+#[cfg(test)]
+mod testing;
 #[cfg(test)]
 mod tests;

@@ -54,13 +54,13 @@
 //! replace-one rows are in [`super::release`]).
 
 use super::logistic::Neighbours;
-use super::{Auditable, Claim, Side};
+use super::{Auditable, Claim, Side, with_mutant};
 use crate::counts::ClassCounts;
 use crate::data::BinaryMatrix;
+use crate::learners::logistic::PrivateLogisticValidParams;
 use crate::learners::logistic::dp_sgd::Sampling;
 use crate::learners::logistic::dp_sgd::{DpSgdParams, DpSgdRun, DpSgdValidParams, Length};
 use crate::learners::logistic::{Design, PrivateLogisticParams, PrivateLrMethod};
-use crate::learners::logistic::{PrivateLogisticFit, PrivateLogisticValidParams};
 use crate::privacy::exponential_median::ExponentialQuantile;
 use crate::privacy::gaussian::Gaussian;
 use crate::privacy::partition::random_parts;
@@ -78,45 +78,22 @@ const EPS: f64 = 1.0;
 
 /// The size-audits, in report order: each correct row, then its mutant.
 pub fn all() -> Vec<Box<dyn Auditable>> {
-    let mut v: Vec<Box<dyn Auditable>> = Vec::new();
-    for (claim, run) in release_rows() {
-        v.push(Box::new(ReleaseRow { claim, run }));
-        v.push(Box::new(ReleaseRow {
-            claim: mutant_of(claim),
-            run,
-        }));
-    }
-    for mutant in [false, true] {
-        v.push(Box::new(MiScores::new(mutant)));
-    }
-    for mutant in [false, true] {
-        v.push(Box::new(SgdSize::new(mutant)));
-    }
-    for mutant in [false, true] {
-        v.push(Box::new(PerExampleOutput::new(mutant)));
-    }
-    for mutant in [false, true] {
-        v.push(Box::new(PartitionCounts { mutant }));
-    }
-    v
+    let releases = release_rows().into_iter().flat_map(|(claim, run)| {
+        let run = move |c: &Claim, side: Side, rng: &mut Rng| run(side, c.mutant, rng);
+        with_mutant(claim, mutant_name(claim.name), run)
+    });
+    let others: [fn(bool) -> Box<dyn Auditable>; 4] = [
+        |mutant| Box::new(MiScores::new(mutant)),
+        |mutant| Box::new(SgdSize::new(mutant)),
+        |mutant| Box::new(PerExampleOutput::new(mutant)),
+        |mutant| Box::new(PartitionCounts { mutant }),
+    ];
+    let others = others.into_iter().flat_map(|row| [row(false), row(true)]);
+    releases.chain(others).collect()
 }
 
-/// A release row: its claim and one run on a side (`mutant` as the claim says).
+/// One run of a release row on a side (`mutant` as the row's claim says).
 type ReleaseRun = fn(Side, bool, &mut Rng) -> f64;
-
-struct ReleaseRow {
-    claim: Claim,
-    run: ReleaseRun,
-}
-
-impl Auditable for ReleaseRow {
-    fn claim(&self) -> Claim {
-        self.claim
-    }
-    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        (self.run)(side, self.claim.mutant, rng)
-    }
-}
 
 /// The correct release rows; each mutant's name is [`mutant_name`] of its row's.
 fn release_rows() -> [(Claim, ReleaseRun); 6] {
@@ -160,11 +137,6 @@ fn release_rows() -> [(Claim, ReleaseRun); 6] {
             exponential_median_run,
         ),
     ]
-}
-
-/// The planted mutant of a correct release row.
-fn mutant_of(claim: Claim) -> Claim {
-    claim.or_mutant(true, mutant_name(claim.name))
 }
 
 fn mutant_name(correct: &str) -> &'static str {
@@ -462,13 +434,8 @@ impl Auditable for PerExampleOutput {
         self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let (x, y) = self.data.side(side);
         let params = side.pick(&self.params[0], &self.params[1]);
-        let design = Design::dense(x.view());
-        let PrivateLogisticFit { model, .. } = params
-            .fit_design(&design, y, rng, &mut Ledger::new(AR))
-            .expect("valid design");
-        model.theta[0]
+        super::logistic::fit(params, &self.data, side, AR, rng)
     }
 }
 
@@ -513,25 +480,18 @@ impl Auditable for PartitionCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::testing::{assert_tight, audited};
 
     /// 20,000 runs per side, seed 1: every correct row at or below its claim, every mutant
     /// caught (each reads a size the neighbours do not share, or the partition they do not).
     #[test]
     fn size_rows_pass_and_size_mutants_are_caught() {
-        let results = super::super::audit_each(&all(), 20_000, 1).unwrap();
-        let table = super::super::table(&results);
-        assert_eq!(results.len(), 20, "{table}");
-        for r in &results {
-            assert!(r.ok, "{}\n{table}", r.mechanism);
-            assert_eq!(r.relation, "add_remove");
-        }
-        let bound = |name: &str| {
-            let r = results.iter().find(|r| r.mechanism == name).unwrap();
-            r.lower_bound
-        };
-        // The tight rows come close to their claim: the audit has power on these pairs.
-        assert!(bound("mean_public_n") > 0.8, "{table}");
-        assert!(bound("count_add_remove") > 0.8, "{table}");
-        assert!(bound("global_median_add_remove") > 0.8, "{table}");
+        let (results, _) = audited(&all(), 20, AR);
+        let tight = [
+            "mean_public_n",
+            "count_add_remove",
+            "global_median_add_remove",
+        ];
+        assert_tight(&results, &tight.map(|name| (name, 0.8)));
     }
 }

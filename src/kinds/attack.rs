@@ -2,7 +2,7 @@
 //! guess of a secret bit; each trial records `success` (1 when the guess is right) beside the
 //! analytic success and the DP bound it must stay under. Kernels and proofs: `release::attacks`.
 
-use super::{Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, refuse};
+use super::{Axis, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, kind, refuse};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
 use crate::privacy::randomized_response::RandomizedResponse;
@@ -11,30 +11,24 @@ use crate::release::attacks::{
     differencing_table, majority_recovery, majority_vote,
 };
 use rand::Rng;
-use serde::Deserialize;
 
 /// A fair secret bit from the trial's `secret` stream.
 fn secret(log: &mut TrialLog) -> bool {
     log.streams.stream("secret").r#gen()
 }
 
-/// The review's Table I differencing attack: count(n) - count(n - 1) reveals the last row.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Differencing {
-    /// Whether the curator adds Laplace noise (false: exact counts, no privacy).
-    #[serde(default = "yes")]
-    noise: bool,
+kind! {
+    /// The review's Table I differencing attack: count(n) - count(n - 1) reveals the last row.
+    Differencing = "differencing" {
+        /// Whether the curator adds Laplace noise (false: exact counts, no privacy).
+        #[serde(default = "yes")]
+        noise: bool,
+    }
+    about: "differencing attack count(n) - count(n-1) on a 0/1 column whose last row is a fair secret bit; counts exact (noise = false: not private) or + Lap(1/eps) each (2 eps, replace-one); success <= e^{2eps}/(1+e^{2eps})",
 }
 
 fn yes() -> bool {
     true
-}
-
-impl Described for Differencing {
-    const NAME: &'static str = "differencing";
-    const ABOUT: &'static str = "differencing attack count(n) - count(n-1) on a 0/1 column whose last row is a fair secret bit; counts exact (noise = false: not private) or + Lap(1/eps) each (2 eps, replace-one); success <= e^{2eps}/(1+e^{2eps})";
-    const FIELDS: &'static [&'static str] = &["noise"];
 }
 
 impl ReleaseKind for Differencing {
@@ -92,18 +86,13 @@ impl ReleaseKind for Differencing {
     }
 }
 
-/// Majority vote over k repeated randomized-response answers of one respondent (classic coins,
-/// eps = ln 3 per answer): one attack per k of `ks`, each about a fresh secret.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MajorityVote {
-    ks: Vec<usize>,
-}
-
-impl Described for MajorityVote {
-    const NAME: &'static str = "majority_vote";
-    const ABOUT: &'static str = "majority vote over k randomized-response answers (coins, ln 3 each) of one secret bit, per k of `ks`: the k answers are (k ln 3)-DP, recovery <= e^{k ln 3}/(1+e^{k ln 3}) (the ledger records every answer)";
-    const FIELDS: &'static [&'static str] = &["ks"];
+kind! {
+    /// Majority vote over k repeated randomized-response answers of one respondent (classic coins,
+    /// eps = ln 3 per answer): one attack per k of `ks`, each about a fresh secret.
+    MajorityVote = "majority_vote" {
+        ks: Vec<usize>,
+    }
+    about: "majority vote over k randomized-response answers (coins, ln 3 each) of one secret bit, per k of `ks`: the k answers are (k ln 3)-DP, recovery <= e^{k ln 3}/(1+e^{k ln 3}) (the ledger records every answer)",
 }
 
 impl ReleaseKind for MajorityVote {

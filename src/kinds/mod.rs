@@ -141,62 +141,50 @@ impl Registry {
             probes: crate::analysis::PROBES.to_vec(),
         }
     }
+}
 
+/// Declares `Registry::$method::<T>()`: the registry with kind `T` added to `$family`, after
+/// checking that no entry of the families a spec could confuse it with (`$clash`) has its
+/// name (`$what` names the kind in the panic).
+macro_rules! adders {
+    ($(
+        $(#[$doc:meta])*
+        $method:ident: $trait:path => $family:ident by $registrar:ident, $what:literal clashes
+        with [$($clash:ident),+];
+    )*) => {
+        impl Registry {$(
+            $(#[$doc])*
+            pub fn $method<T>(mut self) -> Registry
+            where
+                T: $trait + Described + DeserializeOwned + 'static,
+            {
+                let taken = [$(&self.$clash),+].into_iter().flatten().any(|r| r.name == T::NAME);
+                assert!(!taken, "{} `{}` is already registered", $what, T::NAME);
+                self.$family.push($registrar::<T>());
+                self
+            }
+        )*}
+    };
+}
+
+adders! {
     /// This registry and learner kind `T`.
     ///
     /// # Panics
-    /// If a pipeline step of that name is already registered (a programming error: a spec
-    /// naming it could not tell the two apart).
-    pub fn with_learner<T>(mut self) -> Registry
-    where
-        T: LearnerKind + Described + DeserializeOwned + 'static,
-    {
-        self.assert_new_step(T::NAME, true);
-        self.learners.push(learner::<T>());
-        self
-    }
-
-    /// This registry and release kind `T`; panics as [`Self::with_learner`] does.
-    pub fn with_release<T>(mut self) -> Registry
-    where
-        T: ReleaseKind + Described + DeserializeOwned + 'static,
-    {
-        self.assert_new_step(T::NAME, false);
-        self.releases.push(release_kind::<T>());
-        self
-    }
-
+    /// If a learner of that name is already registered (a programming error: a spec naming
+    /// it could not tell the two apart). A learner name must be new among the learners, a
+    /// release name among the releases and attacks: the spec key (`learner`, `release`) tells
+    /// the families apart, so one name may be both (`external`).
+    with_learner: LearnerKind => learners by learner, "learner" clashes with [learners];
+    /// This registry and release kind `T`; panics as [`Self::with_learner`] does, if a
+    /// release or attack of that name is already registered.
+    with_release: ReleaseKind => releases by release_kind, "release" clashes
+        with [releases, attacks];
     /// This registry and selector kind `T`.
     ///
     /// # Panics
     /// If a selector of that name is already registered.
-    pub fn with_selector<T>(mut self) -> Registry
-    where
-        T: SelectorKind + Described + DeserializeOwned + 'static,
-    {
-        assert!(
-            find(&self.selectors, T::NAME).is_none(),
-            "selector `{}` is already registered",
-            T::NAME
-        );
-        self.selectors.push(selector::<T>());
-        self
-    }
-
-    /// A learner name must be new among the learners, a release name among the releases
-    /// and attacks: the spec key (`learner`, `release`) tells the families apart, so one name
-    /// may be both (`external`).
-    fn assert_new_step(&self, name: &str, learner: bool) {
-        let taken = if learner {
-            self.learners.iter().any(|r| r.name == name)
-        } else {
-            self.releases
-                .iter()
-                .chain(&self.attacks)
-                .any(|r| r.name == name)
-        };
-        assert!(!taken, "a pipeline step `{name}` is already registered");
-    }
+    with_selector: SelectorKind => selectors by selector, "selector" clashes with [selectors];
 }
 
 impl Default for Registry {
@@ -483,6 +471,33 @@ pub(crate) use registrar;
 
 registrar!(learner: LearnerKind, selector: SelectorKind, release_kind: ReleaseKind);
 
+/// Declares a kind's parameter struct and its [`Described`]: serde reads the struct from the
+/// pipeline's table and refuses unknown fields, and `FIELDS` are the struct's own field names,
+/// so the two cannot drift apart. The family's trait is implemented beside it.
+macro_rules! kind {
+    (
+        $(#[$attr:meta])*
+        $kind:ident = $name:literal {
+            $( $(#[$fattr:meta])* $field:ident: $ty:ty, )*
+        }
+        about: $about:expr $(,)?
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $kind {
+            $( $(#[$fattr])* $field: $ty, )*
+        }
+
+        impl $crate::kinds::Described for $kind {
+            const NAME: &'static str = $name;
+            const ABOUT: &'static str = $about;
+            const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
+        }
+    };
+}
+pub(crate) use kind;
+
 /// A registered kind chosen by a pipeline: its name and its parameters.
 #[derive(Debug)]
 pub struct Chosen<K: ?Sized> {
@@ -515,6 +530,14 @@ pub fn check_fixed_threshold(
         ));
     }
     Ok(())
+}
+
+/// Checks that `value` of `field` (a delta, a probability, a share) lies in (0, 1).
+pub fn check_open_unit(field: &'static str, value: f64) -> std::result::Result<(), Refusal> {
+    if value > 0.0 && value < 1.0 {
+        return Ok(());
+    }
+    Err(refuse(field, format!("must be in (0, 1), got {value}")))
 }
 
 /// Checks a smoothing pseudo-count.

@@ -4,7 +4,10 @@
 //! `clamped` (values moved into the bounds; the ledger notes it too). Mechanisms, sensitivities
 //! and proofs: `privacy/` and `release::query` (docs/privacy.md).
 
-use super::{Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, refuse};
+use super::{
+    Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, check_open_unit, kind,
+    refuse,
+};
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
 use crate::privacy::gaussian::Gaussian;
@@ -42,10 +45,7 @@ pub(super) fn bounds_of(b: [f64; 2]) -> std::result::Result<Bounds, Refusal> {
 }
 
 fn check_p(p: Option<f64>) -> std::result::Result<(), Refusal> {
-    match p {
-        Some(p) if !(p > 0.0 && p < 1.0) => Err(refuse("p", format!("must be in (0, 1), got {p}"))),
-        _ => Ok(()),
-    }
+    p.map_or(Ok(()), |p| check_open_unit("p", p))
 }
 
 pub(super) fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
@@ -271,8 +271,7 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
         }
         if GAUSSIAN {
             match self.delta {
-                Some(d) if d > 0.0 && d < 1.0 => {}
-                Some(d) => return Err(refuse("delta", format!("must be in (0, 1), got {d}"))),
+                Some(d) => check_open_unit("delta", d)?,
                 None => return Err(refuse("delta", "the Gaussian mechanism needs a delta")),
             }
         }
@@ -398,21 +397,17 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
     }
 }
 
-/// Bounds only: the medians and the composed average share it.
+/// A kind whose fields are the public bounds and those given: the medians and the composed
+/// average share it.
 macro_rules! bounded_release {
-    ($ty:ident { $($field:ident: $t:ty),* }, $name:literal, $about:literal, [$($f:literal),*]) => {
-        #[derive(Debug, Clone, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct $ty {
-            /// Public bounds [lo, hi] every value is clamped to.
-            bounds: [f64; 2],
-            $($field: $t,)*
-        }
-
-        impl Described for $ty {
-            const NAME: &'static str = $name;
-            const ABOUT: &'static str = $about;
-            const FIELDS: &'static [&'static str] = &["bounds" $(, $f)*];
+    ($ty:ident { $($field:ident: $t:ty),* }, $name:literal, $about:literal) => {
+        kind! {
+            $ty = $name {
+                /// Public bounds [lo, hi] every value is clamped to.
+                bounds: [f64; 2],
+                $($field: $t,)*
+            }
+            about: $about,
         }
     };
 }
@@ -420,29 +415,25 @@ macro_rules! bounded_release {
 bounded_release!(
     ExponentialMedian { p: Option<f64> },
     "exponential_median",
-    "the p-quantile (default the median) by the exponential mechanism, quality -|k - p n| (sensitivity 1, i.e. |1/2 - F_n(y)| with 1/n), exact sampling over the intervals between sorted points; pure eps-DP",
-    ["p"]
+    "the p-quantile (default the median) by the exponential mechanism, quality -|k - p n| (sensitivity 1, i.e. |1/2 - F_n(y)| with 1/n), exact sampling over the intervals between sorted points; pure eps-DP"
 );
 
 bounded_release!(
     SmoothMedian {},
     "smooth_median",
-    "the median + (S*/alpha) Cauchy noise, S* the eps/6-smooth sensitivity (Nissim, Raskhodnikova & Smith 2007), clamped to the bounds; pure eps-DP under replace-one",
-    []
+    "the median + (S*/alpha) Cauchy noise, S* the eps/6-smooth sensitivity (Nissim, Raskhodnikova & Smith 2007), clamped to the bounds; pure eps-DP under replace-one"
 );
 
 bounded_release!(
     GlobalMedian {},
     "global_median",
-    "the median + Lap((hi - lo)/eps), clamped to the bounds: global sensitivity hi - lo under both relations; pure eps-DP",
-    []
+    "the median + Lap((hi - lo)/eps), clamped to the bounds: global sensitivity hi - lo under both relations; pure eps-DP"
 );
 
 bounded_release!(
     ComposedAverage { sum_share: f64 },
     "composed_average",
-    "noisy sum (sum_share eps) / noisy row count (the rest), clamped to the bounds; sequential composition, pure eps-DP",
-    ["sum_share"]
+    "noisy sum (sum_share eps) / noisy row count (the rest), clamped to the bounds; sequential composition, pure eps-DP"
 );
 
 thread_local! {
@@ -539,19 +530,14 @@ impl ReleaseKind for ComposedAverage {
     }
 }
 
-/// A histogram over public bins with Laplace noise on every count.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Histogram {
-    bounds: [f64; 2],
-    /// Public bin edges, ascending (k + 1 edges for k bins).
-    bins: Vec<f64>,
-}
-
-impl Described for Histogram {
-    const NAME: &'static str = "histogram";
-    const ABOUT: &'static str = "counts over public bins + Lap(Delta/eps) each, Delta = 1 (add/remove) or 2 (replace-one); pure eps-DP. Vectors per bin; release/truth are the totals, abs_error the mean per-bin error";
-    const FIELDS: &'static [&'static str] = &["bounds", "bins"];
+kind! {
+    /// A histogram over public bins with Laplace noise on every count.
+    Histogram = "histogram" {
+        bounds: [f64; 2],
+        /// Public bin edges, ascending (k + 1 edges for k bins).
+        bins: Vec<f64>,
+    }
+    about: "counts over public bins + Lap(Delta/eps) each, Delta = 1 (add/remove) or 2 (replace-one); pure eps-DP. Vectors per bin; release/truth are the totals, abs_error the mean per-bin error",
 }
 
 impl ReleaseKind for Histogram {
@@ -586,21 +572,16 @@ impl ReleaseKind for Histogram {
     }
 }
 
-/// Figure 2.1: draws of the p-norm mechanisms' noise in D dimensions at scale 1/eps (no data).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PNormSamples {
-    /// The norms p (vectors `x_l{p}`, `y_l{p}`, ... per norm).
-    norms: Vec<f64>,
-    samples: usize,
-    /// D (2 for the figure): the first two coordinates are recorded.
-    dimension: usize,
-}
-
-impl Described for PNormSamples {
-    const NAME: &'static str = "pnorm_noise";
-    const ABOUT: &'static str = "draws of density ∝ exp(-eps ||b||_p) in D dimensions, per norm p (F2.1; the noise alone: no data is read, nothing is spent)";
-    const FIELDS: &'static [&'static str] = &["norms", "samples", "dimension"];
+kind! {
+    /// Figure 2.1: draws of the p-norm mechanisms' noise in D dimensions at scale 1/eps (no data).
+    PNormSamples = "pnorm_noise" {
+        /// The norms p (vectors `x_l{p}`, `y_l{p}`, ... per norm).
+        norms: Vec<f64>,
+        samples: usize,
+        /// D (2 for the figure): the first two coordinates are recorded.
+        dimension: usize,
+    }
+    about: "draws of density ∝ exp(-eps ||b||_p) in D dimensions, per norm p (F2.1; the noise alone: no data is read, nothing is spent)",
 }
 
 impl ReleaseKind for PNormSamples {
@@ -637,20 +618,15 @@ impl ReleaseKind for PNormSamples {
     }
 }
 
-/// Basic vs advanced composition of k eps-DP mechanisms (an analytic series).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Composition {
-    /// The numbers of mechanisms k.
-    ks: Vec<u64>,
-    /// Advanced composition's slack delta'.
-    delta: f64,
-}
-
-impl Described for Composition {
-    const NAME: &'static str = "composition";
-    const ABOUT: &'static str = "total eps of k eps-DP mechanisms: basic k eps vs advanced sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1) (Dwork, Rothblum & Vadhan 2010; analytic, nothing is released)";
-    const FIELDS: &'static [&'static str] = &["ks", "delta"];
+kind! {
+    /// Basic vs advanced composition of k eps-DP mechanisms (an analytic series).
+    Composition = "composition" {
+        /// The numbers of mechanisms k.
+        ks: Vec<u64>,
+        /// Advanced composition's slack delta'.
+        delta: f64,
+    }
+    about: "total eps of k eps-DP mechanisms: basic k eps vs advanced sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1) (Dwork, Rothblum & Vadhan 2010; analytic, nothing is released)",
 }
 
 impl ReleaseKind for Composition {
@@ -658,13 +634,7 @@ impl ReleaseKind for Composition {
         if self.ks.is_empty() || self.ks.contains(&0) {
             return Err(refuse("ks", "give at least one k, each >= 1"));
         }
-        if !(self.delta > 0.0 && self.delta < 1.0) {
-            return Err(refuse(
-                "delta",
-                format!("delta' must be in (0, 1), got {}", self.delta),
-            ));
-        }
-        Ok(())
+        check_open_unit("delta", self.delta)
     }
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {

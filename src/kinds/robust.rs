@@ -9,7 +9,8 @@
 
 use super::release::{bounds_of, clamp, need_eps, record};
 use super::{
-    Axis, Described, OwnBudget, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, refuse,
+    Axis, Described, OwnBudget, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, check_open_unit,
+    kind, refuse,
 };
 use crate::error::Result;
 use crate::learners::TrialLog;
@@ -106,16 +107,10 @@ impl<const IQR: bool> ReleaseKind for Ptr<IQR> {
                 format!("must be > 0, got {}", self.propose),
             ));
         }
-        if let Some(s) = self.test_share.filter(|s| !(*s > 0.0 && *s < 1.0)) {
-            return Err(refuse("test_share", format!("must be in (0, 1), got {s}")));
+        if let Some(s) = self.test_share {
+            check_open_unit("test_share", s)?;
         }
-        if !(self.delta > 0.0 && self.delta < 1.0) {
-            return Err(refuse(
-                "delta",
-                format!("must be in (0, 1), got {}", self.delta),
-            ));
-        }
-        Ok(())
+        check_open_unit("delta", self.delta)
     }
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
@@ -129,22 +124,17 @@ impl<const IQR: bool> ReleaseKind for Ptr<IQR> {
     }
 }
 
-/// Lei's perturbed-histogram M-estimator (Huber location).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MEstimatorHistogram {
-    bounds: [f64; 2],
-    /// Number of equal bins; absent: ceil(n^(1/3)) from the run's public n, so the bin width
-    /// shrinks with n while each bin's expected count grows.
-    bins: Option<usize>,
-    /// Huber's tuning constant c, in the data's units.
-    huber: f64,
-}
-
-impl Described for MEstimatorHistogram {
-    const NAME: &'static str = "m_estimator_histogram";
-    const ABOUT: &'static str = "Lei (2011): Laplace counts over equal public bins (Delta 1 add/remove, 2 replace-one), then Huber's location estimate from the noisy counts (post-processing); pure eps-DP; bins default ceil(n^(1/3)) from the public n";
-    const FIELDS: &'static [&'static str] = &["bounds", "bins", "huber"];
+kind! {
+    /// Lei's perturbed-histogram M-estimator (Huber location).
+    MEstimatorHistogram = "m_estimator_histogram" {
+        bounds: [f64; 2],
+        /// Number of equal bins; absent: ceil(n^(1/3)) from the run's public n, so the bin
+        /// width shrinks with n while each bin's expected count grows.
+        bins: Option<usize>,
+        /// Huber's tuning constant c, in the data's units.
+        huber: f64,
+    }
+    about: "Lei (2011): Laplace counts over equal public bins (Delta 1 add/remove, 2 replace-one), then Huber's location estimate from the noisy counts (post-processing); pure eps-DP; bins default ceil(n^(1/3)) from the public n",
 }
 
 impl ReleaseKind for MEstimatorHistogram {
@@ -189,28 +179,17 @@ impl ReleaseKind for MEstimatorHistogram {
     }
 }
 
-/// Ji, Lipton & Elkan's delta heuristic: publish each record with probability delta.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeltaLeak {
-    delta: f64,
-}
-
-impl Described for DeltaLeak {
-    const NAME: &'static str = "delta_leak";
-    const ABOUT: &'static str = "publishes each record with probability delta: (0, delta)-DP under both relations, yet n delta records leak in expectation (Ji, Lipton & Elkan 2014, why delta < 1/n); records leaked, leaked_analytic = n delta, any_leaked and its 1 - (1 - delta)^n";
-    const FIELDS: &'static [&'static str] = &["delta"];
+kind! {
+    /// Ji, Lipton & Elkan's delta heuristic: publish each record with probability delta.
+    DeltaLeak = "delta_leak" {
+        delta: f64,
+    }
+    about: "publishes each record with probability delta: (0, delta)-DP under both relations, yet n delta records leak in expectation (Ji, Lipton & Elkan 2014, why delta < 1/n); records leaked, leaked_analytic = n delta, any_leaked and its 1 - (1 - delta)^n",
 }
 
 impl ReleaseKind for DeltaLeak {
     fn validate(&self, _: &[Axis]) -> std::result::Result<(), Refusal> {
-        if !(self.delta > 0.0 && self.delta < 1.0) {
-            return Err(refuse(
-                "delta",
-                format!("must be in (0, 1), got {}", self.delta),
-            ));
-        }
-        Ok(())
+        check_open_unit("delta", self.delta)
     }
 
     /// It spends a delta at epsilon 0, not the grid's epsilon.

@@ -2,7 +2,7 @@
 //! mechanisms and proofs live in [`crate::selection`]; here are their spec fields.
 
 use super::variant::{Excess, Variant};
-use super::{Described, Refusal, SelectorKind, refuse};
+use super::{Refusal, SelectorKind, kind, refuse};
 use crate::selection::{Score, Selector};
 use serde::{Deserialize, Serialize};
 
@@ -29,18 +29,13 @@ impl From<ScoreName> for Score {
 /// Declares a selector whose only field is `score`.
 macro_rules! scored {
     ($ty:ident, $name:literal, $about:literal, private = $private:literal, $make:expr) => {
-        #[derive(Debug, Clone, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct $ty {
-            /// `mi` (mutual information, default) or `count` (two classes).
-            #[serde(default)]
-            score: ScoreName,
-        }
-
-        impl Described for $ty {
-            const NAME: &'static str = $name;
-            const ABOUT: &'static str = $about;
-            const FIELDS: &'static [&'static str] = &["score"];
+        kind! {
+            $ty = $name {
+                /// `mi` (mutual information, default) or `count` (two classes).
+                #[serde(default)]
+                score: ScoreName,
+            }
+            about: $about,
         }
 
         impl SelectorKind for $ty {
@@ -85,19 +80,14 @@ scored!(
     |score| Selector::GumbelTopK { score }
 );
 
-/// Algorithm 2: ranks by the MI of the Algorithm 1 noisy model.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoisyNbMi {
-    /// Only `mi` applies.
-    #[serde(default)]
-    score: ScoreName,
-}
-
-impl Described for NoisyNbMi {
-    const NAME: &'static str = "noisy_nb_mi";
-    const ABOUT: &'static str = "Algorithm 2: MI of the Algorithm 1 noisy NB, top T (eps-DP)";
-    const FIELDS: &'static [&'static str] = &["score"];
+kind! {
+    /// Algorithm 2: ranks by the MI of the Algorithm 1 noisy model.
+    NoisyNbMi = "noisy_nb_mi" {
+        /// Only `mi` applies.
+        #[serde(default)]
+        score: ScoreName,
+    }
+    about: "Algorithm 2: MI of the Algorithm 1 noisy NB, top T (eps-DP)",
 }
 
 impl SelectorKind for NoisyNbMi {
@@ -120,21 +110,15 @@ impl SelectorKind for NoisyNbMi {
     }
 }
 
-/// The sparse vector technique with a public threshold.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sparse {
-    #[serde(default)]
-    score: ScoreName,
-    /// The public threshold, in score units.
-    sparse_threshold: Option<f64>,
-}
-
-impl Described for Sparse {
-    const NAME: &'static str = "sparse";
-    const ABOUT: &'static str =
-        "sparse vector with a public threshold, eps/T per positive (eps-DP)";
-    const FIELDS: &'static [&'static str] = &["score", "sparse_threshold"];
+kind! {
+    /// The sparse vector technique with a public threshold.
+    Sparse = "sparse" {
+        #[serde(default)]
+        score: ScoreName,
+        /// The public threshold, in score units.
+        sparse_threshold: Option<f64>,
+    }
+    about: "sparse vector with a public threshold, eps/T per positive (eps-DP)",
 }
 
 impl SelectorKind for Sparse {
@@ -183,21 +167,16 @@ pub enum MaskVariant {
     DeltaQ,
 }
 
-/// Algorithm 5: the exponential mechanism over T-subsets.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Mask {
-    /// `mi` (mutual information, default) or `count` (two classes).
-    #[serde(default)]
-    score: ScoreName,
-    /// An ablation variant ([`MASK_DELTA_Q`]); faithful when absent.
-    variant: Option<MaskVariant>,
-}
-
-impl Described for Mask {
-    const NAME: &'static str = "mask";
-    const ABOUT: &'static str = "Algorithm 5: exponential mechanism over T-subsets (eps-DP)";
-    const FIELDS: &'static [&'static str] = &["score", "variant"];
+kind! {
+    /// Algorithm 5: the exponential mechanism over T-subsets.
+    Mask = "mask" {
+        /// `mi` (mutual information, default) or `count` (two classes).
+        #[serde(default)]
+        score: ScoreName,
+        /// An ablation variant ([`MASK_DELTA_Q`]); faithful when absent.
+        variant: Option<MaskVariant>,
+    }
+    about: "Algorithm 5: exponential mechanism over T-subsets (eps-DP)",
 }
 
 impl SelectorKind for Mask {

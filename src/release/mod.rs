@@ -259,15 +259,7 @@ pub fn exponential_quantile_in(
     [sorted, work]: [&mut Vec<f64>; 2],
 ) -> Result<(Release, usize)> {
     sorted.clear();
-    let mut clamped = 0;
-    for (i, &v) in values.iter().enumerate() {
-        if v.is_nan() {
-            return Err(Error::param("value", format!("row {i} is NaN")));
-        }
-        let c = v.clamp(bounds.lo, bounds.hi);
-        clamped += usize::from(c != v);
-        sorted.push(c);
-    }
+    let clamped = query::clamp_into(values, bounds, sorted)?;
     let m = ExponentialQuantile::new(p, epsilon, bounds.lo, bounds.hi, ledger.relation())?;
     sorted.sort_unstable_by(f64::total_cmp);
     let truth = if sorted.is_empty() {

@@ -64,6 +64,21 @@ impl Bounds {
     }
 }
 
+/// Appends `values` clamped to `bounds` to `out` and returns how many the clamp moved; a NaN
+/// is an error naming its row. What [`Clamped::new`] does, into a buffer the caller reuses.
+pub fn clamp_into(values: &[f64], bounds: Bounds, out: &mut Vec<f64>) -> Result<usize> {
+    let mut clamped = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if v.is_nan() {
+            return Err(Error::param("value", format!("row {i} is NaN")));
+        }
+        let c = v.clamp(bounds.lo, bounds.hi);
+        clamped += usize::from(c != v);
+        out.push(c);
+    }
+    Ok(clamped)
+}
+
 /// A column clamped to public bounds, sorted on demand.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clamped {
@@ -76,16 +91,8 @@ pub struct Clamped {
 impl Clamped {
     /// Clamps `values` to `bounds`; a NaN is an error naming its row.
     pub fn new(values: &[f64], bounds: Bounds) -> Result<Self> {
-        let mut clamped = 0;
         let mut out = Vec::with_capacity(values.len());
-        for (i, &v) in values.iter().enumerate() {
-            if v.is_nan() {
-                return Err(Error::param("value", format!("row {i} is NaN")));
-            }
-            let c = v.clamp(bounds.lo, bounds.hi);
-            clamped += usize::from(c != v);
-            out.push(c);
-        }
+        let clamped = clamp_into(values, bounds, &mut out)?;
         Ok(Clamped {
             values: out,
             bounds,

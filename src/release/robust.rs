@@ -1,8 +1,8 @@
 //! Robust statistics under differential privacy (issue 50; Sarwate & Chaudhuri 2013's
 //! "connection to robust statistics"):
 //!
-//! * [`ptr_trimmed_mean`], [`ptr_iqr`]: the alpha-trimmed mean and the interquartile range by
-//!   propose-test-release (Dwork & Lei 2009), replace-one neighbours (n public).
+//! * [`ptr_release`] of a [`Robust`] statistic: the alpha-trimmed mean or the interquartile
+//!   range by propose-test-release (Dwork & Lei 2009), replace-one neighbours (n public).
 //! * [`m_estimator_histogram`]: Lei (2011)'s M-estimator on a perturbed histogram: Laplace
 //!   counts over public bins of width h, then Huber's location estimate computed from the noisy
 //!   counts alone (post-processing).
@@ -218,49 +218,6 @@ pub fn ptr_release(
     })
 }
 
-/// The trimmed mean by PTR at `alpha` (convenience over [`ptr_release`]).
-pub fn ptr_trimmed_mean(
-    alpha: f64,
-    params: PtrParams,
-    data: &Clamped,
-    epsilon: f64,
-    streams: &mut Streams,
-    ledger: &mut Ledger,
-) -> Result<PtrOutcome> {
-    let statistic = Robust::TrimmedMean { alpha };
-    ptr_release(
-        PtrParams {
-            statistic,
-            ..params
-        },
-        data,
-        epsilon,
-        streams,
-        ledger,
-    )
-}
-
-/// The IQR by PTR (convenience over [`ptr_release`]).
-pub fn ptr_iqr(
-    params: PtrParams,
-    data: &Clamped,
-    epsilon: f64,
-    streams: &mut Streams,
-    ledger: &mut Ledger,
-) -> Result<PtrOutcome> {
-    let statistic = Robust::Iqr;
-    ptr_release(
-        PtrParams {
-            statistic,
-            ..params
-        },
-        data,
-        epsilon,
-        streams,
-        ledger,
-    )
-}
-
 /// Huber's psi: r clipped to [-c, c].
 fn huber_psi(r: f64, c: f64) -> f64 {
     r.clamp(-c, c)
@@ -339,27 +296,43 @@ mod tests {
         Ledger::new(Relation::ReplaceOne).with_public_size(Some(PublicSize::new(n, "test")))
     }
 
+    /// `data` sorted.
+    fn sorted(data: &[f64]) -> Vec<f64> {
+        let mut s = data.to_vec();
+        s.sort_by(f64::total_cmp);
+        s
+    }
+
+    /// Every replace-one neighbour of `data` with the new value on `grid`, sorted.
+    fn replacements<'a>(data: &'a [f64], grid: &'a [f64]) -> impl Iterator<Item = Vec<f64>> + 'a {
+        (0..data.len()).flat_map(move |i| {
+            grid.iter().map(move |&v| {
+                let mut y = data.to_vec();
+                y[i] = v;
+                sorted(&y)
+            })
+        })
+    }
+
+    /// The values 0, 1/8, ..., 1.
+    fn eighths() -> Vec<f64> {
+        (0..=8).map(|i| i as f64 / 8.0).collect()
+    }
+
     /// A(0) bounds the change of the statistic under every single replacement, checked
     /// exhaustively on small grids (values and replacements on a 1/8 grid), and A(k) is
     /// nondecreasing in k.
     #[test]
     fn sensitivity_bound_covers_every_replacement() {
-        let grid: Vec<f64> = (0..=8).map(|i| i as f64 / 8.0).collect();
+        let grid = eighths();
         let data = [0.0, 0.125, 0.25, 0.25, 0.5, 0.625, 0.75, 1.0, 1.0];
         for stat in [Robust::TrimmedMean { alpha: 0.2 }, Robust::Iqr] {
-            let mut s = data.to_vec();
-            s.sort_by(f64::total_cmp);
+            let s = sorted(&data);
             let a0 = stat.sensitivity_bound(&s, unit(), 0);
             let t = stat.answer(&s);
-            let mut worst: f64 = 0.0;
-            for i in 0..data.len() {
-                for &v in &grid {
-                    let mut y = data.to_vec();
-                    y[i] = v;
-                    y.sort_by(f64::total_cmp);
-                    worst = worst.max((stat.answer(&y) - t).abs());
-                }
-            }
+            let worst = replacements(&data, &grid)
+                .map(|y| (stat.answer(&y) - t).abs())
+                .fold(0.0, f64::max);
             assert!(worst <= a0 + 1e-12, "{stat:?}: {worst} > {a0}");
             assert!(worst > 0.0, "{stat:?}");
             let a: Vec<f64> = (0..12)
@@ -373,22 +346,26 @@ mod tests {
     #[test]
     fn distance_has_sensitivity_one() {
         let data = [0.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 1.0];
-        let grid: Vec<f64> = (0..=8).map(|i| i as f64 / 8.0).collect();
+        let grid = eighths();
         for stat in [Robust::TrimmedMean { alpha: 0.25 }, Robust::Iqr] {
-            let mut s = data.to_vec();
-            s.sort_by(f64::total_cmp);
             let b = 0.05;
-            let d = stat.distance_to_instability(&s, unit(), b) as i64;
+            let d = stat.distance_to_instability(&sorted(&data), unit(), b) as i64;
             assert!(d >= 1, "{stat:?}");
-            for i in 0..data.len() {
-                for &v in &grid {
-                    let mut y = data.to_vec();
-                    y[i] = v;
-                    y.sort_by(f64::total_cmp);
-                    let dy = stat.distance_to_instability(&y, unit(), b) as i64;
-                    assert!((d - dy).abs() <= 1, "{stat:?} {d} {dy}");
-                }
+            for y in replacements(&data, &grid) {
+                let dy = stat.distance_to_instability(&y, unit(), b) as i64;
+                assert!((d - dy).abs() <= 1, "{stat:?} {d} {dy}");
             }
+        }
+    }
+
+    /// PTR of the IQR, proposing b = (hi - lo)/n, half the budget to the test.
+    fn iqr_params() -> PtrParams {
+        PtrParams {
+            statistic: Robust::Iqr,
+            propose: 1.0,
+            test_share: 0.5,
+            delta: 1e-6,
+            fallback: 0.5,
         }
     }
 
@@ -401,15 +378,8 @@ mod tests {
             .map(|i| if i % 10 == 0 { 0.9 } else { 0.5 })
             .collect();
         let data = Clamped::new(&stable, unit()).unwrap();
-        let params = PtrParams {
-            statistic: Robust::Iqr,
-            propose: 1.0,
-            test_share: 0.5,
-            delta: 1e-6,
-            fallback: 0.5,
-        };
         let mut l = ledger(n);
-        let out = ptr_iqr(params, &data, 1.0, &mut Streams::new(1), &mut l).unwrap();
+        let out = ptr_release(iqr_params(), &data, 1.0, &mut Streams::new(1), &mut l).unwrap();
         assert!(out.answered && out.release.truth == 0.0, "{out:?}");
         assert!(out.release.abs_error() < 30.0 * out.bound, "{out:?}");
         assert_eq!(l.total_delta(), 1e-6);
@@ -417,11 +387,12 @@ mod tests {
         let spread: Vec<f64> = (0..n).map(|i| i as f64 / n as f64).collect();
         let data = Clamped::new(&spread, unit()).unwrap();
         let params = PtrParams {
+            statistic: Robust::TrimmedMean { alpha: 0.1 },
             propose: 0.01,
-            ..params
+            ..iqr_params()
         };
         let mut l = ledger(n);
-        let out = ptr_trimmed_mean(0.1, params, &data, 1.0, &mut Streams::new(1), &mut l).unwrap();
+        let out = ptr_release(params, &data, 1.0, &mut Streams::new(1), &mut l).unwrap();
         assert!(!out.answered && out.distance == 0, "{out:?}");
         assert_eq!(out.release.value, 0.5);
         assert!((l.total_epsilon() - 1.0).abs() < 1e-12);
@@ -430,17 +401,14 @@ mod tests {
     #[test]
     fn ptr_refuses_add_remove_and_a_wrong_size() {
         let data = Clamped::new(&[0.1, 0.2, 0.3, 0.4], unit()).unwrap();
-        let params = PtrParams {
-            statistic: Robust::Iqr,
-            propose: 1.0,
-            test_share: 0.5,
-            delta: 1e-6,
-            fallback: 0.5,
+        let release = |ledger: &mut Ledger| {
+            ptr_release(iqr_params(), &data, 1.0, &mut Streams::new(1), ledger)
         };
         let mut ar =
             Ledger::new(Relation::AddRemove).with_public_size(Some(PublicSize::new(4, "test")));
-        assert!(ptr_iqr(params, &data, 1.0, &mut Streams::new(1), &mut ar).is_err());
-        assert!(ptr_iqr(params, &data, 1.0, &mut Streams::new(1), &mut ledger(5)).is_err());
+        assert!(release(&mut ar).is_err());
+        assert!(release(&mut ledger(5)).is_err());
+        assert!(release(&mut ledger(4)).is_ok());
     }
 
     /// Huber's estimate: the mean when c covers the data, the median-like centre when c is
