@@ -3,6 +3,21 @@
 //! pgfplots `figure.tex` + `figure_data.csv`, the LaTeX `table.tex` and `index.html`.
 //! Every series states whether it is private: "(private)" or "(non-private)".
 
+/// `word()` of a verdict enum: the word a report prints for each variant (declared before the
+/// modules so `verdict` and `slope` use it without naming each other).
+macro_rules! verdict_words {
+    ($ty:ident { $($variant:ident => $word:literal),* $(,)? }) => {
+        impl $ty {
+            /// The word a report prints for this verdict.
+            pub fn word(&self) -> &'static str {
+                match self {
+                    $($ty::$variant { .. } => $word,)*
+                }
+            }
+        }
+    };
+}
+
 pub mod ablation;
 pub mod figure;
 pub mod html;
