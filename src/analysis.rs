@@ -113,19 +113,37 @@ fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
         .ok_or_else(|| Error::param("epsilon", format!("probe `{name}` needs an epsilon > 0")))
 }
 
+/// What the probes built on Algorithm 1 start from: their epsilon (refused unless > 0), the
+/// exact MI per feature and Algorithm 1's checked parameters at that epsilon.
+fn algorithm1(
+    name: &str,
+    input: &ProbeInput,
+) -> Result<(f64, Vec<f64>, <PrivateNbParams as ParamGuard>::Checked)> {
+    let eps = need_eps(name, input.epsilon)?;
+    let mi = mutual_information(input.counts)?;
+    Ok((eps, mi, PrivateNbParams::new(eps).check()?))
+}
+
 fn normalised(xs: &[f64]) -> Vec<f64> {
     let max = xs.iter().cloned().fold(f64::MIN_POSITIVE, f64::max);
     xs.iter().map(|x| x / max).collect()
 }
 
-const NON_PRIVATE_WHY: &str = "shows exact statistics of the training data";
+/// Labels the probe's output non-private in the ledger: it shows `what`, exact statistics of
+/// the training data.
+fn shows_exact(log: &mut TrialLog, what: &str) {
+    log.ledger.non_private(
+        "analysis",
+        what,
+        "shows exact statistics of the training data",
+    );
+}
 
 impl MiSorted {
     fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let mut mi = mutual_information(input.counts)?;
         mi.sort_by(|a, b| b.total_cmp(a));
-        log.ledger
-            .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+        shows_exact(log, "exact MI");
         out.put("mi", mi);
         Ok(())
     }
@@ -134,16 +152,13 @@ impl MiSorted {
 impl MiThresholded {
     fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let c = input.counts;
-        let eps = need_eps(Self::NAME, input.epsilon)?;
-        let mi = mutual_information(c)?;
-        let p = PrivateNbParams::new(eps).check()?;
+        let (eps, mi, p) = algorithm1(Self::NAME, input)?;
         let mut rng = log.streams.stream("analysis/algorithm1");
         let mut release = log.ledger.scratch();
         let noisy = p.release_counts(c, None, &mut rng, &mut release)?;
         log.ledger
             .absorb(release.renamed("analysis", "laplace (Algorithm 1 counts)"))?;
-        log.ledger
-            .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+        shows_exact(log, "exact MI");
         let t = p.threshold().value(noisy.scale, eps);
         let off = noisy.off.as_ref().ok_or_else(|| {
             Error::param("release", "probe `mi_thresholded` needs the on/off release")
@@ -187,10 +202,8 @@ impl MiSensitivity {
 impl PerturbedMi {
     fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
         let c = input.counts;
-        let eps = need_eps(Self::NAME, input.epsilon)?;
-        let mi = mutual_information(c)?;
+        let (eps, mi, p) = algorithm1(Self::NAME, input)?;
         // Algorithm 2: MI of the Algorithm 1 noisy model.
-        let p = PrivateNbParams::new(eps).check()?;
         let mut rng = log.streams.stream("analysis/algorithm2");
         let fit = p.fit_counts(c, None, &mut rng, &mut log.ledger)?;
         let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
@@ -209,8 +222,7 @@ impl PerturbedMi {
             "alg3_mi",
             mi.iter().map(|&v| v + lap.sample(&mut rng)).collect(),
         );
-        log.ledger
-            .non_private("analysis", "exact MI", NON_PRIVATE_WHY);
+        shows_exact(log, "exact MI");
         out.put("true_mi", mi);
         Ok(())
     }
@@ -237,11 +249,7 @@ impl KeepProbability {
         );
         out.put("mi_score", normalised(&mi));
         out.put("count_score", normalised(&counts));
-        log.ledger.non_private(
-            "analysis",
-            "none (analytic keep probabilities)",
-            NON_PRIVATE_WHY,
-        );
+        shows_exact(log, "none (analytic keep probabilities)");
         Ok(())
     }
 }
@@ -252,8 +260,7 @@ impl ScoreComparison {
         let counts = count_scores(input.counts)?;
         out.put("mi_score", normalised(&mi));
         out.put("count_score", normalised(&counts));
-        log.ledger
-            .non_private("analysis", "exact scores", NON_PRIVATE_WHY);
+        shows_exact(log, "exact scores");
         Ok(())
     }
 }
@@ -276,8 +283,7 @@ impl TopFeatures {
                 top.iter().map(|&d| c.on[[k, d]]).collect(),
             );
         }
-        log.ledger
-            .non_private("analysis", "exact MI and counts", NON_PRIVATE_WHY);
+        shows_exact(log, "exact MI and counts");
         Ok(())
     }
 }

@@ -135,83 +135,39 @@ pub enum PublicTrain {
     Declared(usize),
 }
 
-/// Rows from LIBSVM files.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LibsvmDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    /// Training file, or the only file when the split is random.
-    pub train: PathBuf,
-    /// Published test file (a fixed split); absent means a seeded random split.
-    pub test: Option<PathBuf>,
-    /// Training fraction of the random split (required without `test`).
-    pub train_fraction: Option<f64>,
-    /// Classes in order; `label` as written in the file.
-    pub classes: Vec<ClassDef>,
-    /// Keep only rows whose label is listed (otherwise an unlisted label is an error).
-    #[serde(default)]
-    pub subset: bool,
-    /// Seed of the class subsampling (fixed per dataset, so every run sees the same rows).
-    #[serde(default)]
-    pub subsample_seed: u64,
-    /// Feature names, one per line (line i names feature i).
-    pub vocabulary: Option<PathBuf>,
-    /// Expected SHA-256 (hex) per file path as written above.
-    #[serde(default)]
-    pub sha256: BTreeMap<String, String>,
-    /// Public bounds of real-valued features; without them every value must be 0 or 1.
-    pub bounds: Option<BoundsDef>,
-    /// Download URL per file path (`epsilab data fetch NAME`; checked against `sha256`).
-    #[serde(default)]
-    pub urls: BTreeMap<String, String>,
-    /// The training set's size N, declared public (SPEC 1: N is public): every size-dependent
-    /// mechanism parameter reads it, and a training split of another size is an error.
-    pub public_n: Option<usize>,
+source_def! { file
+    /// Rows from LIBSVM files.
+    LibsvmDef {
+        pub dimension: usize,
+        /// Classes in order; `label` as written in the file.
+        pub classes: Vec<ClassDef>,
+        /// Feature names, one per line (line i names feature i).
+        pub vocabulary: Option<PathBuf>,
+    }
 }
 
-/// Rows from CSV files: one label column, numeric feature columns.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CsvDef {
-    pub title: Option<String>,
-    /// Training file, or the only file when the split is random.
-    pub train: PathBuf,
-    /// Published test file (a fixed split); absent means a seeded random split.
-    pub test: Option<PathBuf>,
-    /// Training fraction of the random split (required without `test`).
-    pub train_fraction: Option<f64>,
-    /// The label column: a header name, or a column number counted from 1.
-    pub label: Column,
-    /// Feature columns in order [default: every column but the label].
-    pub features: Option<Vec<Column>>,
-    /// Whether the first line names the columns.
-    #[serde(default = "yes")]
-    pub header: bool,
-    /// Field separator, one ASCII character ("\t" for tabs) [default: ","].
-    pub delimiter: Option<String>,
-    /// Classes in order; `label` as written in the label column (text or number). Empty (or
-    /// absent) only with `target_bounds`.
-    #[serde(default)]
-    pub classes: Vec<ClassDef>,
-    #[serde(default)]
-    pub subset: bool,
-    #[serde(default)]
-    pub subsample_seed: u64,
-    #[serde(default)]
-    pub sha256: BTreeMap<String, String>,
-    /// Public bounds of real-valued features; without them every value must be 0 or 1.
-    pub bounds: Option<BoundsDef>,
-    /// Download URL per file path (`epsilab data fetch NAME`; checked against `sha256`).
-    #[serde(default)]
-    pub urls: BTreeMap<String, String>,
-    /// The training set's size N, declared public (as [`LibsvmDef::public_n`]).
-    pub public_n: Option<usize>,
-    /// Public `[lo, hi]` of a real-valued regression target: the `label` column is then that
-    /// target (read as a number, clipped to these bounds), `classes` must be empty and every
-    /// row belongs to one class. Like `bounds`, part of the mechanism's definition, not the
-    /// data's.
-    pub target_bounds: Option<[f64; 2]>,
+source_def! { file
+    /// Rows from CSV files: one label column, numeric feature columns.
+    CsvDef {
+        /// The label column: a header name, or a column number counted from 1.
+        pub label: Column,
+        /// Feature columns in order [default: every column but the label].
+        pub features: Option<Vec<Column>>,
+        /// Whether the first line names the columns.
+        #[serde(default = "yes")]
+        pub header: bool,
+        /// Field separator, one ASCII character ("\t" for tabs) [default: ","].
+        pub delimiter: Option<String>,
+        /// Classes in order; `label` as written in the label column (text or number). Empty (or
+        /// absent) only with `target_bounds`.
+        #[serde(default)]
+        pub classes: Vec<ClassDef>,
+        /// Public `[lo, hi]` of a real-valued regression target: the `label` column is then that
+        /// target (read as a number, clipped to these bounds), `classes` must be empty and every
+        /// row belongs to one class. Like `bounds`, part of the mechanism's definition, not the
+        /// data's.
+        pub target_bounds: Option<[f64; 2]>,
+    }
 }
 
 fn yes() -> bool {
@@ -604,15 +560,11 @@ impl FileSet<'_> {
                         test_file.display()
                     )));
                 }
-                let mut per_class = vec![0usize; self.classes.len()];
-                for k in keep.iter().filter(|k| k.0 == 0) {
-                    per_class[k.2 as usize] += 1;
-                }
-                if let Some(c) = per_class.iter().position(|&m| m == 0) {
+                if let Some(c) = self.class_without_rows(keep.iter().filter(|k| k.0 == 0)) {
                     return Err(self.err(format!(
                         "class `{}` (label {}) has no training rows in {}",
-                        self.classes[c].name,
-                        self.classes[c].label,
+                        c.name,
+                        c.label,
                         train_file.display()
                     )));
                 }
@@ -634,21 +586,31 @@ impl FileSet<'_> {
                         self.classes.len()
                     )));
                 }
-                let mut per_class = vec![0usize; self.classes.len()];
-                for k in keep {
-                    per_class[k.2 as usize] += 1;
-                }
-                if let Some(c) = per_class.iter().position(|&m| m == 0) {
+                if let Some(c) = self.class_without_rows(keep.iter()) {
                     return Err(self.err(format!(
                         "class `{}` (label {}) has no rows in {}, so no training rows",
-                        self.classes[c].name,
-                        self.classes[c].label,
+                        c.name,
+                        c.label,
                         train_file.display()
                     )));
                 }
             }
         }
         Ok(())
+    }
+
+    /// The first class with no row among the kept `rows` ((part, row, class)): a class the
+    /// split could never train on.
+    fn class_without_rows<'k>(
+        &self,
+        rows: impl Iterator<Item = &'k (usize, u32, u16)>,
+    ) -> Option<&ClassDef> {
+        let mut per_class = vec![0usize; self.classes.len()];
+        for k in rows {
+            per_class[k.2 as usize] += 1;
+        }
+        let c = per_class.iter().position(|&m| m == 0)?;
+        Some(&self.classes[c])
     }
 
     /// Checks the parts, subsamples classes, assembles the shared matrix and applies bounds.

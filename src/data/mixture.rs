@@ -10,22 +10,20 @@ use crate::rng::rng_from;
 use ndarray::Array2;
 use rand::Rng as _;
 use rand_distr::{Distribution, StandardNormal};
-use serde::Deserialize;
 
-/// `source = "gaussian_mixture"`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GaussianMixtureDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    /// k, the number of mixture components (and classes).
-    pub clusters: usize,
-    pub train: usize,
-    pub test: usize,
-    /// σ, each component's standard deviation per coordinate [default 0.1].
-    pub spread: Option<f64>,
-    #[serde(default)]
-    pub seed: u64,
+source_def! {
+    /// `source = "gaussian_mixture"`.
+    GaussianMixtureDef {
+        pub dimension: usize,
+        /// k, the number of mixture components (and classes).
+        pub clusters: usize,
+        pub train: usize,
+        pub test: usize,
+        /// σ, each component's standard deviation per coordinate [default 0.1].
+        pub spread: Option<f64>,
+        #[serde(default)]
+        pub seed: u64,
+    }
 }
 
 /// Generates the mixture (see the module doc); refuses k < 2, d = 0 or a bad σ.

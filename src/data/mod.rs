@@ -3,6 +3,57 @@
 //! A [`Dataset`] is loaded once per run and shared (`Arc`) by every trial; a trial only holds
 //! row indices ([`Split`]), never a copy of the data.
 
+/// Declares a source's definition (a `[dataset.NAME]` table with its `source`): a serde struct
+/// that refuses unknown fields, so a misspelt key is an error naming it rather than a silent
+/// default, with the optional display `title` every source takes. `file` definitions (LIBSVM,
+/// CSV) also take the split, subsampling, checksum, download and public-size fields of a file.
+macro_rules! source_def {
+    ($(#[$doc:meta])* $name:ident { $($own:tt)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// Display title in reports (default: the dataset's name).
+            pub title: Option<String>,
+            $($own)*
+        }
+    };
+    (file $(#[$doc:meta])* $name:ident { $($own:tt)* }) => {
+        source_def! {
+            $(#[$doc])*
+            $name {
+                /// Training file, or the only file when the split is random.
+                pub train: std::path::PathBuf,
+                /// Published test file (a fixed split); absent means a seeded random split.
+                pub test: Option<std::path::PathBuf>,
+                /// Training fraction of the random split (required without `test`).
+                pub train_fraction: Option<f64>,
+                $($own)*
+                /// Keep only rows whose label is listed (otherwise an unlisted label is an error).
+                #[serde(default)]
+                pub subset: bool,
+                /// Seed of the class subsampling (fixed per dataset, so every run sees the same
+                /// rows).
+                #[serde(default)]
+                pub subsample_seed: u64,
+                /// Expected SHA-256 (hex) per file path as written above.
+                #[serde(default)]
+                pub sha256: std::collections::BTreeMap<String, String>,
+                /// Public bounds of real-valued features; without them every value must be 0 or 1.
+                pub bounds: Option<$crate::data::catalog::BoundsDef>,
+                /// Download URL per file path (`epsilab data fetch NAME`; checked against
+                /// `sha256`).
+                #[serde(default)]
+                pub urls: std::collections::BTreeMap<String, String>,
+                /// The training set's size N, declared public (SPEC 1: N is public): every
+                /// size-dependent mechanism parameter reads it, and a training split of another
+                /// size is an error.
+                pub public_n: Option<usize>,
+            }
+        }
+    };
+}
+
 pub mod catalog;
 pub mod csv_source;
 pub mod dense;

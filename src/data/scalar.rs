@@ -16,112 +16,106 @@ use crate::rng::rng_from;
 use ndarray::Array2;
 use rand::Rng as _;
 use rand_distr::{Beta, Distribution, StandardNormal, StudentT};
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// n draws of U(lo, hi).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UniformDef {
-    pub title: Option<String>,
-    pub n: usize,
-    #[serde(default)]
-    pub lo: f64,
-    #[serde(default = "one")]
-    pub hi: f64,
-    #[serde(default)]
-    pub seed: u64,
+source_def! {
+    /// n draws of U(lo, hi).
+    UniformDef {
+        pub n: usize,
+        #[serde(default)]
+        pub lo: f64,
+        #[serde(default = "one")]
+        pub hi: f64,
+        #[serde(default)]
+        pub seed: u64,
+    }
 }
 
-/// n draws of Beta(a, b) on [0, 1].
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BetaDef {
-    pub title: Option<String>,
-    pub n: usize,
-    pub a: f64,
-    pub b: f64,
-    #[serde(default)]
-    pub seed: u64,
+source_def! {
+    /// n draws of Beta(a, b) on [0, 1].
+    BetaDef {
+        pub n: usize,
+        pub a: f64,
+        pub b: f64,
+        #[serde(default)]
+        pub seed: u64,
+    }
 }
 
-/// A mixture: with probability 1 - `outliers`, center + spread N(0, 1); otherwise the value
-/// `outlier_value` (the review's "points moved to 1"), or U(0, 1) when it is not given.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ContaminatedDef {
-    /// Fraction of outliers in [0, 1].
-    pub outliers: f64,
-    /// Where every outlier sits; absent: each is U(0, 1).
-    pub outlier_value: Option<f64>,
-    /// Centre and standard deviation of the inliers (spread 0: all at the centre).
-    pub center: f64,
-    pub spread: f64,
-    pub n: usize,
-    #[serde(default)]
-    pub seed: u64,
-    pub title: Option<String>,
+source_def! {
+    /// A mixture: with probability 1 - `outliers`, center + spread N(0, 1); otherwise the value
+    /// `outlier_value` (the review's "points moved to 1"), or U(0, 1) when it is not given.
+    ContaminatedDef {
+        /// Fraction of outliers in [0, 1].
+        pub outliers: f64,
+        /// Where every outlier sits; absent: each is U(0, 1).
+        pub outlier_value: Option<f64>,
+        /// Centre and standard deviation of the inliers (spread 0: all at the centre).
+        pub center: f64,
+        pub spread: f64,
+        pub n: usize,
+        #[serde(default)]
+        pub seed: u64,
+    }
 }
 
-/// n draws of center + scale t_df (Student's t with `df` degrees of freedom): heavy-tailed
-/// data for the robust releases (df = 2 has no finite variance; df = 1 is Cauchy).
-///
-/// With `contamination` c (and `outlier`, required with it), each row is instead a gross
-/// outlier at `outlier` with probability c, independently (Huber's contamination model
-/// (1 - c) F + c δ_outlier), and the dataset states `center`, the inliers' location, as its
-/// truth: releases on it then also record their error against it (`abs_error_location`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StudentTDef {
-    pub title: Option<String>,
-    pub n: usize,
-    pub df: f64,
-    pub center: f64,
-    pub scale: f64,
-    #[serde(default)]
-    pub seed: u64,
-    /// Fraction of gross outliers in [0, 1) (absent: none, and no location truth).
-    pub contamination: Option<f64>,
-    /// Where every gross outlier sits.
-    pub outlier: Option<f64>,
+source_def! {
+    /// n draws of center + scale t_df (Student's t with `df` degrees of freedom): heavy-tailed
+    /// data for the robust releases (df = 2 has no finite variance; df = 1 is Cauchy).
+    ///
+    /// With `contamination` c (and `outlier`, required with it), each row is instead a gross
+    /// outlier at `outlier` with probability c, independently (Huber's contamination model
+    /// (1 - c) F + c δ_outlier), and the dataset states `center`, the inliers' location, as its
+    /// truth: releases on it then also record their error against it (`abs_error_location`).
+    StudentTDef {
+        pub n: usize,
+        pub df: f64,
+        pub center: f64,
+        pub scale: f64,
+        #[serde(default)]
+        pub seed: u64,
+        /// Fraction of gross outliers in [0, 1) (absent: none, and no location truth).
+        pub contamination: Option<f64>,
+        /// Where every gross outlier sits.
+        pub outlier: Option<f64>,
+    }
 }
 
-/// The review's Table I results column (Tom 0, Diego 1, Jack 1, Henry 0, Alice 1).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TableIDef {
-    pub title: Option<String>,
+source_def! {
+    /// The review's Table I results column (Tom 0, Diego 1, Jack 1, Henry 0, Alice 1).
+    TableIDef {
+
+    }
 }
 
-/// No rows at all: for releases that draw noise only or attack a secret of their own.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoDataDef {
-    pub title: Option<String>,
+source_def! {
+    /// No rows at all: for releases that draw noise only or attack a secret of their own.
+    NoDataDef {
+
+    }
 }
 
-/// One numeric column of a CSV file, multiplied by `scale` (e.g. UCI Adult's age / 100).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CsvColumnDef {
-    pub title: Option<String>,
-    pub file: PathBuf,
-    /// A header name, or a column number counted from 1.
-    pub column: Column,
-    /// Whether the first line names the columns. Off by default, unlike `csv`'s: the built-in
-    /// `adult_age` reads UCI's `adult.data`, which has no header, by this default. A header
-    /// read as data fails on its first line with a message naming `header = true`.
-    #[serde(default)]
-    pub header: bool,
-    #[serde(default = "one")]
-    pub scale: f64,
-    /// Expected SHA-256 (hex, of the decompressed bytes) per file path as written above.
-    #[serde(default)]
-    pub sha256: BTreeMap<String, String>,
-    /// The number of rows, declared public (releases reading n use it; a file of another
-    /// length is an error).
-    pub public_n: Option<usize>,
+source_def! {
+    /// One numeric column of a CSV file, multiplied by `scale` (e.g. UCI Adult's age / 100).
+    CsvColumnDef {
+        pub file: PathBuf,
+        /// A header name, or a column number counted from 1.
+        pub column: Column,
+        /// Whether the first line names the columns. Off by default, unlike `csv`'s: the built-in
+        /// `adult_age` reads UCI's `adult.data`, which has no header, by this default. A header
+        /// read as data fails on its first line with a message naming `header = true`.
+        #[serde(default)]
+        pub header: bool,
+        #[serde(default = "one")]
+        pub scale: f64,
+        /// Expected SHA-256 (hex, of the decompressed bytes) per file path as written above.
+        #[serde(default)]
+        pub sha256: BTreeMap<String, String>,
+        /// The number of rows, declared public (releases reading n use it; a file of another
+        /// length is an error).
+        pub public_n: Option<usize>,
+    }
 }
 
 fn one() -> f64 {

@@ -10,26 +10,25 @@ use crate::rng::{Rng, rng_from};
 use ndarray::Array2;
 use rand::Rng as _;
 use rand_distr::{Distribution, StandardNormal};
-use serde::Deserialize;
 
 /// Default relative jitter of the NB-sampled thetas (our choice; the thesis does not say).
 pub const DEFAULT_JITTER: f64 = 0.1;
 
-/// Toy Gaussian of the thesis appendix A.7: N(0, I) vs N(a 1, I), Bayes accuracy 90%.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToyGaussianDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
-    /// Grows a smaller spec's training set without changing its rows: the first `first_train`
-    /// training rows are drawn before the test rows (exactly the rows of `train = first_train`),
-    /// the remaining `train - first_train` after them, so the test set, every `n_train` subset
-    /// up to `first_train` and so every stored cell of the smaller spec stay the same.
-    pub first_train: Option<usize>,
+source_def! {
+    /// Toy Gaussian of the thesis appendix A.7: N(0, I) vs N(a 1, I), Bayes accuracy 90%.
+    ToyGaussianDef {
+        pub dimension: usize,
+        pub train: usize,
+        pub test: usize,
+        #[serde(default)]
+        pub seed: u64,
+        /// Grows a smaller spec's training set without changing its rows: the first
+        /// `first_train` training rows are drawn before the test rows (exactly the rows of
+        /// `train = first_train`), the remaining `train - first_train` after them, so the test
+        /// set, every `n_train` subset up to `first_train` and so every stored cell of the
+        /// smaller spec stay the same.
+        pub first_train: Option<usize>,
+    }
 }
 
 impl ToyGaussianDef {
@@ -39,21 +38,21 @@ impl ToyGaussianDef {
     }
 }
 
-/// The surveys' synthetic source for the ERM experiments: x = z / (2 sqrt D) with z ~ N(0, I_D),
-/// clipped to ||x|| <= 1 (so every row is in the unit ball the privacy proofs need, with public
-/// bound 1), and y = +1 with probability sigmoid(w*.x), w* = 2 s (1, ..., 1): a well-specified
-/// logistic model whose margin w*.x has standard deviation about s at every D.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LogisticBallDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    pub train: usize,
-    pub test: usize,
-    /// s: the margin's standard deviation (default 3).
-    pub signal: Option<f64>,
-    #[serde(default)]
-    pub seed: u64,
+source_def! {
+    /// The surveys' synthetic source for the ERM experiments: x = z / (2 sqrt D) with
+    /// z ~ N(0, I_D), clipped to ||x|| <= 1 (so every row is in the unit ball the privacy proofs
+    /// need, with public bound 1), and y = +1 with probability sigmoid(w*.x),
+    /// w* = 2 s (1, ..., 1): a well-specified logistic model whose margin w*.x has standard
+    /// deviation about s at every D.
+    LogisticBallDef {
+        pub dimension: usize,
+        pub train: usize,
+        pub test: usize,
+        /// s: the margin's standard deviation (default 3).
+        pub signal: Option<f64>,
+        #[serde(default)]
+        pub seed: u64,
+    }
 }
 
 impl LogisticBallDef {
@@ -99,38 +98,37 @@ pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset 
     }
 }
 
-/// Binary data sampled from a two-class Naive Bayes model (thesis section 3.4).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NbSampledDef {
-    pub title: Option<String>,
-    pub dimension: usize,
-    /// Base probability that a feature is on, per class (dense: [0.8, 0.5]; sparse: [0.01, 0.03]).
-    pub theta: [f64; 2],
-    /// Relative uniform jitter per feature: theta_cd = theta_c (1 + U(-jitter, jitter)).
-    #[serde(default = "default_jitter")]
-    pub jitter: f64,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
+source_def! {
+    /// Binary data sampled from a two-class Naive Bayes model (thesis section 3.4).
+    NbSampledDef {
+        pub dimension: usize,
+        /// Base probability that a feature is on, per class (dense: [0.8, 0.5]; sparse:
+        /// [0.01, 0.03]).
+        pub theta: [f64; 2],
+        /// Relative uniform jitter per feature: theta_cd = theta_c (1 + U(-jitter, jitter)).
+        #[serde(default = "default_jitter")]
+        pub jitter: f64,
+        pub train: usize,
+        pub test: usize,
+        #[serde(default)]
+        pub seed: u64,
+    }
 }
 
 fn default_jitter() -> f64 {
     DEFAULT_JITTER
 }
 
-/// Binary data sampled from the non-private NB fitted on another dataset's training set.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NbProxyDef {
-    pub title: Option<String>,
-    /// Catalog name of the dataset whose fitted NB generates the rows.
-    pub of: String,
-    pub train: usize,
-    pub test: usize,
-    #[serde(default)]
-    pub seed: u64,
+source_def! {
+    /// Binary data sampled from the non-private NB fitted on another dataset's training set.
+    NbProxyDef {
+        /// Catalog name of the dataset whose fitted NB generates the rows.
+        pub of: String,
+        pub train: usize,
+        pub test: usize,
+        #[serde(default)]
+        pub seed: u64,
+    }
 }
 
 /// Phi^-1(0.9).

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::spec::{FigureKind, Format, ReportDef, ReportKind, Spec, Target, VectorSeries};
 use crate::store::TrialRecord;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,18 @@ const FONT: &str = "sans-serif";
 const SVG_PX_PER_PT: f64 = 96.0 / 72.0;
 /// PNG resolution.
 const PNG_DPI: f64 = 200.0;
+
+/// A panel's chart: x on a linear or a log scale, y linear.
+type Chart<'a, DB, X> =
+    ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>;
+
+/// What a drawing step returns: plotters' error as text (the caller names the file).
+type Drawn = std::result::Result<(), String>;
+
+/// A backend's drawing error as text.
+fn draw_error<E: std::error::Error + Send + Sync>(e: DrawingAreaErrorKind<E>) -> String {
+    e.to_string()
+}
 
 /// Colour-blind-safe Okabe–Ito palette (yellow last: weakest on white).
 pub const PALETTE: [(u8, u8, u8); 8] = [
@@ -826,13 +839,8 @@ impl Figure {
         Ok(files)
     }
 
-    fn draw<DB: DrawingBackend>(
-        &self,
-        root: DrawingArea<DB, Shift>,
-        k: f64,
-    ) -> std::result::Result<(), String> {
-        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
-        root.fill(&WHITE).map_err(e)?;
+    fn draw<DB: DrawingBackend>(&self, root: DrawingArea<DB, Shift>, k: f64) -> Drawn {
+        root.fill(&WHITE).map_err(draw_error)?;
         let (cols, rows) = self.grid();
         let (_, h) = root.dim_in_pixel();
         let (_, lrows, lh) = self.legend_layout();
@@ -844,7 +852,7 @@ impl Figure {
             self.draw_panel(panel, &area, k, shared)?;
         }
         self.draw_legend(&legend, k)?;
-        root.present().map_err(e)
+        root.present().map_err(draw_error)
     }
 
     fn y_tick(&self, v: f64) -> String {
@@ -937,8 +945,7 @@ impl Figure {
         area: &DrawingArea<DB, Shift>,
         k: f64,
         shared_y: Option<(f64, f64)>,
-    ) -> std::result::Result<(), String> {
-        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    ) -> Drawn {
         let f = self.style.font_pt;
         let px = |pt: f64| (pt * k).round().max(1.0) as i32;
         let (x0, x1) = self.x_range(panel);
@@ -949,31 +956,18 @@ impl Figure {
             .margin(px(0.35 * f))
             .x_label_area_size(px(2.4 * f))
             .y_label_area_size(px(3.4 * f));
-        let tick = (FONT, 0.85 * f * k);
-        let label = (FONT, f * k);
-        let cats = self.categories.clone();
-        let dots = self.dots;
-        let y_fmt = |v: &f64| self.y_tick(*v);
         if self.log_x {
             let mut chart = builder
                 .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
-                .map_err(e)?;
-            chart
-                .configure_mesh()
-                .x_desc(&self.x_label)
-                .y_desc(&self.y_label)
-                .label_style(tick)
-                .axis_desc_style(label)
-                .x_labels(5)
-                .y_labels(6)
-                .light_line_style(WHITE)
-                .x_label_formatter(&|v| format_tick(*v))
-                .y_label_formatter(&y_fmt)
-                .draw()
-                .map_err(e)?;
+                .map_err(draw_error)?;
+            self.draw_mesh(&mut chart, k, &|v| format_tick(*v))?;
             self.draw_series(&mut chart, panel, x0, x1, k)
         } else {
-            let mut chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(e)?;
+            let mut chart = builder
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(draw_error)?;
+            let cats = self.categories.clone();
+            let dots = self.dots;
             let fmt = move |v: &f64| match &cats {
                 Some(c) => {
                     let i = v.round();
@@ -986,39 +980,54 @@ impl Figure {
                 None if dots => String::new(),
                 None => format_tick(*v),
             };
-            let mut mesh = chart.configure_mesh();
-            mesh.x_desc(&self.x_label)
-                .y_desc(&self.y_label)
-                .label_style(tick)
-                .axis_desc_style(label)
-                .x_labels(5)
-                .y_labels(6)
-                .light_line_style(WHITE)
-                .x_label_formatter(&fmt)
-                .y_label_formatter(&y_fmt);
-            if let Some(c) = &self.categories {
-                mesh.x_labels(c.len() + 1);
-            }
-            if dots {
-                mesh.disable_x_mesh();
-            }
-            mesh.draw().map_err(e)?;
+            self.draw_mesh(&mut chart, k, &fmt)?;
             self.draw_series(&mut chart, panel, x0, x1, k)
         }
     }
 
-    fn draw_series<'a, DB: DrawingBackend + 'a, X>(
+    /// A panel's axes, labels and grid, the x ticks written by `x_fmt`; on a linear x axis,
+    /// one tick per category and no vertical grid lines under a dot plot.
+    fn draw_mesh<'a, DB, X>(
         &self,
-        chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+        chart: &mut Chart<'a, DB, X>,
+        k: f64,
+        x_fmt: &dyn Fn(&f64) -> String,
+    ) -> Drawn
+    where
+        DB: DrawingBackend + 'a,
+        X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    {
+        let f = self.style.font_pt;
+        let y_fmt = |v: &f64| self.y_tick(*v);
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .label_style((FONT, 0.85 * f * k))
+            .axis_desc_style((FONT, f * k))
+            .x_labels(5)
+            .y_labels(6)
+            .light_line_style(WHITE)
+            .x_label_formatter(x_fmt)
+            .y_label_formatter(&y_fmt);
+        if !self.log_x {
+            if let Some(c) = &self.categories {
+                mesh.x_labels(c.len() + 1);
+            }
+            if self.dots {
+                mesh.disable_x_mesh();
+            }
+        }
+        mesh.draw().map_err(draw_error)
+    }
+
+    fn draw_series<'a, DB: DrawingBackend + 'a, X: Ranged<ValueType = f64>>(
+        &self,
+        chart: &mut Chart<'a, DB, X>,
         panel: &Panel,
         x0: f64,
         x1: f64,
         k: f64,
-    ) -> std::result::Result<(), String>
-    where
-        X: Ranged<ValueType = f64>,
-    {
-        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    ) -> Drawn {
         let lw = (1.0 * k).round().max(1.0) as u32;
         let r = (2.2 * k).round().max(2.0) as i32;
         let mid = if self.log_x {
@@ -1061,7 +1070,7 @@ impl Figure {
                     .draw_series(s.points.iter().filter(|p| p.2 > 0.0).map(|&(x, m, se)| {
                         ErrorBar::new_vertical(x, m - se, m, m + se, style, (3.0 * k) as u32)
                     }))
-                    .map_err(e)?;
+                    .map_err(draw_error)?;
             }
             if let Some(shape) = s.look.marker {
                 draw_markers(chart, &pts, shape, r, colour, lw)?;
@@ -1078,12 +1087,7 @@ impl Figure {
     }
 
     /// The shared legend strip under the panels.
-    fn draw_legend<DB: DrawingBackend>(
-        &self,
-        area: &DrawingArea<DB, Shift>,
-        k: f64,
-    ) -> std::result::Result<(), String> {
-        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    fn draw_legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>, k: f64) -> Drawn {
         let f = self.style.font_pt;
         let (w, _) = area.dim_in_pixel();
         let (per_row, _, lh) = self.legend_layout();
@@ -1102,7 +1106,7 @@ impl Figure {
                         vec![(x + a as i32, y), (x + b as i32, y)],
                         line,
                     ))
-                    .map_err(e)?;
+                    .map_err(draw_error)?;
                 }
             }
             if let Some(m) = look.marker {
@@ -1116,10 +1120,12 @@ impl Figure {
                 let path: Vec<(i32, i32)> =
                     path.into_iter().map(|p| (at.0 + p.0, at.1 + p.1)).collect();
                 if filled {
-                    area.draw(&Polygon::new(path, colour.filled())).map_err(e)?;
+                    area.draw(&Polygon::new(path, colour.filled()))
+                        .map_err(draw_error)?;
                 } else {
                     let stroke = ShapeStyle::from(&colour).stroke_width(lw);
-                    area.draw(&PathElement::new(path, stroke)).map_err(e)?;
+                    area.draw(&PathElement::new(path, stroke))
+                        .map_err(draw_error)?;
                 }
             }
             let text = TextStyle::from((FONT, 0.9 * f * k).into_font()).pos(
@@ -1133,7 +1139,7 @@ impl Figure {
                 (x + (sample + 0.5 * f * k) as i32, y),
                 text,
             ))
-            .map_err(e)?;
+            .map_err(draw_error)?;
         }
         let rows = self.legend_entries().len().div_ceil(per_row);
         let y = ((0.3 * f + rows as f64 * lh + lh / 2.0) * k) as i32;
@@ -1144,7 +1150,7 @@ impl Figure {
             ),
         );
         area.draw(&Text::new(self.note.clone(), (left as i32, y), text))
-            .map_err(e)?;
+            .map_err(draw_error)?;
         Ok(())
     }
 }
@@ -1196,18 +1202,14 @@ fn marker_path(shape: Shape, r: i32) -> (Vec<(i32, i32)>, bool) {
 }
 
 /// Draws markers at `pts` in chart coordinates.
-fn draw_markers<'a, DB: DrawingBackend + 'a, X>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+fn draw_markers<'a, DB: DrawingBackend + 'a, X: Ranged<ValueType = f64>>(
+    chart: &mut Chart<'a, DB, X>,
     pts: &[(f64, f64)],
     shape: Shape,
     r: i32,
     colour: RGBColor,
     lw: u32,
-) -> std::result::Result<(), String>
-where
-    X: Ranged<ValueType = f64>,
-{
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+) -> Drawn {
     let (path, filled) = marker_path(shape, r);
     if filled {
         let fill = if shape == Shape::Dot {
@@ -1220,7 +1222,7 @@ where
                 pts.iter()
                     .map(|&p| EmptyElement::at(p) + Polygon::new(path.clone(), fill)),
             )
-            .map_err(e)?;
+            .map_err(draw_error)?;
     } else {
         let stroke = ShapeStyle::from(&colour).stroke_width(lw);
         chart
@@ -1228,7 +1230,7 @@ where
                 pts.iter()
                     .map(|&p| EmptyElement::at(p) + PathElement::new(path.clone(), stroke)),
             )
-            .map_err(e)?;
+            .map_err(draw_error)?;
     }
     Ok(())
 }
@@ -1250,17 +1252,13 @@ fn dash_segments(len: f64, d: Dash, k: f64) -> Vec<(f64, f64)> {
     }
 }
 
-fn dashed<'a, DB: DrawingBackend + 'a, X>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+fn dashed<'a, DB: DrawingBackend + 'a, X: Ranged<ValueType = f64>>(
+    chart: &mut Chart<'a, DB, X>,
     pts: Vec<(f64, f64)>,
     d: Dash,
     style: ShapeStyle,
     k: f64,
-) -> std::result::Result<(), String>
-where
-    X: Ranged<ValueType = f64>,
-{
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+) -> Drawn {
     match d.pattern() {
         None => chart.draw_series(LineSeries::new(pts, style)).map(|_| ()),
         Some((on, off)) => chart
@@ -1272,7 +1270,7 @@ where
             ))
             .map(|_| ()),
     }
-    .map_err(e)
+    .map_err(draw_error)
 }
 
 /// The published cell behind a summary and its verdict word.

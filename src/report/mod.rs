@@ -3,6 +3,21 @@
 //! pgfplots `figure.tex` + `figure_data.csv`, the LaTeX `table.tex` and `index.html`.
 //! Every series states whether it is private: "(private)" or "(non-private)".
 
+/// `word()` of a verdict enum: the word a report prints for each variant (declared before the
+/// modules so `verdict` and `slope` use it without naming each other).
+macro_rules! verdict_words {
+    ($ty:ident { $($variant:ident => $word:literal),* $(,)? }) => {
+        impl $ty {
+            /// The word a report prints for this verdict.
+            pub fn word(&self) -> &'static str {
+                match self {
+                    $($ty::$variant { .. } => $word,)*
+                }
+            }
+        }
+    };
+}
+
 pub mod ablation;
 pub mod figure;
 pub mod html;
@@ -121,31 +136,36 @@ fn tables(
     put: &mut dyn FnMut(&str, String) -> Result<()>,
 ) -> Result<Vec<(figure::Figure, String)>> {
     let mut figures: Vec<(figure::Figure, String)> = Vec::new();
+    let t = table::Trials {
+        spec,
+        records,
+        titles,
+    };
     match spec.report.kind {
         ReportKind::DatasetSummary => {
-            let (md, csv) = table::dataset_summary(spec, records, titles);
+            let (md, csv) = table::dataset_summary(&t);
             put("table.md", md)?;
             put("table.csv", csv)?;
         }
         ReportKind::Scatter | ReportKind::Curve => {
             put("table.csv", table::vectors_csv(spec, records))?;
-            put("table.md", table::vectors_markdown(spec, records, titles))?;
+            put("table.md", table::vectors_markdown(&t))?;
             figures.push((
                 figure::Figure::from_vectors(spec, records, titles),
                 "figure".into(),
             ));
         }
         ReportKind::SampleComplexity => {
-            let (md, csv) = table::sample_complexity(spec, records, titles);
+            let (md, csv) = table::sample_complexity(&t);
             put("table.md", md)?;
             put("table.csv", csv)?;
         }
         ReportKind::VectorsTable => {
-            put("table.md", table::vectors_columns(spec, records, titles))?;
+            put("table.md", table::vectors_columns(&t))?;
             put("table.csv", table::vectors_csv(spec, records))?;
         }
         ReportKind::TopFeatures => {
-            let (md, csv) = table::top_features(spec, records, titles);
+            let (md, csv) = table::top_features(&t);
             put("table.md", md)?;
             put("table.csv", csv)?;
         }

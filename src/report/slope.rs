@@ -33,15 +33,11 @@ pub enum SlopeVerdict {
     Missing,
 }
 
-impl SlopeVerdict {
-    pub fn word(&self) -> &'static str {
-        match self {
-            SlopeVerdict::Holds { .. } => "holds",
-            SlopeVerdict::Fails { .. } => "fails",
-            SlopeVerdict::Missing => "missing",
-        }
-    }
-}
+verdict_words!(SlopeVerdict {
+    Holds => "holds",
+    Fails => "fails",
+    Missing => "missing",
+});
 
 /// Least squares on (log10 x, log10 y) points; `None` below three points or without spread.
 pub fn fit_loglog(points: &[(f64, f64)]) -> Option<LogLogFit> {

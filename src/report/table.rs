@@ -9,93 +9,6 @@ use crate::store::TrialRecord;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-fn fmt_value(metric: &str, mean: f64, se: f64, mode: f64) -> String {
-    if super::summary::is_modal(metric) {
-        format!("{mode} (mode; mean {mean:.1})")
-    } else if is_accuracy(metric) {
-        format!("{:.1} ± {:.1}", 100.0 * mean, 100.0 * se)
-    } else {
-        format!("{mean:.4} ± {se:.4}")
-    }
-}
-
-/// Markdown table: one row per (dataset, pipeline, x), one column per metric.
-pub fn markdown(
-    spec: &Spec,
-    summaries: &[Summary],
-    baselines: &BTreeMap<String, f64>,
-    titles: &BTreeMap<String, String>,
-) -> String {
-    let x = spec.report.x.clone().unwrap_or_default();
-    let metrics = &spec.report.metrics;
-    let mut out = String::new();
-    let title = spec.title();
-    let _ = writeln!(out, "# {title}\n");
-    let _ = writeln!(
-        out,
-        "Mean ± standard error over trials (accuracies in %). Pipelines marked {NON_PRIVATE} are not end-to-end differentially private.\n"
-    );
-    let mut header = vec!["dataset".to_string(), "pipeline".into(), x];
-    header.extend(metrics.iter().cloned());
-    header.push("trials".into());
-    out.push_str(&head(&header));
-    /// One table row: its leading cells, one cell per metric, and the trial count.
-    struct Row {
-        head: [String; 3],
-        cells: Vec<Option<String>>,
-        n: usize,
-    }
-    let mut rows: BTreeMap<(usize, usize, String, String), Row> = BTreeMap::new();
-    for s in summaries {
-        let di = spec
-            .experiment
-            .datasets
-            .iter()
-            .position(|d| *d == s.dataset)
-            .unwrap_or(0);
-        let xs = s.x.as_ref().map_or("—".to_string(), x_text);
-        let xkey = s.x.as_ref().map_or(String::new(), |v| {
-            format!("{:020.10}", super::summary::x_position(spec, v))
-        });
-        let mi = metrics.iter().position(|m| *m == s.metric).unwrap_or(0);
-        let row = rows
-            .entry((di, s.pipeline_index, s.variant.clone(), xkey))
-            .or_insert_with(|| Row {
-                head: [
-                    titles.get(&s.dataset).unwrap_or(&s.dataset).clone(),
-                    s.label(),
-                    xs,
-                ],
-                cells: vec![None; metrics.len()],
-                n: 0,
-            });
-        row.cells[mi] = Some(fmt_value(&s.metric, s.mean, s.se, s.mode));
-        row.n = row.n.max(s.n);
-    }
-    for row in rows.values() {
-        let mut cells = row.head.to_vec();
-        cells.extend(
-            row.cells
-                .iter()
-                .map(|c| c.clone().unwrap_or_else(|| "—".into())),
-        );
-        cells.push(row.n.to_string());
-        let _ = writeln!(out, "{}", md_row(&cells));
-    }
-    if !baselines.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nMajority baseline (test accuracy of the training majority class):\n"
-        );
-        for d in &spec.experiment.datasets {
-            if let Some(b) = baselines.get(d) {
-                let _ = writeln!(out, "- {}: {:.1}%", titles.get(d).unwrap_or(d), 100.0 * b);
-            }
-        }
-    }
-    out
-}
-
 /// CSV with one line per summary; `series` names its column in `table.md` (the pipeline, its
 /// other grid values and its variant's tag, without the privacy tag).
 pub fn csv(spec: &Spec, summaries: &[Summary]) -> String {
@@ -105,10 +18,8 @@ pub fn csv(spec: &Spec, summaries: &[Summary]) -> String {
         let xs = s.x.as_ref().map_or(String::new(), x_text);
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{}",
-            csv_field(&s.dataset),
-            csv_field(&s.pipeline),
-            s.private,
+            "{},{},{},{},{},{},{}",
+            series_fields(&s.dataset, &s.pipeline, s.private),
             csv_field(&xs),
             s.metric,
             s.mean,
@@ -120,6 +31,11 @@ pub fn csv(spec: &Spec, summaries: &[Summary]) -> String {
     out
 }
 
+/// The leading fields of a series' CSV line: dataset, pipeline and whether it is private.
+fn series_fields(dataset: &str, pipeline: &str, private: bool) -> String {
+    format!("{},{},{private}", csv_field(dataset), csv_field(pipeline))
+}
+
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -128,13 +44,25 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// What the tables of a report kind read: the spec, its finished trials and each dataset's
+/// display title.
+#[derive(Clone, Copy)]
+pub struct Trials<'a> {
+    pub spec: &'a Spec,
+    pub records: &'a [TrialRecord],
+    pub titles: &'a BTreeMap<String, String>,
+}
+
+impl<'a> Trials<'a> {
+    /// A dataset's display title (its name when the titles have none).
+    fn title_of(&self, dataset: &'a str) -> &'a str {
+        self.titles.get(dataset).map_or(dataset, String::as_str)
+    }
+}
+
 /// Table 3.1 style: sizes, dimension and majority fraction per dataset.
-pub fn dataset_summary(
-    spec: &Spec,
-    records: &[TrialRecord],
-    titles: &BTreeMap<String, String>,
-) -> (String, String) {
-    let title = spec.title();
+pub fn dataset_summary(t: &Trials) -> (String, String) {
+    let title = t.spec.title();
     let mut md = format!("# {title}\n\n");
     md.push_str(&head(&[
         "name",
@@ -146,8 +74,8 @@ pub fn dataset_summary(
     let mut csv = String::from(
         "dataset,n_train,n_test,n_features,majority_fraction,baseline_test_accuracy\n",
     );
-    for d in &spec.experiment.datasets {
-        let rs: Vec<&TrialRecord> = records.iter().filter(|r| r.dataset == *d).collect();
+    for d in &t.spec.experiment.datasets {
+        let rs: Vec<&TrialRecord> = t.records.iter().filter(|r| r.dataset == *d).collect();
         let Some(first) = rs.first() else { continue };
         let majority: Vec<f64> = rs
             .iter()
@@ -160,7 +88,7 @@ pub fn dataset_summary(
             md,
             "{}",
             md_row(&[
-                titles.get(d).unwrap_or(d).clone(),
+                t.title_of(d).to_string(),
                 first.n_train.to_string(),
                 first.n_test.to_string(),
                 first.n_features.to_string(),
@@ -198,10 +126,8 @@ pub fn vectors_csv(spec: &Spec, records: &[TrialRecord]) -> String {
             for (i, x) in v.iter().enumerate() {
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{name},{},{x}",
-                    csv_field(&r.dataset),
-                    csv_field(&r.pipeline),
-                    r.private,
+                    "{},{},{},{name},{},{x}",
+                    series_fields(&r.dataset, &r.pipeline, r.private),
                     r.epsilon.map_or(String::new(), |e| e.to_string()),
                     r.trial,
                     i + 1
@@ -213,12 +139,8 @@ pub fn vectors_csv(spec: &Spec, records: &[TrialRecord]) -> String {
 }
 
 /// Summary of a vector report: per dataset and pipeline, the trials and each vector's range.
-pub fn vectors_markdown(
-    spec: &Spec,
-    records: &[TrialRecord],
-    titles: &BTreeMap<String, String>,
-) -> String {
-    let title = spec.title();
+pub fn vectors_markdown(t: &Trials) -> String {
+    let title = t.spec.title();
     let mut out = format!(
         "# {title}\n\nThe figure draws vectors recorded per trial; `table.csv` lists every value. \
          Pipelines marked {NON_PRIVATE} show exact statistics of the data.\n\n{}",
@@ -226,9 +148,10 @@ pub fn vectors_markdown(
             "dataset", "pipeline", "vector", "trials", "length", "min", "mean", "max"
         ])
     );
-    for d in &spec.experiment.datasets {
-        for p in &spec.pipelines {
-            let rs: Vec<&TrialRecord> = records
+    for d in &t.spec.experiment.datasets {
+        for p in &t.spec.pipelines {
+            let rs: Vec<&TrialRecord> = t
+                .records
                 .iter()
                 .filter(|r| r.dataset == *d && r.pipeline == p.name)
                 .collect();
@@ -252,7 +175,7 @@ pub fn vectors_markdown(
                     out,
                     "{}",
                     md_row(&[
-                        titles.get(d).unwrap_or(d).clone(),
+                        t.title_of(d).to_string(),
                         label.clone(),
                         name.clone(),
                         rs.len().to_string(),
@@ -269,16 +192,13 @@ pub fn vectors_markdown(
 }
 
 /// Tables A.2/A.3: the top features by MI with their per-class on-counts (first trial).
-pub fn top_features(
-    spec: &Spec,
-    records: &[TrialRecord],
-    titles: &BTreeMap<String, String>,
-) -> (String, String) {
-    let title = spec.title();
+pub fn top_features(t: &Trials) -> (String, String) {
+    let title = t.spec.title();
     let mut md = format!("# {title}\n\nExact statistics of the training data {NON_PRIVATE}.\n");
     let mut csv = String::from("dataset,rank,feature,name,mi_bits,on_counts\n");
-    for d in &spec.experiment.datasets {
-        let Some(r) = records
+    for d in &t.spec.experiment.datasets {
+        let Some(r) = t
+            .records
             .iter()
             .filter(|r| r.dataset == *d)
             .min_by_key(|r| r.trial)
@@ -294,7 +214,7 @@ pub fn top_features(
         let _ = write!(
             md,
             "\n## {}\n\n{}",
-            titles.get(d).unwrap_or(d),
+            t.title_of(d),
             head(&[
                 "rank",
                 "feature",
@@ -334,15 +254,11 @@ pub fn top_features(
 }
 
 /// Each record's vectors side by side (first trial of each dataset, pipeline and grid point).
-pub fn vectors_columns(
-    spec: &Spec,
-    records: &[TrialRecord],
-    titles: &BTreeMap<String, String>,
-) -> String {
-    let title = spec.title();
+pub fn vectors_columns(t: &Trials) -> String {
+    let title = t.spec.title();
     let mut out = format!("# {title}\n");
     let mut seen = std::collections::BTreeSet::new();
-    for r in records {
+    for r in t.records {
         let point = serde_json::to_string(&r.params).unwrap_or_default();
         if !seen.insert((r.dataset.clone(), r.pipeline.clone(), point)) {
             continue;
@@ -356,7 +272,7 @@ pub fn vectors_columns(
         let _ = write!(
             out,
             "\n## {} — {} ({})\n\n{}",
-            titles.get(&r.dataset).unwrap_or(&r.dataset),
+            t.title_of(&r.dataset),
             r.pipeline,
             params.join(", "),
             head(&names)
@@ -410,14 +326,10 @@ impl super::sample_complexity::SampleComplexityRow {
 
 /// The appendix B tables (markdown, CSV), with the published multiplier beside ours where the
 /// spec's `[paper]` gives one (`metric = "multiplier"`).
-pub fn sample_complexity(
-    spec: &Spec,
-    records: &[TrialRecord],
-    titles: &BTreeMap<String, String>,
-) -> (String, String) {
-    let reference = spec.report.reference.clone().unwrap_or_default();
-    let tol = spec.report.tolerance.unwrap_or(0.02);
-    let title = spec.title();
+pub fn sample_complexity(t: &Trials) -> (String, String) {
+    let reference = t.spec.report.reference.clone().unwrap_or_default();
+    let tol = t.spec.report.tolerance.unwrap_or(0.02);
+    let title = t.spec.title();
     let mut md = format!(
         "# {title}\n\nSmallest training size N (a power of 2 from the grid) whose mean test accuracy \
          over trials comes within {:.0} points of `{reference}` trained on the largest N; accuracy and \
@@ -430,20 +342,21 @@ pub fn sample_complexity(
         "dataset,pipeline,n,accuracy,se,best_params,multiplier,published_multiplier,target\n",
     );
     let published = |d: &str, p: &str| {
-        spec.paper
+        t.spec
+            .paper
             .cell
             .iter()
             .find(|c| c.metric == "multiplier" && c.dataset == d && c.pipeline == p)
             .map(|c| c.value)
     };
     let mut current = String::new();
-    for r in sample_complexity_rows(spec, records) {
+    for r in sample_complexity_rows(t.spec, t.records) {
         if r.dataset != current {
             current = r.dataset.clone();
             let _ = write!(
                 md,
                 "\n## {} (target {:.1}%)\n\n{}",
-                titles.get(&r.dataset).unwrap_or(&r.dataset),
+                t.title_of(&r.dataset),
                 100.0 * r.target,
                 head(&[
                     "pipeline",

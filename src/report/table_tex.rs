@@ -306,23 +306,15 @@ fn block_label(
     (rows, n_rows): (&std::ops::Range<usize>, usize),
 ) -> String {
     let mut label = caption.to_string();
-    if n_series > 1 {
-        let _ = write!(
-            label,
-            ", series {}–{} of {}",
-            series.start + 1,
-            series.end,
-            t.columns.len()
-        );
-    }
-    if n_rows > 1 {
-        let _ = write!(
-            label,
-            ", rows {}–{} of {}",
-            rows.start + 1,
-            rows.end,
-            t.rows.len()
-        );
+    let parts = [
+        ("series", series, n_series, t.columns.len()),
+        ("rows", rows, n_rows, t.rows.len()),
+    ];
+    for (what, range, blocks, total) in parts {
+        if blocks > 1 {
+            let (from, to) = (range.start + 1, range.end);
+            let _ = write!(label, ", {what} {from}–{to} of {total}");
+        }
     }
     label
 }

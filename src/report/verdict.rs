@@ -71,15 +71,18 @@ pub struct Gap {
     pub points: usize,
 }
 
-impl CellVerdict {
-    pub fn word(&self) -> &'static str {
-        match self {
-            CellVerdict::Reproduced { .. } => "reproduced",
-            CellVerdict::Differs { .. } => "differs",
-            CellVerdict::Missing => "missing",
-        }
-    }
-}
+verdict_words!(CellVerdict {
+    Reproduced => "reproduced",
+    Differs => "differs",
+    Missing => "missing",
+});
+
+verdict_words!(ClaimVerdict {
+    Holds => "holds",
+    Fails => "fails",
+    Contradicted => "contradicted",
+    Missing => "missing",
+});
 
 impl ClaimVerdict {
     /// (worst, where, spread) of a claim with trials.
@@ -98,15 +101,6 @@ impl ClaimVerdict {
             self,
             ClaimVerdict::Fails { .. } | ClaimVerdict::Contradicted { .. }
         )
-    }
-
-    pub fn word(&self) -> &'static str {
-        match self {
-            ClaimVerdict::Holds { .. } => "holds",
-            ClaimVerdict::Fails { .. } => "fails",
-            ClaimVerdict::Contradicted { .. } => "contradicted",
-            ClaimVerdict::Missing => "missing",
-        }
     }
 }
 

@@ -214,6 +214,18 @@ fn sized(counts: &ClassCounts) -> Ledger {
     )))
 }
 
+/// `sel` keeping `t` features of `counts` at `eps`, its noise from stream seed 1, its spend
+/// recorded in `ledger`.
+fn select(
+    sel: &Selector,
+    counts: &ClassCounts,
+    t: usize,
+    eps: Option<f64>,
+    ledger: &mut Ledger,
+) -> Result<Selection> {
+    sel.select(counts, t, eps, &mut Streams::new(1), ledger)
+}
+
 /// Ledger total == eps_select for every private selector, except Algorithm 4 (steps x eps0);
 /// the MI score's selectors also record the public N their sensitivity read.
 #[test]
@@ -288,14 +300,8 @@ fn mi_selectors_need_a_public_size() {
 fn huge_epsilon_recovers_the_exact_ranking() {
     let counts = toy_counts();
     for score in [Score::MutualInformation, Score::Count] {
-        let exact = Selector::NonPrivate { score }
-            .select(
-                &counts,
-                3,
-                None,
-                &mut Streams::new(1),
-                &mut Ledger::default(),
-            )
+        let nonprivate = Selector::NonPrivate { score };
+        let exact = select(&nonprivate, &counts, 3, None, &mut Ledger::default())
             .unwrap()
             .features;
         assert_eq!(exact, top_k(&score.compute(&counts).unwrap(), 3));
@@ -309,15 +315,7 @@ fn huge_epsilon_recovers_the_exact_ranking() {
             sels.push(Selector::NoisyNbMi);
         }
         for sel in sels {
-            let got = sel
-                .select(
-                    &counts,
-                    3,
-                    Some(1e12),
-                    &mut Streams::new(2),
-                    &mut sized(&counts),
-                )
-                .unwrap();
+            let got = select(&sel, &counts, 3, Some(1e12), &mut sized(&counts)).unwrap();
             assert_eq!(got.features, exact, "{sel:?}");
         }
     }
@@ -338,57 +336,38 @@ fn bad_inputs_are_errors_not_panics() {
             Some(f64::NAN),
             Some(f64::INFINITY),
         ] {
-            let r = sel.select(
-                &counts,
-                2,
-                eps,
-                &mut Streams::new(1),
-                &mut Ledger::default(),
-            );
+            let r = select(&sel, &counts, 2, eps, &mut Ledger::default());
             assert!(
                 r.unwrap_err().to_string().contains("epsilon"),
                 "{sel:?} {eps:?}"
             );
         }
         for t in [0, 9] {
-            let r = sel.select(
-                &counts,
-                t,
-                Some(1.0),
-                &mut Streams::new(1),
-                &mut Ledger::default(),
-            );
+            let r = select(&sel, &counts, t, Some(1.0), &mut Ledger::default());
             assert!(r.is_err(), "{sel:?} T={t}");
         }
     }
     let mut ledger = Ledger::default();
-    let r = Selector::MaskSampling {
+    let count_mask = Selector::MaskSampling {
         score: Score::Count,
-    }
-    .select(&three, 1, Some(1.0), &mut Streams::new(1), &mut ledger);
+    };
+    let r = select(&count_mask, &three, 1, Some(1.0), &mut ledger);
     assert!(r.unwrap_err().to_string().contains("two classes"));
     assert!(ledger.entries.is_empty(), "nothing spent on a failed call");
     // MI works for three classes.
-    Selector::MaskSampling {
+    let mi_mask = Selector::MaskSampling {
         score: Score::MutualInformation,
-    }
-    .select(
-        &three,
-        1,
-        Some(1.0),
-        &mut Streams::new(1),
-        &mut sized(&three),
-    )
-    .unwrap();
-    let r = Selector::Sparse {
+    };
+    select(&mi_mask, &three, 1, Some(1.0), &mut sized(&three)).unwrap();
+    let nan_threshold = Selector::Sparse {
         score: Score::Count,
         threshold: f64::NAN,
-    }
-    .select(
+    };
+    let r = select(
+        &nan_threshold,
         &counts,
         1,
         Some(1.0),
-        &mut Streams::new(1),
         &mut Ledger::default(),
     );
     assert!(r.is_err());

@@ -526,74 +526,69 @@ fn misplaced(key: &str, kind: &str, kinds: &Registry) -> Refused {
 mod tests {
     use super::*;
 
-    fn parse(text: &str, grid: &[Axis]) -> Result<Pipeline, Refused> {
+    fn try_parse(text: &str, grid: &[Axis]) -> Result<Pipeline, Refused> {
         Pipeline::parse(toml::from_str(text).unwrap(), grid, &Registry::builtin())
     }
 
-    fn refusal(text: &str, grid: &[Axis]) -> (String, String) {
-        parse(text, grid).unwrap_err()
+    fn parse(text: &str, grid: &[Axis]) -> Pipeline {
+        try_parse(text, grid).unwrap()
+    }
+
+    /// The reason a pipeline is refused, after checking the refusal names `field`.
+    fn refused_at(text: &str, field: &str) -> String {
+        let (f, reason) = try_parse(text, &[]).unwrap_err();
+        assert_eq!(f, field, "{reason}");
+        reason
     }
 
     #[test]
     fn fields_are_refused_by_the_kind_they_do_not_belong_to() {
-        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nsolver = \"newton\"", &[]);
-        assert_eq!(
-            (f.as_str(), r.as_str()),
-            ("solver", "does not apply to learner `nb`")
-        );
-        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nalpah = 1", &[]);
-        assert_eq!((f.as_str(), r.as_str()), ("alpah", "unknown field `alpah`"));
-        let (f, r) = refusal(
-            "name = \"p\"\nlearner = \"nb\"\nselection = \"mask\"\nfeatures = 2\nsparse_threshold = 1",
-            &[],
-        );
-        assert_eq!(f, "sparse_threshold");
+        let nb = "name = \"p\"\nlearner = \"nb\"\n";
+        let r = refused_at(&format!("{nb}solver = \"newton\""), "solver");
+        assert_eq!(r, "does not apply to learner `nb`");
+        let r = refused_at(&format!("{nb}alpah = 1"), "alpah");
+        assert_eq!(r, "unknown field `alpah`");
+        let mask = "selection = \"mask\"\nfeatures = 2\nsparse_threshold = 1";
+        let r = refused_at(&format!("{nb}{mask}"), "sparse_threshold");
         assert_eq!(r, "applies only to `selection = \"sparse\"`");
-        let (f, r) = refusal(
-            "name = \"p\"\nprobe = \"mi_sorted\"\nbudget = { train = 1 }",
-            &[],
-        );
+        let probe = "name = \"p\"\nprobe = \"mi_sorted\"\nbudget = { train = 1 }";
         assert_eq!(
-            (f.as_str(), r.as_str()),
-            ("budget", "does not apply to probe `mi_sorted`")
+            refused_at(probe, "budget"),
+            "does not apply to probe `mi_sorted`"
         );
-        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nalpha = \"one\"", &[]);
-        assert_eq!(f, "alpha");
+        let r = refused_at(&format!("{nb}alpha = \"one\""), "alpha");
         assert!(r.contains("invalid type"), "{r}");
     }
 
     #[test]
     fn a_pipeline_relation_overrides_the_experiment_and_is_labelled() {
-        let own = parse(
-            "name = \"p\"\nlearner = \"lr_output\"\nlambda = 1.0\nneighbours = \"add_remove\"",
-            &[Axis::Epsilon],
-        )
-        .unwrap();
-        assert_eq!(own.relation(Relation::ReplaceOne), Relation::AddRemove);
-        assert_eq!(own.variant_tag(None), "variant: add/remove neighbours");
+        let own = "\nneighbours = \"add_remove\"";
+        for (extra, relation, tag) in [
+            (own, Relation::AddRemove, "variant: add/remove neighbours"),
+            ("", Relation::ReplaceOne, ""),
+        ] {
+            let text = format!("name = \"p\"\nlearner = \"lr_output\"\nlambda = 1.0{extra}");
+            let p = parse(&text, &[Axis::Epsilon]);
+            assert_eq!(p.relation(Relation::ReplaceOne), relation, "{text}");
+            assert_eq!(p.variant_tag(None), tag);
+        }
         // The published experiment's own relation is not a variant.
+        let own = parse(
+            &format!("name = \"p\"\nlearner = \"lr_output\"\nlambda = 1.0{own}"),
+            &[Axis::Epsilon],
+        );
         assert_eq!(own.variant_tag(Some(Relation::AddRemove)), "");
         assert_eq!(
             own.variant_tag(Some(Relation::ReplaceOne)),
             "variant: add/remove neighbours"
         );
-        let plain = parse(
-            "name = \"p\"\nlearner = \"lr_output\"\nlambda = 1.0",
-            &[Axis::Epsilon],
-        )
-        .unwrap();
-        assert_eq!(plain.relation(Relation::ReplaceOne), Relation::ReplaceOne);
-        assert_eq!(plain.variant_tag(None), "");
-        let (f, r) = refusal("name = \"p\"\nlearner = \"nb\"\nneighbours = \"swap\"", &[]);
-        assert_eq!(f, "neighbours");
+        let swap = "name = \"p\"\nlearner = \"nb\"\nneighbours = \"swap\"";
+        let r = refused_at(swap, "neighbours");
         assert!(r.contains("\"add_remove\" or \"replace_one\""), "{r}");
-        let (f, r) = refusal(
-            "name = \"p\"\nprobe = \"mi_sorted\"\nneighbours = \"add_remove\"",
-            &[],
-        );
+        let probe = "name = \"p\"\nprobe = \"mi_sorted\"\nneighbours = \"add_remove\"";
         assert_eq!(
-            (f.as_str(), r.as_str()),
-            ("neighbours", "does not apply to probe `mi_sorted`")
+            refused_at(probe, "neighbours"),
+            "does not apply to probe `mi_sorted`"
         );
     }
 
@@ -603,8 +598,7 @@ mod tests {
             "name = \"p\"\nlearner = \"private_nb\"\nselection = \"mask\"\nscore = \"count\"\n\
              variant = \"delta_q\"\nfeatures = 3\nbudget = { selection = 0.5, train = 0.5 }",
             &[Axis::Epsilon],
-        )
-        .unwrap();
+        );
         assert_eq!(mask.variant.map(|v| v.name), Some("delta_q"));
         assert_eq!(
             mask.selection.as_ref().unwrap().params.selector(),
@@ -616,17 +610,15 @@ mod tests {
         let out = parse(
             "name = \"p\"\nlearner = \"lr_output\"\nlambda = 1\nvariant = \"lambda_twice\"",
             &[Axis::Epsilon],
-        )
-        .unwrap();
+        );
         assert_eq!(out.variant.map(|v| v.kind), Some("lr_output"));
         assert!(out.weakening_label().contains("N × claimed"));
-        let faithful = parse("name = \"p\"\nlearner = \"lr_output\"\nlambda = 1", &[]).unwrap();
+        let faithful = parse("name = \"p\"\nlearner = \"lr_output\"\nlambda = 1", &[]);
         assert_eq!((faithful.variant, faithful.weakening_label()), (None, ""));
-        let (f, r) = refusal(
+        let r = refused_at(
             "name = \"p\"\nlearner = \"lr_objective\"\nlambda = 1\nvariant = \"lambda_twice\"",
-            &[],
+            "variant",
         );
-        assert_eq!(f, "variant");
         assert!(
             r.contains("unknown variant `lambda_twice`")
                 && r.contains("`lr_objective`: larger_eps_prime"),
@@ -636,18 +628,16 @@ mod tests {
         let obj = parse(
             "name = \"p\"\nlearner = \"lr_objective\"\nlambda = 1\nvariant = \"larger_eps_prime\"",
             &[Axis::Epsilon],
-        )
-        .unwrap();
+        );
         assert_eq!(obj.weakening_label(), "");
         assert!(obj.variant_tag(None).contains("larger-ε′ branch"));
         assert!(obj.end_to_end_private());
         assert_eq!(out.variant_tag(None), out.weakening_label());
-        let (f, r) = refusal(
+        let r = refused_at(
             "name = \"p\"\nlearner = \"nb\"\nselection = \"gumbel\"\nfeatures = 2\n\
              variant = \"delta_q\"\nbudget = { selection = 1, train = 0 }",
-            &[],
+            "variant",
         );
-        assert_eq!(f, "variant");
         assert!(r.contains("selection `gumbel`: none"), "{r}");
     }
 
@@ -656,22 +646,20 @@ mod tests {
         let lr = parse(
             "name = \"p\"\nlearner = \"lr_objective\"\nselection = \"nonprivate\"\nfeatures = 3",
             &[Axis::Epsilon, Axis::Lambda],
-        )
-        .unwrap();
+        );
         assert!(lr.spends() && lr.reads(Axis::Lambda) && lr.reads(Axis::Features));
         assert!(!lr.reads(Axis::Threshold));
         assert!(!lr.end_to_end_private(), "a non-private selection step");
         assert_eq!((lr.kind(), lr.cost()), ("lr_objective", 21));
-        let nb = parse("name = \"p\"\nlearner = \"nb\"", &[Axis::Epsilon]).unwrap();
+        let nb = parse("name = \"p\"\nlearner = \"nb\"", &[Axis::Epsilon]);
         assert!(!nb.spends() && !nb.reads(Axis::Epsilon) && !nb.end_to_end_private());
-        let probe = parse("name = \"p\"\nprobe = \"perturbed_mi\"", &[Axis::Epsilon]).unwrap();
+        let probe = parse("name = \"p\"\nprobe = \"perturbed_mi\"", &[Axis::Epsilon]);
         assert!(probe.spends() && probe.reads(Axis::Features) && !probe.end_to_end_private());
         let private = parse(
             "name = \"p\"\nlearner = \"private_nb\"\nselection = \"gumbel\"\nfeatures = 3\n\
              budget = { selection = 0.5, train = 0.5 }",
             &[Axis::Epsilon, Axis::Threshold],
-        )
-        .unwrap();
+        );
         assert!(private.end_to_end_private() && private.reads(Axis::Threshold));
         assert_eq!(private.shares.selection, 0.5);
     }
