@@ -17,6 +17,11 @@ fn opts(out: &Path, force: bool) -> RunOptions {
     }
 }
 
+/// The spec `text`, written to `dir/name` and loaded.
+fn spec_in(dir: &Path, name: &str, text: &str) -> Spec {
+    Spec::load(&common::write_spec(dir, name, text)).unwrap()
+}
+
 fn by_key(path: &Path) -> BTreeMap<String, TrialRecord> {
     common::by_key(read_records(path).unwrap())
 }
@@ -103,7 +108,7 @@ fn the_committed_quickstart_results_are_reused_as_they_are() {
 fn a_changed_dataset_file_is_refused_naming_the_file() {
     let d = tempfile::tempdir().unwrap();
     user_dataset(d.path(), false);
-    let spec = Spec::load(&common::write_spec(d.path(), "s.toml", USER_SPEC)).unwrap();
+    let spec = spec_in(d.path(), "s.toml", USER_SPEC);
     let out = d.path().join("out");
     let first = run(&spec, &opts(&out, false)).unwrap();
     let trials = first.results_dir.join(TRIALS_FILE);
@@ -127,7 +132,7 @@ fn a_changed_dataset_file_is_refused_naming_the_file() {
 fn a_forced_run_with_a_bad_line_keeps_the_previous_results() {
     let d = tempfile::tempdir().unwrap();
     let data = user_dataset(d.path(), false);
-    let spec = Spec::load(&common::write_spec(d.path(), "s.toml", USER_SPEC)).unwrap();
+    let spec = spec_in(d.path(), "s.toml", USER_SPEC);
     let out = d.path().join("out");
     let s = run(&spec, &opts(&out, false)).unwrap();
     let trials = s.results_dir.join(TRIALS_FILE);
@@ -204,18 +209,13 @@ fn an_interrupted_forced_run_keeps_the_previous_results_then_resumes() {
 #[test]
 fn adding_trials_and_grid_values_runs_only_the_new_cells() {
     let d = tempfile::tempdir().unwrap();
-    let spec = Spec::load(&common::write_spec(
-        d.path(),
-        "s.toml",
-        common::SYNTHETIC_SPEC,
-    ))
-    .unwrap();
+    let spec = spec_in(d.path(), "s.toml", common::SYNTHETIC_SPEC);
     let out = d.path().join("out");
     let first = run(&spec, &opts(&out, false)).unwrap();
     let bigger = common::SYNTHETIC_SPEC
         .replace("trials = 6", "trials = 8")
         .replace("epsilon = [0.1, 1, 10]", "epsilon = [0.1, 0.5, 1, 10]");
-    let bigger = Spec::load(&common::write_spec(d.path(), "b.toml", &bigger)).unwrap();
+    let bigger = spec_in(d.path(), "b.toml", &bigger);
     let second = run(&bigger, &opts(&out, false)).unwrap();
     assert_eq!(second.skipped, first.total);
     assert_eq!(second.ran, second.total - first.total);
@@ -230,12 +230,7 @@ fn adding_trials_and_grid_values_runs_only_the_new_cells() {
 #[test]
 fn changes_that_alter_stored_cells_are_refused() {
     let d = tempfile::tempdir().unwrap();
-    let spec = Spec::load(&common::write_spec(
-        d.path(),
-        "s.toml",
-        common::SYNTHETIC_SPEC,
-    ))
-    .unwrap();
+    let spec = spec_in(d.path(), "s.toml", common::SYNTHETIC_SPEC);
     let out = d.path().join("out");
     run(&spec, &opts(&out, false)).unwrap();
     let cases = [
@@ -251,7 +246,7 @@ fn changes_that_alter_stored_cells_are_refused() {
     for (what, from, to) in cases {
         let text = common::SYNTHETIC_SPEC.replacen(from, to, 1);
         assert_ne!(text, common::SYNTHETIC_SPEC, "{what}");
-        let changed = Spec::load(&common::write_spec(d.path(), "c.toml", &text)).unwrap();
+        let changed = spec_in(d.path(), "c.toml", &text);
         let err = run(&changed, &opts(&out, false)).unwrap_err().to_string();
         assert!(err.contains("--force"), "{what}: {err}");
     }
@@ -265,7 +260,7 @@ fn a_record_that_cannot_be_read_back_is_not_stored() {
     let text = "[experiment]\nname = \"z\"\ntrials = 1\nseed = 1\ndatasets = [\"a\"]\n\
         [dataset.a]\nsource = \"nb_sampled\"\ndimension = 3\ntheta = [0.5, 0.5]\ntrain = 10\ntest = 0\n\
         [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nkind = \"dataset_summary\"\n";
-    let spec = Spec::load(&common::write_spec(d.path(), "z.toml", text)).unwrap();
+    let spec = spec_in(d.path(), "z.toml", text);
     let out = d.path().join("out");
     let err = run(&spec, &opts(&out, false)).unwrap_err().to_string();
     assert!(
@@ -290,7 +285,7 @@ fn a_forced_run_failing_its_checksum_keeps_the_previous_results() {
         "train_fraction = 0.5\n",
         &format!("train_fraction = 0.5\nsha256 = {{ \"mine.libsvm\" = \"{hex}\" }}\n"),
     );
-    let spec = Spec::load(&common::write_spec(d.path(), "s.toml", &text)).unwrap();
+    let spec = spec_in(d.path(), "s.toml", &text);
     let out = d.path().join("out");
     let s = run(&spec, &opts(&out, false)).unwrap();
     let trials = s.results_dir.join(TRIALS_FILE);
@@ -313,12 +308,7 @@ fn a_partial_rerun_recomputes_one_pipeline_and_keeps_the_others() {
     use epsilab::shard::Shard;
     use epsilab::store::{read_dir_records, record_files};
     let d = tempfile::tempdir().unwrap();
-    let spec = Spec::load(&common::write_spec(
-        d.path(),
-        "s.toml",
-        common::SYNTHETIC_SPEC,
-    ))
-    .unwrap();
+    let spec = spec_in(d.path(), "s.toml", common::SYNTHETIC_SPEC);
     let out = d.path().join("out");
     for i in 0..2 {
         let shard = Some(Shard::new(i, 2).unwrap());
@@ -352,7 +342,7 @@ fn a_partial_rerun_recomputes_one_pipeline_and_keeps_the_others() {
     let reference = lines("reference").len();
     let text =
         common::SYNTHETIC_SPEC.replacen("learner = \"nb\"", "learner = \"nb\"\nalpha = 2", 1);
-    let changed = Spec::load(&common::write_spec(d.path(), "c.toml", &text)).unwrap();
+    let changed = spec_in(d.path(), "c.toml", &text);
     let o = opts(&out, false);
     let no_such = prepare_rerun(&changed, &o, &["nope".to_string()])
         .err()
@@ -368,7 +358,7 @@ fn a_partial_rerun_recomputes_one_pipeline_and_keeps_the_others() {
         "release = \"on_only\"\nalpha = 2",
         1,
     );
-    let both = Spec::load(&common::write_spec(d.path(), "b.toml", &both)).unwrap();
+    let both = spec_in(d.path(), "b.toml", &both);
     let only = ["reference".to_string()];
     let err = prepare_rerun(&both, &o, &only).err().unwrap().to_string();
     assert!(err.contains("`on-only` changed"), "{err}");
@@ -400,12 +390,7 @@ fn a_forced_run_retires_the_shard_files_it_replaces() {
     use epsilab::shard::Shard;
     use epsilab::store::record_files;
     let d = tempfile::tempdir().unwrap();
-    let spec = Spec::load(&common::write_spec(
-        d.path(),
-        "s.toml",
-        common::SYNTHETIC_SPEC,
-    ))
-    .unwrap();
+    let spec = spec_in(d.path(), "s.toml", common::SYNTHETIC_SPEC);
     let out = d.path().join("out");
     let shard = Some(Shard::new(0, 2).unwrap());
     run(
