@@ -12,7 +12,7 @@
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use epsilab::data::{Catalog, DataDir, Dataset, Features};
 use epsilab::learners::gaussian_nb::{Bounds, PrivateGnbParams, TrainRows};
-use epsilab::learners::random_trees::RandomTreesParams;
+use epsilab::learners::random_trees::{Ensemble, RandomTreesParams};
 use epsilab::privacy::Ledger;
 use epsilab::rng::rng_from;
 use linfa::ParamGuard;
@@ -65,7 +65,8 @@ fn forest_fit(t: &TrainRows, b: &Bounds, seed: u64) -> usize {
     };
     let s = seed.to_string();
     let m = p
-        .fit_forest(
+        .fit(
+            Ensemble::Forest,
             t,
             b,
             &mut rng_from(&["bench", "structure", &s]),

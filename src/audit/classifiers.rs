@@ -26,7 +26,7 @@ use super::logistic::{LrObjective, LrOutput};
 use super::{Auditable, Claim, Side, with_mutant};
 use crate::learners::gaussian_nb::{Bounds, CountNoise, PrivateGnbParams, TrainRows};
 use crate::learners::private_id3::{Id3Node, LeafNoise, PrivateId3Params};
-use crate::learners::random_trees::{RandomTreesParams, TreeEnsemble};
+use crate::learners::random_trees::{Ensemble, RandomTreesParams, TreeEnsemble};
 use crate::privacy::{Ledger, Relation};
 use crate::rng::Rng;
 use linfa::ParamGuard;
@@ -141,7 +141,14 @@ fn ensemble(mutant: bool, forest: bool, t: &TrainRows, rng: &mut Rng) -> TreeEns
         let eps = if mutant { EPS * TREES as f64 } else { EPS };
         let p = p(eps, TREES);
         return p
-            .fit_jagannathan(t, &UNIT, &mut structure, rng, &mut ledger)
+            .fit(
+                Ensemble::Jagannathan,
+                t,
+                &UNIT,
+                &mut structure,
+                rng,
+                &mut ledger,
+            )
             .expect("valid");
     }
     if !mutant {
@@ -149,7 +156,7 @@ fn ensemble(mutant: bool, forest: bool, t: &TrainRows, rng: &mut Rng) -> TreeEns
         // The parts are public randomness, but drawn fresh each run like the noise.
         let mut parts = crate::rng::rng_from(&["audit", &rng.r#gen::<u64>().to_string()]);
         return p
-            .fit_forest(t, &UNIT, &mut parts, rng, &mut ledger)
+            .fit(Ensemble::Forest, t, &UNIT, &mut parts, rng, &mut ledger)
             .expect("valid");
     }
     let mut all = TreeEnsemble {
@@ -159,7 +166,7 @@ fn ensemble(mutant: bool, forest: bool, t: &TrainRows, rng: &mut Rng) -> TreeEns
     };
     for _ in 0..TREES {
         let one = p(EPS, 1)
-            .fit_forest(t, &UNIT, &mut structure, rng, &mut ledger)
+            .fit(Ensemble::Forest, t, &UNIT, &mut structure, rng, &mut ledger)
             .expect("valid");
         all.trees.extend(one.trees);
     }

@@ -7,7 +7,7 @@ use crate::data::Dataset;
 use crate::error::Result;
 use crate::learners::gaussian_nb::{Bounds, dense};
 use crate::learners::private_id3::PrivateId3Params;
-use crate::learners::random_trees::{MAX_DEPTH, RandomTreesParams};
+use crate::learners::random_trees::{Ensemble, MAX_DEPTH, RandomTreesParams};
 use crate::learners::trees::{CartParams, fit_forest};
 use crate::learners::{Classifier, FitInput, Learner, TrialLog};
 use serde::Deserialize;
@@ -129,11 +129,13 @@ impl<const K: u8> Learner for TreeFit<K> {
         };
         let mut noise = log.streams.stream("train/tree_noise");
         let ledger = &mut log.ledger;
-        Ok(Box::new(if K == RANDOM_TREE {
-            p.fit_jagannathan(&t, &bounds, &mut structure, &mut noise, ledger)?
+        let ensemble = if K == RANDOM_TREE {
+            Ensemble::Jagannathan
         } else {
-            p.fit_forest(&t, &bounds, &mut structure, &mut noise, ledger)?
-        }))
+            Ensemble::Forest
+        };
+        let fit = p.fit(ensemble, &t, &bounds, &mut structure, &mut noise, ledger)?;
+        Ok(Box::new(fit))
     }
 
     fn check_data(&self, data: &Dataset) -> Result<()> {

@@ -161,10 +161,11 @@ impl RandomTreesParams {
         Ok(())
     }
 
-    /// `private_random_tree` (module docs): every tree on all rows, Laplace leaf counts at
-    /// eps / trees each. `structure` draws the trees, `noise` the Laplace noise.
-    pub fn fit_jagannathan(
+    /// Fits `ensemble` (module docs). `structure` draws the trees (and the forest's parts),
+    /// `noise` the Laplace noise or the exponential choices.
+    pub fn fit(
         &self,
+        ensemble: Ensemble,
         t: &TrainRows,
         bounds: &Bounds,
         structure: &mut Rng,
@@ -174,55 +175,42 @@ impl RandomTreesParams {
         self.check()?;
         t.check()?;
         let relation = ledger.relation();
-        let each = self.epsilon / self.trees as f64;
-        let mut trees = Vec::with_capacity(self.trees);
-        for _ in 0..self.trees {
-            let tree = RandomTree::draw(self.max_depth, t.cols, bounds, structure);
-            let mut counts = tree.counts(t, t.rows);
-            let lap = Laplace::new(relation.doubled_for_replace(1.0), each, relation)?;
-            let mut charge = ledger.charge("train", "laplace (random tree leaf counts)", lap)?;
-            counts.iter_mut().for_each(|c| *c += charge.sample(noise));
-            trees.push((tree, counts));
-        }
-        Ok(TreeEnsemble {
-            trees,
-            n_classes: t.n_classes,
-            cols: t.cols.to_vec(),
-        })
-    }
-
-    /// `private_forest` (module docs): disjoint random parts, one tree each, every leaf's class
-    /// by the exponential mechanism at eps (parallel composition). `structure` draws the trees
-    /// and the parts, `noise` the choices.
-    pub fn fit_forest(
-        &self,
-        t: &TrainRows,
-        bounds: &Bounds,
-        structure: &mut Rng,
-        noise: &mut Rng,
-        ledger: &mut Ledger,
-    ) -> Result<TreeEnsemble> {
-        self.check()?;
-        t.check()?;
-        let relation = ledger.relation();
-        let parts = crate::privacy::partition::random_parts(t.rows.len(), self.trees, structure);
-        let em = Exponential::new(relation.doubled_for_replace(1.0), self.epsilon, relation)?;
-        let mut charge = ledger.charge(
-            "train",
-            "exponential (random forest leaf classes; parallel over parts and leaves)",
-            em,
-        )?;
+        let unit = relation.doubled_for_replace(1.0);
         let k = t.n_classes;
         let mut trees = Vec::with_capacity(self.trees);
-        for part in parts {
-            let rows: Vec<u32> = part.iter().map(|&i| t.rows[i]).collect();
-            let tree = RandomTree::draw(self.max_depth, t.cols, bounds, structure);
-            let counts = tree.counts(t, &rows);
-            let mut votes = vec![0.0; counts.len()];
-            for (leaf, q) in counts.chunks(k).enumerate() {
-                votes[leaf * k + charge.choose(q, noise)] = 1.0;
+        match ensemble {
+            Ensemble::Jagannathan => {
+                let each = self.epsilon / self.trees as f64;
+                for _ in 0..self.trees {
+                    let tree = RandomTree::draw(self.max_depth, t.cols, bounds, structure);
+                    let mut counts = tree.counts(t, t.rows);
+                    let lap = Laplace::new(unit, each, relation)?;
+                    let mut charge =
+                        ledger.charge("train", "laplace (random tree leaf counts)", lap)?;
+                    counts.iter_mut().for_each(|c| *c += charge.sample(noise));
+                    trees.push((tree, counts));
+                }
             }
-            trees.push((tree, votes));
+            Ensemble::Forest => {
+                let parts =
+                    crate::privacy::partition::random_parts(t.rows.len(), self.trees, structure);
+                let em = Exponential::new(unit, self.epsilon, relation)?;
+                let mut charge = ledger.charge(
+                    "train",
+                    "exponential (random forest leaf classes; parallel over parts and leaves)",
+                    em,
+                )?;
+                for part in parts {
+                    let rows: Vec<u32> = part.iter().map(|&i| t.rows[i]).collect();
+                    let tree = RandomTree::draw(self.max_depth, t.cols, bounds, structure);
+                    let counts = tree.counts(t, &rows);
+                    let mut votes = vec![0.0; counts.len()];
+                    for (leaf, q) in counts.chunks(k).enumerate() {
+                        votes[leaf * k + charge.choose(q, noise)] = 1.0;
+                    }
+                    trees.push((tree, votes));
+                }
+            }
         }
         Ok(TreeEnsemble {
             trees,
@@ -230,6 +218,16 @@ impl RandomTreesParams {
             cols: t.cols.to_vec(),
         })
     }
+}
+
+/// Which private ensemble [`RandomTreesParams::fit`] grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ensemble {
+    /// `private_random_tree`: every tree on all rows, Laplace leaf counts at eps / trees each.
+    Jagannathan,
+    /// `private_forest`: disjoint random parts, one tree each, every leaf's class by the
+    /// exponential mechanism at eps (parallel composition).
+    Forest,
 }
 
 #[cfg(test)]
@@ -269,13 +267,15 @@ mod tests {
             let mut ledger = Ledger::new(relation);
             let (mut s, mut n) = (rng_from(&["s"]), rng_from(&["n"]));
             let jag = p
-                .fit_jagannathan(&t, &b, &mut s, &mut n, &mut ledger)
+                .fit(Ensemble::Jagannathan, &t, &b, &mut s, &mut n, &mut ledger)
                 .unwrap();
             assert_eq!(ledger.entries.len(), 10);
             assert!((ledger.total_epsilon() - 50.0).abs() < 1e-9);
             assert!(ledger.entries.iter().all(|e| e.sensitivity == Some(r)));
             let mut ledger = Ledger::new(relation);
-            let forest = p.fit_forest(&t, &b, &mut s, &mut n, &mut ledger).unwrap();
+            let forest = p
+                .fit(Ensemble::Forest, &t, &b, &mut s, &mut n, &mut ledger)
+                .unwrap();
             assert_eq!(ledger.entries.len(), 1);
             assert_eq!(ledger.total_epsilon(), 50.0);
             for model in [&jag, &forest] {
