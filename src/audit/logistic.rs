@@ -31,7 +31,7 @@
 use super::{Auditable, Claim, Side};
 use crate::learners::logistic::Loss;
 use crate::learners::logistic::mechanisms::{
-    Problem, objective_branch_for, objective_perturbation_with_noise_for,
+    BranchRule, Problem, objective_branch_by, objective_perturbation_with_noise_for,
 };
 use crate::learners::logistic::{
     Design, FmSensitivity, PrivateLogisticParams, PrivateLrMethod, SolverSettings,
@@ -292,7 +292,8 @@ impl LrObjective {
     }
 
     fn branch_direct(&self) -> bool {
-        objective_branch_for(
+        objective_branch_by(
+            BranchRule::Published,
             self.loss.curvature(),
             self.lambda,
             self.claim.epsilon,
@@ -332,7 +333,15 @@ impl LrObjective {
             Relation::AddRemove => Neighbours::new(&rows),
             Relation::ReplaceOne => Neighbours::replaced(&rows),
         };
-        let branch = objective_branch_for(loss.curvature(), lambda, epsilon, data.n(), relation);
+        let c = loss.curvature();
+        let branch = objective_branch_by(
+            BranchRule::Published,
+            c,
+            lambda,
+            epsilon,
+            data.n(),
+            relation,
+        );
         let reg = if ignore_delta {
             lambda
         } else {

@@ -198,18 +198,14 @@ pub fn objective_branch(
     n: usize,
     relation: Relation,
 ) -> ObjectiveBranch {
-    objective_branch_for(LOGISTIC_C, lambda, epsilon, n, relation)
-}
-
-/// [`objective_branch`] for a loss with l'' <= c (c = 1/(2h) for the Huber SVM loss).
-pub fn objective_branch_for(
-    c: f64,
-    lambda: f64,
-    epsilon: f64,
-    n: usize,
-    relation: Relation,
-) -> ObjectiveBranch {
-    objective_branch_by(BranchRule::Published, c, lambda, epsilon, n, relation)
+    objective_branch_by(
+        BranchRule::Published,
+        LOGISTIC_C,
+        lambda,
+        epsilon,
+        n,
+        relation,
+    )
 }
 
 /// How Algorithm 7 chooses between its two branches. Both rules read only lambda, eps and the
@@ -225,7 +221,8 @@ pub enum BranchRule {
     LargerEpsPrime,
 }
 
-/// [`objective_branch_for`] under `rule`.
+/// [`objective_branch`] under `rule`, for a loss with l'' <= c (c = 1/(2h) for the Huber SVM
+/// loss).
 pub fn objective_branch_by(
     rule: BranchRule,
     c: f64,
