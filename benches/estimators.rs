@@ -44,7 +44,13 @@ fn analyze_gauss(data: &Dataset, rows: &[u32], seed: u64) -> f64 {
     let z = &u / (u.ncols() as f64).sqrt();
     let mut rng = rng_from(&["bench", "gauss", &seed.to_string()]);
     let a = z.t().dot(&z);
-    let v = pca::analyze_gauss(a, 5, 1.0, 1e-5, &mut Ledger::default(), &mut rng).expect("fit");
+    let noise = pca::MomentNoise::AnalyzeGauss {
+        epsilon: 1.0,
+        delta: 1e-5,
+    };
+    let v = noise
+        .top_k(a, 5, &mut Ledger::default(), &mut rng)
+        .expect("fit");
     v[[0, 0]]
 }
 

@@ -165,7 +165,12 @@ impl Sulq {
     /// One run's statistic.
     fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         let sensitivity = if claim.mutant { 1.0 } else { 2.0 };
-        let o = pca::sulq_release(Self::moment(side), (EPS, sensitivity), &mut ledger(), rng)
+        let noise = pca::MomentNoise::Sulq {
+            epsilon: EPS,
+            sensitivity,
+        };
+        let o = noise
+            .release(Self::moment(side), &mut ledger(), rng)
             .expect("valid");
         let (a, b) = (Self::moment(Side::X), Self::moment(Side::XPrime));
         laplace_ratio(

@@ -170,7 +170,11 @@ impl AnalyzeGauss {
     /// One run's statistic.
     fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         let a = moment(claim, side);
-        let o = pca::analyze_gauss_release(a, (EPS, DELTA), &mut ledger(), rng).expect("valid");
+        let noise = pca::MomentNoise::AnalyzeGauss {
+            epsilon: EPS,
+            delta: DELTA,
+        };
+        let o = noise.release(a, &mut ledger(), rng).expect("valid");
         let (a, b) = (moment(claim, Side::X), moment(claim, Side::XPrime));
         gauss_ratio(&upper(&o), &upper(&a), &upper(&b))
     }

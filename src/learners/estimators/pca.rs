@@ -108,12 +108,14 @@ impl Learner for PcaFit {
             PcaMethod::AnalyzeGauss { epsilon, delta } => {
                 let mut rng = log.streams.stream("analyze_gauss");
                 let a = second_moment(data, rows)?;
-                analyze_gauss(a, k, epsilon, delta, &mut log.ledger, &mut rng)?
+                let noise = MomentNoise::AnalyzeGauss { epsilon, delta };
+                noise.top_k(a, k, &mut log.ledger, &mut rng)?
             }
             PcaMethod::Sulq { epsilon } => {
                 let mut rng = log.streams.stream("sulq");
                 let a = second_moment(data, rows)?;
-                sulq(a, k, epsilon, &mut log.ledger, &mut rng)?
+                let noise = MomentNoise::sulq(epsilon, a.nrows());
+                noise.top_k(a, k, &mut log.ledger, &mut rng)?
             }
             PcaMethod::Power {
                 epsilon,
@@ -146,76 +148,75 @@ impl Learner for PcaFit {
     }
 }
 
-/// Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014), (ε, δ)-DP.
-///
-/// * Domain: training sets of z with ||z||₂ ≤ 1; release: the upper triangle of A = Σ z zᵀ.
-/// * Add/remove L2 sensitivity: ||z zᵀ||_F = ||z||₂² ≤ 1 (the upper triangle's is no larger);
-///   replace-one 2.
-/// * Mechanism: N(0, σ²) on each upper-triangle entry, mirrored; σ by the analytic Gaussian.
-/// * Post-processing: the top-k eigenvectors of the noisy symmetric matrix.
-pub fn analyze_gauss(
-    a: Array2<f64>,
-    k: usize,
-    epsilon: f64,
-    delta: f64,
-    ledger: &mut Ledger,
-    rng: &mut Rng,
-) -> Result<Array2<f64>> {
-    let mut a = analyze_gauss_release(a, (epsilon, delta), ledger, rng)?;
-    mirror_upper(&mut a);
-    Ok(top_k(&a, k))
+/// Input perturbation of the second-moment matrix A = Σ z zᵀ (||z||₂ ≤ 1): noise on each
+/// upper-triangle entry, mirrored, then the top-k eigenvectors (post-processing).
+#[derive(Debug, Clone, Copy)]
+pub enum MomentNoise {
+    /// Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014), (ε, δ)-DP.
+    ///
+    /// * Add/remove L2 sensitivity of the upper triangle: ||z zᵀ||_F = ||z||₂² ≤ 1; replace-one 2.
+    /// * Mechanism: N(0, σ²) on each upper-triangle entry; σ by the analytic Gaussian.
+    AnalyzeGauss { epsilon: f64, delta: f64 },
+    /// SuLQ-style input perturbation (after Blum, Dwork, McSherry & Nissim 2005, who add noise
+    /// to each entry of the covariance), here with Laplace noise for pure ε-DP.
+    ///
+    /// * Add/remove L1 sensitivity of the upper triangle: Σ_{i ≤ j} |z_i z_j| =
+    ///   (||z||₁² + ||z||₂²) / 2 ≤ (d + 1) / 2 ([`MomentNoise::sulq`]); replace-one twice that.
+    /// * Mechanism: Laplace(Δ₁ / ε) on each upper-triangle entry.
+    Sulq { epsilon: f64, sensitivity: f64 },
 }
 
-/// Analyze Gauss's release: N(0, σ²) at (ε, δ) for add/remove L2 sensitivity 1 (doubled for
-/// replace-one) on each upper-triangle entry of `a` (the lower triangle is left as it was).
-/// The audit calls it on rows of larger norm to plant its mutant.
-pub fn analyze_gauss_release(
-    mut a: Array2<f64>,
-    (epsilon, delta): (f64, f64),
-    ledger: &mut Ledger,
-    rng: &mut Rng,
-) -> Result<Array2<f64>> {
-    let relation = ledger.relation();
-    let g = Gaussian::analytic(relation.doubled_for_replace(1.0), epsilon, delta, relation)?;
-    let mut c = ledger.charge("train", "gaussian (Analyze Gauss: Σ z zᵀ)", g)?;
-    add_to_upper(&mut a, || c.sample(rng));
-    Ok(a)
-}
+impl MomentNoise {
+    /// SuLQ at ε with the L1 sensitivity bound of d features.
+    pub fn sulq(epsilon: f64, d: usize) -> Self {
+        MomentNoise::Sulq {
+            epsilon,
+            sensitivity: (d as f64 + 1.0) / 2.0,
+        }
+    }
 
-/// SuLQ-style input perturbation (after Blum, Dwork, McSherry & Nissim 2005, who add noise to
-/// each entry of the covariance), here with Laplace noise for pure ε-DP.
-///
-/// * Release: the upper triangle of A = Σ z zᵀ, ||z||₂ ≤ 1.
-/// * Add/remove L1 sensitivity: Σ_{i ≤ j} |z_i z_j| = (||z||₁² + ||z||₂²) / 2 ≤ (d + 1) / 2;
-///   replace-one twice that.
-/// * Mechanism: Laplace(Δ₁ / ε) on each entry, mirrored; then the top-k eigenvectors.
-pub fn sulq(
-    a: Array2<f64>,
-    k: usize,
-    epsilon: f64,
-    ledger: &mut Ledger,
-    rng: &mut Rng,
-) -> Result<Array2<f64>> {
-    let sensitivity = (a.nrows() as f64 + 1.0) / 2.0;
-    let mut a = sulq_release(a, (epsilon, sensitivity), ledger, rng)?;
-    mirror_upper(&mut a);
-    Ok(top_k(&a, k))
-}
+    /// The top-k eigenvectors of the noisy, mirrored `a`.
+    pub fn top_k(
+        self,
+        a: Array2<f64>,
+        k: usize,
+        ledger: &mut Ledger,
+        rng: &mut Rng,
+    ) -> Result<Array2<f64>> {
+        let mut a = self.release(a, ledger, rng)?;
+        mirror_upper(&mut a);
+        Ok(top_k(&a, k))
+    }
 
-/// SuLQ's release: Laplace at (ε, `sensitivity` under add/remove, doubled for replace-one) on
-/// each upper-triangle entry of `a` (the lower triangle is left as it was). The audit calls
-/// it with a wrong sensitivity to plant its mutant.
-pub fn sulq_release(
-    mut a: Array2<f64>,
-    (epsilon, sensitivity): (f64, f64),
-    ledger: &mut Ledger,
-    rng: &mut Rng,
-) -> Result<Array2<f64>> {
-    let relation = ledger.relation();
-    let lap = Laplace::new(relation.doubled_for_replace(sensitivity), epsilon, relation)?;
-    let mut c = ledger.charge("train", "laplace (SuLQ: Σ z zᵀ entries)", lap)?;
-    add_to_upper(&mut a, || c.sample(rng));
-    Ok(a)
+    /// The release alone: noise on each upper-triangle entry of `a`, the lower triangle left as
+    /// it was. The audits call it with rows of larger norm or a wrong sensitivity to plant their
+    /// mutants.
+    pub fn release(
+        self,
+        mut a: Array2<f64>,
+        ledger: &mut Ledger,
+        rng: &mut Rng,
+    ) -> Result<Array2<f64>> {
+        let relation = ledger.relation();
+        match self {
+            MomentNoise::AnalyzeGauss { epsilon, delta } => {
+                let sensitivity = relation.doubled_for_replace(1.0);
+                let g = Gaussian::analytic(sensitivity, epsilon, delta, relation)?;
+                let mut c = ledger.charge("train", "gaussian (Analyze Gauss: Σ z zᵀ)", g)?;
+                add_to_upper(&mut a, || c.sample(rng));
+            }
+            MomentNoise::Sulq {
+                epsilon,
+                sensitivity,
+            } => {
+                let sensitivity = relation.doubled_for_replace(sensitivity);
+                let lap = Laplace::new(sensitivity, epsilon, relation)?;
+                let mut c = ledger.charge("train", "laplace (SuLQ: Σ z zᵀ entries)", lap)?;
+                add_to_upper(&mut a, || c.sample(rng));
+            }
+        }
+        Ok(a)
+    }
 }
 
 /// The noisy power method (Hardt & Price 2014, Algorithm 1), (ε, δ)-DP by basic composition of
