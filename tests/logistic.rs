@@ -378,18 +378,14 @@ fn binary_dataset(n: usize, d: usize, k: usize, tag: &str) -> Dataset {
         labels.push(u16::from(rng.r#gen::<f64>() < p));
         m.push_row(&ones);
     }
-    Dataset {
-        name: tag.into(),
-        title: tag.into(),
-        features: Features::Binary(m),
+    Dataset::new(
+        tag.into(),
+        tag.into(),
+        Features::Binary(m),
         labels,
-        class_names: vec!["0".into(), "1".into()],
-        split: SplitRule::Fixed { n_train: n / 2 },
-        bounds: None,
-        truth: None,
-        targets: None,
-        feature_names: None,
-    }
+        vec!["0".into(), "1".into()],
+        SplitRule::Fixed { n_train: n / 2 },
+    )
 }
 
 #[test]
@@ -1083,18 +1079,14 @@ fn blocked_dense_gram_is_the_row_by_row_sum_bit_for_bit() {
     let rows: Vec<u32> = (0..203).rev().collect();
     let cols = [7usize, 0, 3, 8, 5];
     for cols in [None, Some(&cols[..])] {
-        let data = Dataset {
-            name: "gram".into(),
-            title: "gram".into(),
-            features: Features::Dense(x.clone().into()),
-            labels: vec![0; 203],
-            class_names: vec!["a".into(), "b".into()],
-            split: SplitRule::Fixed { n_train: 203 },
-            feature_names: None,
-            bounds: None,
-            truth: None,
-            targets: None,
-        };
+        let data = Dataset::new(
+            "gram".into(),
+            "gram".into(),
+            Features::Dense(x.clone().into()),
+            vec![0; 203],
+            vec!["a".into(), "b".into()],
+            SplitRule::Fixed { n_train: 203 },
+        );
         let mut design = Design::new(&data, &rows, cols, Encoding::Indicator).unwrap();
         design.set_scales((0..203).map(|i| 0.5 + (i % 7) as f64 / 10.0).collect());
         let w: Vec<f64> = (0..203)

@@ -63,18 +63,14 @@ pub fn canary_neighbours(relation: Relation) -> CanaryNeighbours {
         Relation::AddRemove => (0..11).collect(),
         Relation::ReplaceOne => (0..9).chain([10]).collect(),
     };
-    let data = Dataset {
-        name: "audit_canary".into(),
-        title: "audit canary".into(),
-        features: Features::Binary(x),
+    let data = Dataset::new(
+        "audit_canary".into(),
+        "audit canary".into(),
+        Features::Binary(x),
         labels,
-        class_names: vec!["0".into(), "1".into()],
-        split: SplitRule::Fixed { n_train: 11 },
-        feature_names: None,
-        bounds: None,
-        truth: None,
-        targets: None,
-    };
+        vec!["0".into(), "1".into()],
+        SplitRule::Fixed { n_train: 11 },
+    );
     CanaryNeighbours {
         data,
         train,

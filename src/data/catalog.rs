@@ -647,16 +647,16 @@ impl FileSet<'_> {
         let labels: Vec<u16> = keep.iter().map(|k| k.2).collect();
         let (features, bounds) = self.features(&parts, &keep, dimension)?;
         Ok(Dataset {
-            name: self.name.into(),
-            title: self.title.clone().unwrap_or_else(|| self.name.into()),
-            features,
-            labels,
-            class_names: self.classes.iter().map(|c| c.name.clone()).collect(),
             feature_names,
-            split,
             bounds,
-            truth: None,
-            targets: None,
+            ..Dataset::new(
+                self.name.into(),
+                self.title.clone().unwrap_or_else(|| self.name.into()),
+                features,
+                labels,
+                self.classes.iter().map(|c| c.name.clone()).collect(),
+                split,
+            )
         })
     }
 }

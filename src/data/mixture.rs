@@ -61,19 +61,18 @@ pub fn gaussian_mixture(name: &str, title: &str, def: &GaussianMixtureDef) -> Re
     })
     .map_err(|e| fail(format!("cannot hold its {n} x {d} rows: {e}")))?;
     Ok(Dataset {
-        name: name.into(),
-        title: title.into(),
-        features: Features::Dense(x),
-        labels,
-        class_names: (0..k).map(|c| format!("component {c}")).collect(),
-        feature_names: None,
-        split: SplitRule::Fixed { n_train: def.train },
         bounds: Some(PublicBounds {
             lo: vec![-1.0; d],
             hi: vec![1.0; d],
             clipped,
         }),
-        truth: None,
-        targets: None,
+        ..Dataset::new(
+            name.into(),
+            title.into(),
+            Features::Dense(x),
+            labels,
+            (0..k).map(|c| format!("component {c}")).collect(),
+            SplitRule::Fixed { n_train: def.train },
+        )
     })
 }

@@ -261,6 +261,30 @@ pub struct Split {
 }
 
 impl Dataset {
+    /// A dataset with no feature names, public bounds, true weights or regression targets
+    /// (set them by struct update: `Dataset { bounds, ..Dataset::new(..) }`).
+    pub fn new(
+        name: String,
+        title: String,
+        features: Features,
+        labels: Vec<u16>,
+        class_names: Vec<String>,
+        split: SplitRule,
+    ) -> Self {
+        Dataset {
+            name,
+            title,
+            features,
+            labels,
+            class_names,
+            split,
+            feature_names: None,
+            bounds: None,
+            truth: None,
+            targets: None,
+        }
+    }
+
     pub fn n_rows(&self) -> usize {
         self.features.n_rows()
     }

@@ -132,22 +132,18 @@ fn bad(name: &str, reason: String) -> Error {
 /// A scalar dataset of `values`: every row is read (no train/test split).
 pub fn column_dataset(name: &str, title: &str, values: Vec<f64>) -> Dataset {
     let n = values.len();
-    Dataset {
-        name: name.into(),
-        title: title.into(),
-        features: Features::Dense(
+    Dataset::new(
+        name.into(),
+        title.into(),
+        Features::Dense(
             Array2::from_shape_vec((n, 1), values)
                 .expect("n x 1")
                 .into(),
         ),
-        labels: Vec::new(),
-        class_names: Vec::new(),
-        split: SplitRule::Fixed { n_train: n },
-        feature_names: None,
-        bounds: None,
-        truth: None,
-        targets: None,
-    }
+        Vec::new(),
+        Vec::new(),
+        SplitRule::Fixed { n_train: n },
+    )
 }
 
 fn check_n(name: &str, n: usize) -> Result<()> {

@@ -85,16 +85,15 @@ pub fn logistic_ball(name: &str, title: &str, def: &LogisticBallDef) -> Dataset 
         labels.push(u16::from(rng.r#gen::<f64>() < 1.0 / (1.0 + (-z).exp())));
     }
     Dataset {
-        name: name.into(),
-        title: title.into(),
-        features: Features::Dense(x.into()),
-        labels,
-        class_names: vec!["-1".into(), "+1".into()],
-        feature_names: None,
-        split: SplitRule::Fixed { n_train: def.train },
-        bounds: None,
         truth: Some(w),
-        targets: None,
+        ..Dataset::new(
+            name.into(),
+            title.into(),
+            Features::Dense(x.into()),
+            labels,
+            vec!["-1".into(), "+1".into()],
+            SplitRule::Fixed { n_train: def.train },
+        )
     }
 }
 
@@ -167,18 +166,14 @@ pub fn logistic_binary(
         labels.push(u16::from(rng.r#gen::<f64>() < 1.0 / (1.0 + (-z).exp())));
         m.push_row(&ones);
     }
-    Dataset {
-        name: name.into(),
-        title: title.into(),
-        features: Features::Binary(m),
+    Dataset::new(
+        name.into(),
+        title.into(),
+        Features::Binary(m),
         labels,
-        class_names: vec!["0".into(), "1".into()],
-        split: SplitRule::Fixed { n_train: n },
-        feature_names: None,
-        bounds: None,
-        truth: None,
-        targets: None,
-    }
+        vec!["0".into(), "1".into()],
+        SplitRule::Fixed { n_train: n },
+    )
 }
 
 /// Toy Gaussian (appendix A.7): class 1 ~ N(0, I_D), class 2 ~ N(a 1, I_D) with
@@ -222,18 +217,14 @@ pub fn toy_gaussian(name: &str, title: &str, def: &ToyGaussianDef) -> Result<Dat
             test: def.test,
         }
     };
-    Ok(Dataset {
-        name: name.into(),
-        title: title.into(),
-        features: Features::Dense(x),
+    Ok(Dataset::new(
+        name.into(),
+        title.into(),
+        Features::Dense(x),
         labels,
-        class_names: two_classes(),
-        feature_names: None,
+        two_classes(),
         split,
-        bounds: None,
-        truth: None,
-        targets: None,
-    })
+    ))
 }
 
 /// Rows sampled from a two-class NB with theta_cd = theta_c (1 + U(-jitter, jitter)).
@@ -245,18 +236,14 @@ pub fn nb_sampled(name: &str, title: &str, def: &NbSampledDef) -> Dataset {
     });
     let n = def.train + def.test;
     let labels: Vec<u16> = (0..n).map(|i| (i % 2) as u16).collect();
-    Dataset {
-        name: name.into(),
-        title: title.into(),
-        features: Features::Binary(sample_rows(&theta, &labels, &mut rng)),
+    Dataset::new(
+        name.into(),
+        title.into(),
+        Features::Binary(sample_rows(&theta, &labels, &mut rng)),
         labels,
-        class_names: two_classes(),
-        feature_names: None,
-        split: SplitRule::Fixed { n_train: def.train },
-        bounds: None,
-        truth: None,
-        targets: None,
-    }
+        two_classes(),
+        SplitRule::Fixed { n_train: def.train },
+    )
 }
 
 /// Rows sampled from the non-private NB (alpha = 1) fitted on `source`'s training rows
@@ -289,16 +276,15 @@ pub fn nb_proxy(name: &str, title: &str, def: &NbProxyDef, source: &Dataset) -> 
         })
         .collect();
     Ok(Dataset {
-        name: name.into(),
-        title: title.into(),
-        features: Features::Binary(sample_rows(&theta, &labels, &mut rng)),
-        labels,
-        class_names: source.class_names.clone(),
         feature_names: source.feature_names.clone(),
-        split: SplitRule::Fixed { n_train: def.train },
-        bounds: None,
-        truth: None,
-        targets: None,
+        ..Dataset::new(
+            name.into(),
+            title.into(),
+            Features::Binary(sample_rows(&theta, &labels, &mut rng)),
+            labels,
+            source.class_names.clone(),
+            SplitRule::Fixed { n_train: def.train },
+        )
     })
 }
 

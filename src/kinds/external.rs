@@ -392,18 +392,14 @@ mod tests {
         let mut m = BinaryMatrix::new(3);
         m.push_row(&[0, 2]);
         m.push_row(&[1]);
-        let data = Dataset {
-            name: "d".into(),
-            title: "d".into(),
-            features: Features::Binary(m),
-            labels: vec![1, 0],
-            class_names: vec!["no".into(), "yes, \"really\"".into()],
-            split: SplitRule::Fixed { n_train: 2 },
-            feature_names: None,
-            bounds: None,
-            truth: None,
-            targets: None,
-        };
+        let data = Dataset::new(
+            "d".into(),
+            "d".into(),
+            Features::Binary(m),
+            vec![1, 0],
+            vec!["no".into(), "yes, \"really\"".into()],
+            SplitRule::Fixed { n_train: 2 },
+        );
         assert_eq!(
             rows_csv(&data, &[1, 0], &[0, 2]),
             "label,x1,x2\nno,0,0\n\"yes, \"\"really\"\"\",1,1\n"

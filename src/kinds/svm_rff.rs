@@ -153,20 +153,16 @@ impl Learner for RffFit {
 /// The features of `rows` of `data` as a dataset of their own (rows in that order, their labels).
 fn mapped(data: &Dataset, map: &RffMap, rows: &[u32], cols: &[usize]) -> Result<Dataset> {
     let z = map.features(dense(data)?, rows, cols);
-    Ok(Dataset {
-        name: data.name.clone(),
-        title: data.title.clone(),
-        features: Features::Dense(z.into()),
-        labels: rows.iter().map(|&r| data.labels[r as usize]).collect(),
-        class_names: data.class_names.clone(),
-        split: SplitRule::Fixed {
+    Ok(Dataset::new(
+        data.name.clone(),
+        data.title.clone(),
+        Features::Dense(z.into()),
+        rows.iter().map(|&r| data.labels[r as usize]).collect(),
+        data.class_names.clone(),
+        SplitRule::Fixed {
             n_train: rows.len(),
         },
-        feature_names: None,
-        bounds: None,
-        truth: None,
-        targets: None,
-    })
+    ))
 }
 
 /// A fitted kernel SVM: the map, the input columns, the linear model on the features.
