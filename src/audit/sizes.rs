@@ -73,6 +73,15 @@ use ndarray::Array2;
 use rand::Rng as _;
 use rand::seq::SliceRandom;
 
+/// A size audit's claim `{stem}_public_n`: its planted mutant `{stem}_true_size` reads the
+/// private N where the mechanism must read the public one.
+macro_rules! size_claim {
+    ($stem:literal, $epsilon:expr, $neighbours:literal, $mutant:expr) => {
+        Claim::new(concat!($stem, "_public_n"), $epsilon, $neighbours)
+            .or_mutant($mutant, concat!($stem, "_true_size"))
+    };
+}
+
 const AR: Relation = Relation::AddRemove;
 const EPS: f64 = 1.0;
 
@@ -304,12 +313,12 @@ impl MiScores {
             let lap = Laplace::new(MI_FEATURES as f64 * sens, EPS, AR).expect("valid");
             (scores, lap)
         };
-        let claim = Claim::new(
-            "mi_scores_public_n",
+        let claim = size_claim!(
+            "mi_scores",
             EPS,
             "Algorithm 3's noisy MI scores, D = 500 zero features, public N = 5: X = classes (3, 2), X' adds a class-0 example; statistic: sum |release_d|",
-        )
-        .or_mutant(mutant, "mi_scores_true_size");
+            mutant
+        );
         MiScores {
             claim,
             sides: [side(&[0, 0, 0, 1, 1]), side(&[0, 0, 0, 1, 1, 0])],
@@ -358,13 +367,13 @@ impl SgdSize {
             let m = AccountedGaussian::new(plan, 1.0, GAUSS_DELTA, AR).expect("valid");
             (x, vec![1.0; rows.len()], n, m)
         };
-        let claim = Claim::new(
-            "dp_sgd_public_n",
+        let claim = size_claim!(
+            "dp_sgd",
             claimed.epsilon,
             "D = 1, expected batch 4, 2 epochs, C = 1, public N = 2: X = two zero rows, X' adds the canary (40, +1); statistic: theta_K",
+            mutant
         )
-        .with_delta(GAUSS_DELTA)
-        .or_mutant(mutant, "dp_sgd_true_size");
+        .with_delta(GAUSS_DELTA);
         SgdSize {
             claim,
             sides: [side(&[0.0, 0.0]), side(&[0.0, 0.0, 40.0])],
@@ -415,12 +424,12 @@ impl PerExampleOutput {
                 .check()
                 .expect("valid")
         };
-        let claim = Claim::new(
-            "lr_output_per_example_public_n",
+        let claim = size_claim!(
+            "lr_output_per_example",
             EPS,
             "D = 1, Lambda = 1, lambda = N Lambda at the public N = 1: X = {(0, +1)}, X' adds (1, +1); statistic: the released theta",
-        )
-        .or_mutant(mutant, "lr_output_per_example_true_size");
+            mutant
+        );
         PerExampleOutput {
             claim,
             params: [params(1), params(2)],
