@@ -350,8 +350,10 @@ pub struct Schedule {
 
 /// A feature-selection kind: the selector and its spec fields.
 pub trait SelectorKind: Debug + Send + Sync {
-    /// Whether it spends the `selection` share of the budget.
-    fn private(&self) -> bool;
+    /// Whether it spends the `selection` share of the budget (all but `nonprivate` do).
+    fn private(&self) -> bool {
+        true
+    }
     fn validate(&self) -> std::result::Result<(), Refusal> {
         Ok(())
     }

@@ -91,10 +91,6 @@ kind! {
 }
 
 impl SelectorKind for NoisyNbMi {
-    fn private(&self) -> bool {
-        true
-    }
-
     fn validate(&self) -> Result<(), Refusal> {
         match self.score {
             ScoreName::Count => Err(refuse(
@@ -122,10 +118,6 @@ kind! {
 }
 
 impl SelectorKind for Sparse {
-    fn private(&self) -> bool {
-        true
-    }
-
     fn validate(&self) -> Result<(), Refusal> {
         match self.sparse_threshold {
             None => Err(refuse(
@@ -180,10 +172,6 @@ kind! {
 }
 
 impl SelectorKind for Mask {
-    fn private(&self) -> bool {
-        true
-    }
-
     fn selector(&self) -> Selector {
         let score = self.score.into();
         match self.variant {
