@@ -61,20 +61,25 @@ pub(super) fn clamp(input: &ReleaseInput, bounds: [f64; 2], log: &mut TrialLog) 
 }
 
 /// Records |release - the query's answer on the unclamped column| as `abs_error_unclamped`:
-/// the error a user sees when the public bounds clip the data (noise plus clipping bias).
-fn record_unclamped(query: Query, input: &ReleaseInput, r: Release, log: &mut TrialLog) {
-    let (lo, hi) = input
-        .values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-            (a.min(v), b.max(v))
-        });
-    let raw = Clamped {
-        values: input.values.to_vec(),
-        bounds: Bounds { lo, hi },
-        clamped: 0,
+/// the error a user sees when the public `bounds` clip the data (noise plus clipping bias).
+/// Count, sum and mean read the column in place ([`Query::answer_streaming`]: the same bits as
+/// the streaming cell's); a quantile sorts a copy.
+fn record_unclamped(
+    query: Query,
+    input: &ReleaseInput,
+    bounds: Bounds,
+    r: Release,
+    log: &mut TrialLog,
+) {
+    let truth = match query.answer_streaming(input.values, bounds) {
+        Some(seen) => seen.map(|s| s.unclamped),
+        None => query.answer(&Clamped {
+            values: input.values.to_vec(),
+            bounds,
+            clamped: 0,
+        }),
     };
-    if let Ok(truth) = query.answer(&raw) {
+    if let Ok(truth) = truth {
         log.metrics
             .insert("abs_error_unclamped".into(), (r.value - truth).abs());
     }
@@ -193,7 +198,7 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
     ) -> Result<ReleaseOutput> {
         let r = release::composed_average(data, eps, share, &mut log.streams, &mut log.ledger)?;
         record(r, log);
-        record_unclamped(Query::Mean { n: data.len() }, input, r, log);
+        record_unclamped(Query::Mean { n: data.len() }, input, data.bounds, r, log);
         if let Some(t) = self
             .tolerance
             .map(|tol| tol * r.truth.abs())
@@ -318,7 +323,7 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
             (r, sensitivity / eps, f64::NAN)
         };
         record(r, log);
-        record_unclamped(query, input, r, log);
+        record_unclamped(query, input, data.bounds, r, log);
         if GAUSSIAN {
             // E|N(0, sigma^2)| = sigma sqrt(2 / pi), beside the observed abs_error.
             log.metrics.insert("sigma".into(), sigma);
@@ -383,14 +388,10 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
         let (r, seen) = done?;
         log.metrics.insert("clamped".into(), seen.clamped as f64);
         record(r, log);
-        let raw = Bounds {
-            lo: seen.min,
-            hi: seen.max,
-        };
-        if let Some(Ok(u)) = query.answer_streaming(input.values, raw) {
-            log.metrics
-                .insert("abs_error_unclamped".into(), (r.value - u.answer).abs());
-        }
+        log.metrics.insert(
+            "abs_error_unclamped".into(),
+            (r.value - seen.unclamped).abs(),
+        );
         let scale = query.sensitivity(log.ledger.relation(), bounds) / eps;
         self.record_within(r, scale, f64::NAN, log);
         Ok(Some(ReleaseOutput::default()))
@@ -525,7 +526,7 @@ impl ReleaseKind for ComposedAverage {
             &mut log.ledger,
         )?;
         record(r, log);
-        record_unclamped(Query::Mean { n: data.len() }, input, r, log);
+        record_unclamped(Query::Mean { n: data.len() }, input, data.bounds, r, log);
         Ok(ReleaseOutput::default())
     }
 }
