@@ -57,9 +57,14 @@ fn derivatives(loss: Loss, o: &Objective, theta: &[f64], g: &mut [f64], w: &mut 
     f / n + 0.5 * o.reg * sq + lin
 }
 
+/// Steps in a row without progress after which [`newton`] stops.
+const STALLED_STEPS: usize = 2;
+
 /// Newton's method with Armijo backtracking on the generalised Hessian X^T W X + reg I (the
 /// Huber loss is C¹ with a piecewise-constant ℓ'', so Newton reaches the exact minimiser of a
-/// strongly convex F in few steps). Same stopping rule as [`SolverSettings`].
+/// strongly convex F in few steps). Same stopping rule as [`SolverSettings`], and it stops
+/// after [`STALLED_STEPS`] steps in a row that lower neither F nor ||grad F|| (recorded as not
+/// converged when ||grad F|| is still above the tolerance).
 fn newton(loss: Loss, o: &Objective, settings: &SolverSettings) -> (Vec<f64>, Convergence) {
     let d = o.design.dim();
     let mut theta = vec![0.0; d];
@@ -69,6 +74,7 @@ fn newton(loss: Loss, o: &Objective, settings: &SolverSettings) -> (Vec<f64>, Co
     let target = settings.tol * g0.max(1e-300);
     let (mut gn, mut it) = (g0, 0);
     let (mut gt, mut wt) = (g.clone(), w.clone());
+    let mut stalled = 0;
     while gn > target && it < settings.max_iter {
         it += 1;
         let mut h = o.design.weighted_gram(&w);
@@ -88,10 +94,18 @@ fn newton(loss: Loss, o: &Objective, settings: &SolverSettings) -> (Vec<f64>, Co
             t *= 0.5;
         };
         let Some((trial, ft)) = accepted else { break };
+        let progress = ft < f || norm(&gt) < gn;
         (theta, f) = (trial, ft);
         std::mem::swap(&mut g, &mut gt);
         std::mem::swap(&mut w, &mut wt);
         gn = norm(&g);
+        // A step that lowers neither F nor ||grad F|| means F is stationary to rounding (the
+        // kinks of ℓ'' can hold ||grad F|| just above the tolerance): the next ones would
+        // repeat it at up to 40 passes each (issue 52).
+        stalled = if progress { 0 } else { stalled + 1 };
+        if stalled == STALLED_STEPS {
+            break;
+        }
     }
     let conv = Convergence {
         solver: Solver::Newton,
