@@ -2,9 +2,10 @@
 //! logistic loss, Poisson sampling with q = 256/32561 (expected batch 256), clipping C = 1,
 //! noise multiplier 1, η = 1, λ = 1; ⌈1/q⌉ = 128 steps. Target: at most 20 ms.
 //!
-//! In the same run, `benches/peer/numpy_dp_sgd.py` times the same epoch in numpy (when
-//! python3 with numpy is available) and the ratio is printed beside a median of epochs timed
-//! here the same way (`EPSILAB_BENCH_NO_PEER=1` skips the peer).
+//! In the same run, `benches/peer/numpy_dp_sgd.py` times the same epoch in numpy twice, the
+//! textbook vectorised way and the leanest we could write (when python3 with numpy is
+//! available), and both ratios are printed beside a median of epochs timed here the same way
+//! (`EPSILAB_BENCH_NO_PEER=1` skips the peer).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use epsilab::data::{DataDir, catalog::Catalog, synthetic::logistic_binary};
@@ -112,29 +113,28 @@ fn epoch(c: &mut Criterion) {
         Ok(o) if o.status.success() => {
             let text = String::from_utf8_lossy(&o.stdout);
             eprint!("{text}");
-            if let Some(s) = text
-                .lines()
-                .find_map(|l| l.strip_prefix("numpy_dp_sgd_epoch_s "))
-                .and_then(|v| v.trim().parse::<f64>().ok())
-            {
-                eprintln!(
-                    "dp_sgd epoch (wall, median): epsilab {:.3} ms, numpy {:.3} ms, numpy / epsilab = {:.1}",
-                    ours * 1e3,
-                    s * 1e3,
-                    s / ours
-                );
-            }
-            let peer_cpu = text
-                .lines()
-                .find_map(|l| l.strip_prefix("numpy_dp_sgd_epoch_cpu_s "))
-                .and_then(|v| v.trim().parse::<f64>().ok());
-            if let (Some(c), Some(p)) = (cpu, peer_cpu) {
-                eprintln!(
-                    "dp_sgd epoch (CPU, mean): epsilab {:.3} ms, numpy {:.3} ms, numpy / epsilab = {:.1}",
-                    c * 1e3,
-                    p * 1e3,
-                    p / c
-                );
+            let value = |key: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+            };
+            for (peer, tag) in [("numpy", "numpy"), ("lean numpy", "numpy_lean")] {
+                if let Some(s) = value(&format!("{tag}_dp_sgd_epoch_s")) {
+                    eprintln!(
+                        "dp_sgd epoch (wall, median): epsilab {:.3} ms, {peer} {:.3} ms, {peer} / epsilab = {:.1}",
+                        ours * 1e3,
+                        s * 1e3,
+                        s / ours
+                    );
+                }
+                if let (Some(c), Some(p)) = (cpu, value(&format!("{tag}_dp_sgd_epoch_cpu_s"))) {
+                    eprintln!(
+                        "dp_sgd epoch (CPU, mean): epsilab {:.3} ms, {peer} {:.3} ms, {peer} / epsilab = {:.1}",
+                        c * 1e3,
+                        p * 1e3,
+                        p / c
+                    );
+                }
             }
         }
         Ok(o) => eprintln!(

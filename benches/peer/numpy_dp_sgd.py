@@ -4,10 +4,15 @@ scaled by 1/max(sqrt(14), ||x||)), logistic loss, Poisson sampling with q = 256/
 per-example clipping to C = 1, Gaussian noise sigma C with sigma = 1, eta = 1, lambda = 1;
 ceil(1/q) = 128 steps per epoch, the same algorithm as epsilab's DpSgdRun::step.
 
-The vectorised numpy way: a dense float64 design, a Binomial batch size and a uniform subset per
-step (the Poisson sample's law), per-example gradients as a (batch x 123) array. One BLAS thread. Prints the median
-seconds per epoch over REPS epochs (after 3 warm-up epochs) as `numpy_dp_sgd_epoch_s <value>`,
-and the mean CPU seconds per epoch as `numpy_dp_sgd_epoch_cpu_s <value>`.
+Two numpy epochs, both on a dense float64 design with one BLAS thread:
+- the textbook vectorised way: a Binomial batch size and a uniform subset per step (the Poisson
+  sample's law), per-example gradients as a (batch x 123) array;
+- the leanest we could write (issue 52): row norms computed once, the clipped gradient sum as
+  one c @ X_b (no per-example gradient array), the Poisson sample by Geometric(q) gaps (O(batch)
+  per step, as epsilab draws it).
+Prints the median seconds per epoch over REPS epochs (after 3 warm-up epochs) as
+`numpy_dp_sgd_epoch_s <value>` and `numpy_lean_dp_sgd_epoch_s <value>`, and the mean CPU seconds
+per epoch as `numpy_dp_sgd_epoch_cpu_s <value>` and `numpy_lean_dp_sgd_epoch_cpu_s <value>`.
 Needs numpy only; the data folder is $EPSILAB_DATA, else ./datasets (a9a/a9a or a9a/a9a.gz).
 
     python3 benches/peer/numpy_dp_sgd.py [REPS]
@@ -64,6 +69,42 @@ def epoch(x, y, theta, rng, q, steps, clip=1.0, sigma=1.0, eta=1.0, lam=1.0):
     return theta
 
 
+def poisson_rows(rng, n, q):
+    """The rows a Poisson(q) sample keeps: gaps between kept rows are Geometric(q) (from 1)."""
+    batch = max(16, int(1.5 * n * q))
+    idx = np.cumsum(rng.geometric(q, size=batch)) - 1
+    while idx[-1] < n:
+        more = np.cumsum(rng.geometric(q, size=batch)) + idx[-1]
+        idx = np.concatenate([idx, more])
+    return idx[idx < n]
+
+
+def lean_epoch(x, y, norms, theta, rng, q, steps, clip=1.0, sigma=1.0, eta=1.0, lam=1.0):
+    n = x.shape[0]
+    decay = lam / n
+    for _ in range(steps):
+        idx = poisson_rows(rng, n, q)
+        xb, yb = x[idx], y[idx]
+        d = -1.0 / (1.0 + np.exp(yb * (xb @ theta)))
+        c = (d * yb) * np.minimum(1.0, clip / np.maximum(np.abs(d) * norms[idx], 1e-300))
+        s = c @ xb + sigma * clip * rng.standard_normal(theta.shape[0])
+        theta -= eta * (s / (q * n) + decay * theta)
+    return theta
+
+
+def timed(run, reps):
+    """Median wall seconds and mean CPU seconds per call of `run` over `reps` calls, after 3."""
+    for _ in range(3):
+        run()
+    times = []
+    cpu0 = time.process_time()
+    for _ in range(reps):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times)), (time.process_time() - cpu0) / reps
+
+
 def main():
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 30
     x, y = load_a9a(os.environ.get("EPSILAB_DATA", "datasets"))
@@ -72,20 +113,17 @@ def main():
     steps = math.ceil(1.0 / q)
     rng = np.random.default_rng(0)
     theta = np.zeros(N_FEATURES)
-    for _ in range(3):
-        epoch(x, y, theta, rng, q, steps)
-    times = []
-    cpu0 = time.process_time()
-    for _ in range(reps):
-        t = time.perf_counter()
-        epoch(x, y, theta, rng, q, steps)
-        times.append(time.perf_counter() - t)
-    cpu = (time.process_time() - cpu0) / reps
+    wall, cpu = timed(lambda: epoch(x, y, theta, rng, q, steps), reps)
     acc = float(np.mean((x @ theta > 0) == (y > 0)))
-    print(f"numpy: {n} x {x.shape[1]}, q = {q:.6f}, {steps} steps/epoch, train accuracy {acc:.4f}")
-    print(f"numpy_dp_sgd_epoch_s {float(np.median(times)):.6e}")
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+    lean = np.zeros(N_FEATURES)
+    lean_wall, lean_cpu = timed(lambda: lean_epoch(x, y, norms, lean, rng, q, steps), reps)
+    lean_acc = float(np.mean((x @ lean > 0) == (y > 0)))
+    print(f"numpy: {n} x {x.shape[1]}, q = {q:.6f}, {steps} steps/epoch, train accuracy {acc:.4f} (lean {lean_acc:.4f})")
+    print(f"numpy_dp_sgd_epoch_s {wall:.6e}")
     print(f"numpy_dp_sgd_epoch_cpu_s {cpu:.6e}")
-
+    print(f"numpy_lean_dp_sgd_epoch_s {lean_wall:.6e}")
+    print(f"numpy_lean_dp_sgd_epoch_cpu_s {lean_cpu:.6e}")
 
 if __name__ == "__main__":
     main()
