@@ -1,6 +1,9 @@
 //! Algorithm 1 on Adult: fit (noise + post-processing) and predict the 16281 test rows.
 //!
-//! Uses the shipped a9a files (`datasets/a9a`, or `--data-dir`-style `$EPSILAB_DATA`).
+//! Uses the shipped a9a files (`datasets/a9a`, or `--data-dir`-style `$EPSILAB_DATA`). After the
+//! criterion groups the fit is timed beside `benches/peer/numpy_nb_noise.py` (the same noise,
+//! threshold, smoothing and log tables in numpy), each the median of 15 batches of 200 fits, and
+//! the ratio is printed (`EPSILAB_BENCH_NO_PEER=1` skips the peer).
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use epsilab::counts::ClassCounts;
@@ -90,6 +93,62 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    let batches: Vec<f64> = (0..16)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            for _ in 0..200 {
+                let mut rng = streams.stream("bench");
+                black_box(
+                    params
+                        .fit_counts(&counts, None, &mut rng, &mut Ledger::default())
+                        .unwrap(),
+                );
+            }
+            start.elapsed().as_secs_f64() / 200.0
+        })
+        .skip(1)
+        .collect();
+    peer_ratio(median(batches));
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Runs the numpy peer and prints its fit time beside ours (`ours`, seconds per fit).
+fn peer_ratio(ours: f64) {
+    eprintln!("epsilab: Algorithm 1 fit, median {:.2} µs", ours * 1e6);
+    if std::env::var_os("EPSILAB_BENCH_NO_PEER").is_some() {
+        return;
+    }
+    match std::process::Command::new("python3")
+        .arg("benches/peer/numpy_nb_noise.py")
+        .output()
+    {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            eprint!("{text}");
+            let peer = text
+                .lines()
+                .find_map(|l| l.strip_prefix("numpy_nb_fit_s "))
+                .and_then(|v| v.trim().parse::<f64>().ok());
+            if let Some(p) = peer {
+                eprintln!(
+                    "NB fit (noise + threshold + model): epsilab {:.2} µs, numpy {:.2} µs, numpy / epsilab = {:.2}",
+                    ours * 1e6,
+                    p * 1e6,
+                    p / ours
+                );
+            }
+        }
+        Ok(o) => eprintln!(
+            "numpy peer failed (needs python3 with numpy): {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => eprintln!("numpy peer not run: python3: {e}"),
+    }
 }
 
 criterion_group!(benches, bench);
