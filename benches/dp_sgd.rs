@@ -8,6 +8,9 @@
 //! (`EPSILAB_BENCH_NO_PEER=1` skips the peer).
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "common/peer.rs"]
+mod peer;
 use epsilab::data::{DataDir, catalog::Catalog, synthetic::logistic_binary};
 use epsilab::learners::logistic::dp_sgd::{DpSgdParams, DpSgdRun, Length, Sampling};
 use epsilab::learners::logistic::preprocess::scale_rows;
@@ -103,45 +106,29 @@ fn epoch(c: &mut Criterion) {
         design.dim(),
         ours * 1e3
     );
-    if std::env::var_os("EPSILAB_BENCH_NO_PEER").is_some() {
+    let Some(text) = peer::run("benches/peer/numpy_dp_sgd.py") else {
         return;
-    }
-    let peer = std::process::Command::new("python3")
-        .arg("benches/peer/numpy_dp_sgd.py")
-        .output();
-    match peer {
-        Ok(o) if o.status.success() => {
-            let text = String::from_utf8_lossy(&o.stdout);
-            eprint!("{text}");
-            let value = |key: &str| {
-                text.lines()
-                    .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-            };
-            for (peer, tag) in [("numpy", "numpy"), ("lean numpy", "numpy_lean")] {
-                if let Some(s) = value(&format!("{tag}_dp_sgd_epoch_s")) {
-                    eprintln!(
-                        "dp_sgd epoch (wall, median): epsilab {:.3} ms, {peer} {:.3} ms, {peer} / epsilab = {:.1}",
-                        ours * 1e3,
-                        s * 1e3,
-                        s / ours
-                    );
-                }
-                if let (Some(c), Some(p)) = (cpu, value(&format!("{tag}_dp_sgd_epoch_cpu_s"))) {
-                    eprintln!(
-                        "dp_sgd epoch (CPU, mean): epsilab {:.3} ms, {peer} {:.3} ms, {peer} / epsilab = {:.1}",
-                        c * 1e3,
-                        p * 1e3,
-                        p / c
-                    );
-                }
-            }
+    };
+    for (name, tag) in [("numpy", "numpy"), ("lean numpy", "numpy_lean")] {
+        if let Some(s) = peer::value(&text, &format!("{tag}_dp_sgd_epoch_s")) {
+            eprintln!(
+                "dp_sgd epoch (wall, median): epsilab {:.3} ms, {name} {:.3} ms, {name} / epsilab = {:.1}",
+                ours * 1e3,
+                s * 1e3,
+                s / ours
+            );
         }
-        Ok(o) => eprintln!(
-            "numpy peer failed (needs python3 with numpy): {}",
-            String::from_utf8_lossy(&o.stderr)
-        ),
-        Err(e) => eprintln!("numpy peer not run: python3: {e}"),
+        if let (Some(c), Some(p)) = (
+            cpu,
+            peer::value(&text, &format!("{tag}_dp_sgd_epoch_cpu_s")),
+        ) {
+            eprintln!(
+                "dp_sgd epoch (CPU, mean): epsilab {:.3} ms, {name} {:.3} ms, {name} / epsilab = {:.1}",
+                c * 1e3,
+                p * 1e3,
+                p / c
+            );
+        }
     }
 }
 

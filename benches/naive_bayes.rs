@@ -6,6 +6,9 @@
 //! the ratio is printed (`EPSILAB_BENCH_NO_PEER=1` skips the peer).
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
+
+#[path = "common/peer.rs"]
+mod peer;
 use epsilab::counts::ClassCounts;
 use epsilab::data::{Catalog, DataDir, Dataset};
 use epsilab::evaluate::accuracy;
@@ -120,34 +123,14 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Runs the numpy peer and prints its fit time beside ours (`ours`, seconds per fit).
 fn peer_ratio(ours: f64) {
     eprintln!("epsilab: Algorithm 1 fit, median {:.2} µs", ours * 1e6);
-    if std::env::var_os("EPSILAB_BENCH_NO_PEER").is_some() {
-        return;
-    }
-    match std::process::Command::new("python3")
-        .arg("benches/peer/numpy_nb_noise.py")
-        .output()
-    {
-        Ok(o) if o.status.success() => {
-            let text = String::from_utf8_lossy(&o.stdout);
-            eprint!("{text}");
-            let peer = text
-                .lines()
-                .find_map(|l| l.strip_prefix("numpy_nb_fit_s "))
-                .and_then(|v| v.trim().parse::<f64>().ok());
-            if let Some(p) = peer {
-                eprintln!(
-                    "NB fit (noise + threshold + model): epsilab {:.2} µs, numpy {:.2} µs, numpy / epsilab = {:.2}",
-                    ours * 1e6,
-                    p * 1e6,
-                    p / ours
-                );
-            }
-        }
-        Ok(o) => eprintln!(
-            "numpy peer failed (needs python3 with numpy): {}",
-            String::from_utf8_lossy(&o.stderr)
-        ),
-        Err(e) => eprintln!("numpy peer not run: python3: {e}"),
+    let text = peer::run("benches/peer/numpy_nb_noise.py");
+    if let Some(p) = text.and_then(|t| peer::value(&t, "numpy_nb_fit_s")) {
+        eprintln!(
+            "NB fit (noise + threshold + model): epsilab {:.2} µs, numpy {:.2} µs, numpy / epsilab = {:.2}",
+            ours * 1e6,
+            p * 1e6,
+            p / ours
+        );
     }
 }
 

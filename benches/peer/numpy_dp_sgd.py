@@ -22,30 +22,22 @@ import os
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
-import gzip
 import math
 import sys
 import time
 
 import numpy as np
 
-N_FEATURES = 123
+import a9a
+
+N_FEATURES = a9a.N_FEATURES
 
 
 def load_a9a(folder):
-    base = os.path.join(folder, "a9a", "a9a")
-    opener = (open, base) if os.path.exists(base) else (gzip.open, base + ".gz")
-    rows, labels = [], []
-    with opener[0](opener[1], "rt") as f:
-        for line in f:
-            parts = line.split()
-            if not parts:
-                continue
-            labels.append(1.0 if float(parts[0]) > 0 else -1.0)
-            rows.append([int(p.split(":")[0]) - 1 for p in parts[1:]])
-    x = np.zeros((len(rows), N_FEATURES))
-    for i, ones in enumerate(rows):
-        x[i, ones] = 1.0
+    ones, labels = a9a.rows(folder)
+    x = np.zeros((len(ones), N_FEATURES))
+    for i, row in enumerate(ones):
+        x[i, row] = 1.0
     sq = x.sum(axis=1)
     x /= np.sqrt(np.maximum(14.0, sq))[:, None]
     return x, np.array(labels)

@@ -16,29 +16,23 @@ import os
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
 
-import gzip
 import time
 
 import numpy as np
 
-N_FEATURES = 123
+import a9a
+
+N_FEATURES = a9a.N_FEATURES
 
 
 def class_counts(folder):
     """On-counts per (class, feature) and class sizes of a9a's training file."""
-    base = os.path.join(folder, "a9a", "a9a")
-    opener = (open, base) if os.path.exists(base) else (gzip.open, base + ".gz")
     on = np.zeros((2, N_FEATURES))
     size = np.zeros(2)
-    with opener[0](opener[1], "rt") as f:
-        for line in f:
-            parts = line.split()
-            if not parts:
-                continue
-            c = 1 if float(parts[0]) > 0 else 0
-            size[c] += 1
-            for p in parts[1:]:
-                on[c, int(p.split(":")[0]) - 1] += 1
+    for row, label in zip(*a9a.rows(folder)):
+        c = 1 if label > 0 else 0
+        size[c] += 1
+        on[c, row] += 1
     return on, size[:, None] - on
 
 
