@@ -1,0 +1,152 @@
+//! Issue 52's dense harness cell beside scikit-learn, on the same rows: non-private logistic
+//! regression (lambda = 1, epsilab's default solver and tolerance) on 2^20 x 100 rows of the
+//! `logistic_ball` law (`benches/dense_cell.toml`), run as a user runs it (`runner::run`, two
+//! worker threads: scaling, memo key, fit, prediction, the record written), against
+//! `benches/peer/sklearn_dense_cell.py` (scikit-learn's `LogisticRegression` at its defaults
+//! but for the same objective, fit + predict on both cores) in the same run.
+//!
+//! A trial's time is the difference between a run of three trials and a run of one, halved
+//! (the data's generation and its row digests, once per run, cancel); each run's time is the
+//! median of `EPSILAB_BENCH_REPS` (default 3). The bound beside it: a fit of epsilab's solver
+//! reads the rows once per pass (2 per L-BFGS iteration, plus one), so with both cores busy a
+//! trial takes at least passes x one pass's time on one core of a loaded machine / 2, the pass
+//! timed as numpy's one-thread matrix-vector product over the same rows (the peer's
+//! `gemv_1thread_pair_s`).
+//!
+//!     cargo bench --bench dense_cell
+
+#[path = "common/peer.rs"]
+mod peer;
+
+use epsilab::data::{DataDir, Features};
+use epsilab::runner::{RunOptions, run};
+use epsilab::spec::Spec;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+const SPEC: &str = "benches/dense_cell.toml";
+const ROWS: &str = "target/dense-cell";
+
+/// Writes `values` (row-major, `shape`) as a NumPy `.npy` file of dtype `descr`.
+fn write_npy(path: &Path, descr: &str, shape: &[usize], bytes: &[u8]) -> std::io::Result<()> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let tuple = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple}, }}");
+    // Magic (6) + version (2) + length (2) + header + '\n', padded to a multiple of 64.
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    f.write_all(b"\x93NUMPY\x01\x00")?;
+    f.write_all(&(header.len() as u16).to_le_bytes())?;
+    f.write_all(header.as_bytes())?;
+    f.write_all(bytes)?;
+    f.flush()
+}
+
+/// The spec's dataset, as the run generates it, written for the peer: the same rows, the
+/// labels as 0/1.
+fn export_rows(spec: &Spec) {
+    let data = spec
+        .catalog
+        .load("dense", &DataDir::resolve(None))
+        .expect("the bench's dataset");
+    let Features::Dense(x) = &data.features else {
+        panic!("logistic_ball is dense")
+    };
+    let x = x.view();
+    let n_train = data
+        .split(&mut epsilab::rng::rng_from(&["unused"]))
+        .train
+        .len();
+    let d = x.ncols();
+    let dir = Path::new(ROWS);
+    std::fs::create_dir_all(dir).expect("target/dense-cell");
+    let values: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let labels: Vec<u8> = data.labels.iter().map(|&l| l as u8).collect();
+    let (train_bytes, test_bytes) = values.split_at(n_train * d * 8);
+    let n_test = x.nrows() - n_train;
+    let write = |name: &str, descr: &str, shape: &[usize], bytes: &[u8]| {
+        write_npy(&dir.join(format!("{name}.npy")), descr, shape, bytes).expect("write .npy")
+    };
+    write("x_train", "<f8", &[n_train, d], train_bytes);
+    write("x_test", "<f8", &[n_test, d], test_bytes);
+    write("y_train", "|u1", &[n_train], &labels[..n_train]);
+    write("y_test", "|u1", &[n_test], &labels[n_train..]);
+}
+
+/// Median wall seconds of `reps` fresh runs of `spec` with `trials` trials on two threads, and
+/// the last run's first record.
+fn time_runs(spec: &Spec, trials: u32, reps: usize) -> (f64, serde_json::Value) {
+    let mut spec = spec.clone();
+    spec.experiment.trials = trials;
+    let out = tempfile::tempdir().expect("temp dir");
+    let opts = RunOptions {
+        threads: 2,
+        data_dir: DataDir::resolve(None),
+        out_dir: out.path().into(),
+        smoke: false,
+        force: true,
+        progress: false,
+        shard: None,
+    };
+    let mut times: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            run(&spec, &opts).expect("the bench's spec runs");
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let dir = epsilab::runner::results_dir(&spec, out.path(), false);
+    let text = std::fs::read_to_string(dir.join("trials.jsonl")).expect("records");
+    let first = serde_json::from_str(text.lines().next().expect("a record")).expect("json");
+    (times[reps / 2], first)
+}
+
+fn main() {
+    let reps: usize = std::env::var("EPSILAB_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let spec = Spec::load(Path::new(SPEC)).expect("benches/dense_cell.toml");
+    let (one, record) = time_runs(&spec, 1, reps);
+    let (three, _) = time_runs(&spec, 3, reps);
+    let trial = (three - one) / 2.0;
+    let iterations = record["metrics"]["solver_iterations"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
+    let passes = 2.0 * iterations + 1.0;
+    eprintln!(
+        "epsilab: run of 1 trial {one:.3} s, of 3 trials {three:.3} s (2 threads): {trial:.3} s a trial; \
+         {iterations} L-BFGS iterations ({passes} passes), test accuracy {}",
+        record["test_accuracy"]
+    );
+    export_rows(&spec);
+    let Some(text) = peer::run("benches/peer/sklearn_dense_cell.py") else {
+        return;
+    };
+    let (Some(sk), Some(pair)) = (
+        peer::value(&text, "sklearn_cell_s"),
+        peer::value(&text, "gemv_1thread_pair_s"),
+    ) else {
+        eprintln!("the peer printed no times");
+        return;
+    };
+    let floor = passes * pair / 2.0;
+    eprintln!(
+        "dense cell: epsilab {trial:.3} s a trial, scikit-learn {sk:.3} s, scikit-learn / epsilab = {:.2}",
+        sk / trial
+    );
+    eprintln!(
+        "bound: {passes} passes x {:.1} ms (one pass on one core, both busy) / 2 cores = {floor:.3} s a trial; \
+         scikit-learn / bound = {:.2}",
+        pair * 1e3,
+        sk / floor
+    );
+}
