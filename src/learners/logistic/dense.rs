@@ -338,7 +338,9 @@ impl DenseRows<'_> {
 /// A per-column affine map x'_d = a_d x_d + b_d with constants read from the training rows:
 /// min-max to [-1, 1] (`Scaling::Thesis`) or division by the largest |x_d| (`ColumnMax`); or,
 /// with the dataset's declared public bounds (`Scaling::Public`), min-max to [-1, 1] by those
-/// bounds: every constant is public, so the map is per-example and the step is private.
+/// bounds: every constant is public, so the map is per-example and the step is private;
+/// without declared bounds, `Scaling::Public` keeps the values (a = 1, b = 0: each value is
+/// itself, a -0.0 becoming +0.0), so the rows are only clipped to norm 1.
 /// The fit reads the rows through the map ([`ColumnMap`]); the fitted theta is folded back
 /// into weights on the original features plus an intercept, so prediction needs no copy.
 pub struct ColumnTransform {
@@ -461,14 +463,23 @@ impl ColumnTransform {
             Vec::with_capacity(cols.len()),
             Vec::with_capacity(cols.len()),
         );
+        // Public scaling without declared bounds keeps the values as they are (only the rows
+        // are clipped to norm 1): no constant is read from the data.
+        let as_given = scaling == Scaling::Public && public.is_none();
         let (lo_of, hi_of) = match public {
             Some(_) => (Vec::new(), Vec::new()),
+            None if as_given => (Vec::new(), Vec::new()),
             None => match bounds {
                 Some(known) => column_bounds_known(x, rows, &cols, known),
                 None => column_bounds(x, rows, &cols),
             },
         };
         for (j, &c) in cols.iter().enumerate() {
+            if as_given {
+                a.push(1.0);
+                b.push(0.0);
+                continue;
+            }
             let (lo, hi) = match public {
                 Some(b) => (b.lo[c], b.hi[c]),
                 None => (lo_of[j], hi_of[j]),
@@ -499,6 +510,13 @@ impl ColumnTransform {
                 description: "min-max of every column to [-1, 1] by the declared public bounds, \
                               rows clipped to norm 1 (per-example)"
                     .into(),
+                private: true,
+            };
+        }
+        if self.scaling == Scaling::Public {
+            // As `preprocess::scale_rows` describes its `ClipToUnit`.
+            return Preprocessing {
+                description: "each row divided by max(1, its L2 norm) (per-example)".into(),
                 private: true,
             };
         }

@@ -178,7 +178,7 @@ impl LrConfig {
         check_two_classes(data)?;
         let dense = match (&data.features, self.scaling, &data.bounds) {
             (Features::Dense(x), Scaling::Thesis | Scaling::ColumnMax, _) => Some((x.view(), None)),
-            (Features::Dense(x), Scaling::Public, Some(b)) => Some((x.view(), Some(b))),
+            (Features::Dense(x), Scaling::Public, b) => Some((x.view(), b.as_ref())),
             _ => None,
         };
         let Some((x, bounds)) = dense else {
