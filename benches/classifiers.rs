@@ -9,6 +9,9 @@
 //! (diffprivlib's `GaussianNB` and `RandomForestClassifier` with the same settings) and their
 //! ratios are printed. Without python3 and diffprivlib the ratio lines say so and are skipped.
 
+#[path = "common/ratio.rs"]
+mod ratio;
+
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use epsilab::data::{Catalog, DataDir, Dataset, Features};
 use epsilab::learners::gaussian_nb::{Bounds, PrivateGnbParams, TrainRows};
@@ -173,12 +176,15 @@ fn peer_ratios(data: &Dataset, train: &[u32], t: &TrainRows, b: &Bounds) {
             theirs[1],
         ),
     ] {
-        println!(
-            "classifiers/{name}: epsilab {:.3} ms, diffprivlib {:.3} ms, diffprivlib / epsilab = {:.1}",
-            ours * 1e3,
-            theirs * 1e3,
-            theirs / ours
-        );
+        ratio::Ratio {
+            case: &format!("classifiers/{name}"),
+            peer: "diffprivlib",
+            what: "one private fit on breast cancer's 398 training rows, eps = 1 (median of 15)",
+            epsilab_s: ours,
+            peer_s: theirs,
+            target: Some(">= 3"),
+        }
+        .report();
     }
 }
 

@@ -17,6 +17,8 @@
 
 #[path = "common/peer.rs"]
 mod peer;
+#[path = "common/ratio.rs"]
+mod ratio;
 
 use epsilab::data::{DataDir, Features};
 use epsilab::runner::{RunOptions, run};
@@ -139,14 +141,25 @@ fn main() {
         return;
     };
     let floor = passes * pair / 2.0;
-    eprintln!(
-        "dense cell: epsilab {trial:.3} s a trial, scikit-learn {sk:.3} s, scikit-learn / epsilab = {:.2}",
-        sk / trial
-    );
-    eprintln!(
-        "bound: {passes} passes x {:.1} ms (one pass on one core, both busy) / 2 cores = {floor:.3} s a trial; \
-         scikit-learn / bound = {:.2}",
-        pair * 1e3,
-        sk / floor
-    );
+    ratio::Ratio {
+        case: "dense_cell/lr_2^20x100",
+        peer: "scikit-learn (defaults)",
+        what: "a harness trial (2 threads; (3 trials - 1) / 2) against fit + predict on the same rows",
+        epsilab_s: trial,
+        peer_s: sk,
+        target: Some(">= 1.5"),
+    }
+    .report();
+    ratio::Ratio {
+        case: "dense_cell/bound",
+        peer: "scikit-learn (defaults)",
+        what: &format!(
+            "the least a trial of epsilab's solver can take: {passes} passes x {:.1} ms (one pass on one core, both busy) / 2",
+            pair * 1e3
+        ),
+        epsilab_s: floor,
+        peer_s: sk,
+        target: Some(">= 1.5"),
+    }
+    .report();
 }

@@ -11,6 +11,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 
 #[path = "common/peer.rs"]
 mod peer;
+#[path = "common/ratio.rs"]
+mod ratio;
 use epsilab::data::{DataDir, catalog::Catalog, synthetic::logistic_binary};
 use epsilab::learners::logistic::dp_sgd::{DpSgdParams, DpSgdRun, Length, Sampling};
 use epsilab::learners::logistic::preprocess::scale_rows;
@@ -111,23 +113,29 @@ fn epoch(c: &mut Criterion) {
     };
     for (name, tag) in [("numpy", "numpy"), ("lean numpy", "numpy_lean")] {
         if let Some(s) = peer::value(&text, &format!("{tag}_dp_sgd_epoch_s")) {
-            eprintln!(
-                "dp_sgd epoch (wall, median): epsilab {:.3} ms, {name} {:.3} ms, {name} / epsilab = {:.1}",
-                ours * 1e3,
-                s * 1e3,
-                s / ours
-            );
+            ratio::Ratio {
+                case: "dp_sgd/adult_epoch",
+                peer: name,
+                what: "one DP-SGD epoch on Adult, batch 256 (wall, median of 30)",
+                epsilab_s: ours,
+                peer_s: s,
+                target: (tag == "numpy_lean").then_some(">= 4"),
+            }
+            .report();
         }
         if let (Some(c), Some(p)) = (
             cpu,
             peer::value(&text, &format!("{tag}_dp_sgd_epoch_cpu_s")),
         ) {
-            eprintln!(
-                "dp_sgd epoch (CPU, mean): epsilab {:.3} ms, {name} {:.3} ms, {name} / epsilab = {:.1}",
-                c * 1e3,
-                p * 1e3,
-                p / c
-            );
+            ratio::Ratio {
+                case: "dp_sgd/adult_epoch_cpu",
+                peer: name,
+                what: "one DP-SGD epoch on Adult, batch 256 (CPU, mean of 30)",
+                epsilab_s: c,
+                peer_s: p,
+                target: (tag == "numpy_lean").then_some(">= 4"),
+            }
+            .report();
         }
     }
 }

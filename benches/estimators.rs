@@ -12,6 +12,9 @@
 //! read from its stdout; the ratio peer / epsilab is printed. Without python3 + diffprivlib the
 //! ratio lines say so and are skipped.
 
+#[path = "common/ratio.rs"]
+mod ratio;
+
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use epsilab::data::Dataset;
 use epsilab::data::catalog::{Catalog, DataDir};
@@ -119,12 +122,15 @@ fn peer_ratios(cases: &[(&str, &str, &Dataset, Fit)]) {
             .lines()
             .find_map(|l| l.strip_prefix(key)?.trim().parse::<f64>().ok());
         match theirs {
-            Some(t) => println!(
-                "estimators/{name}: epsilab {:.3} ms, diffprivlib {:.3} ms, diffprivlib / epsilab = {:.1}",
-                ours * 1e3,
-                t * 1e3,
-                t / ours
-            ),
+            Some(t) => ratio::Ratio {
+                case: &format!("estimators/{name}"),
+                peer: "diffprivlib",
+                what: "one private fit at eps = 1 (median of 15 here; the peer's median)",
+                epsilab_s: ours,
+                peer_s: t,
+                target: Some(">= 3"),
+            }
+            .report(),
             None => println!("SKIP {name}: no `{key}` line in the peer's output {peer:?}"),
         }
     }

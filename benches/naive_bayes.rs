@@ -9,6 +9,8 @@ use criterion::{Criterion, black_box, criterion_group, criterion_main};
 
 #[path = "common/peer.rs"]
 mod peer;
+#[path = "common/ratio.rs"]
+mod ratio;
 use epsilab::counts::ClassCounts;
 use epsilab::data::{Catalog, DataDir, Dataset};
 use epsilab::evaluate::accuracy;
@@ -125,12 +127,15 @@ fn peer_ratio(ours: f64) {
     eprintln!("epsilab: Algorithm 1 fit, median {:.2} µs", ours * 1e6);
     let text = peer::run("benches/peer/numpy_nb_noise.py");
     if let Some(p) = text.and_then(|t| peer::value(&t, "numpy_nb_fit_s")) {
-        eprintln!(
-            "NB fit (noise + threshold + model): epsilab {:.2} µs, numpy {:.2} µs, numpy / epsilab = {:.2}",
-            ours * 1e6,
-            p * 1e6,
-            p / ours
-        );
+        ratio::Ratio {
+            case: "naive_bayes/algorithm1_adult_fit",
+            peer: "numpy",
+            what: "Algorithm 1's fit on Adult's counts: noise, threshold, model (median of 15 batches of 200)",
+            epsilab_s: ours,
+            peer_s: p,
+            target: Some(">= 1"),
+        }
+        .report();
     }
 }
 

@@ -10,6 +10,9 @@
 //! (`rng.laplace` into a preallocated array, median of 15 runs each) and the ratio is printed.
 //! The peer needs `python3` with numpy; without it the ratio line says so and is skipped.
 
+#[path = "common/ratio.rs"]
+mod ratio;
+
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use epsilab::privacy::Ledger;
 use epsilab::release::{Bounds, Clamped, LaplaceRelease, Query, query};
@@ -78,12 +81,15 @@ fn peer_ratio(data: &[f64], out: &mut [f64]) {
         Ok(o) if o.status.success() => {
             let text = String::from_utf8_lossy(&o.stdout);
             match text.trim().parse::<f64>() {
-                Ok(theirs) => println!(
-                    "release/laplace_mean_1e6: epsilab {:.2} ms, numpy {:.2} ms, numpy / epsilab = {:.2}",
-                    ours * 1e3,
-                    theirs * 1e3,
-                    theirs / ours
-                ),
+                Ok(theirs) => ratio::Ratio {
+                    case: "release/laplace_mean_1e6",
+                    peer: "numpy",
+                    what: "the Laplace mean's releases at n = 10^6 (median of 15)",
+                    epsilab_s: ours,
+                    peer_s: theirs,
+                    target: None,
+                }
+                .report(),
                 Err(_) => println!("SKIP numpy ratio: unexpected peer output {text:?}"),
             }
         }
