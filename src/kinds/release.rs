@@ -13,7 +13,7 @@ use crate::learners::TrialLog;
 use crate::privacy::gaussian::Gaussian;
 use crate::privacy::{Ledger, PNormNoise, Relation};
 use crate::release::query::{Bounds, Clamped, Predicate, Query};
-use crate::release::{self, Release, composition};
+use crate::release::{self, Noise, Release, composition};
 use serde::Deserialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -456,7 +456,7 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
     }
 
     /// The count, sum or mean (Laplace or Gaussian) in one pass over the raw column, with no
-    /// copy of it (issue 52; `release::laplace_streaming`, `release::gaussian_streaming`): the
+    /// copy of it (issue 52; [`release::streaming`]): the
     /// same metrics, ledger and bits as the clamped path. `None` for the other queries, the
     /// composed mean and an empty column, which take the clamped path.
     fn run_streaming(
@@ -476,24 +476,31 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
         let query = self.query(&mut log.ledger)?;
         let relation = log.ledger.relation();
         let sensitivity = query.sensitivity(relation, bounds);
-        let (streams, ledger) = (&mut log.streams, &mut log.ledger);
-        let values = input.values;
-        let (done, noise) = if GAUSSIAN {
+        let (noise, scales) = if GAUSSIAN {
             let g = self.gaussian(sensitivity, eps, relation)?;
-            let done =
-                release::gaussian_streaming("release", query, values, bounds, g, streams, ledger);
-            (done, (f64::NAN, g.sigma()))
+            (Noise::Gaussian(g), (f64::NAN, g.sigma()))
         } else {
-            let done =
-                release::laplace_streaming("release", query, values, bounds, eps, streams, ledger);
-            (done, (sensitivity / eps, f64::NAN))
+            (
+                Noise::Laplace { epsilon: eps },
+                (sensitivity / eps, f64::NAN),
+            )
         };
+        let (streams, ledger) = (&mut log.streams, &mut log.ledger);
+        let done = release::streaming(
+            "release",
+            query,
+            input.values,
+            bounds,
+            noise,
+            streams,
+            ledger,
+        );
         let Some(done) = done else {
             unreachable!("count, sum and mean on a non-empty column stream");
         };
         let (r, seen) = done?;
         log.metrics.insert("clamped".into(), seen.clamped as f64);
-        self.record_all(r, Some(seen.unclamped), noise, log);
+        self.record_all(r, Some(seen.unclamped), scales, log);
         Ok(Some(ReleaseOutput::default()))
     }
 }

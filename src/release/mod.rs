@@ -105,79 +105,69 @@ pub fn laplace(
 ) -> Result<Release> {
     let r = LaplaceRelease::new(query, data, epsilon, ledger)?;
     let clamp = (data.clamped, data.len(), data.bounds);
-    laplace_answered(name, r.truth, r.mechanism, clamp, streams, ledger)
+    answered(
+        name,
+        r.truth,
+        Calibrated::Laplace(r.mechanism),
+        clamp,
+        streams,
+        ledger,
+    )
 }
 
-/// Records the clamp (moved, of len, into bounds) and releases `truth` plus one draw of the
-/// Laplace `mechanism` charged as `name`: the last steps of [`laplace`] and its streaming twin.
-fn laplace_answered(
+/// A calibrated additive mechanism, ready to charge.
+#[derive(Debug, Clone, Copy)]
+enum Calibrated {
+    Laplace(Laplace),
+    Gaussian(Gaussian),
+}
+
+/// Records the clamp (moved, of len, into bounds) and releases `truth` plus one draw of
+/// `mechanism` charged as `name`: the last steps of every additive release here, streamed or
+/// not.
+fn answered(
     name: &str,
     truth: f64,
-    mechanism: Laplace,
+    mechanism: Calibrated,
     (clamped, len, bounds): (usize, usize, Bounds),
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<Release> {
     record_clamp_counts(clamped, len, bounds, ledger);
-    let mut charge = ledger.charge(name, "laplace", mechanism)?;
-    let value = truth + charge.sample(&mut streams.stream(name));
-    Ok(Release { value, truth })
+    let noise = match mechanism {
+        Calibrated::Laplace(m) => {
+            let mut charge = ledger.charge(name, "laplace", m)?;
+            charge.sample(&mut streams.stream(name))
+        }
+        Calibrated::Gaussian(m) => {
+            let mut charge = ledger.charge(name, "gaussian", m)?;
+            charge.sample(&mut streams.stream(name))
+        }
+    };
+    Ok(Release {
+        value: truth + noise,
+        truth,
+    })
 }
 
-/// [`laplace_answered`] for the Gaussian mechanism: the last steps of [`gaussian`] and
-/// [`gaussian_streaming`].
-fn gaussian_answered(
-    name: &str,
-    truth: f64,
-    mechanism: Gaussian,
-    (clamped, len, bounds): (usize, usize, Bounds),
-    streams: &mut Streams,
-    ledger: &mut Ledger,
-) -> Result<Release> {
-    record_clamp_counts(clamped, len, bounds, ledger);
-    let value = truth
-        + ledger
-            .charge(name, "gaussian", mechanism)?
-            .sample(&mut streams.stream(name));
-    Ok(Release { value, truth })
+/// The noise of an additive release: Laplace at an epsilon (calibrated to the query's
+/// sensitivity under the ledger's relation) or a calibrated Gaussian mechanism.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Noise {
+    Laplace { epsilon: f64 },
+    Gaussian(Gaussian),
 }
 
-/// [`laplace`] on the raw `values` clamped to `bounds` on the fly ([`Query::answer_streaming`]):
-/// the same ledger steps, the same draw and the same bits, without the clamped copy of the
-/// column (issue 52). `None` for a query that needs the values themselves; returns the release
-/// and the streaming pass's counts.
-pub fn laplace_streaming(
+/// [`laplace`] or [`gaussian`] on the raw `values` clamped to `bounds` on the fly
+/// ([`Query::answer_streaming`]): the same ledger steps, the same draw and the same bits,
+/// without the clamped copy of the column (issue 52). `None` for a query that needs the values
+/// themselves or an empty column; returns the release and the streaming pass's counts.
+pub fn streaming(
     name: &str,
     query: Query,
     values: &[f64],
     bounds: Bounds,
-    epsilon: f64,
-    streams: &mut Streams,
-    ledger: &mut Ledger,
-) -> Option<Result<(Release, query::Streamed)>> {
-    let seen = match query.answer_streaming(values, bounds)? {
-        Ok(seen) => seen,
-        Err(e) => return Some(Err(e)),
-    };
-    let mut run = || -> Result<(Release, query::Streamed)> {
-        let relation = ledger.relation();
-        let mechanism = Laplace::new(query.sensitivity(relation, bounds), epsilon, relation)?;
-        let clamp = (seen.clamped, values.len(), bounds);
-        let r = laplace_answered(name, seen.answer, mechanism, clamp, streams, ledger)?;
-        Ok((r, seen))
-    };
-    Some(run())
-}
-
-/// [`gaussian`] on the raw `values` clamped to `bounds` on the fly, as [`laplace_streaming`]
-/// is [`laplace`]: the same steps and bits without the clamped copy of the column (issue 52).
-/// `None` for a query that needs the values themselves or an empty column.
-pub fn gaussian_streaming(
-    name: &str,
-    query: Query,
-    values: &[f64],
-    bounds: Bounds,
-    mechanism: Gaussian,
+    noise: Noise,
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Option<Result<(Release, query::Streamed)>> {
@@ -186,7 +176,32 @@ pub fn gaussian_streaming(
         Err(e) => return Some(Err(e)),
     };
     let clamp = (seen.clamped, values.len(), bounds);
-    Some(gaussian_answered(name, seen.answer, mechanism, clamp, streams, ledger).map(|r| (r, seen)))
+    let mut run = || -> Result<Release> {
+        match noise {
+            Noise::Laplace { epsilon } => {
+                let relation = ledger.relation();
+                let sensitivity = query.sensitivity(relation, bounds);
+                let mechanism = Laplace::new(sensitivity, epsilon, relation)?;
+                answered(
+                    name,
+                    seen.answer,
+                    Calibrated::Laplace(mechanism),
+                    clamp,
+                    streams,
+                    ledger,
+                )
+            }
+            Noise::Gaussian(g) => answered(
+                name,
+                seen.answer,
+                Calibrated::Gaussian(g),
+                clamp,
+                streams,
+                ledger,
+            ),
+        }
+    };
+    Some(run().map(|r| (r, seen)))
 }
 
 /// Releases `query` on `data` through a calibrated Gaussian mechanism, recorded as `name`
@@ -201,7 +216,14 @@ pub fn gaussian(
 ) -> Result<Release> {
     let truth = query.answer(data)?;
     let clamp = (data.clamped, data.len(), data.bounds);
-    gaussian_answered(name, truth, mechanism, clamp, streams, ledger)
+    answered(
+        name,
+        truth,
+        Calibrated::Gaussian(mechanism),
+        clamp,
+        streams,
+        ledger,
+    )
 }
 
 /// The composed average (tutorial Fig. 4): a noisy sum at `sum_share` eps and a noisy row
@@ -280,12 +302,27 @@ fn composed_steps(
         epsilon * sum_share,
         relation,
     )?;
-    let sum = laplace_answered("sum", sum, noise, clamp, streams, ledger)?;
+    let sum = answered(
+        "sum",
+        sum,
+        Calibrated::Laplace(noise),
+        clamp,
+        streams,
+        ledger,
+    )?;
     let count_eps = epsilon * (1.0 - sum_share);
     let rows = Query::RowCount.sensitivity(relation, bounds);
     let count = if rows > 0.0 {
         let noise = Laplace::new(rows, count_eps, relation)?;
-        laplace_answered("count", len as f64, noise, clamp, streams, ledger)?.value
+        answered(
+            "count",
+            len as f64,
+            Calibrated::Laplace(noise),
+            clamp,
+            streams,
+            ledger,
+        )?
+        .value
     } else {
         ledger.public(
             "count",

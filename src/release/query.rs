@@ -480,15 +480,20 @@ pub fn histogram_sensitivity(relation: Relation) -> f64 {
 mod tests {
     use super::*;
 
+    /// `len` values in [-0.05, 1.2), many outside the bounds [0.1, 0.9] of the tests.
+    fn straddling(len: usize) -> Vec<f64> {
+        (0..len)
+            .map(|i| ((i * 7919) % 1000) as f64 / 800.0 - 0.05)
+            .collect()
+    }
+
     /// The one-pass answer equals the clamped column's, bit for bit, for every streaming
     /// query on data that straddles the bounds; quantiles and the empty column decline; a NaN
     /// is refused naming its row.
     #[test]
     fn streaming_answers_match_the_clamped_column_bit_for_bit() {
         let b = Bounds::new(0.1, 0.9).unwrap();
-        let xs: Vec<f64> = (0..1001)
-            .map(|i| ((i * 7919) % 1000) as f64 / 800.0 - 0.05)
-            .collect();
+        let xs = straddling(1001);
         let c = Clamped::new(&xs, b).unwrap();
         for q in [
             Query::Count(Predicate::InRange(0.2, 0.5)),
@@ -554,9 +559,7 @@ mod tests {
     #[test]
     fn clamped_mean_and_selected_quantile_match_the_clamped_column() {
         let b = Bounds::new(0.1, 0.9).unwrap();
-        let xs: Vec<f64> = (0..1003)
-            .map(|i| ((i * 7919) % 1000) as f64 / 800.0 - 0.05)
-            .collect();
+        let xs = straddling(1003);
         for len in 999..1003 {
             let c = Clamped::new(&xs[..len], b).unwrap();
             let m = clamped_mean(&xs[..len], b);
