@@ -7,10 +7,15 @@
 //!
 //! Criterion measures the n = 10^6 cases; then every case is timed here (median of 15 runs),
 //! the ratios are printed, and the log-log slope of time in n per case.
+//!
+//! Criterion also times one trial of every other release kind that reads the column at
+//! n = 10^6 (`kind_1e6/...`, issue 52's "no allocation per trial": the kinds that used to clamp
+//! or copy the column into a fresh vector per trial). With `RELEASE_SCALE_NO_TABLE` set only
+//! the criterion cases run (`cargo bench --bench release_scale -- kind_1e6`).
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use epsilab::kinds::release::{Additive, ExponentialMedian};
-use epsilab::kinds::{ReleaseInput, ReleaseKind};
+use epsilab::kinds::{RELEASES, ReleaseInput, ReleaseKind, find};
 use epsilab::learners::TrialLog;
 use epsilab::privacy::{PublicSize, Relation};
 use epsilab::release::query;
@@ -35,9 +40,89 @@ fn median_kind() -> ExponentialMedian {
     toml::from_str("bounds = [0.0, 1.0]").expect("spec")
 }
 
+/// The release kinds of `kind_1e6/...`: label, kind, spec fields (besides bounds [0, 1]) and
+/// the relation a spec runs them under.
+const KINDS: &[(&str, &str, &str, Relation)] = &[
+    (
+        "gaussian_mean",
+        "gaussian",
+        "query = \"mean\"\ndelta = 1e-6",
+        Relation::AddRemove,
+    ),
+    (
+        "gaussian_median",
+        "gaussian",
+        "query = \"median\"\ndelta = 1e-6",
+        Relation::AddRemove,
+    ),
+    (
+        "laplace_median",
+        "laplace",
+        "query = \"median\"",
+        Relation::AddRemove,
+    ),
+    (
+        "laplace_direct_average",
+        "laplace",
+        "query = \"direct_average\"",
+        Relation::AddRemove,
+    ),
+    (
+        "laplace_mean_sum_share",
+        "laplace",
+        "query = \"mean\"\nsum_share = 0.5",
+        Relation::AddRemove,
+    ),
+    (
+        "composed_average",
+        "composed_average",
+        "sum_share = 0.5",
+        Relation::AddRemove,
+    ),
+    ("smooth_median", "smooth_median", "", Relation::ReplaceOne),
+    ("global_median", "global_median", "", Relation::AddRemove),
+    (
+        "histogram",
+        "histogram",
+        "bins = [0.0, 0.25, 0.5, 1.0]",
+        Relation::AddRemove,
+    ),
+    (
+        "trimmed_mean_ptr",
+        "trimmed_mean_ptr",
+        "alpha = 0.1\npropose = 4.0\ndelta = 1e-6",
+        Relation::ReplaceOne,
+    ),
+    (
+        "iqr_ptr",
+        "iqr_ptr",
+        "propose = 4.0\ndelta = 1e-6",
+        Relation::ReplaceOne,
+    ),
+    (
+        "m_estimator_histogram",
+        "m_estimator_histogram",
+        "huber = 0.1",
+        Relation::AddRemove,
+    ),
+];
+
+/// The release kind `name` with bounds [0, 1] and `fields`.
+fn release_kind(name: &str, fields: &str) -> std::sync::Arc<dyn ReleaseKind> {
+    let entry = find(RELEASES, name).expect("a release kind");
+    let table: toml::Table =
+        toml::from_str(&format!("bounds = [0.0, 1.0]\n{fields}")).expect("spec");
+    (entry.parse)(table).expect("its fields")
+}
+
 /// One trial of `kind` on `xs`, as a harness cell runs it (its own log, the public n).
 fn trial(kind: &dyn ReleaseKind, xs: &[f64], seed: u64) -> f64 {
-    let mut log = TrialLog::with_relation(seed, Relation::AddRemove);
+    trial_under(kind, xs, seed, Relation::AddRemove)
+}
+
+/// [`trial`] under `relation`.
+fn trial_under(kind: &dyn ReleaseKind, xs: &[f64], seed: u64, relation: Relation) -> f64 {
+    let mut log = TrialLog::with_relation(seed, relation);
     log.ledger
         .set_public_size(Some(PublicSize::new(xs.len(), "bench")));
     let input = ReleaseInput {
@@ -80,8 +165,19 @@ fn bench(c: &mut Criterion) {
             black_box(trial(&median, &xs, seed))
         })
     });
+    for &(label, name, fields, relation) in KINDS {
+        let kind = release_kind(name, fields);
+        g.bench_function(format!("kind_1e6/{label}"), |b| {
+            b.iter(|| {
+                seed += 1;
+                black_box(trial_under(&*kind, &xs, seed, relation))
+            })
+        });
+    }
     g.finish();
-    table();
+    if std::env::var_os("RELEASE_SCALE_NO_TABLE").is_none() {
+        table();
+    }
 }
 
 /// Median seconds of 15 runs of `f`.

@@ -11,9 +11,9 @@ use super::{
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
 use crate::privacy::gaussian::Gaussian;
-use crate::privacy::{Ledger, PNormNoise};
+use crate::privacy::{Ledger, PNormNoise, Relation};
 use crate::release::query::{Bounds, Clamped, Predicate, Query};
-use crate::release::{self, Release, composition};
+use crate::release::{self, Noise, Release, composition};
 use serde::Deserialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
@@ -53,36 +53,105 @@ pub(super) fn need_eps(name: &str, eps: Option<f64>) -> Result<f64> {
         .ok_or_else(|| Error::param("epsilon", format!("release `{name}` needs an epsilon > 0")))
 }
 
-/// The column clamped to `bounds`, its clamping in the metrics.
-pub(super) fn clamp(input: &ReleaseInput, bounds: [f64; 2], log: &mut TrialLog) -> Result<Clamped> {
-    let data = Clamped::new(input.values, Bounds::new(bounds[0], bounds[1])?)?;
-    log.metrics.insert("clamped".into(), data.clamped as f64);
-    Ok(data)
+thread_local! {
+    /// Each worker thread's two column buffers, reused across trials (issue 52): the clamped
+    /// column (sorted in place by the releases that read order statistics) and a spare (the
+    /// exponential median's interval weights, the unclamped copy a quantile selects in). A
+    /// reusable allocation, not cross-trial state: each is cleared before it is written, so
+    /// only their capacity outlives a trial and no result depends on what an earlier trial
+    /// left there.
+    static BUFFERS: std::cell::RefCell<[Vec<f64>; 2]> =
+        const { std::cell::RefCell::new([Vec::new(), Vec::new()]) };
 }
 
-/// Records |release - the query's answer on the unclamped column| as `abs_error_unclamped`:
-/// the error a user sees when the public `bounds` clip the data (noise plus clipping bias).
-/// Count, sum and mean read the column in place ([`Query::answer_streaming`]: the same bits as
-/// the streaming cell's); a quantile sorts a copy.
-fn record_unclamped(
-    query: Query,
+/// Runs `f` on this thread's buffers, taken out for the call and put back after (a nested
+/// call would find them empty and allocate its own: never a borrow panic).
+fn with_buffers<T>(f: impl FnOnce(&mut [Vec<f64>; 2]) -> T) -> T {
+    let mut buffers = BUFFERS.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let out = f(&mut buffers);
+    BUFFERS.with(|b| *b.borrow_mut() = buffers);
+    out
+}
+
+/// Runs `f` on the column clamped to `bounds` in this thread's reused buffer (ascending when
+/// `sort`), with the spare buffer; the clamping goes in the metrics. Nothing proportional to n
+/// is allocated once the buffers have grown (issue 52).
+pub(super) fn with_clamped<T>(
     input: &ReleaseInput,
-    bounds: Bounds,
-    r: Release,
+    bounds: [f64; 2],
+    sort: bool,
     log: &mut TrialLog,
-) {
-    let truth = match query.answer_streaming(input.values, bounds) {
-        Some(seen) => seen.map(|s| s.unclamped),
-        None => query.answer(&Clamped {
-            values: input.values.to_vec(),
-            bounds,
-            clamped: 0,
-        }),
+    f: impl FnOnce(&Clamped, &mut Vec<f64>, &mut TrialLog) -> Result<T>,
+) -> Result<T> {
+    with_buffers(|[column, spare]| {
+        let bounds = Bounds::new(bounds[0], bounds[1])?;
+        let mut data = Clamped::new_in(input.values, bounds, column)?;
+        log.metrics.insert("clamped".into(), data.clamped as f64);
+        if sort {
+            data.sort();
+        }
+        let out = f(&data, spare, log);
+        *column = data.values;
+        out
+    })
+}
+
+/// The query's answer on the raw `values` (the truth a user sees when the public `bounds`
+/// clip the data), `None` when undefined. Count, sum and mean read the column in place
+/// ([`Query::answer_streaming`]: the same bits as the streaming cell's); the direct average is
+/// the raw mean; a quantile selects in a copy in `spare` (the sorted copy's value: issue 52).
+fn unclamped_answer(
+    query: Query,
+    values: &[f64],
+    bounds: Bounds,
+    spare: &mut Vec<f64>,
+) -> Option<f64> {
+    if let Some(seen) = query.answer_streaming(values, bounds) {
+        return seen.ok().map(|s| s.unclamped);
+    }
+    match query {
+        _ if values.is_empty() => {
+            let none = Clamped {
+                values: Vec::new(),
+                bounds,
+                clamped: 0,
+            };
+            query.answer(&none).ok()
+        }
+        Query::Quantile(p) => {
+            spare.clear();
+            spare.extend_from_slice(values);
+            Some(release::query::quantile_select(spare, p))
+        }
+        Query::DirectAverage => Some(release::query::mean(values)),
+        _ => unreachable!("the other queries stream on a non-empty column"),
+    }
+}
+
+/// The composed average (a noisy sum over a noisy count, `release::composed_average`) streamed
+/// over the column, no copy of it (issue 52): records `clamped`, the release's metrics and
+/// `abs_error_unclamped` (against the raw column's mean).
+fn composed_mean(
+    input: &ReleaseInput,
+    bounds: [f64; 2],
+    eps: f64,
+    share: f64,
+    log: &mut TrialLog,
+) -> Result<Release> {
+    let bounds = Bounds::new(bounds[0], bounds[1])?;
+    let (streams, ledger) = (&mut log.streams, &mut log.ledger);
+    let (r, clamped) =
+        release::composed_average_streaming(input.values, bounds, eps, share, streams, ledger)?;
+    log.metrics.insert("clamped".into(), clamped as f64);
+    record(r, log);
+    let mean = Query::Mean {
+        n: input.values.len(),
     };
-    if let Ok(truth) = truth {
+    if let Some(truth) = unclamped_answer(mean, input.values, bounds, &mut Vec::new()) {
         log.metrics
             .insert("abs_error_unclamped".into(), (r.value - truth).abs());
     }
+    Ok(r)
 }
 
 /// Records `release`, `truth`, `abs_error` and the signed `error`.
@@ -186,19 +255,15 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
     }
 
     /// The Laplace mean with n private: a noisy sum over a noisy count
-    /// ([`release::composed_average`]); `tolerance` / `within` recorded without an analytic
-    /// probability.
+    /// ([`composed_mean`]); `tolerance` / `within` recorded without an analytic probability.
     fn noisy_count_mean(
         &self,
         input: &ReleaseInput,
-        data: &Clamped,
         eps: f64,
         share: f64,
         log: &mut TrialLog,
     ) -> Result<ReleaseOutput> {
-        let r = release::composed_average(data, eps, share, &mut log.streams, &mut log.ledger)?;
-        record(r, log);
-        record_unclamped(Query::Mean { n: data.len() }, input, data.bounds, r, log);
+        let r = composed_mean(input, self.bounds, eps, share, log)?;
         if let Some(t) = self
             .tolerance
             .map(|tol| tol * r.truth.abs())
@@ -283,47 +348,86 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
         Ok(())
     }
 
+    /// Count, sum, mean ([`Self::run_streaming`]) and the composed mean stream the column; the
+    /// other queries clamp it into this thread's reused buffer (sorted for a quantile).
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let name = if GAUSSIAN { "gaussian" } else { "laplace" };
         let eps = need_eps(name, input.epsilon)?;
         if let Some(out) = self.run_streaming(input, eps, log)? {
             return Ok(out);
         }
-        let data = clamp(input, self.bounds, log)?;
         if let Some(share) = self.sum_share {
-            return self.noisy_count_mean(input, &data, eps, share, log);
+            return self.noisy_count_mean(input, eps, share, log);
         }
-        let query = self.query(&mut log.ledger)?;
+        let sort = matches!(self.query, QueryName::Median | QueryName::Quantile);
+        with_clamped(input, self.bounds, sort, log, |data, spare, log| {
+            self.run_clamped(input, data, eps, spare, log)
+        })
+    }
+}
+
+impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
+    /// The Gaussian mechanism for `sensitivity` at (eps, delta) under `relation`.
+    fn gaussian(&self, sensitivity: f64, eps: f64, relation: Relation) -> Result<Gaussian> {
+        let delta = self.delta.unwrap_or(f64::NAN);
+        match self.calibration.unwrap_or(Calibration::Analytic) {
+            Calibration::Classic => Gaussian::classic(sensitivity, eps, delta, relation),
+            Calibration::Analytic => Gaussian::analytic(sensitivity, eps, delta, relation),
+        }
+    }
+
+    /// The release of `query` on the clamped `data` (Laplace or Gaussian) and the noise's
+    /// (Laplace scale, sigma), the other NaN.
+    fn release(
+        &self,
+        query: Query,
+        data: &Clamped,
+        eps: f64,
+        log: &mut TrialLog,
+    ) -> Result<(Release, (f64, f64))> {
         let relation = log.ledger.relation();
         let sensitivity = query.sensitivity(relation, data.bounds);
-        let (r, scale, sigma) = if GAUSSIAN {
-            let delta = self.delta.unwrap_or(f64::NAN);
-            let g = match self.calibration.unwrap_or(Calibration::Analytic) {
-                Calibration::Classic => Gaussian::classic(sensitivity, eps, delta, relation)?,
-                Calibration::Analytic => Gaussian::analytic(sensitivity, eps, delta, relation)?,
-            };
-            let r = release::gaussian(
-                "release",
-                query,
-                &data,
-                g,
-                &mut log.streams,
-                &mut log.ledger,
-            )?;
-            (r, f64::NAN, g.sigma())
+        let (streams, ledger) = (&mut log.streams, &mut log.ledger);
+        Ok(if GAUSSIAN {
+            let g = self.gaussian(sensitivity, eps, relation)?;
+            let r = release::gaussian("release", query, data, g, streams, ledger)?;
+            (r, (f64::NAN, g.sigma()))
         } else {
-            let r = release::laplace(
-                "release",
-                query,
-                &data,
-                eps,
-                &mut log.streams,
-                &mut log.ledger,
-            )?;
-            (r, sensitivity / eps, f64::NAN)
-        };
+            let r = release::laplace("release", query, data, eps, streams, ledger)?;
+            (r, (sensitivity / eps, f64::NAN))
+        })
+    }
+
+    /// A quantile, the direct average or an empty column, on the clamped `data`.
+    fn run_clamped(
+        &self,
+        input: &ReleaseInput,
+        data: &Clamped,
+        eps: f64,
+        spare: &mut Vec<f64>,
+        log: &mut TrialLog,
+    ) -> Result<ReleaseOutput> {
+        let query = self.query(&mut log.ledger)?;
+        let (r, noise) = self.release(query, data, eps, log)?;
+        let unclamped = unclamped_answer(query, input.values, data.bounds, spare);
+        self.record_all(r, unclamped, noise, log);
+        Ok(ReleaseOutput::default())
+    }
+
+    /// Records `release`, `truth`, the errors (`abs_error_unclamped` when `unclamped` is
+    /// known), the Gaussian's `sigma` and expected error, and `within`.
+    fn record_all(
+        &self,
+        r: Release,
+        unclamped: Option<f64>,
+        (scale, sigma): (f64, f64),
+        log: &mut TrialLog,
+    ) {
         record(r, log);
-        record_unclamped(query, input, data.bounds, r, log);
+        if let Some(u) = unclamped {
+            log.metrics
+                .insert("abs_error_unclamped".into(), (r.value - u).abs());
+        }
         if GAUSSIAN {
             // E|N(0, sigma^2)| = sigma sqrt(2 / pi), beside the observed abs_error.
             log.metrics.insert("sigma".into(), sigma);
@@ -333,11 +437,8 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
             );
         }
         self.record_within(r, scale, sigma, log);
-        Ok(ReleaseOutput::default())
     }
-}
 
-impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
     /// `within` and `within_analytic` when a tolerance is given.
     fn record_within(&self, r: Release, scale: f64, sigma: f64, log: &mut TrialLog) {
         let t = self
@@ -354,10 +455,10 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
         }
     }
 
-    /// The Laplace count, sum or mean in one pass over the raw column, with no copy of it
-    /// (issue 52; `release::laplace_streaming`): the same metrics, ledger and bits as the
-    /// clamped path. `None` for the other queries, the Gaussian, the composed mean and an
-    /// empty column, which take the clamped path.
+    /// The count, sum or mean (Laplace or Gaussian) in one pass over the raw column, with no
+    /// copy of it (issue 52; [`release::streaming`]): the
+    /// same metrics, ledger and bits as the clamped path. `None` for the other queries, the
+    /// composed mean and an empty column, which take the clamped path.
     fn run_streaming(
         &self,
         input: &ReleaseInput,
@@ -368,32 +469,38 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
             self.query,
             QueryName::Count | QueryName::Sum | QueryName::Mean
         );
-        if GAUSSIAN || self.sum_share.is_some() || !streamable || input.values.is_empty() {
+        if self.sum_share.is_some() || !streamable || input.values.is_empty() {
             return Ok(None);
         }
         let bounds = Bounds::new(self.bounds[0], self.bounds[1])?;
         let query = self.query(&mut log.ledger)?;
+        let relation = log.ledger.relation();
+        let sensitivity = query.sensitivity(relation, bounds);
+        let (noise, scales) = if GAUSSIAN {
+            let g = self.gaussian(sensitivity, eps, relation)?;
+            (Noise::Gaussian(g), (f64::NAN, g.sigma()))
+        } else {
+            (
+                Noise::Laplace { epsilon: eps },
+                (sensitivity / eps, f64::NAN),
+            )
+        };
         let (streams, ledger) = (&mut log.streams, &mut log.ledger);
-        let Some(done) = release::laplace_streaming(
+        let done = release::streaming(
             "release",
             query,
             input.values,
             bounds,
-            eps,
+            noise,
             streams,
             ledger,
-        ) else {
+        );
+        let Some(done) = done else {
             unreachable!("count, sum and mean on a non-empty column stream");
         };
         let (r, seen) = done?;
         log.metrics.insert("clamped".into(), seen.clamped as f64);
-        record(r, log);
-        log.metrics.insert(
-            "abs_error_unclamped".into(),
-            (r.value - seen.unclamped).abs(),
-        );
-        let scale = query.sensitivity(log.ledger.relation(), bounds) / eps;
-        self.record_within(r, scale, f64::NAN, log);
+        self.record_all(r, Some(seen.unclamped), scales, log);
         Ok(Some(ReleaseOutput::default()))
     }
 }
@@ -437,15 +544,6 @@ bounded_release!(
     "noisy sum (sum_share eps) / noisy row count (the rest), clamped to the bounds; sequential composition, pure eps-DP"
 );
 
-thread_local! {
-    /// Each worker thread's buffers for the exponential median: the sorted clamped column and
-    /// the interval weights. A reusable allocation, not cross-trial state: each is cleared
-    /// before it is written ([`release::exponential_quantile_in`]), so only their capacity
-    /// outlives a call and no result depends on what an earlier trial left there.
-    static SORTED: std::cell::RefCell<(Vec<f64>, Vec<f64>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-}
-
 impl ReleaseKind for ExponentialMedian {
     fn estimates_location(&self) -> bool {
         self.p.unwrap_or(0.5) == 0.5
@@ -461,8 +559,7 @@ impl ReleaseKind for ExponentialMedian {
         let eps = need_eps(Self::NAME, input.epsilon)?;
         let bounds = Bounds::new(self.bounds[0], self.bounds[1])?;
         let p = self.p.unwrap_or(0.5);
-        let (r, clamped) = SORTED.with(|buffers| {
-            let (sorted, work) = &mut *buffers.borrow_mut();
+        let (r, clamped) = with_buffers(|[sorted, work]| {
             release::exponential_quantile_in(
                 "release",
                 p,
@@ -480,7 +577,8 @@ impl ReleaseKind for ExponentialMedian {
     }
 }
 
-/// The medians whose kernel reads (data, eps, streams, ledger) and nothing else.
+/// The medians whose kernel reads (data, eps, streams, ledger) and nothing else; the column is
+/// clamped and sorted in this thread's reused buffer, so the kernel's `sorted()` borrows it.
 macro_rules! median_release {
     ($($ty:ident => $kernel:path),*) => {$(
         impl ReleaseKind for $ty {
@@ -490,9 +588,10 @@ macro_rules! median_release {
 
             fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
                 let eps = need_eps(Self::NAME, input.epsilon)?;
-                let data = clamp(input, self.bounds, log)?;
-                record($kernel(&data, eps, &mut log.streams, &mut log.ledger)?, log);
-                Ok(ReleaseOutput::default())
+                with_clamped(input, self.bounds, true, log, |data, _, log| {
+                    record($kernel(data, eps, &mut log.streams, &mut log.ledger)?, log);
+                    Ok(ReleaseOutput::default())
+                })
             }
         }
     )*};
@@ -517,16 +616,7 @@ impl ReleaseKind for ComposedAverage {
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
-        let data = clamp(input, self.bounds, log)?;
-        let r = release::composed_average(
-            &data,
-            eps,
-            self.sum_share,
-            &mut log.streams,
-            &mut log.ledger,
-        )?;
-        record(r, log);
-        record_unclamped(Query::Mean { n: data.len() }, input, data.bounds, r, log);
+        composed_mean(input, self.bounds, eps, self.sum_share, log)?;
         Ok(ReleaseOutput::default())
     }
 }
@@ -552,9 +642,9 @@ impl ReleaseKind for Histogram {
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
-        let data = clamp(input, self.bounds, log)?;
-        let (noisy, exact) =
-            release::histogram(&data, &self.bins, eps, &mut log.streams, &mut log.ledger)?;
+        let (noisy, exact) = with_clamped(input, self.bounds, false, log, |data, _, log| {
+            release::histogram(data, &self.bins, eps, &mut log.streams, &mut log.ledger)
+        })?;
         let err = noisy
             .iter()
             .zip(&exact)

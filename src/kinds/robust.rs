@@ -7,7 +7,7 @@
 //! instability, a diagnostic) and `bound` (b); on "no answer" the release is the public
 //! `fallback`, so `abs_error` counts the refusal's cost.
 
-use super::release::{bounds_of, clamp, need_eps, record};
+use super::release::{bounds_of, need_eps, record, with_clamped};
 use super::{
     Axis, Described, OwnBudget, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, check_open_unit,
     kind, refuse,
@@ -116,9 +116,10 @@ impl<const IQR: bool> ReleaseKind for Ptr<IQR> {
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let name = if IQR { "iqr_ptr" } else { "trimmed_mean_ptr" };
         let eps = need_eps(name, input.epsilon)?;
-        let data = clamp(input, self.bounds, log)?;
-        let out =
-            robust::ptr_release(self.params(), &data, eps, &mut log.streams, &mut log.ledger)?;
+        // Sorted in the reused buffer: the kernel reads order statistics only (issue 52).
+        let out = with_clamped(input, self.bounds, true, log, |data, _, log| {
+            robust::ptr_release(self.params(), data, eps, &mut log.streams, &mut log.ledger)
+        })?;
         record_ptr(out, self.delta, log);
         Ok(ReleaseOutput::default())
     }
@@ -155,7 +156,6 @@ impl ReleaseKind for MEstimatorHistogram {
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
-        let data = clamp(input, self.bounds, log)?;
         let bins = match self.bins {
             Some(k) => k,
             None => {
@@ -165,14 +165,11 @@ impl ReleaseKind for MEstimatorHistogram {
                 (n as f64).cbrt().ceil() as usize
             }
         };
-        let r = robust::m_estimator_histogram(
-            &data,
-            bins,
-            self.huber,
-            eps,
-            &mut log.streams,
-            &mut log.ledger,
-        )?;
+        // In row order in the reused buffer: Huber's estimate sums over it (issue 52).
+        let r = with_clamped(input, self.bounds, false, log, |data, _, log| {
+            let (streams, ledger) = (&mut log.streams, &mut log.ledger);
+            robust::m_estimator_histogram(data, bins, self.huber, eps, streams, ledger)
+        })?;
         record(r, log);
         log.metrics.insert("bins".into(), bins as f64);
         Ok(ReleaseOutput::default())

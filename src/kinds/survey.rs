@@ -35,26 +35,37 @@ impl Described for Survey {
 }
 
 impl Survey {
-    /// The respondents' bits.
-    fn bits(&self, values: &[f64]) -> Result<Vec<bool>> {
-        if self.at_least.is_some() || self.below.is_some() {
-            let p: Predicate = predicate(self.at_least, self.below);
-            return Ok(values.iter().map(|&x| p.holds(x)).collect());
+    /// The predicate a row's bit answers; `None`: the column itself must be 0/1.
+    fn predicate(&self) -> Option<Predicate> {
+        (self.at_least.is_some() || self.below.is_some())
+            .then(|| predicate(self.at_least, self.below))
+    }
+
+    /// Refuses a column that is not 0/1 when no predicate is given, naming the first bad row.
+    fn check(&self, values: &[f64]) -> Result<()> {
+        if self.predicate().is_some() {
+            return Ok(());
         }
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| match v {
-                0.0 => Ok(false),
-                1.0 => Ok(true),
-                _ => Err(Error::param(
-                    "data",
-                    format!(
-                        "randomized response without `at_least`/`below` reads a 0/1 column; row {i} is {v}"
-                    ),
-                )),
-            })
-            .collect()
+        match values.iter().position(|&v| v != 0.0 && v != 1.0) {
+            None => Ok(()),
+            Some(i) => Err(Error::param(
+                "data",
+                format!(
+                    "randomized response without `at_least`/`below` reads a 0/1 column; row {i} is {}",
+                    values[i]
+                ),
+            )),
+        }
+    }
+
+    /// The respondents' bits, row by row, with no vector of n bits (issue 52); the column
+    /// passed [`Survey::check`].
+    fn bits<'a>(&self, values: &'a [f64]) -> impl ExactSizeIterator<Item = bool> + Clone + use<'a> {
+        let p = self.predicate();
+        values.iter().map(move |&x| match p {
+            Some(p) => p.holds(x),
+            None => x == 1.0,
+        })
     }
 }
 
@@ -71,12 +82,13 @@ impl ReleaseKind for Survey {
                 "randomized response is eps-DP when one respondent's bit changes: set `neighbours = \"replace_one\"` in [experiment]",
             ));
         }
-        let bits = self.bits(input.values)?;
+        self.check(input.values)?;
+        let bits = self.bits(input.values);
         let rr = RandomizedResponse::new(eps)?;
         let r =
-            release::randomized_response("release", &bits, rr, &mut log.streams, &mut log.ledger)?;
+            release::randomized_response("release", bits, rr, &mut log.streams, &mut log.ledger)?;
         record(r, log);
-        let sd = release::randomized_response_sd(rr, bits.len());
+        let sd = release::randomized_response_sd(rr, input.values.len());
         // E|N(0, sd^2)| = sd sqrt(2 / pi): the estimate is a scaled binomial share.
         log.metrics.insert(
             "abs_error_analytic".into(),

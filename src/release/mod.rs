@@ -104,25 +104,70 @@ pub fn laplace(
     ledger: &mut Ledger,
 ) -> Result<Release> {
     let r = LaplaceRelease::new(query, data, epsilon, ledger)?;
-    record_clamp(data, ledger);
-    let mut charge = ledger.charge(name, "laplace", r.mechanism)?;
-    let value = r.truth + charge.sample(&mut streams.stream(name));
+    let clamp = (data.clamped, data.len(), data.bounds);
+    answered(
+        name,
+        r.truth,
+        Calibrated::Laplace(r.mechanism),
+        clamp,
+        streams,
+        ledger,
+    )
+}
+
+/// A calibrated additive mechanism, ready to charge.
+#[derive(Debug, Clone, Copy)]
+enum Calibrated {
+    Laplace(Laplace),
+    Gaussian(Gaussian),
+}
+
+/// Records the clamp (moved, of len, into bounds) and releases `truth` plus one draw of
+/// `mechanism` charged as `name`: the last steps of every additive release here, streamed or
+/// not.
+fn answered(
+    name: &str,
+    truth: f64,
+    mechanism: Calibrated,
+    (clamped, len, bounds): (usize, usize, Bounds),
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<Release> {
+    record_clamp_counts(clamped, len, bounds, ledger);
+    let noise = match mechanism {
+        Calibrated::Laplace(m) => {
+            let mut charge = ledger.charge(name, "laplace", m)?;
+            charge.sample(&mut streams.stream(name))
+        }
+        Calibrated::Gaussian(m) => {
+            let mut charge = ledger.charge(name, "gaussian", m)?;
+            charge.sample(&mut streams.stream(name))
+        }
+    };
     Ok(Release {
-        value,
-        truth: r.truth,
+        value: truth + noise,
+        truth,
     })
 }
 
-/// [`laplace`] on the raw `values` clamped to `bounds` on the fly ([`Query::answer_streaming`]):
-/// the same ledger steps, the same draw and the same bits, without the clamped copy of the
-/// column (issue 52). `None` for a query that needs the values themselves; returns the release
-/// and the streaming pass's counts.
-pub fn laplace_streaming(
+/// The noise of an additive release: Laplace at an epsilon (calibrated to the query's
+/// sensitivity under the ledger's relation) or a calibrated Gaussian mechanism.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Noise {
+    Laplace { epsilon: f64 },
+    Gaussian(Gaussian),
+}
+
+/// [`laplace`] or [`gaussian`] on the raw `values` clamped to `bounds` on the fly
+/// ([`Query::answer_streaming`]): the same ledger steps, the same draw and the same bits,
+/// without the clamped copy of the column (issue 52). `None` for a query that needs the values
+/// themselves or an empty column; returns the release and the streaming pass's counts.
+pub fn streaming(
     name: &str,
     query: Query,
     values: &[f64],
     bounds: Bounds,
-    epsilon: f64,
+    noise: Noise,
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Option<Result<(Release, query::Streamed)>> {
@@ -130,21 +175,33 @@ pub fn laplace_streaming(
         Ok(seen) => seen,
         Err(e) => return Some(Err(e)),
     };
-    let mut run = || -> Result<(Release, query::Streamed)> {
-        let relation = ledger.relation();
-        let mechanism = Laplace::new(query.sensitivity(relation, bounds), epsilon, relation)?;
-        record_clamp_counts(seen.clamped, values.len(), bounds, ledger);
-        let mut charge = ledger.charge(name, "laplace", mechanism)?;
-        let value = seen.answer + charge.sample(&mut streams.stream(name));
-        Ok((
-            Release {
-                value,
-                truth: seen.answer,
-            },
-            seen,
-        ))
+    let clamp = (seen.clamped, values.len(), bounds);
+    let mut run = || -> Result<Release> {
+        match noise {
+            Noise::Laplace { epsilon } => {
+                let relation = ledger.relation();
+                let sensitivity = query.sensitivity(relation, bounds);
+                let mechanism = Laplace::new(sensitivity, epsilon, relation)?;
+                answered(
+                    name,
+                    seen.answer,
+                    Calibrated::Laplace(mechanism),
+                    clamp,
+                    streams,
+                    ledger,
+                )
+            }
+            Noise::Gaussian(g) => answered(
+                name,
+                seen.answer,
+                Calibrated::Gaussian(g),
+                clamp,
+                streams,
+                ledger,
+            ),
+        }
     };
-    Some(run())
+    Some(run().map(|r| (r, seen)))
 }
 
 /// Releases `query` on `data` through a calibrated Gaussian mechanism, recorded as `name`
@@ -158,12 +215,15 @@ pub fn gaussian(
     ledger: &mut Ledger,
 ) -> Result<Release> {
     let truth = query.answer(data)?;
-    record_clamp(data, ledger);
-    let value = truth
-        + ledger
-            .charge(name, "gaussian", mechanism)?
-            .sample(&mut streams.stream(name));
-    Ok(Release { value, truth })
+    let clamp = (data.clamped, data.len(), data.bounds);
+    answered(
+        name,
+        truth,
+        Calibrated::Gaussian(mechanism),
+        clamp,
+        streams,
+        ledger,
+    )
 }
 
 /// The composed average (tutorial Fig. 4): a noisy sum at `sum_share` eps and a noisy row
@@ -179,6 +239,38 @@ pub fn composed_average(
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<Release> {
+    check_composed(epsilon, sum_share, data.len())?;
+    let truth = query::mean(&data.values);
+    let sum = Query::Sum.answer(data)?;
+    let clamp = (data.clamped, data.len(), data.bounds);
+    let value = composed_steps(sum, clamp, epsilon, sum_share, streams, ledger)?;
+    Ok(Release { value, truth })
+}
+
+/// [`composed_average`] on the raw `values` clamped to `bounds` on the fly (the sum and the
+/// truth, each in its own pass, no copy of the column: issue 52), bit for bit the same
+/// release and ledger. Returns the release and how many values the clamp moved.
+pub fn composed_average_streaming(
+    values: &[f64],
+    bounds: Bounds,
+    epsilon: f64,
+    sum_share: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<(Release, usize)> {
+    check_composed(epsilon, sum_share, values.len())?;
+    let seen = match Query::Sum.answer_streaming(values, bounds) {
+        Some(seen) => seen?,
+        None => unreachable!("a sum of a non-empty column streams"),
+    };
+    let truth = query::clamped_mean(values, bounds);
+    let clamp = (seen.clamped, values.len(), bounds);
+    let value = composed_steps(seen.answer, clamp, epsilon, sum_share, streams, ledger)?;
+    Ok((Release { value, truth }, seen.clamped))
+}
+
+/// Refuses a share outside (0, 1), a bad epsilon and an empty column (of `len` rows).
+fn check_composed(epsilon: f64, sum_share: f64, len: usize) -> Result<()> {
     if !(sum_share > 0.0 && sum_share < 1.0) {
         return Err(Error::param(
             "sum_share",
@@ -186,31 +278,60 @@ pub fn composed_average(
         ));
     }
     crate::privacy::check_epsilon(epsilon)?;
-    if data.is_empty() {
+    if len == 0 {
         return Err(Error::param("data", "the average of no data is undefined"));
     }
-    let truth = query::mean(&data.values);
-    let sum = laplace(
-        "sum",
-        Query::Sum,
-        data,
+    Ok(())
+}
+
+/// The composed average's steps from the clamped column's exact `sum` and its clamp counts
+/// (moved, of len, into bounds): the noisy sum, the noisy (or exact) row count, the clamped
+/// ratio.
+fn composed_steps(
+    sum: f64,
+    (clamped, len, bounds): (usize, usize, Bounds),
+    epsilon: f64,
+    sum_share: f64,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<f64> {
+    let relation = ledger.relation();
+    let clamp = (clamped, len, bounds);
+    let noise = Laplace::new(
+        Query::Sum.sensitivity(relation, bounds),
         epsilon * sum_share,
+        relation,
+    )?;
+    let sum = answered(
+        "sum",
+        sum,
+        Calibrated::Laplace(noise),
+        clamp,
         streams,
         ledger,
     )?;
     let count_eps = epsilon * (1.0 - sum_share);
-    let count = if Query::RowCount.sensitivity(ledger.relation(), data.bounds) > 0.0 {
-        laplace("count", Query::RowCount, data, count_eps, streams, ledger)?.value
+    let rows = Query::RowCount.sensitivity(relation, bounds);
+    let count = if rows > 0.0 {
+        let noise = Laplace::new(rows, count_eps, relation)?;
+        answered(
+            "count",
+            len as f64,
+            Calibrated::Laplace(noise),
+            clamp,
+            streams,
+            ledger,
+        )?
+        .value
     } else {
         ledger.public(
             "count",
             "none (row count)",
             "n is fixed under replace-one: sensitivity 0, released exactly",
         );
-        data.len() as f64
+        len as f64
     };
-    let value = (sum.value / count.max(1.0)).clamp(data.bounds.lo, data.bounds.hi);
-    Ok(Release { value, truth })
+    Ok((sum.value / count.max(1.0)).clamp(bounds.lo, bounds.hi))
 }
 
 /// The p-quantile by the exponential mechanism ([`ExponentialQuantile`]), recorded as `name`.
@@ -342,24 +463,26 @@ pub fn histogram(
 /// through `rr` (one survey: eps by parallel composition, replace-one), and the curator
 /// debiases the share of "yes" answers, E[yes] = (1 - p) + (2p - 1) pi. Returns the estimate
 /// of the share pi beside the true share; recorded as `name`.
+/// The bits come as an iterator, read twice (the truth, then the answers), so a caller can
+/// derive them from its column row by row without a vector of n bits (issue 52).
 pub fn randomized_response(
     name: &str,
-    bits: &[bool],
+    bits: impl ExactSizeIterator<Item = bool> + Clone,
     rr: RandomizedResponse,
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<Release> {
-    if bits.is_empty() {
+    if bits.len() == 0 {
         return Err(Error::param(
             "data",
             "randomized response needs respondents",
         ));
     }
     let n = bits.len() as f64;
-    let truth = bits.iter().filter(|&&b| b).count() as f64 / n;
+    let truth = bits.clone().filter(|&b| b).count() as f64 / n;
     let yes = ledger
         .charge(name, "randomized response (one answer per row)", rr)?
-        .survey(bits.iter().copied(), &mut streams.stream(name));
+        .survey(bits, &mut streams.stream(name));
     Ok(Release {
         value: rr.debias(yes as f64 / n),
         truth,

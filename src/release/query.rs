@@ -34,6 +34,7 @@
 
 use crate::error::{Error, Result};
 use crate::privacy::Relation;
+use std::borrow::Cow;
 
 /// Public bounds of a column, lo < hi.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -100,6 +101,32 @@ impl Clamped {
         })
     }
 
+    /// [`Clamped::new`] in `buffer`'s allocation, taken (cleared first; left in `buffer` on an
+    /// error): a caller that puts `values` back after the release allocates nothing once the
+    /// buffer has grown (issue 52).
+    pub fn new_in(values: &[f64], bounds: Bounds, buffer: &mut Vec<f64>) -> Result<Self> {
+        let mut out = std::mem::take(buffer);
+        out.clear();
+        match clamp_into(values, bounds, &mut out) {
+            Ok(clamped) => Ok(Clamped {
+                values: out,
+                bounds,
+                clamped,
+            }),
+            Err(e) => {
+                *buffer = out;
+                Err(e)
+            }
+        }
+    }
+
+    /// Sorts the values ascending in place (`total_cmp`), for the releases that read only
+    /// order statistics: [`Clamped::sorted`] then borrows them instead of copying. Sums over
+    /// the values would then add in another order, so a release that sums does not call it.
+    pub fn sort(&mut self) {
+        self.values.sort_unstable_by(f64::total_cmp);
+    }
+
     pub fn len(&self) -> usize {
         self.values.len()
     }
@@ -108,11 +135,16 @@ impl Clamped {
         self.values.is_empty()
     }
 
-    /// The values in ascending order.
-    pub fn sorted(&self) -> Vec<f64> {
+    /// The values in ascending order (`total_cmp`): borrowed when they already are (after
+    /// [`Clamped::sort`]), else a sorted copy. Either way the same bits: values equal under
+    /// `total_cmp` are equal bit for bit, so every sort of a column gives one sequence.
+    pub fn sorted(&self) -> Cow<'_, [f64]> {
+        if self.values.is_sorted_by(|a, b| a.total_cmp(b).is_le()) {
+            return Cow::Borrowed(&self.values);
+        }
         let mut s = self.values.clone();
         s.sort_unstable_by(f64::total_cmp);
-        s
+        Cow::Owned(s)
     }
 }
 
@@ -374,15 +406,28 @@ impl Query {
 /// Sum / n with a four-way split of the accumulator (no allocation; vectorises).
 #[inline]
 pub fn mean(xs: &[f64]) -> f64 {
+    mean_by(xs, |x| x)
+}
+
+/// [`mean`] of `values` clamped to `bounds` on the fly: bit for bit `mean` of the clamped
+/// column (the same values added in the same order), with no copy of it (issue 52). NaN-free
+/// input is the caller's to check.
+pub fn clamped_mean(values: &[f64], bounds: Bounds) -> f64 {
+    mean_by(values, |x| x.clamp(bounds.lo, bounds.hi))
+}
+
+/// Σ f(x) / n with [`mean`]'s four accumulators, then the tail summed apart and added.
+#[inline]
+fn mean_by(xs: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     let mut acc = [0.0f64; 4];
     let chunks = xs.chunks_exact(4);
     let rest = chunks.remainder();
     for c in chunks {
         for j in 0..4 {
-            acc[j] += c[j];
+            acc[j] += f(c[j]);
         }
     }
-    let s = (acc[0] + acc[1]) + (acc[2] + acc[3]) + rest.iter().sum::<f64>();
+    let s = (acc[0] + acc[1]) + (acc[2] + acc[3]) + rest.iter().map(|&x| f(x)).sum::<f64>();
     s / xs.len() as f64
 }
 
@@ -392,9 +437,20 @@ pub fn mean(xs: &[f64]) -> f64 {
 /// exponential mechanism's best outputs for even n are the interval [x_(n/2), x_(n/2 + 1)],
 /// whose left end it is).
 pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
-    let n = sorted.len();
-    let rank = ((p * n as f64).ceil() as usize).clamp(1, n);
-    sorted[rank - 1]
+    sorted[quantile_rank(sorted.len(), p) - 1]
+}
+
+/// ceil(p n) clamped to [1, n]: the rank of the p-quantile of n values.
+fn quantile_rank(n: usize, p: f64) -> usize {
+    ((p * n as f64).ceil() as usize).clamp(1, n)
+}
+
+/// [`quantile_sorted`] of `values` (at least one, no NaN) by selection, reordering them in
+/// place: O(n), no copy. The same bits as sorting first: the k-th value under `total_cmp` is
+/// one bit pattern however the others are ordered.
+pub fn quantile_select(values: &mut [f64], p: f64) -> f64 {
+    let rank = quantile_rank(values.len(), p);
+    *values.select_nth_unstable_by(rank - 1, f64::total_cmp).1
 }
 
 /// Counts per public bin: `edges` ascending (k + 1 edges for k bins); a value below the first
@@ -424,15 +480,20 @@ pub fn histogram_sensitivity(relation: Relation) -> f64 {
 mod tests {
     use super::*;
 
+    /// `len` values in [-0.05, 1.2), many outside the bounds [0.1, 0.9] of the tests.
+    fn straddling(len: usize) -> Vec<f64> {
+        (0..len)
+            .map(|i| ((i * 7919) % 1000) as f64 / 800.0 - 0.05)
+            .collect()
+    }
+
     /// The one-pass answer equals the clamped column's, bit for bit, for every streaming
     /// query on data that straddles the bounds; quantiles and the empty column decline; a NaN
     /// is refused naming its row.
     #[test]
     fn streaming_answers_match_the_clamped_column_bit_for_bit() {
         let b = Bounds::new(0.1, 0.9).unwrap();
-        let xs: Vec<f64> = (0..1001)
-            .map(|i| ((i * 7919) % 1000) as f64 / 800.0 - 0.05)
-            .collect();
+        let xs = straddling(1001);
         let c = Clamped::new(&xs, b).unwrap();
         for q in [
             Query::Count(Predicate::InRange(0.2, 0.5)),
@@ -490,6 +551,27 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("row 101"), "{q:?}: {e}");
+        }
+    }
+
+    /// The streaming clamped mean and the in-place quantile give the clamped column's
+    /// `mean` and sorted quantile bit for bit, for every length mod 4.
+    #[test]
+    fn clamped_mean_and_selected_quantile_match_the_clamped_column() {
+        let b = Bounds::new(0.1, 0.9).unwrap();
+        let xs = straddling(1003);
+        for len in 999..1003 {
+            let c = Clamped::new(&xs[..len], b).unwrap();
+            let m = clamped_mean(&xs[..len], b);
+            assert_eq!(m.to_bits(), mean(&c.values).to_bits(), "{len}");
+            for p in [0.1, 0.5, 0.9, 1.0] {
+                let mut v = xs[..len].to_vec();
+                let want = quantile_sorted(&Clamped::new(&v, b).unwrap().sorted(), p);
+                let got = quantile_select(&mut c.values.clone(), p);
+                assert_eq!(got.to_bits(), want.to_bits(), "{len} {p}");
+                let raw = quantile_select(&mut v, p);
+                assert!(!(0.1..=0.9).contains(&raw) || raw == got, "{len} {p}");
+            }
         }
     }
 
