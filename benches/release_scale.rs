@@ -13,6 +13,9 @@
 //! or copy the column into a fresh vector per trial). With `RELEASE_SCALE_NO_TABLE` set only
 //! the criterion cases run (`cargo bench --bench release_scale -- kind_1e6`).
 
+#[path = "common/ratio.rs"]
+mod ratio;
+
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use epsilab::kinds::release::{Additive, ExponentialMedian};
 use epsilab::kinds::{RELEASES, ReleaseInput, ReleaseKind, find};
@@ -249,6 +252,32 @@ fn table() {
         last[1] / last[0],
         last[3] / last[2]
     );
+    for (case, peer, ours, theirs, target) in [
+        (
+            "release_scale/laplace_mean_1e6",
+            "one pass",
+            last[1],
+            last[0],
+            ">= 0.5",
+        ),
+        (
+            "release_scale/exponential_median_1e6",
+            "sort",
+            last[3],
+            last[2],
+            ">= 0.5",
+        ),
+    ] {
+        ratio::Ratio {
+            case,
+            peer,
+            what: "one trial of the kind at n = 10^6 against epsilab's own pass or sort of the column (median of 15)",
+            epsilab_s: ours,
+            peer_s: theirs,
+            target: Some(target),
+        }
+        .report();
+    }
     peers(&rows);
 }
 
@@ -266,6 +295,48 @@ fn peers(rows: &[[f64; 4]]) {
     let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
         return println!("SKIP peers: unexpected output {text:?}");
     };
+    let top = NS.len() - 1;
+    let p = &json[NS[top].to_string()];
+    let (mean, median) = (
+        "release_scale/laplace_mean_1e6",
+        "release_scale/exponential_median_1e6",
+    );
+    for (case, peer, key, ours, target) in [
+        (
+            mean,
+            "diffprivlib tools.mean",
+            "diffprivlib_mean",
+            rows[top][1],
+            Some(">= 3"),
+        ),
+        (
+            mean,
+            "numpy one-pass private mean",
+            "numpy_mean",
+            rows[top][1],
+            None,
+        ),
+        (
+            median,
+            "diffprivlib tools.median",
+            "diffprivlib_median",
+            rows[top][3],
+            None,
+        ),
+    ] {
+        match p[key].as_f64().filter(|t| t.is_finite()) {
+            Some(theirs) => ratio::Ratio {
+                case,
+                peer,
+                what: "one trial of the Laplace mean or the exponential median at n = 10^6 (median of 15)",
+                epsilab_s: ours,
+                peer_s: theirs,
+                target,
+            }
+            .report(),
+            None => println!("SKIP {peer}: no time at n = 1e6 in the peer's output"),
+        }
+    }
     for (i, n) in NS.iter().enumerate() {
         let p = &json[n.to_string()];
         let get = |k: &str| p[k].as_f64().unwrap_or(f64::NAN);
