@@ -13,7 +13,8 @@
 //! is flagged as super-linear; kinds that record `solver_iterations` also print its median.
 //!
 //! `cargo bench --bench scale` runs all (a few minutes on two cores);
-//! `cargo bench --bench scale -- NAME` only the kinds whose name contains NAME.
+//! `cargo bench --bench scale -- NAME...` only the kinds so named (or, for a NAME no kind has,
+//! the kinds whose name contains it); `EPSILAB_SCALE_MAX_LOG2=20` adds n = 2^20.
 
 #[path = "common/scale_cases.rs"]
 mod scale_cases;
@@ -34,8 +35,23 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-/// The training-set sizes, a factor 4 apart.
-const NS: [usize; 4] = [1 << 12, 1 << 14, 1 << 16, LARGEST];
+/// The training-set sizes, a factor 4 apart: 2^12 to 2^18, or to 2^`EPSILAB_SCALE_MAX_LOG2`
+/// (e.g. 20, to see whether a slope stays past the sizes whose data fit in a core's cache;
+/// each case's `largest` still caps it).
+fn ns() -> &'static [usize] {
+    static NS: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+    NS.get_or_init(|| {
+        let max = match std::env::var("EPSILAB_SCALE_MAX_LOG2") {
+            Ok(v) => v
+                .parse::<u32>()
+                .ok()
+                .filter(|m| (14..=26).contains(m))
+                .unwrap_or_else(|| panic!("EPSILAB_SCALE_MAX_LOG2 = {v:?}: give 14 to 26")),
+            Err(_) => LARGEST.ilog2(),
+        };
+        (12..=max).step_by(2).map(|k| 1 << k).collect()
+    })
+}
 /// Trials per (kind, n): the median's time is printed.
 const TRIALS: u32 = 3;
 /// Slopes above this are flagged: a sort's n log n over these sizes stays near 1.1.
@@ -46,14 +62,17 @@ fn main() {
         eprintln!("scale bench: {e}");
         std::process::exit(2);
     }
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let dir = tempfile::tempdir().expect("temporary folder");
     let start = Instant::now();
     println!("{}", header());
     let (mut flagged, mut failed) = (Vec::new(), Vec::new());
     let chosen = CASES
         .iter()
-        .filter(|c| filter.as_deref().is_none_or(|f| c.kind.contains(f)));
+        .filter(|c| filters.is_empty() || filters.iter().any(|f| chosen_by(c.kind, f)));
     for case in chosen {
         let row = match case.run {
             Run::Not(reason) => Row::not_run(case, reason),
@@ -81,13 +100,26 @@ fn main() {
     }
 }
 
+/// Whether the command-line filter `f` chooses `kind`: the kind of that name, or where none is
+/// so named, every kind whose name contains it.
+fn chosen_by(kind: &str, f: &str) -> bool {
+    if CASES.iter().any(|c| c.kind == f) {
+        kind == f
+    } else {
+        kind.contains(f)
+    }
+}
+
 fn header() -> String {
-    let ns: Vec<String> = NS
+    let cols: Vec<String> = ns()
         .iter()
         .map(|n| format!("ms at n = 2^{}", n.ilog2()))
         .collect();
-    let dashes = "|---".repeat(NS.len() + 4);
-    format!("| kind | data | {} | slope | |\n{dashes}|", ns.join(" | "))
+    let dashes = "|---".repeat(ns().len() + 4);
+    format!(
+        "| kind | data | {} | slope | |\n{dashes}|",
+        cols.join(" | ")
+    )
 }
 
 fn listed(names: &[String]) -> String {
@@ -124,8 +156,8 @@ impl Row {
         Row {
             label: label(case),
             data: "-",
-            seconds: vec![None; NS.len()],
-            iterations: vec![None; NS.len()],
+            seconds: vec![None; ns().len()],
+            iterations: vec![None; ns().len()],
             slope: None,
             note: Some(format!("not run: {reason}")),
             error: None,
@@ -141,36 +173,41 @@ impl Row {
             }
             .expect("string");
         }
+        let mut notes: Vec<String> = Vec::new();
         match self.slope {
-            Some(k) if k > SUPER_LINEAR => write!(s, " **{k:.2}** | super-linear"),
-            Some(k) => write!(s, " {k:.2} |"),
-            None => write!(s, " - |"),
+            Some(k) if k > SUPER_LINEAR => {
+                write!(s, " **{k:.2}** |").expect("string");
+                notes.push("super-linear".into());
+            }
+            Some(k) => write!(s, " {k:.2} |").expect("string"),
+            None => write!(s, " - |").expect("string"),
         }
-        .expect("string");
         if self.iterations.iter().any(Option::is_some) {
             let its: Vec<String> = self
                 .iterations
                 .iter()
                 .map(|i| i.map_or("-".into(), |i| format!("{i}")))
                 .collect();
-            write!(s, " solver iterations {}", its.join(", ")).expect("string");
+            notes.push(format!("solver iterations {}", its.join(", ")));
         }
-        for text in [&self.note, &self.error].into_iter().flatten() {
-            write!(s, " {text}").expect("string");
-        }
+        notes.extend([&self.note, &self.error].into_iter().flatten().cloned());
+        write!(s, " {}", notes.join("; ")).expect("string");
         s.push_str(" |");
         s
     }
 }
 
-/// The kind's name, with the query for a kind timed on several.
+/// The kind's name, with its first field when the kind has several cases (one per query).
 fn label(case: &Case) -> String {
+    let same = |c: &&Case| c.family == case.family && c.kind == case.kind;
     let Run::On { fields, .. } = case.run else {
         return case.kind.to_string();
     };
-    match fields.lines().find_map(|l| l.strip_prefix("query = ")) {
-        Some(q) => format!("{} ({})", case.kind, q.trim_matches('"')),
-        None => case.kind.to_string(),
+    match fields.lines().next() {
+        Some(first) if CASES.iter().filter(same).count() > 1 => {
+            format!("{} ({})", case.kind, first.replace('"', ""))
+        }
+        _ => case.kind.to_string(),
     }
 }
 
@@ -182,13 +219,13 @@ fn time_case(case: &Case, dir: &Path) -> Row {
     let mut row = Row {
         label: label(case),
         data: data.describe(),
-        seconds: vec![None; NS.len()],
-        iterations: vec![None; NS.len()],
+        seconds: vec![None; ns().len()],
+        iterations: vec![None; ns().len()],
         slope: None,
         note: None,
         error: None,
     };
-    for (i, &n) in NS.iter().enumerate().filter(|(_, n)| **n <= largest) {
+    for (i, &n) in ns().iter().enumerate().filter(|(_, n)| **n <= largest) {
         match median_seconds(case, n, dir) {
             Ok(t) => {
                 row.seconds[i] = Some(t.seconds);
@@ -201,7 +238,7 @@ fn time_case(case: &Case, dir: &Path) -> Row {
         }
     }
     row.slope = slope(&row.seconds);
-    if largest < LARGEST {
+    if ns().iter().any(|&n| n > largest) {
         row.note = Some(format!("timed up to n = 2^{} only", largest.ilog2()));
     }
     row
@@ -387,7 +424,7 @@ fn bits(n: usize) -> String {
 
 /// Least-squares slope of ln(time) on ln(n) over the sizes timed; `None` below two.
 fn slope(seconds: &[Option<f64>]) -> Option<f64> {
-    let pts: Vec<(f64, f64)> = NS
+    let pts: Vec<(f64, f64)> = ns()
         .iter()
         .zip(seconds)
         .filter_map(|(&n, t)| t.map(|t| ((n as f64).ln(), t.ln())))
