@@ -19,18 +19,16 @@
 #[path = "common/scale_cases.rs"]
 mod scale_cases;
 
-use epsilab::counts::ClassCounts;
 use epsilab::data::{DataDir, Dataset};
-use epsilab::evaluate::accuracy;
 use epsilab::kinds::Registry;
-use epsilab::learners::Majority;
-use epsilab::pipeline::{TrialData, run_cell};
+use epsilab::pipeline::run_cell;
 use epsilab::plan::{Plan, plan};
+use epsilab::runner::Group;
 use epsilab::schedule;
 use epsilab::spec::Spec;
 use epsilab::store::TrialRecord;
 use rand::Rng;
-use scale_cases::{CASES, Case, Data, LARGEST, Run, check_coverage};
+use scale_cases::{CASES, Case, Data, LARGEST, Run, Setup, check_coverage};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
@@ -76,7 +74,7 @@ fn main() {
     for case in chosen {
         let row = match case.run {
             Run::Not(reason) => Row::not_run(case, reason),
-            Run::On { .. } => time_case(case, dir.path()),
+            Run::On(_) => time_case(case, dir.path()),
         };
         println!("{}", row.markdown());
         match (&row.error, row.slope) {
@@ -200,10 +198,10 @@ impl Row {
 /// The kind's name, with its first field when the kind has several cases (one per query).
 fn label(case: &Case) -> String {
     let same = |c: &&Case| c.family == case.family && c.kind == case.kind;
-    let Run::On { fields, .. } = case.run else {
+    let Run::On(setup) = case.run else {
         return case.kind.to_string();
     };
-    match fields.lines().next() {
+    match setup.fields.lines().next() {
         Some(first) if CASES.iter().filter(same).count() > 1 => {
             format!("{} ({})", case.kind, first.replace('"', ""))
         }
@@ -213,7 +211,7 @@ fn label(case: &Case) -> String {
 
 /// Times `case` at every n up to its largest; the first failure ends it, as the row's error.
 fn time_case(case: &Case, dir: &Path) -> Row {
-    let Run::On { data, largest, .. } = case.run else {
+    let Run::On(Setup { data, largest, .. }) = case.run else {
         unreachable!("only runnable cases are timed")
     };
     let mut row = Row {
@@ -247,12 +245,12 @@ fn time_case(case: &Case, dir: &Path) -> Row {
 /// The median CPU seconds of the case's trials at n (each a cold cell: see [`cell_seconds`]),
 /// and the median of the `solver_iterations` its records report, if they do.
 fn median_seconds(case: &Case, n: usize, dir: &Path) -> Result<Timing, String> {
-    let Run::On {
+    let Run::On(Setup {
         data,
         fields,
         replace_one,
         ..
-    } = case.run
+    }) = case.run
     else {
         unreachable!("only runnable cases are timed")
     };
@@ -288,36 +286,19 @@ fn median(xs: &mut [f64]) -> f64 {
 }
 
 /// CPU seconds of one trial's cell, run as the runner runs it (`pipeline::run_cell`) after the
-/// trial's shared work (split, class counts, majority baseline), which is not timed. Each cell
-/// gets a fresh workspace from the spec's scheduler, so nothing a previous trial computed (LR's
-/// memo of scaled rows and exact fits) is reused: the time of a cold cell.
+/// trial's shared work (`runner::Group`: split, class counts, majority baseline), which is not
+/// timed. Each cell gets a fresh workspace from the spec's scheduler, so nothing a previous
+/// trial computed (LR's memo of scaled rows and exact fits) is reused: the time of a cold cell.
 fn cell_seconds(
     spec: &Spec,
     plan: &Plan,
     data: &Dataset,
     trial: u32,
 ) -> Result<(f64, TrialRecord), String> {
-    let split = data.split(&mut plan.split_rng(0, trial));
-    let counts = data
-        .features
-        .as_binary()
-        .map(|x| ClassCounts::from_rows(x, &data.labels, &split.train, data.n_classes()));
-    let baseline = if data.is_scalar() || data.targets.is_some() {
-        None
-    } else {
-        let majority = Majority::fit_rows(data, &split.train);
-        Some(accuracy(&majority, data, &split.test).map_err(|e| e.to_string())?)
-    };
+    let group = Group::new(spec, plan, 0, data, trial).map_err(|e| e.to_string())?;
     let workspace = schedule::of(spec).workspace(None);
-    let td = TrialData {
-        data,
-        split: &split,
-        counts: counts.as_ref(),
-        baseline_accuracy: baseline,
-        shuffled_train: None,
-        workspace: &*workspace,
-    };
     let cell = plan.combos[0].cell(trial);
+    let td = group.data(data, &*workspace);
     let start = cpu_seconds();
     let record = run_cell(spec, &cell, &td).map_err(|e| e.to_string())?;
     Ok((cpu_seconds() - start, record))
@@ -422,20 +403,13 @@ fn bits(n: usize) -> String {
     s
 }
 
-/// Least-squares slope of ln(time) on ln(n) over the sizes timed; `None` below two.
+/// Least-squares slope of log(time) on log(n) over the sizes timed (the report's own fit,
+/// `report::figure::loglog_slope`); `None` below two.
 fn slope(seconds: &[Option<f64>]) -> Option<f64> {
-    let pts: Vec<(f64, f64)> = ns()
+    let pts: Vec<(f64, f64, f64)> = ns()
         .iter()
         .zip(seconds)
-        .filter_map(|(&n, t)| t.map(|t| ((n as f64).ln(), t.ln())))
+        .filter_map(|(&n, t)| t.map(|t| (n as f64, t.log10(), 0.0)))
         .collect();
-    if pts.len() < 2 {
-        return None;
-    }
-    let k = pts.len() as f64;
-    let mx = pts.iter().map(|p| p.0).sum::<f64>() / k;
-    let my = pts.iter().map(|p| p.1).sum::<f64>() / k;
-    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    Some(sxy / sxx)
+    epsilab::report::figure::loglog_slope(&pts)
 }

@@ -59,21 +59,25 @@ impl Data {
     }
 }
 
-/// How a kind is run: on `data` with these pipeline fields, or not at all, for the reason given.
+/// How a kind is run: as `Setup` says, or not at all, for the reason given.
 #[derive(Debug, Clone, Copy)]
 pub enum Run {
-    On {
-        data: Data,
-        /// The pipeline's fields besides `name` and the kind, as TOML lines.
-        fields: &'static str,
-        /// Whether the experiment runs under replace-one neighbours (kinds proven only there).
-        replace_one: bool,
-        /// The largest n it is timed at (`usize::MAX`: every n the bench times).
-        largest: usize,
-    },
+    On(Setup),
     // No kind needs it today; it is how one that cannot run here is listed with its reason.
     #[allow(dead_code)]
     Not(&'static str),
+}
+
+/// A runnable case: its data and pipeline fields.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup {
+    pub data: Data,
+    /// The pipeline's fields besides `name` and the kind, as TOML lines.
+    pub fields: &'static str,
+    /// Whether the experiment runs under replace-one neighbours (kinds proven only there).
+    pub replace_one: bool,
+    /// The largest n it is timed at (`usize::MAX`: every n the bench times).
+    pub largest: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -91,12 +95,12 @@ const fn on(family: Family, kind: &'static str, data: Data, fields: &'static str
     Case {
         family,
         kind,
-        run: Run::On {
+        run: Run::On(Setup {
             data,
             fields,
             replace_one: false,
             largest: usize::MAX,
-        },
+        }),
     }
 }
 
@@ -114,49 +118,24 @@ const fn attack(kind: &'static str, data: Data, fields: &'static str) -> Case {
 
 impl Case {
     /// The same case under replace-one neighbours.
-    const fn replace_one(self) -> Case {
-        let Run::On {
-            data,
-            fields,
-            largest,
-            ..
-        } = self.run
-        else {
-            return self;
-        };
-        Case {
-            run: Run::On {
-                data,
-                fields,
-                replace_one: true,
-                largest,
-            },
-            ..self
+    const fn replace_one(mut self) -> Case {
+        if let Run::On(s) = &mut self.run {
+            s.replace_one = true;
         }
+        self
     }
 
     /// The same case timed up to n = `largest` only.
-    const fn up_to(self, largest: usize) -> Case {
-        let Run::On {
-            data,
-            fields,
-            replace_one,
-            ..
-        } = self.run
-        else {
-            return self;
-        };
-        Case {
-            run: Run::On {
-                data,
-                fields,
-                replace_one,
-                largest,
-            },
-            ..self
+    const fn up_to(mut self, largest: usize) -> Case {
+        if let Run::On(s) = &mut self.run {
+            s.largest = largest;
         }
+        self
     }
 }
+
+/// svm_rff_epsilon.toml's random Fourier features and Λ.
+const RFF: &str = "gamma = 1\ncomponents = 200\nlambda = { per_example = 0.01 }";
 
 /// The shipped diffprivlib examples as external kinds (examples/external/, by absolute path:
 /// the bench's specs live in a temporary folder). Both refuse all but replace-one neighbours.
@@ -229,21 +208,9 @@ pub const CASES: &[Case] = &[
         "trees = 10\nmax_depth = 3",
     ),
     learner("private_id3", Data::TwoClasses, "max_depth = 2\nbins = 4"),
-    learner(
-        "svm_rff",
-        Data::TwoClasses,
-        "gamma = 1\ncomponents = 200\nlambda = { per_example = 0.01 }",
-    ),
-    learner(
-        "svm_rff_output",
-        Data::TwoClasses,
-        "gamma = 1\ncomponents = 200\nlambda = { per_example = 0.01 }",
-    ),
-    learner(
-        "svm_rff_objective",
-        Data::TwoClasses,
-        "gamma = 1\ncomponents = 200\nlambda = { per_example = 0.01 }",
-    ),
+    learner("svm_rff", Data::TwoClasses, RFF),
+    learner("svm_rff_output", Data::TwoClasses, RFF),
+    learner("svm_rff_objective", Data::TwoClasses, RFF),
     learner("linreg", Data::Regression, ""),
     learner("linreg_ssp", Data::Regression, "delta = 1e-5"),
     learner("linreg_functional", Data::Regression, ""),
