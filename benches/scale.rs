@@ -5,14 +5,14 @@
 //! a one-pipeline spec (parsed and validated as any spec) over synthetic data of n = 2^12,
 //! 2^14, 2^16 and 2^18 training rows. Each of 3 trials runs its cell as the runner does
 //! (`pipeline::run_cell`: selection, fit and evaluation for a learner, the release on the
-//! column for a release), after the trial's shared work (split, class counts, majority
-//! baseline), which is not timed, and with a fresh scheduler workspace, so each is a cold cell.
-//! The time is CPU time (the process's and its children's: an external kind's program counts),
-//! so the other processes of a shared machine do not inflate it. The median of the trials at
+//! column for a release), after the trial's shared work (`runner::Group`: split, class counts,
+//! majority baseline), which is not timed, and with a fresh scheduler workspace, so each is a
+//! cold cell. The time is CPU time (the process's and its children's: an external kind's
+//! program counts), so the time slices of a shared machine's other processes do not count. The median of the trials at
 //! each n is printed with the least-squares slope of ln(time) on ln(n), and a slope above 1.15
 //! is flagged as super-linear; kinds that record `solver_iterations` also print its median.
 //!
-//! `cargo bench --bench scale` runs all (a few minutes on two cores);
+//! `cargo bench --bench scale` runs all (about 3 minutes of one core);
 //! `cargo bench --bench scale -- NAME...` only the kinds so named (or, for a NAME no kind has,
 //! the kinds whose name contains it); `EPSILAB_SCALE_MAX_LOG2=20` adds n = 2^20.
 
@@ -44,12 +44,16 @@ fn ns() -> &'static [usize] {
                 .parse::<u32>()
                 .ok()
                 .filter(|m| (14..=26).contains(m))
-                .unwrap_or_else(|| panic!("EPSILAB_SCALE_MAX_LOG2 = {v:?}: give 14 to 26")),
+                .unwrap_or_else(|| {
+                    eprintln!("scale bench: EPSILAB_SCALE_MAX_LOG2 = {v:?}: give 14 to 26");
+                    std::process::exit(2)
+                }),
             Err(_) => LARGEST.ilog2(),
         };
         (12..=max).step_by(2).map(|k| 1 << k).collect()
     })
 }
+
 /// Trials per (kind, n): the median's time is printed.
 const TRIALS: u32 = 3;
 /// Slopes above this are flagged: a sort's n log n over these sizes stays near 1.1.
@@ -144,8 +148,9 @@ struct Row {
     /// The median `solver_iterations` at each n, for kinds that record it.
     iterations: Vec<Option<f64>>,
     slope: Option<f64>,
-    /// Why the case did not run, or how it failed.
+    /// Why the case did not run, or the largest n it stopped at.
     note: Option<String>,
+    /// How it failed.
     error: Option<String>,
 }
 
