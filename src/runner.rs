@@ -284,8 +284,9 @@ pub fn manifest(spec: &Spec, data_dir: &DataDir) -> Result<Manifest> {
     )
 }
 
-/// Per (dataset, trial): the split and what every cell of the trial shares.
-struct Group {
+/// Per (dataset, trial): the split and what every cell of the trial shares. Public so that a
+/// bench can run a trial's cells as a run does (`benches/scale.rs`).
+pub struct Group {
     split: Split,
     counts: Option<ClassCounts>,
     baseline: Option<f64>,
@@ -294,7 +295,7 @@ struct Group {
 
 impl Group {
     /// The group of dataset `d` in trial `trial`; its streams come from the plan's seed tree.
-    fn new(spec: &Spec, plan: &Plan, d: usize, data: &Dataset, trial: u32) -> Result<Group> {
+    pub fn new(spec: &Spec, plan: &Plan, d: usize, data: &Dataset, trial: u32) -> Result<Group> {
         crate::profile::time("split", || {
             let split = data.split(&mut plan.split_rng(d, trial));
             let counts = data
@@ -327,7 +328,8 @@ impl Group {
         })
     }
 
-    fn data<'a>(&'a self, data: &'a Dataset, workspace: &'a dyn Workspace) -> TrialData<'a> {
+    /// What the trial's cells on `data` read, in `workspace`.
+    pub fn data<'a>(&'a self, data: &'a Dataset, workspace: &'a dyn Workspace) -> TrialData<'a> {
         TrialData {
             data,
             split: &self.split,
