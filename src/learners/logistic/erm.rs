@@ -34,27 +34,52 @@ pub fn minimise_from(
 
 /// F, its gradient and the per-row curvatures ℓ''(m_i)/N at θ.
 fn derivatives(loss: Loss, o: &Objective, theta: &[f64], g: &mut [f64], w: &mut [f64]) -> f64 {
-    let n = o.design.n_rows().max(1) as f64;
     let mut z = vec![0.0; o.design.n_rows()];
-    o.design.margins(theta, &mut z);
-    let mut c = vec![0.0; z.len()];
+    let f = value(loss, o, theta, &mut z);
+    gradient_from_margins(loss, o, theta, &z, g, w);
+    f
+}
+
+/// F at θ, leaving θ's margins in `z` (one pass over the rows: what a backtracking step needs
+/// to be accepted or refused).
+fn value(loss: Loss, o: &Objective, theta: &[f64], z: &mut [f64]) -> f64 {
+    let n = o.design.n_rows().max(1) as f64;
+    o.design.margins(theta, z);
     let mut f = 0.0;
+    for (&y, &zi) in o.y.iter().zip(z.iter()) {
+        f += loss.value(y * zi);
+    }
+    let mut sq = 0.0;
+    let mut lin = 0.0;
+    for (k, &t) in theta.iter().enumerate() {
+        let l = o.lin.get(k).copied().unwrap_or(0.0);
+        sq += t * t;
+        lin += l * t;
+    }
+    f / n + 0.5 * o.reg * sq + lin
+}
+
+/// grad F and the per-row curvatures ℓ''(m_i)/N at θ from its margins `z` (the second pass).
+fn gradient_from_margins(
+    loss: Loss,
+    o: &Objective,
+    theta: &[f64],
+    z: &[f64],
+    g: &mut [f64],
+    w: &mut [f64],
+) {
+    let n = o.design.n_rows().max(1) as f64;
+    let mut c = vec![0.0; z.len()];
     for i in 0..z.len() {
         let m = o.y[i] * z[i];
-        f += loss.value(m);
         c[i] = o.y[i] * loss.derivative(m) / n;
         w[i] = loss.second_derivative(m) / n;
     }
     o.design.weighted_sum(&c, g);
-    let mut sq = 0.0;
-    let mut lin = 0.0;
     for k in 0..g.len() {
         let l = o.lin.get(k).copied().unwrap_or(0.0);
         g[k] += o.reg * theta[k] + l;
-        sq += theta[k] * theta[k];
-        lin += l * theta[k];
     }
-    f / n + 0.5 * o.reg * sq + lin
 }
 
 /// Steps in a row without progress after which [`newton`] stops.
@@ -74,6 +99,7 @@ fn newton(loss: Loss, o: &Objective, settings: &SolverSettings) -> (Vec<f64>, Co
     let target = settings.tol * g0.max(1e-300);
     let (mut gn, mut it) = (g0, 0);
     let (mut gt, mut wt) = (g.clone(), w.clone());
+    let mut zt = vec![0.0; o.design.n_rows()];
     let mut stalled = 0;
     while gn > target && it < settings.max_iter {
         it += 1;
@@ -85,15 +111,18 @@ fn newton(loss: Loss, o: &Objective, settings: &SolverSettings) -> (Vec<f64>, Co
         let p = solve_spd(&h, d, &neg).unwrap_or(neg);
         let slope: f64 = g.iter().zip(&p).map(|(a, b)| a * b).sum();
         let mut t = 1.0;
+        // A refused step costs one pass (F alone); the gradient, the second pass, only at the
+        // step taken: the same values as computing both at every trial point.
         let accepted = loop {
             let trial: Vec<f64> = theta.iter().zip(&p).map(|(a, b)| a + t * b).collect();
-            let ft = derivatives(loss, o, &trial, &mut gt, &mut wt);
+            let ft = value(loss, o, &trial, &mut zt);
             if ft <= f + 1e-4 * t * slope || t < 1e-12 {
                 break (ft <= f).then_some((trial, ft));
             }
             t *= 0.5;
         };
         let Some((trial, ft)) = accepted else { break };
+        gradient_from_margins(loss, o, &trial, &zt, &mut gt, &mut wt);
         let progress = ft < f || norm(&gt) < gn;
         (theta, f) = (trial, ft);
         std::mem::swap(&mut g, &mut gt);
