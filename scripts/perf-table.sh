@@ -6,7 +6,7 @@
 # (a bench whose peer cannot run says SKIP and adds no row). The machine may be shared:
 # compare ratios, and check the load printed before and after.
 #
-#   scripts/perf-table.sh            # every bench with a peer (about 10 minutes on 2 cores)
+#   scripts/perf-table.sh            # every bench with a peer (3.5 minutes on 2 idle cores)
 #   scripts/perf-table.sh --write    # also replace the table in docs/performance.md
 #   BENCHES="naive_bayes dp_sgd" scripts/perf-table.sh
 set -euo pipefail
