@@ -327,3 +327,26 @@ fn buffered_and_streamed_releases_equal_the_kernels_on_a_fresh_column() {
         }
     }
 }
+
+/// The differencing attack (`kinds::attack`) counts its 0/1 column in place: a second trial
+/// asks for less than n bytes (a copy of the column as bytes is n), and its release equals
+/// `differencing_table`'s on that copy with the target's bit set (same counts, same streams).
+#[test]
+fn the_differencing_attack_counts_in_place() {
+    use epsilab::kinds::ATTACKS;
+    use epsilab::release::attacks::differencing_table;
+    let bits: Vec<f64> = (0..N).map(|i| f64::from(u8::from(i % 3 == 0))).collect();
+    let entry = find(ATTACKS, "differencing").expect("the differencing attack");
+    let k = (entry.parse)(toml::Table::new()).expect("default fields");
+    let first = trial(&*k, &bits, Relation::ReplaceOne, 1);
+    let bytes = bytes_during(|| {
+        trial(&*k, &bits, Relation::ReplaceOne, 2);
+    });
+    assert!(bytes < N, "differencing: {bytes} bytes");
+    let mut table: Vec<u8> = bits.iter().map(|&v| v as u8).collect();
+    *table.last_mut().unwrap() = first.metrics["truth"] as u8;
+    let mut log = TrialLog::with_relation(1, Relation::ReplaceOne);
+    let diff =
+        differencing_table(&table, Some(1.0), &mut log.streams, &mut log.ledger).expect("table");
+    assert_eq!(diff.to_bits(), first.metrics["release"].to_bits());
+}

@@ -79,7 +79,20 @@ pub fn differencing_table(
             "the differencing attack needs at least one row (the target)",
         ));
     }
-    let (mut all, mut before) = (prefix_count(table, n), prefix_count(table, n - 1));
+    let (all, before) = (prefix_count(table, n), prefix_count(table, n - 1));
+    differencing_counts(n, all, before, epsilon, streams, ledger)
+}
+
+/// [`differencing_table`] from its two exact counts over n rows: `all` = count(n) and
+/// `before` = count(n - 1) (whole numbers, so any order of adding the rows gives them).
+pub fn differencing_counts(
+    n: usize,
+    mut all: f64,
+    mut before: f64,
+    epsilon: Option<f64>,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Result<f64> {
     let (last, prior) = (format!("count({n})"), format!("count({})", n - 1));
     match epsilon {
         Some(eps) => {
