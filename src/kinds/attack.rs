@@ -37,25 +37,19 @@ impl ReleaseKind for Differencing {
         // The two counts in one pass, no copy of the column (issue 52): count(n - 1) over the
         // rows before the target, count(n) with the target's bit set to `alice`; whole
         // numbers, so the same as `differencing_table` on the 0/1 table.
-        let mut before = 0.0;
-        for (i, &v) in input.values.iter().enumerate() {
-            if v != 0.0 && v != 1.0 {
-                return Err(Error::param(
-                    "data",
-                    format!("the differencing attack reads a 0/1 column, got {v}"),
-                ));
-            }
-            if i + 1 < input.values.len() {
-                before += v;
-            }
+        if let Some(&v) = input.values.iter().find(|&&v| v != 0.0 && v != 1.0) {
+            return Err(Error::param(
+                "data",
+                format!("the differencing attack reads a 0/1 column, got {v}"),
+            ));
         }
-        let n = input.values.len();
-        if n == 0 {
+        let Some((_, rows_before)) = input.values.split_last() else {
             return Err(Error::param(
                 "data",
                 "the differencing attack needs a target row",
             ));
-        }
+        };
+        let (n, before) = (input.values.len(), rows_before.iter().sum::<f64>());
         let all = before + f64::from(u8::from(alice));
         let eps = if self.noise { input.epsilon } else { None };
         let diff = differencing_counts(n, all, before, eps, &mut log.streams, &mut log.ledger)?;

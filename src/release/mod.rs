@@ -177,29 +177,15 @@ pub fn streaming(
     };
     let clamp = (seen.clamped, values.len(), bounds);
     let mut run = || -> Result<Release> {
-        match noise {
+        let mechanism = match noise {
             Noise::Laplace { epsilon } => {
                 let relation = ledger.relation();
                 let sensitivity = query.sensitivity(relation, bounds);
-                let mechanism = Laplace::new(sensitivity, epsilon, relation)?;
-                answered(
-                    name,
-                    seen.answer,
-                    Calibrated::Laplace(mechanism),
-                    clamp,
-                    streams,
-                    ledger,
-                )
+                Calibrated::Laplace(Laplace::new(sensitivity, epsilon, relation)?)
             }
-            Noise::Gaussian(g) => answered(
-                name,
-                seen.answer,
-                Calibrated::Gaussian(g),
-                clamp,
-                streams,
-                ledger,
-            ),
-        }
+            Noise::Gaussian(g) => Calibrated::Gaussian(g),
+        };
+        answered(name, seen.answer, mechanism, clamp, streams, ledger)
     };
     Some(run().map(|r| (r, seen)))
 }
