@@ -9,6 +9,8 @@
 //! (diffprivlib's `GaussianNB` and `RandomForestClassifier` with the same settings) and their
 //! ratios are printed. Without python3 and diffprivlib the ratio lines say so and are skipped.
 
+#[path = "common/peer.rs"]
+mod peer;
 #[path = "common/ratio.rs"]
 mod ratio;
 
@@ -20,7 +22,6 @@ use epsilab::privacy::Ledger;
 use epsilab::rng::rng_from;
 use linfa::ParamGuard;
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 /// Breast cancer and one seeded split's training rows.
@@ -151,19 +152,10 @@ fn peer_ratios(data: &Dataset, train: &[u32], t: &TrainRows, b: &Bounds) {
         black_box(forest_fit(t, b, s));
     });
     let dir = peer_files(data, train, b);
-    let peer = Command::new("python3")
-        .arg("benches/peer/diffprivlib_classifiers.py")
-        .args(["train.csv", "lo.csv", "hi.csv"].map(|f| dir.path().join(f)))
-        .output();
-    let o = match peer {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => {
-            let err = String::from_utf8_lossy(&o.stderr);
-            return println!("SKIP diffprivlib ratios: peer failed: {}", err.trim());
-        }
-        Err(e) => return println!("SKIP diffprivlib ratios: cannot run python3: {e}"),
+    let files = ["train.csv", "lo.csv", "hi.csv"].map(|f| dir.path().join(f));
+    let Some(text) = peer::run_with("benches/peer/diffprivlib_classifiers.py", &files) else {
+        return;
     };
-    let text = String::from_utf8_lossy(&o.stdout);
     let theirs: Vec<f64> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
     if theirs.len() != 2 {
         return println!("SKIP diffprivlib ratios: unexpected peer output {text:?}");

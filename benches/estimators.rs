@@ -12,6 +12,8 @@
 //! read from its stdout; the ratio peer / epsilab is printed. Without python3 + diffprivlib the
 //! ratio lines say so and are skipped.
 
+#[path = "common/peer.rs"]
+mod peer;
 #[path = "common/ratio.rs"]
 mod ratio;
 
@@ -21,7 +23,6 @@ use epsilab::data::catalog::{Catalog, DataDir};
 use epsilab::learners::estimators::{kmeans, linreg, pca, unit_box, unit_targets};
 use epsilab::privacy::Ledger;
 use epsilab::rng::rng_from;
-use std::process::Command;
 use std::time::Instant;
 
 fn load(name: &str) -> Dataset {
@@ -93,19 +94,8 @@ fn bench(c: &mut Criterion) {
 
 /// Median seconds of 15 fits here, beside the peer's, and their ratio.
 fn peer_ratios(cases: &[(&str, &str, &Dataset, Fit)]) {
-    let peer = match Command::new("python3")
-        .arg("benches/peer/diffprivlib_estimators.py")
-        .output()
-    {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Ok(o) => {
-            println!(
-                "SKIP diffprivlib ratios: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            );
-            return;
-        }
-        Err(e) => return println!("SKIP diffprivlib ratios: cannot run python3: {e}"),
+    let Some(peer) = peer::run("benches/peer/diffprivlib_estimators.py") else {
+        return;
     };
     for (name, key, data, fit) in cases {
         let r = rows(data);

@@ -10,6 +10,8 @@
 //! (`rng.laplace` into a preallocated array, median of 15 runs each) and the ratio is printed.
 //! The peer needs `python3` with numpy; without it the ratio line says so and is skipped.
 
+#[path = "common/peer.rs"]
+mod peer;
 #[path = "common/ratio.rs"]
 mod ratio;
 
@@ -18,7 +20,6 @@ use epsilab::privacy::Ledger;
 use epsilab::release::{Bounds, Clamped, LaplaceRelease, Query, query};
 use epsilab::rng::rng_from;
 use rand::Rng;
-use std::process::Command;
 use std::time::Instant;
 
 const N: usize = 1000;
@@ -74,30 +75,20 @@ fn peer_ratio(data: &[f64], out: &mut [f64]) {
         .collect();
     times.sort_by(f64::total_cmp);
     let ours = times[times.len() / 2];
-    let peer = Command::new("python3")
-        .arg("benches/peer/numpy_release.py")
-        .output();
-    match peer {
-        Ok(o) if o.status.success() => {
-            let text = String::from_utf8_lossy(&o.stdout);
-            match text.trim().parse::<f64>() {
-                Ok(theirs) => ratio::Ratio {
-                    case: "release/laplace_mean_1e6",
-                    peer: "numpy",
-                    what: "the Laplace mean's releases at n = 10^6 (median of 15)",
-                    epsilab_s: ours,
-                    peer_s: theirs,
-                    target: None,
-                }
-                .report(),
-                Err(_) => println!("SKIP numpy ratio: unexpected peer output {text:?}"),
-            }
+    let Some(text) = peer::run("benches/peer/numpy_release.py") else {
+        return;
+    };
+    match text.trim().parse::<f64>() {
+        Ok(theirs) => ratio::Ratio {
+            case: "release/laplace_mean_1e6",
+            peer: "numpy",
+            what: "the Laplace mean's releases at n = 10^6 (median of 15)",
+            epsilab_s: ours,
+            peer_s: theirs,
+            target: None,
         }
-        Ok(o) => println!(
-            "SKIP numpy ratio: peer failed: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ),
-        Err(e) => println!("SKIP numpy ratio: cannot run python3: {e}"),
+        .report(),
+        Err(_) => println!("SKIP numpy ratio: unexpected peer output {text:?}"),
     }
 }
 

@@ -13,6 +13,8 @@
 //! or copy the column into a fresh vector per trial). With `RELEASE_SCALE_NO_TABLE` set only
 //! the criterion cases run (`cargo bench --bench release_scale -- kind_1e6`).
 
+#[path = "common/peer.rs"]
+mod peer;
 #[path = "common/ratio.rs"]
 mod ratio;
 
@@ -24,7 +26,6 @@ use epsilab::privacy::{PublicSize, Relation};
 use epsilab::release::query;
 use epsilab::rng::rng_from;
 use rand::Rng;
-use std::process::Command;
 use std::time::Instant;
 
 const NS: [usize; 3] = [10_000, 100_000, 1_000_000];
@@ -283,14 +284,8 @@ fn table() {
 
 fn peers(rows: &[[f64; 4]]) {
     let args: Vec<String> = NS.iter().map(|n| n.to_string()).collect();
-    let out = Command::new("python3")
-        .arg("benches/peer/numpy_release_scale.py")
-        .args(&args)
-        .output();
-    let text = match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
-        Ok(o) => return println!("SKIP peers: {}", String::from_utf8_lossy(&o.stderr).trim()),
-        Err(e) => return println!("SKIP peers: cannot run python3: {e}"),
+    let Some(text) = peer::run_with("benches/peer/numpy_release_scale.py", &args) else {
+        return;
     };
     let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
         return println!("SKIP peers: unexpected output {text:?}");
