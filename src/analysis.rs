@@ -129,6 +129,17 @@ fn normalised(xs: &[f64]) -> Vec<f64> {
     xs.iter().map(|x| x / max).collect()
 }
 
+/// Records the two scores of every feature, MI and the count score, each divided by its
+/// largest value (`mi_score`, `count_score`: the axes the keep-probability and score-comparison
+/// figures share), and returns them as computed.
+fn put_scores(c: &ClassCounts, out: &mut ProbeOutput) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mi = mutual_information(c)?;
+    let counts = count_scores(c)?;
+    out.put("mi_score", normalised(&mi));
+    out.put("count_score", normalised(&counts));
+    Ok((mi, counts))
+}
+
 /// Labels the probe's output non-private in the ledger: it shows `what`, exact statistics of
 /// the training data.
 fn shows_exact(log: &mut TrialLog, what: &str) {
@@ -237,8 +248,7 @@ impl KeepProbability {
             .ok_or_else(|| Error::param("features", "probe `keep_probability` needs T"))?;
         let eps0 = eps / t as f64;
         let relation = log.ledger.relation();
-        let mi = mutual_information(c)?;
-        let counts = count_scores(c)?;
+        let (mi, counts) = put_scores(c, out)?;
         out.put(
             "mi_keep",
             keep_probabilities(&mi, t, eps0, mi_sensitivity(c.total(), relation))?,
@@ -247,8 +257,6 @@ impl KeepProbability {
             "count_keep",
             keep_probabilities(&counts, t, eps0, count_sensitivity(relation))?,
         );
-        out.put("mi_score", normalised(&mi));
-        out.put("count_score", normalised(&counts));
         shows_exact(log, "none (analytic keep probabilities)");
         Ok(())
     }
@@ -256,10 +264,7 @@ impl KeepProbability {
 
 impl ScoreComparison {
     fn record(&self, input: &ProbeInput, out: &mut ProbeOutput, log: &mut TrialLog) -> Result<()> {
-        let mi = mutual_information(input.counts)?;
-        let counts = count_scores(input.counts)?;
-        out.put("mi_score", normalised(&mi));
-        out.put("count_score", normalised(&counts));
+        put_scores(input.counts, out)?;
         shows_exact(log, "exact scores");
         Ok(())
     }

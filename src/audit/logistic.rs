@@ -29,6 +29,7 @@
 //!   true epsilon is at most 0.625 / 3.25 = 0.19; statistic: the released theta. Correct only.
 
 use super::{Auditable, Claim, Side};
+use crate::learners::gaussian_nb::ColumnBounds;
 use crate::learners::logistic::Loss;
 use crate::learners::logistic::mechanisms::{
     BranchRule, Problem, objective_branch_by, objective_perturbation_with_noise_for,
@@ -233,8 +234,10 @@ fn rff_feature(w: f64, u: f64) -> f64 {
     let map = RffMap {
         w: ndarray::array![[w]],
         b: vec![0.0],
-        lo: vec![0.0],
-        hi: vec![1.0],
+        bounds: ColumnBounds {
+            lo: vec![0.0],
+            hi: vec![1.0],
+        },
     };
     map.features(ndarray::array![[u]].view(), &[0], &[0])[[0, 0]]
 }

@@ -3,14 +3,14 @@
 //! kind's relation, sensitivity and proof are beside its fit and in docs/privacy.md.
 
 use super::{
-    Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, check_open_unit, refuse,
+    Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, check_alpha, check_open_unit,
+    refuse,
 };
 use crate::error::Result;
 use crate::learners::Learner;
 use crate::learners::estimators::kmeans::{KMeansFit, SampleAggregateFit};
 use crate::learners::estimators::linreg::{AdaSspFit, FunctionalFit, ObjectiveFit, RidgeFit};
 use crate::learners::estimators::pca::{PcaFit, PcaMethod};
-use serde::Deserialize;
 
 fn one() -> f64 {
     1.0
@@ -22,16 +22,6 @@ fn ten() -> usize {
 
 fn five() -> usize {
     5
-}
-
-fn check_alpha(alpha: f64) -> std::result::Result<(), Refusal> {
-    if !(alpha.is_finite() && alpha >= 0.0) {
-        return Err(refuse(
-            "alpha",
-            format!("must be finite and >= 0, got {alpha}"),
-        ));
-    }
-    Ok(())
 }
 
 fn check_at_least(
@@ -48,8 +38,13 @@ fn check_at_least(
     Ok(())
 }
 
-/// Declares each estimator kind: its struct (serde reads the spec fields and refuses others),
-/// [`Described`] (`FIELDS` are the struct's own field names, so the two cannot drift apart) and
+/// The checks of a PCA by a Gaussian mechanism: at least one component, δ in (0, 1).
+fn check_gaussian_pca(components: usize, delta: f64) -> std::result::Result<(), Refusal> {
+    check_at_least("components", components, 1)?;
+    check_open_unit("delta", delta)
+}
+
+/// Declares each estimator kind: its struct and [`Described`] (by [`super::kind!`]) and
 /// [`LearnerKind`]: whether it is private, `validate` as `|kind| check`, and `learner` as
 /// `|kind, budget| fit`, the per-cell learner built from the kind and the cell's budget.
 macro_rules! estimators {
@@ -62,17 +57,12 @@ macro_rules! estimators {
         validate: |$vk:ident| $validate:expr,
         learner: |$lk:ident, $budget:pat_param| $learner:expr;
     )*) => {$(
-        $(#[$doc])*
-        #[derive(Debug, Clone, Deserialize)]
-        #[serde(deny_unknown_fields)]
-        pub struct $kind {
-            $( $(#[$fattr])* $field: $ty, )*
-        }
-
-        impl Described for $kind {
-            const NAME: &'static str = $name;
-            const ABOUT: &'static str = $about;
-            const FIELDS: &'static [&'static str] = &[$(stringify!($field)),*];
+        super::kind! {
+            $(#[$doc])*
+            $kind = $name {
+                $( $(#[$fattr])* $field: $ty, )*
+            }
+            about: $about
         }
 
         impl LearnerKind for $kind {
@@ -100,7 +90,7 @@ estimators! {
     }
     about: "ridge regression on features scaled by their public bounds (non-private \
             reference; mse, r2)",
-    validate: |k| check_alpha(k.alpha),
+    validate: |k| check_alpha(Some(k.alpha)),
     learner: |k, _| RidgeFit { alpha: k.alpha };
 
     /// `learner = "linreg_ssp"`: AdaSSP (Wang 2018).
@@ -123,7 +113,7 @@ estimators! {
     }
     about: "functional mechanism (Zhang et al. 2012): Laplace on the least-squares \
             polynomial's coefficients (ε-DP)",
-    validate: |k| check_alpha(k.alpha),
+    validate: |k| check_alpha(Some(k.alpha)),
     learner: |k, budget| FunctionalFit {
         epsilon: budget.train_of(Self::NAME)?,
         alpha: k.alpha,
@@ -161,10 +151,7 @@ estimators! {
     }
     about: "Analyze Gauss (Dwork et al. 2014): Gaussian on the second-moment matrix, top-k \
             eigenvectors ((ε, δ)-DP)",
-    validate: |k| {
-        check_at_least("components", k.components, 1)?;
-        check_open_unit("delta", k.delta)
-    },
+    validate: |k| check_gaussian_pca(k.components, k.delta),
     learner: |k, budget| PcaFit {
         components: k.components,
         method: PcaMethod::AnalyzeGauss {
@@ -184,9 +171,8 @@ estimators! {
     about: "noisy power method (Hardt & Price 2014): T Gaussian releases of A X ((ε, δ)-DP, \
             basic composition)",
     validate: |k| {
-        check_at_least("components", k.components, 1)?;
         check_at_least("iterations", k.iterations, 1)?;
-        check_open_unit("delta", k.delta)
+        check_gaussian_pca(k.components, k.delta)
     },
     learner: |k, budget| PcaFit {
         components: k.components,
@@ -240,7 +226,7 @@ estimators! {
     about: "objective perturbation for least squares on the ball ||w|| <= radius (Kifer, \
             Smith & Thakurta 2012): L2-mechanism noise in the objective (ε-DP)",
     validate: |k| {
-        check_alpha(k.alpha)?;
+        check_alpha(Some(k.alpha))?;
         if !(k.radius.is_finite() && k.radius > 0.0) {
             return Err(refuse(
                 "radius",

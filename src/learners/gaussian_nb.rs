@@ -264,6 +264,37 @@ pub struct Bounds<'a> {
     pub hi: &'a [f64],
 }
 
+impl Bounds<'_> {
+    /// The bounds of the columns `cols`, in that order, for a model to keep.
+    pub fn columns(&self, cols: &[usize]) -> ColumnBounds {
+        ColumnBounds {
+            lo: cols.iter().map(|&c| self.lo[c]).collect(),
+            hi: cols.iter().map(|&c| self.hi[c]).collect(),
+        }
+    }
+}
+
+/// The public bounds of the columns a fitted model reads (column j of the model, not of the
+/// dataset), with the scaling into them that the random Fourier map and the ID3 bins share.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnBounds {
+    pub lo: Vec<f64>,
+    pub hi: Vec<f64>,
+}
+
+impl ColumnBounds {
+    /// Where `v` lies in column `j`'s range, (v - lo) / (hi - lo) clamped into [0, 1]; 0 for a
+    /// constant column (hi <= lo).
+    pub fn unit(&self, j: usize, v: f64) -> f64 {
+        let width = self.hi[j] - self.lo[j];
+        if width > 0.0 {
+            ((v - self.lo[j]) / width).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+}
+
 #[cfg(test)]
 impl Bounds<'static> {
     /// The unit square: the public bounds of the two-column toy sets of the unit tests.

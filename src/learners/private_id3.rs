@@ -40,7 +40,7 @@ use super::Classifier;
 use super::trees::{class_counts, majority};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::learners::gaussian_nb::{Bounds, TrainRows};
+use crate::learners::gaussian_nb::{Bounds, ColumnBounds, TrainRows};
 use crate::privacy::exponential::Exponential;
 use crate::privacy::{Laplace, Ledger};
 use crate::rng::Rng;
@@ -60,20 +60,16 @@ pub enum Id3Node {
 /// The public discretisation: `bins` equal-width bins of each column's public range.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bins {
-    pub lo: Vec<f64>,
-    pub hi: Vec<f64>,
+    pub bounds: ColumnBounds,
     pub bins: usize,
 }
 
 impl Bins {
-    /// The bin of value `v` of feature `j` (clamped into the range).
+    /// The bin of value `v` of feature `j` (clamped into the range; a constant column is one
+    /// bin).
     pub fn of(&self, j: usize, v: f64) -> usize {
-        let width = self.hi[j] - self.lo[j];
-        if width <= 0.0 {
-            return 0;
-        }
-        let b = ((v - self.lo[j]) / width * self.bins as f64).floor();
-        (b.max(0.0) as usize).min(self.bins - 1)
+        let b = (self.bounds.unit(j, v) * self.bins as f64).floor();
+        (b as usize).min(self.bins - 1)
     }
 }
 
@@ -176,8 +172,7 @@ impl PrivateId3Params {
         self.check()?;
         t.check()?;
         let bins = Bins {
-            lo: t.cols.iter().map(|&c| bounds.lo[c]).collect(),
-            hi: t.cols.iter().map(|&c| bounds.hi[c]).collect(),
+            bounds: bounds.columns(t.cols),
             bins: self.bins,
         };
         let mut tree = Id3Tree {
@@ -377,8 +372,10 @@ mod tests {
     #[test]
     fn bins_cut_the_public_range_evenly() {
         let b = Bins {
-            lo: vec![0.0, 5.0],
-            hi: vec![1.0, 5.0],
+            bounds: ColumnBounds {
+                lo: vec![0.0, 5.0],
+                hi: vec![1.0, 5.0],
+            },
             bins: 4,
         };
         let got: Vec<usize> = [-1.0, 0.0, 0.26, 0.5, 0.99, 1.0, 7.0]

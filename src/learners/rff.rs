@@ -13,19 +13,19 @@
 //! is a per-example transformation: neighbouring datasets map to neighbouring datasets under
 //! the same relation, and a mechanism that is eps-DP on the features is eps-DP on the rows.
 
+use crate::learners::gaussian_nb::ColumnBounds;
 use crate::rng::Rng;
 use ndarray::{Array2, ArrayView2};
 use rand::Rng as _;
 use rand_distr::{Distribution, StandardNormal};
 
-/// A drawn map: `w` is d x D (input columns x components), `b` the D phases, `lo`/`hi` the
+/// A drawn map: `w` is d x D (input columns x components), `b` the D phases, `bounds` the
 /// public bounds of the d input columns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RffMap {
     pub w: Array2<f64>,
     pub b: Vec<f64>,
-    pub lo: Vec<f64>,
-    pub hi: Vec<f64>,
+    pub bounds: ColumnBounds,
 }
 
 impl RffMap {
@@ -40,25 +40,17 @@ impl RffMap {
         let b = (0..components)
             .map(|_| rng.r#gen::<f64>() * std::f64::consts::TAU)
             .collect();
-        RffMap {
-            w,
-            b,
+        let bounds = ColumnBounds {
             lo: lo.to_vec(),
             hi: hi.to_vec(),
-        }
+        };
+        RffMap { w, b, bounds }
     }
 
     /// The scaled inputs u of one row (its values at the map's columns).
     pub fn scaled(&self, x: impl Fn(usize) -> f64) -> Vec<f64> {
-        (0..self.lo.len())
-            .map(|j| {
-                let width = self.hi[j] - self.lo[j];
-                if width > 0.0 {
-                    ((x(j) - self.lo[j]) / width).clamp(0.0, 1.0)
-                } else {
-                    0.0
-                }
-            })
+        (0..self.bounds.lo.len())
+            .map(|j| self.bounds.unit(j, x(j)))
             .collect()
     }
 

@@ -11,7 +11,7 @@ use super::{Estimator, Scored, check_target, unit_box, unit_targets};
 use crate::data::Dataset;
 use crate::error::Result;
 use crate::learners::{Classifier, FitInput, Learner, TrialLog};
-use crate::privacy::{Gaussian, L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap};
+use crate::privacy::{Charge, Gaussian, L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap};
 use crate::rng::Rng;
 use ndarray::{Array1, Array2, Axis, concatenate};
 use std::collections::BTreeMap;
@@ -168,10 +168,16 @@ linear_learner!(AdaSspFit, "adassp", |fit, z, t, ledger, rng| {
     ada_ssp(&z, &t, fit.epsilon, fit.delta, ledger, rng)?
 });
 
-/// A Gaussian mechanism at (ε, δ) for a quantity of add/remove L2 sensitivity 1.
-fn unit_gaussian(epsilon: f64, delta: f64, ledger: &Ledger) -> Result<Gaussian> {
+/// One of AdaSSP's releases, `what`, charged to `ledger` as step `train`: a Gaussian at
+/// (ε, δ) for a quantity of add/remove L2 sensitivity 1.
+fn unit_gaussian<'l>(
+    what: &str,
+    (epsilon, delta): (f64, f64),
+    ledger: &'l mut Ledger,
+) -> Result<Charge<'l, Gaussian>> {
     let relation = ledger.relation();
-    Gaussian::analytic(relation.doubled_for_replace(1.0), epsilon, delta, relation)
+    let g = Gaussian::analytic(relation.doubled_for_replace(1.0), epsilon, delta, relation)?;
+    ledger.charge("train", &format!("gaussian (AdaSSP: {what})"), g)
 }
 
 /// AdaSSP's weights (see [`AdaSspFit`]); every draw goes through `ledger`.
@@ -213,7 +219,7 @@ pub struct SspRelease {
 pub fn ssp_release(
     z: &Array2<f64>,
     t: &Array1<f64>,
-    (epsilon, delta): (f64, f64),
+    each: (f64, f64),
     ledger: &mut Ledger,
     rng: &mut Rng,
 ) -> Result<SspRelease> {
@@ -223,15 +229,12 @@ pub fn ssp_release(
         .iter()
         .copied()
         .fold(f64::INFINITY, f64::min);
-    let g = unit_gaussian(epsilon, delta, ledger)?;
-    let sigma = g.sigma();
-    let mut c = ledger.charge("train", "gaussian (AdaSSP: λ_min of ZᵀZ)", g)?;
+    let mut c = unit_gaussian("λ_min of ZᵀZ", each, ledger)?;
+    let sigma = c.mechanism().sigma();
     let min_eigenvalue = exact_min + c.sample(rng);
-    let g = unit_gaussian(epsilon, delta, ledger)?;
-    let mut c = ledger.charge("train", "gaussian (AdaSSP: ZᵀZ, upper triangle)", g)?;
+    let mut c = unit_gaussian("ZᵀZ, upper triangle", each, ledger)?;
     add_to_upper(&mut gram, || c.sample(rng));
-    let g = unit_gaussian(epsilon, delta, ledger)?;
-    let mut c = ledger.charge("train", "gaussian (AdaSSP: Zᵀt)", g)?;
+    let mut c = unit_gaussian("Zᵀt", each, ledger)?;
     let zt = z.t().dot(t).mapv(|v| v + c.sample(rng));
     Ok(SspRelease {
         min_eigenvalue,
