@@ -165,10 +165,10 @@ pub const CASES: &[Case] = &[
     learner("vaidya_nb", Data::Binary, ""),
     // The ERM specs' fixed lambda = 10 (erm_dimension), and lambda = N Lambda (a problem as well
     // conditioned at every n), to tell solver iterations from the cost of each.
-    learner("svm", Data::Ball, "lambda = 10").up_to(LARGEST),
+    learner("svm", Data::Ball, "lambda = 10"),
     learner("svm", Data::Ball, "lambda = { per_example = 0.001 }"),
-    learner("svm_output", Data::Ball, "lambda = 10").up_to(LARGEST),
-    learner("svm_objective", Data::Ball, "lambda = 10").up_to(LARGEST),
+    learner("svm_output", Data::Ball, "lambda = 10"),
+    learner("svm_objective", Data::Ball, "lambda = 10"),
     learner(
         "noisy_gd",
         Data::Ball,
