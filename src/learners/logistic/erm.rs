@@ -119,9 +119,9 @@ impl Buffers {
     }
 }
 
-/// Newton's method on the generalised Hessian X^T W X + reg I (the Huber loss is C¹ with a
-/// piecewise-constant ℓ'', so Newton reaches the exact minimiser of a strongly convex F in few
-/// steps). Same stopping rule as [`SolverSettings`]; it also stops after [`STALLED_STEPS`]
+/// Newton's method with Armijo backtracking on the generalised Hessian X^T W X + reg I (the
+/// Huber loss is C¹ with a piecewise-constant ℓ'', so Newton reaches the exact minimiser of a
+/// strongly convex F in few steps). Same stopping rule as [`SolverSettings`]; it also stops after [`STALLED_STEPS`]
 /// steps in a row that lower neither F nor ||grad F||, or when F is flat to rounding and the
 /// full Newton step does not lower ||grad F|| (see [`flat_step`]); either is recorded as not
 /// converged when ||grad F|| is still above the tolerance.
