@@ -10,7 +10,8 @@
 //! cold cell. The time is CPU time (the process's and its children's: an external kind's
 //! program counts), so the time slices of a shared machine's other processes do not count. The median of the trials at
 //! each n is printed with the least-squares slope of ln(time) on ln(n), and a slope above 1.15
-//! is flagged as super-linear; kinds that record `solver_iterations` also print its median.
+//! is flagged as super-linear (with the slope of time / log2 n beside it, to tell n log n apart);
+//! kinds that record `solver_iterations` also print its median.
 //!
 //! `cargo bench --bench scale` runs all (about 3 minutes of one core);
 //! `cargo bench --bench scale -- NAME...` only the kinds so named (or, for a NAME no kind has,
@@ -181,6 +182,9 @@ impl Row {
             Some(k) if k > SUPER_LINEAR => {
                 write!(s, " **{k:.2}** |").expect("string");
                 notes.push("super-linear".into());
+                if let Some(k) = slope_per_log(&self.seconds) {
+                    notes.push(format!("slope of time / log2 n: {k:.2}"));
+                }
             }
             Some(k) => write!(s, " {k:.2} |").expect("string"),
             None => write!(s, " - |").expect("string"),
@@ -417,4 +421,15 @@ fn slope(seconds: &[Option<f64>]) -> Option<f64> {
         .filter_map(|(&n, t)| t.map(|t| (n as f64, t.log10(), 0.0)))
         .collect();
     epsilab::report::figure::loglog_slope(&pts)
+}
+
+/// [`slope`] of time / log2(n): about 1 where the cost is n log n (a sort), so a flagged slope
+/// that this brings to 1 is read as n log n rather than a cost that grows faster.
+fn slope_per_log(seconds: &[Option<f64>]) -> Option<f64> {
+    let per_log: Vec<Option<f64>> = ns()
+        .iter()
+        .zip(seconds)
+        .map(|(&n, t)| t.map(|t| t / (n as f64).log2()))
+        .collect();
+    slope(&per_log)
 }
