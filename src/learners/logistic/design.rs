@@ -701,6 +701,66 @@ impl<'a> Design<'a> {
         self.dot_with(i, theta, sum_theta)
     }
 
+    /// `out[k]` = [`Self::dot`] of row `rows[k]`, bit for bit. The sparse binary rows of the
+    /// whole design go four at a time: each row's sum is one chain of dependent adds (alone it
+    /// runs at the add's latency), so four chains side by side overlap, each still adding its
+    /// row's values in order. DP-SGD's batches are a few hundred such rows.
+    pub fn dots(&self, rows: &[u32], theta: &[f64], out: &mut Vec<f64>) {
+        out.clear();
+        let sum_theta = match self.source {
+            Source::Binary(_, Encoding::PlusMinus) => theta.iter().sum(),
+            _ => 0.0,
+        };
+        let Source::Binary(m, enc) = &self.source else {
+            out.extend(
+                rows.iter()
+                    .map(|&i| self.dot_with(i as usize, theta, sum_theta)),
+            );
+            return;
+        };
+        if !self.identity {
+            out.extend(
+                rows.iter()
+                    .map(|&i| self.dot_with(i as usize, theta, sum_theta)),
+            );
+            return;
+        }
+        assert_eq!(theta.len(), self.cols.len());
+        let finish = |i: u32, s: f64| {
+            let raw = match enc {
+                Encoding::Indicator => s,
+                Encoding::PlusMinus => 2.0 * s - sum_theta,
+            };
+            self.scale[i as usize] * raw
+        };
+        // SAFETY (each `get_unchecked`): on-indices are < n_cols = theta.len() (BinaryMatrix
+        // invariant, checked length above).
+        let at = |j: &u32| unsafe { *theta.get_unchecked(*j as usize) };
+        let mut quads = rows.chunks_exact(4);
+        for quad in &mut quads {
+            let ones: [&[u32]; 4] =
+                std::array::from_fn(|k| m.row(self.rows[quad[k] as usize] as usize));
+            let common = ones.iter().map(|r| r.len()).min().unwrap_or(0);
+            let mut sums = [0.0f64; 4];
+            for j in 0..common {
+                for (s, r) in sums.iter_mut().zip(&ones) {
+                    *s += at(&r[j]);
+                }
+            }
+            for ((s, r), &i) in sums.iter_mut().zip(&ones).zip(quad) {
+                *s = r[common..].iter().fold(*s, |s, j| s + at(j));
+                out.push(finish(i, *s));
+            }
+        }
+        for &i in quads.remainder() {
+            let s = m
+                .row(self.rows[i as usize] as usize)
+                .iter()
+                .fold(0.0, |s, j| s + at(j));
+            out.push(finish(i, s));
+        }
+    }
+
     #[inline]
     fn dot_with(&self, i: usize, theta: &[f64], sum_theta: f64) -> f64 {
         let r = self.rows[i] as usize;
@@ -1696,6 +1756,14 @@ mod tests {
                     des.margins(theta, &mut z);
                     for (i, zi) in z.iter().enumerate() {
                         assert_eq!(zi.to_bits(), des.dot(i, theta).to_bits(), "row {i}");
+                    }
+                    // A batch as DP-SGD draws one (any order, any length: a remainder too).
+                    let batch: Vec<u32> = (0..n as u32).map(|k| (k * 37 + 11) % n as u32).collect();
+                    let mut dots = Vec::new();
+                    des.dots(&batch, theta, &mut dots);
+                    assert_eq!(dots.len(), batch.len());
+                    for (&i, d) in batch.iter().zip(&dots) {
+                        assert_eq!(d.to_bits(), des.dot(i as usize, theta).to_bits(), "row {i}");
                     }
                     if enc == Encoding::Indicator {
                         let mut g = vec![0.0; theta.len()];

@@ -385,6 +385,8 @@ pub struct DpSgdRun<'d, 'a> {
     pub theta: Vec<f64>,
     grad: Vec<f64>,
     batch: Vec<u32>,
+    /// x_i . θ of the batch's rows, in batch order.
+    margins: Vec<f64>,
     loss: Loss,
     clip: f64,
     q: f64,
@@ -417,6 +419,7 @@ impl<'d, 'a> DpSgdRun<'d, 'a> {
             grad: vec![0.0; design.dim()],
             // Room for a batch well above its mean, so steps rarely grow it.
             batch: Vec::with_capacity(expected + 8 * (expected as f64).sqrt() as usize + 16),
+            margins: Vec::with_capacity(expected + 8 * (expected as f64).sqrt() as usize + 16),
             loss: params.loss,
             clip: params.clip,
             q,
@@ -440,23 +443,28 @@ impl<'d, 'a> DpSgdRun<'d, 'a> {
         loop {
             // u in (0, 1]: ln u is finite.
             let u = 1.0 - rng.r#gen::<f64>();
-            let gap = (u.ln() / self.ln_1mq).floor();
-            if gap >= (n - next) as f64 {
+            // floor of a quotient >= 0, as the integer cast truncates it (and saturates far
+            // past n): the same gaps as `floor()`, which x86-64's baseline calls in libm.
+            let gap = (u.ln() / self.ln_1mq) as u64;
+            if gap >= n - next {
                 return;
             }
-            next += gap as u64;
+            next += gap;
             self.batch.push(next as u32);
             next += 1;
         }
     }
 
-    /// grad = Σ_{i in batch} clip_C(∇ℓ_i(θ)) (no noise).
+    /// grad = Σ_{i in batch} clip_C(∇ℓ_i(θ)) (no noise). θ is fixed for the step, so the
+    /// batch's margins are computed first, side by side ([`Design::dots`]).
     fn clipped_sum(&mut self) {
         self.grad.iter_mut().for_each(|g| *g = 0.0);
-        for &i in &self.batch {
+        self.design
+            .dots(&self.batch, &self.theta, &mut self.margins);
+        for (&i, &margin) in self.batch.iter().zip(&self.margins) {
             let i = i as usize;
             let yi = self.y[i];
-            let d = self.loss.derivative(yi * self.design.dot(i, &self.theta));
+            let d = self.loss.derivative(yi * margin);
             // ∇ℓ_i = d y_i x_i, of norm |d| ‖x_i‖.
             let norm = d.abs() * self.norms[i];
             let factor = if norm > self.clip {
