@@ -132,6 +132,10 @@ fn time_trial(spec: &Spec, label: &str, reps: usize) -> (f64, serde_json::Value)
 /// The bench's spec with the pipeline's `tolerance` declared (a spec as a user would write it,
 /// parsed and validated as any).
 fn with_tolerance(text: &str, tolerance: f64) -> Spec {
+    assert!(
+        text.contains("lambda = 1\n"),
+        "{SPEC}: the pipeline's `lambda = 1` line, after which the tolerance goes"
+    );
     let text = text.replacen(
         "lambda = 1\n",
         &format!("lambda = 1\ntolerance = {tolerance:e}\n"),

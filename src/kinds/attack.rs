@@ -34,8 +34,8 @@ fn yes() -> bool {
 impl ReleaseKind for Differencing {
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let alice = secret(log);
-        // The two counts in one pass, no copy of the column (issue 52): count(n - 1) over the
-        // rows before the target, count(n) with the target's bit set to `alice`; whole
+        // The two counts read in place, no copy of the column (issue 52): count(n - 1) over
+        // the rows before the target, count(n) with the target's bit set to `alice`; whole
         // numbers, so the same as `differencing_table` on the 0/1 table.
         if let Some(&v) = input.values.iter().find(|&&v| v != 0.0 && v != 1.0) {
             return Err(Error::param(

@@ -711,20 +711,13 @@ impl<'a> Design<'a> {
             Source::Binary(_, Encoding::PlusMinus) => theta.iter().sum(),
             _ => 0.0,
         };
-        let Source::Binary(m, enc) = &self.source else {
+        let (Source::Binary(m, enc), true) = (&self.source, self.identity) else {
             out.extend(
                 rows.iter()
                     .map(|&i| self.dot_with(i as usize, theta, sum_theta)),
             );
             return;
         };
-        if !self.identity {
-            out.extend(
-                rows.iter()
-                    .map(|&i| self.dot_with(i as usize, theta, sum_theta)),
-            );
-            return;
-        }
         assert_eq!(theta.len(), self.cols.len());
         let finish = |i: u32, s: f64| {
             let raw = match enc {

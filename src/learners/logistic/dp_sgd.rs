@@ -411,15 +411,16 @@ impl<'d, 'a> DpSgdRun<'d, 'a> {
     ) -> Self {
         let n = design.n_rows();
         let expected = (q * n as f64).ceil() as usize;
+        // Room for a batch well above its mean, so steps rarely grow it or its margins.
+        let room = expected + 8 * (expected as f64).sqrt() as usize + 16;
         DpSgdRun {
             design,
             y,
             norms: (0..n).map(|i| design.row_norm(i)).collect(),
             theta: vec![0.0; design.dim()],
             grad: vec![0.0; design.dim()],
-            // Room for a batch well above its mean, so steps rarely grow it.
-            batch: Vec::with_capacity(expected + 8 * (expected as f64).sqrt() as usize + 16),
-            margins: Vec::with_capacity(expected + 8 * (expected as f64).sqrt() as usize + 16),
+            batch: Vec::with_capacity(room),
+            margins: Vec::with_capacity(room),
             loss: params.loss,
             clip: params.clip,
             q,
