@@ -74,23 +74,25 @@ fn epoch(c: &mut Criterion) {
 
     // The peer, in the same run, timed as the peer times itself (median of 30 epochs after 3),
     // plus CPU seconds per epoch over those 30, which a loaded machine does not inflate.
+    let mut timed_epoch = || {
+        let t = Instant::now();
+        for _ in 0..steps {
+            run.step(&mut rng, &mut noise);
+        }
+        black_box(&run.theta);
+        t.elapsed().as_secs_f64()
+    };
+    for _ in 0..3 {
+        timed_epoch();
+    }
+    // The CPU clock starts after the 3 warm-up epochs, as the peer's does.
     let cpu0 = cpu_seconds();
     let ours = {
-        let mut times: Vec<f64> = (0..33)
-            .map(|_| {
-                let t = Instant::now();
-                for _ in 0..steps {
-                    run.step(&mut rng, &mut noise);
-                }
-                black_box(&run.theta);
-                t.elapsed().as_secs_f64()
-            })
-            .skip(3)
-            .collect();
+        let mut times: Vec<f64> = (0..30).map(|_| timed_epoch()).collect();
         times.sort_by(f64::total_cmp);
         times[times.len() / 2]
     };
-    let cpu = cpu0.zip(cpu_seconds()).map(|(a, b)| (b - a) / 33.0);
+    let cpu = cpu0.zip(cpu_seconds()).map(|(a, b)| (b - a) / 30.0);
     let acc = {
         let z = {
             let mut z = vec![0.0; n];

@@ -51,9 +51,12 @@ def fit(on, off, rng, scale, t, a):
 def main():
     on, off = class_counts(os.environ.get("EPSILAB_DATA", "datasets"))
     rng = np.random.default_rng(0)
+    # As the bench's `PrivateNbParams::new(0.1)` under `Ledger::default()` (add/remove): the
+    # on- and off-counts of d features have L1 sensitivity d, and the default threshold is
+    # the noise's 65% quantile, -scale ln(2 (1 - 0.65)).
     epsilon, a = 0.1, 1.0
-    scale = 2.0 * N_FEATURES / epsilon
-    t = np.log(2.0) / epsilon
+    scale = N_FEATURES / epsilon
+    t = -scale * np.log(2.0 * (1.0 - 0.65))
     batches = []
     for b in range(16):
         start = time.perf_counter()

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """numpy peer of benches/release.rs: the mean of n = 1000 uniform values in [0, 1] (clamped to
-the public bounds), then 10^6 Laplace releases at eps = 0.1 (scale 1/(eps (n - 1)), the
-add/remove sensitivity epsilab uses) written into a preallocated array. Prints the median
-seconds of 15 runs (one thread).
+the public bounds), then 10^6 Laplace releases at eps = 0.1 (scale 1/(eps n): the mean's
+sensitivity (hi - lo)/n with n public, as the bench's `Query::Mean { n }`) written into a
+preallocated array. Prints the median seconds of 15 runs (one thread).
 
     python3 benches/peer/numpy_release.py
 """
@@ -26,7 +26,7 @@ def main():
         t = time.perf_counter()
         truth = np.clip(data, 0.0, 1.0).mean()
         rng = np.random.default_rng(seed)
-        np.add(rng.laplace(0.0, 1.0 / (EPSILON * (N - 1)), size=RELEASES), truth, out=out)
+        np.add(rng.laplace(0.0, 1.0 / (EPSILON * N), size=RELEASES), truth, out=out)
         times.append(time.perf_counter() - t)
     times.sort()
     print(times[len(times) // 2])

@@ -74,17 +74,23 @@ pub fn differencing_table(
 ) -> Result<f64> {
     let n = table.len();
     if n == 0 {
-        return Err(crate::error::Error::param(
-            "data",
-            "the differencing attack needs at least one row (the target)",
-        ));
+        return Err(no_target());
     }
     let (all, before) = (prefix_count(table, n), prefix_count(table, n - 1));
     differencing_counts(n, all, before, epsilon, streams, ledger)
 }
 
+/// The error for a column without the target's row.
+fn no_target() -> crate::error::Error {
+    crate::error::Error::param(
+        "data",
+        "the differencing attack needs at least one row (the target)",
+    )
+}
+
 /// [`differencing_table`] from its two exact counts over n rows: `all` = count(n) and
-/// `before` = count(n - 1) (whole numbers, so any order of adding the rows gives them).
+/// `before` = count(n - 1) (whole numbers, so any order of adding the rows gives them); n = 0
+/// is refused as there.
 pub fn differencing_counts(
     n: usize,
     mut all: f64,
@@ -93,6 +99,9 @@ pub fn differencing_counts(
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<f64> {
+    if n == 0 {
+        return Err(no_target());
+    }
     let (last, prior) = (format!("count({n})"), format!("count({})", n - 1));
     match epsilon {
         Some(eps) => {
@@ -194,6 +203,20 @@ mod tests {
         assert!(l.is_private_within(Some(1.0)) && l.total_epsilon() == 1.0);
         let mut add = Ledger::new(Relation::AddRemove);
         assert!(differencing(true, Some(0.5), &mut s, &mut add).is_err());
+    }
+
+    /// The counts' entry point refuses n = 0 rows as the table's does (it named count(n - 1)
+    /// by subtracting from n: an overflow panic).
+    #[test]
+    fn differencing_counts_refuse_no_rows() {
+        let mut l = Ledger::new(Relation::ReplaceOne);
+        let mut s = Streams::new(1);
+        let err = differencing_counts(0, 0.0, 0.0, None, &mut s, &mut l).unwrap_err();
+        assert!(err.to_string().contains("at least one row"), "{err}");
+        assert_eq!(
+            differencing_counts(1, 1.0, 0.0, None, &mut s, &mut l).unwrap(),
+            1.0
+        );
     }
 
     #[test]

@@ -377,8 +377,9 @@ impl Query {
             }
             Query::Quantile(_) | Query::DirectAverage => unreachable!("refused above"),
         };
-        if nan {
-            let i = values.iter().position(|v| v.is_nan()).unwrap_or(0);
+        // A NaN sum is a NaN row or lanes overflowing to +inf and -inf (huge bounds): only the
+        // first is refused; the second is the clamped column's own NaN answer.
+        if let Some(i) = values.iter().position(|v| v.is_nan()).filter(|_| nan) {
             return Some(Err(Error::param("value", format!("row {i} is NaN"))));
         }
         Some(Ok(Streamed {
@@ -572,6 +573,23 @@ mod tests {
                 let raw = quantile_select(&mut v, p);
                 assert!(!(0.1..=0.9).contains(&raw) || raw == got, "{len} {p}");
             }
+        }
+    }
+
+    /// A sum that overflows to +inf in one lane and -inf in another is NaN with no NaN in the
+    /// column: the streaming pass answers it as the clamped column does (NaN, no error), not
+    /// with a refusal naming a row 0 that is not NaN.
+    #[test]
+    fn an_overflowing_sum_is_not_taken_for_a_nan_row() {
+        let b = Bounds::new(-f64::MAX, f64::MAX).unwrap();
+        let xs = [f64::MAX, -f64::MAX, 0.0, 0.0].repeat(2);
+        let c = Clamped::new(&xs, b).unwrap();
+        for q in [Query::Sum, Query::Mean { n: 8 }, Query::RowCount] {
+            let want = q.answer(&c).unwrap();
+            let s = q.answer_streaming(&xs, b).unwrap();
+            let s = s.unwrap_or_else(|e| panic!("{q:?}: {e}"));
+            assert_eq!(s.answer.to_bits(), want.to_bits(), "{q:?}");
+            assert_eq!(s.clamped, 0, "{q:?}");
         }
     }
 

@@ -151,7 +151,8 @@ fn newton(loss: Loss, o: &Objective, settings: &SolverSettings) -> (Vec<f64>, Co
         let rounding = rounding_scale * x.f.abs();
         // The Armijo test needs F to resolve the decrease the step promises, -slope/2; below
         // the rounding error of F's sum its verdicts are noise (issue 52: 20+ refused passes a
-        // step, and fits left short of the tolerance).
+        // step, and fits left short of the tolerance). F counts as flat when -slope is within
+        // that error estimate, i.e. the promised decrease within half of it.
         let step = if slope < 0.0 && -slope <= rounding {
             flat_step(loss, o, &x, p, &mut b)
         } else {
