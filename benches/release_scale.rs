@@ -8,9 +8,10 @@
 //! Criterion measures the n = 10^6 cases; then every case is timed here (median of 15 runs),
 //! the ratios are printed, and the log-log slope of time in n per case.
 //!
-//! Criterion also times one trial of every other release kind that reads the column at
+//! Criterion also times one trial of the other release kinds that clamp the column at
 //! n = 10^6 (`kind_1e6/...`, issue 52's "no allocation per trial": the kinds that used to clamp
-//! or copy the column into a fresh vector per trial). With `RELEASE_SCALE_NO_TABLE` set only
+//! or copy the column into a fresh vector per trial; `randomized_response` takes no bounds and
+//! is timed by the scale bench). With `RELEASE_SCALE_NO_TABLE` set only
 //! the criterion cases run (`cargo bench --bench release_scale -- kind_1e6`).
 
 #[path = "common/peer.rs"]

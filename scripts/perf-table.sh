@@ -12,18 +12,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 benches=${BENCHES:-"naive_bayes dp_sgd release release_scale classifiers estimators dense_cell"}
-rm -f target/perf/ratios.jsonl
+mkdir -p target/perf
+rm -f target/perf/ratios.jsonl target/perf/skips.txt
 before=$(uptime)
 for b in $benches; do
     echo "== cargo bench --bench $b" >&2
     # Short criterion phases: the ratios come from each bench's own timed runs after them.
-    cargo bench --locked --bench "$b" -- --warm-up-time 1 --measurement-time 3 >&2
+    # A peer that cannot run prints `SKIP peer <script>: <reason>` on stdout: kept, so that
+    # the table says which rows are missing and why.
+    cargo bench --locked --bench "$b" -- --warm-up-time 1 --measurement-time 3 \
+        | tee >(grep '^SKIP' | sed "s|^|$b: |" >> target/perf/skips.txt) >&2
 done
 after=$(uptime)
 python3 - "$before" "$after" "${1:-}" <<'PY'
-import json, sys, datetime, platform, re
+import json, os, sys, datetime, platform, re
 before, after, mode = sys.argv[1], sys.argv[2], sys.argv[3]
-rows = [json.loads(l) for l in open("target/perf/ratios.jsonl")]
+rows = [json.loads(l) for l in open("target/perf/ratios.jsonl")] if os.path.exists("target/perf/ratios.jsonl") else []
+skips = [l.strip() for l in open("target/perf/skips.txt")] if os.path.exists("target/perf/skips.txt") else []
 def t(s):
     return f"{s:.3f} s" if s >= 1 else f"{s * 1e3:.3f} ms" if s >= 1e-3 else f"{s * 1e6:.2f} µs"
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
@@ -31,6 +36,8 @@ out = [f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} 
        "| case | what | epsilab | peer | peer time | peer / epsilab | target |", "|---|---|---|---|---|---|---|"]
 for r in rows:
     out.append(f"| `{r['case']}` | {r['what']} | {t(r['epsilab_s'])} | {r['peer']} | {t(r['peer_s'])} | {r['ratio']:.2f} | {r['target'] or ''} |")
+if skips:
+    out += ["", "Rows missing from this run (a peer that did not run):", ""] + [f"- `{s}`" for s in skips]
 table = "\n".join(out)
 print(table)
 if mode == "--write":
@@ -43,4 +50,8 @@ if mode == "--write":
     doc = head + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1]
     open(path, "w").write(doc)
     print(f"wrote the table into {path}", file=sys.stderr)
+# A peer that failed (not one that is absent) fails the script, after the table.
+failed = [s for s in skips if ": it failed" in s]
+if failed:
+    sys.exit(f"{len(failed)} peer(s) failed: see the list under the table")
 PY
