@@ -3,7 +3,7 @@
 //! Reruns every spec of a folder in smoke mode — every grid value, at most
 //! [`crate::plan::SMOKE_TRIALS`] trials per cell (a spec's `grid.smoke_n_train_of` may leave
 //! out the largest training sizes of a full-size sweep) — into a temporary folder and compares
-//! each trial record with `expectations/<name>.json`, field by field and bit for bit, every
+//! each trial record with `expectations/<name>.json.gz`, field by field and bit for bit, every
 //! field but [`IGNORED_FIELDS`] (wall-clock time and memo provenance). Runs are deterministic
 //! for a seed, so unchanged code reproduces every record exactly and any moved result, a
 //! one-point drop of one private cell at one ε included, fails and is named with its old and

@@ -118,8 +118,9 @@ pub enum Command {
         style: ReportStyle,
     },
     /// CI regression gate: rerun every spec in smoke mode (every grid value) and compare every
-    /// trial record, bit for bit but for timings, with EXPERIMENTS/expectations/*.json; then
-    /// the speed gate (per-benchmark ratios to a reference workload, limit 1.3x).
+    /// trial record, bit for bit but for timings and memo keys, with
+    /// EXPERIMENTS/expectations/*.json.gz; then the speed gate (per-benchmark ratios to a
+    /// reference workload, limit 1.3x).
     Check {
         /// Folder of specs (expectations live in its `expectations/` subfolder).
         #[arg(long, default_value = "experiments")]
@@ -215,7 +216,8 @@ pub enum Command {
         #[command(subcommand)]
         command: DataCommand,
     },
-    /// Show the datasets, learners and specs available.
+    /// Show the datasets and data sources, the learners, selectors, variants, probes, releases
+    /// and attacks (each with its privacy statement), and the specs available.
     List {
         /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
         /// datasets shipped in the repository's datasets/ folder].
@@ -254,6 +256,7 @@ pub enum Command {
         /// 1000000 with --unseeded].
         #[arg(long)]
         trials: Option<usize>,
+        /// Seed of the audit's draws: the same seed and trials give the same bounds.
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Long run with a fresh seed from the OS and the clock (printed to stderr so the run
@@ -1179,6 +1182,7 @@ fn list_datasets(o: &mut String, dir: &DataDir) {
                 &d.file,
                 "scalar column (release and attack pipelines) ".to_string(),
             ),
+            Some(DatasetDef::Csv(d)) => (&d.title, &d.train, csv_what(d)),
             _ => continue,
         };
         let found = crate::data::files::locate(&dir.0.join(file)).is_some();
@@ -1195,12 +1199,23 @@ fn list_datasets(o: &mut String, dir: &DataDir) {
     );
     out!(
         o,
-        "  synthetic sources for [dataset.NAME]: toy_gaussian, nb_sampled, nb_proxy"
+        "  synthetic sources for [dataset.NAME]: toy_gaussian, logistic_ball, nb_sampled, nb_proxy, gaussian_mixture"
     );
     out!(
         o,
         "  scalar sources (release and attack pipelines): uniform, beta, contaminated, student_t, table_i, csv_column, none"
     );
+}
+
+/// What `epsilab list` says of a catalog CSV dataset: real-valued features in public bounds,
+/// with classes or a regression target.
+fn csv_what(d: &crate::data::catalog::CsvDef) -> String {
+    let task = if d.target_bounds.is_some() {
+        "regression target".to_string()
+    } else {
+        format!("{} classes", d.classes.len())
+    };
+    format!("real-valued, public bounds, {task}")
 }
 
 fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
