@@ -1002,7 +1002,20 @@ fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> 
             ));
         }
     };
-    let cmp = c::compare(&c::load_results(&old)?, &c::load_results(&new)?, opts);
+    let (old_results, new_results) = (c::load_results(&old)?, c::load_results(&new)?);
+    if let Some(o) =
+        (opts.only.iter()).find(|o| !old_results.contains_key(*o) && !new_results.contains_key(*o))
+    {
+        return Err(crate::Error::param(
+            "only",
+            format!(
+                "neither {} nor {} holds results of an experiment named `{o}`",
+                old.display(),
+                new.display()
+            ),
+        ));
+    }
+    let cmp = c::compare(&old_results, &new_results, opts);
     let json = serde_json::to_string_pretty(&cmp).expect("json") + "\n";
     let texts = [c::markdown(&cmp), json, c::junit(&cmp)];
     for (path, text) in a.outputs.iter().zip(&texts) {
