@@ -58,6 +58,24 @@ fn an_empty_training_file_is_an_error_naming_file_and_dataset() {
     assert!(err.contains("train.libsvm is empty"), "{err}");
 }
 
+/// A spec's own file is read relative to the spec: its error says so and does not send the user
+/// to `--data-dir`, which moves only the built-in datasets.
+#[test]
+fn a_missing_own_file_names_it_and_where_it_was_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"trian.libsvm\"\ntest = \"test.libsvm\"\n{TWO_CLASSES}"
+    );
+    let err = load_err(dir.path(), &[("test.libsvm", "1 1:1\n2 2:1\n")], &def);
+    assert!(
+        err.contains("dataset `mine`: file not found:")
+            && err.contains("trian.libsvm")
+            && err.contains("relative to the spec's folder")
+            && !err.contains("point --data-dir"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_empty_training_set_after_subset_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
