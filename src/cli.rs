@@ -465,7 +465,7 @@ pub enum DataCommand {
     /// A URL is saved as `CACHE/<last segment of the URL path>`; --sha256 is then required (the
     /// checksum of the file as downloaded: `sha256sum FILE`). A catalog NAME fetches the files
     /// its definition lists under `urls` into `CACHE/<catalog path>`, checked against the
-    /// catalog's checksums (the thesis datasets have no URL: they ship in datasets/).
+    /// catalog's checksums (no built-in dataset has one: they all ship in datasets/).
     ///
     /// A spec then refers to the cached file by its path, e.g. in [dataset.mine]:
     /// train = "/home/me/.cache/epsilab/mine.csv" (or run with --data-dir CACHE for a catalog
