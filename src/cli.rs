@@ -920,6 +920,14 @@ fn report_formats(
     for f in &w.files {
         note!("  wrote {}", f.display());
     }
+    for m in &w.unrecorded {
+        note!(
+            "warning: {}: field `report.metrics`: no trial records `{m}`, so its table and \
+             figure are empty (test_accuracy, train_accuracy, or a metric in the records' \
+             `metrics`)",
+            spec.path.display()
+        );
+    }
     Ok(())
 }
 

@@ -1,5 +1,6 @@
-//! What the command line says about itself is complete: every flag of every subcommand has help
-//! text, and `epsilab list` names every built-in dataset and every source a spec may use.
+//! What the command line says is complete: every flag of every subcommand has help text,
+//! `epsilab list` names every built-in dataset and every source a spec may use, and a report
+//! metric no trial records is named instead of drawing an empty table in silence.
 
 mod common;
 
@@ -76,4 +77,39 @@ fn list_names_every_catalog_dataset_and_every_source() {
             "`epsilab list` does not name {name}:\n{datasets}"
         );
     }
+}
+
+#[test]
+fn a_report_metric_no_trial_records_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = common::SYNTHETIC_SPEC
+        .replace("trials = 6", "trials = 1")
+        .replace("log_x = true", "log_x = true\nmetrics = [\"test_acuracy\"]");
+    let spec = common::write_spec(dir.path(), "s.toml", &text);
+    let run = |metric: &str| {
+        std::fs::write(&spec, text.replace("test_acuracy", metric)).unwrap();
+        let o = common::bin()
+            .args(["run", "--no-report"])
+            .arg(&spec)
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = common::bin()
+            .args(["report", "--format", "svg"])
+            .arg(&spec)
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let err = run("test_acuracy");
+    assert!(
+        err.contains("field `report.metrics`: no trial records `test_acuracy`"),
+        "{err}"
+    );
+    assert!(!run("test_accuracy").contains("warning"));
 }
