@@ -40,7 +40,8 @@ pub enum Command {
         /// Results root; results go to `OUT/<experiment name>/`.
         #[arg(long, default_value = "results")]
         out: PathBuf,
-        /// Tiny version of the spec (two trials, first and last value of each axis) for CI.
+        /// Small version of the spec for CI: every grid value, at most two trials per cell
+        /// (and `n_train` only up to `grid.smoke_n_train_of`).
         #[arg(long)]
         smoke: bool,
         /// Recompute every trial, replacing the stored results of this experiment. The new

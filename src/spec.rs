@@ -65,8 +65,8 @@ pub struct GridDef {
     /// dataset only).
     pub n_train_of: Option<BTreeMap<String, Vec<usize>>>,
     /// As `n_train_of`, for smoke mode only (`check`, `--smoke`): keeps CI's smoke run of a
-    /// full-size sweep small (smoke then runs the first and last value each allows) without
-    /// touching the full run's cells.
+    /// full-size sweep small (smoke runs every value each allows, at most two trials each)
+    /// without touching the full run's cells.
     pub smoke_n_train_of: Option<BTreeMap<String, Vec<usize>>>,
 }
 
