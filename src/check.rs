@@ -3,7 +3,7 @@
 //! Reruns every spec of a folder in smoke mode — every grid value, at most
 //! [`crate::plan::SMOKE_TRIALS`] trials per cell (a spec's `grid.smoke_n_train_of` may leave
 //! out the largest training sizes of a full-size sweep) — into a temporary folder and compares
-//! each trial record with `expectations/<name>.json`, field by field and bit for bit, every
+//! each trial record with `expectations/<name>.json.gz`, field by field and bit for bit, every
 //! field but [`IGNORED_FIELDS`] (wall-clock time and memo provenance). Runs are deterministic
 //! for a seed, so unchanged code reproduces every record exactly and any moved result, a
 //! one-point drop of one private cell at one ε included, fails and is named with its old and
@@ -271,10 +271,15 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport> {
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let mut report = CheckReport::default();
-    for path in crate::report::reproduction::spec_files(&opts.experiments)? {
-        let spec = Spec::load(&path)?;
+    let specs = crate::report::reproduction::spec_files(&opts.experiments)?
+        .iter()
+        .map(|path| Spec::load(path))
+        .collect::<Result<Vec<_>>>()?;
+    let names: Vec<&String> = specs.iter().map(|s| &s.experiment.name).collect();
+    unknown_only(&opts.only, &names, &opts.experiments)?;
+    for spec in &specs {
         if opts.only.is_empty() || opts.only.contains(&spec.experiment.name) {
-            check_spec(opts, &spec, &exp_dir, tmp.path(), &mut report)?;
+            check_spec(opts, spec, &exp_dir, tmp.path(), &mut report)?;
         }
     }
     if let Some(reason) = &opts.bless
@@ -290,6 +295,22 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport> {
         report.speed = Some(r);
     }
     Ok(report)
+}
+
+/// Refuses an `--only` name that no spec of `dir` has: a misspelt name would otherwise check
+/// nothing and pass.
+fn unknown_only(only: &[String], names: &[&String], dir: &Path) -> Result<()> {
+    match only.iter().find(|o| !names.contains(o)) {
+        Some(o) => Err(Error::param(
+            "only",
+            format!(
+                "no spec in {} is named `{o}` (the name is `[experiment] name`, e.g. {})",
+                dir.display(),
+                names.first().map_or("quickstart", |n| n.as_str())
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// One spec: its smoke run against (or, blessing, into) its expectation file.

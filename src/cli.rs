@@ -40,7 +40,8 @@ pub enum Command {
         /// Results root; results go to `OUT/<experiment name>/`.
         #[arg(long, default_value = "results")]
         out: PathBuf,
-        /// Tiny version of the spec (two trials, first and last value of each axis) for CI.
+        /// Small version of the spec for CI: every grid value, at most two trials per cell
+        /// (and `n_train` only up to `grid.smoke_n_train_of`).
         #[arg(long)]
         smoke: bool,
         /// Recompute every trial, replacing the stored results of this experiment. The new
@@ -118,8 +119,9 @@ pub enum Command {
         style: ReportStyle,
     },
     /// CI regression gate: rerun every spec in smoke mode (every grid value) and compare every
-    /// trial record, bit for bit but for timings, with EXPERIMENTS/expectations/*.json; then
-    /// the speed gate (per-benchmark ratios to a reference workload, limit 1.3x).
+    /// trial record, bit for bit but for timings and memo keys, with
+    /// EXPERIMENTS/expectations/*.json.gz; then the speed gate (per-benchmark ratios to a
+    /// reference workload, limit 1.3x).
     Check {
         /// Folder of specs (expectations live in its `expectations/` subfolder).
         #[arg(long, default_value = "experiments")]
@@ -215,7 +217,8 @@ pub enum Command {
         #[command(subcommand)]
         command: DataCommand,
     },
-    /// Show the datasets, learners and specs available.
+    /// Show the datasets and data sources, the learners, selectors, variants, probes, releases
+    /// and attacks (each with its privacy statement), and the specs available.
     List {
         /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
         /// datasets shipped in the repository's datasets/ folder].
@@ -254,6 +257,7 @@ pub enum Command {
         /// 1000000 with --unseeded].
         #[arg(long)]
         trials: Option<usize>,
+        /// Seed of the audit's draws: the same seed and trials give the same bounds.
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Long run with a fresh seed from the OS and the clock (printed to stderr so the run
@@ -462,7 +466,7 @@ pub enum DataCommand {
     /// A URL is saved as `CACHE/<last segment of the URL path>`; --sha256 is then required (the
     /// checksum of the file as downloaded: `sha256sum FILE`). A catalog NAME fetches the files
     /// its definition lists under `urls` into `CACHE/<catalog path>`, checked against the
-    /// catalog's checksums (the thesis datasets have no URL: they ship in datasets/).
+    /// catalog's checksums (no built-in dataset has one: they all ship in datasets/).
     ///
     /// A spec then refers to the cached file by its path, e.g. in [dataset.mine]:
     /// train = "/home/me/.cache/epsilab/mine.csv" (or run with --data-dir CACHE for a catalog
@@ -917,6 +921,14 @@ fn report_formats(
     for f in &w.files {
         note!("  wrote {}", f.display());
     }
+    for m in &w.unrecorded {
+        note!(
+            "warning: {}: field `report.metrics`: no trial records `{m}`, so its table and \
+             figure are empty (test_accuracy, train_accuracy, or a metric in the records' \
+             `metrics`)",
+            spec.path.display()
+        );
+    }
     Ok(())
 }
 
@@ -999,7 +1011,20 @@ fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> 
             ));
         }
     };
-    let cmp = c::compare(&c::load_results(&old)?, &c::load_results(&new)?, opts);
+    let (old_results, new_results) = (c::load_results(&old)?, c::load_results(&new)?);
+    if let Some(o) =
+        (opts.only.iter()).find(|o| !old_results.contains_key(*o) && !new_results.contains_key(*o))
+    {
+        return Err(crate::Error::param(
+            "only",
+            format!(
+                "neither {} nor {} holds results of an experiment named `{o}`",
+                old.display(),
+                new.display()
+            ),
+        ));
+    }
+    let cmp = c::compare(&old_results, &new_results, opts);
     let json = serde_json::to_string_pretty(&cmp).expect("json") + "\n";
     let texts = [c::markdown(&cmp), json, c::junit(&cmp)];
     for (path, text) in a.outputs.iter().zip(&texts) {
@@ -1179,6 +1204,7 @@ fn list_datasets(o: &mut String, dir: &DataDir) {
                 &d.file,
                 "scalar column (release and attack pipelines) ".to_string(),
             ),
+            Some(DatasetDef::Csv(d)) => (&d.title, &d.train, csv_what(d)),
             _ => continue,
         };
         let found = crate::data::files::locate(&dir.0.join(file)).is_some();
@@ -1195,12 +1221,23 @@ fn list_datasets(o: &mut String, dir: &DataDir) {
     );
     out!(
         o,
-        "  synthetic sources for [dataset.NAME]: toy_gaussian, nb_sampled, nb_proxy"
+        "  synthetic sources for [dataset.NAME]: toy_gaussian, logistic_ball, nb_sampled, nb_proxy, gaussian_mixture"
     );
     out!(
         o,
         "  scalar sources (release and attack pipelines): uniform, beta, contaminated, student_t, table_i, csv_column, none"
     );
+}
+
+/// What `epsilab list` says of a catalog CSV dataset: real-valued features in public bounds,
+/// with classes or a regression target.
+fn csv_what(d: &crate::data::catalog::CsvDef) -> String {
+    let task = if d.target_bounds.is_some() {
+        "regression target".to_string()
+    } else {
+        format!("{} classes", d.classes.len())
+    };
+    format!("real-valued, public bounds, {task}")
 }
 
 fn list(dir: &DataDir, experiments: &Path) -> Result<()> {

@@ -17,12 +17,7 @@ pub enum Error {
         field: String,
         reason: String,
     },
-    #[error(
-        "dataset `{dataset}`: file not found: {} (data directory: {}). \
-         The thesis datasets ship gzip-compressed in the repository's datasets/ folder; point --data-dir or EPSILAB_DATA \
-         at a folder holding the files (plain or .gz), or fetch a file with `epsilab data fetch`",
-        path.display(), dir.display()
-    )]
+    #[error("{}", missing_data(dataset, path, dir))]
     MissingData {
         dataset: String,
         path: PathBuf,
@@ -77,6 +72,27 @@ pub enum Error {
     },
     #[error(transparent)]
     Linfa(#[from] linfa::Error),
+}
+
+/// [`Error::MissingData`]'s message. A catalog file is looked up in the data directory, which
+/// `--data-dir` moves; a spec's own file is read relative to the spec, which it does not.
+fn missing_data(dataset: &str, path: &std::path::Path, dir: &std::path::Path) -> String {
+    if path.starts_with(dir) {
+        format!(
+            "dataset `{dataset}`: file not found: {} (data directory: {}). The built-in datasets \
+             ship gzip-compressed in the repository's datasets/ folder; point --data-dir or \
+             EPSILAB_DATA at a folder holding the files (plain or .gz), or fetch a file with \
+             `epsilab data fetch`",
+            path.display(),
+            dir.display()
+        )
+    } else {
+        format!(
+            "dataset `{dataset}`: file not found: {} (nor with .gz). A path in a spec's \
+             [dataset.{dataset}] is relative to the spec's folder (--data-dir does not move it)",
+            path.display()
+        )
+    }
 }
 
 impl Error {

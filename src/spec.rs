@@ -65,8 +65,8 @@ pub struct GridDef {
     /// dataset only).
     pub n_train_of: Option<BTreeMap<String, Vec<usize>>>,
     /// As `n_train_of`, for smoke mode only (`check`, `--smoke`): keeps CI's smoke run of a
-    /// full-size sweep small (smoke then runs the first and last value each allows) without
-    /// touching the full run's cells.
+    /// full-size sweep small (smoke runs every value each allows, at most two trials each)
+    /// without touching the full run's cells.
     pub smoke_n_train_of: Option<BTreeMap<String, Vec<usize>>>,
 }
 
@@ -585,11 +585,20 @@ impl Spec {
     /// [`Self::parse`] with the kinds of `kinds`.
     pub fn parse_with(text: &str, path: &Path, kinds: &Registry) -> Result<Spec> {
         let raw: RawSpec = toml::from_str(text).map_err(|e| {
-            let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((0, 0));
-            Error::Spec {
-                file: path.into(),
-                field: format!("line {line}, column {col}"),
-                reason: e.message().to_string(),
+            let at = e.span().map_or(0, |s| s.start);
+            let (line, col) = line_col(text, at);
+            let place = format!("line {line}, column {col}");
+            match field_at(text, at) {
+                Some(field) => Error::Spec {
+                    file: path.into(),
+                    field,
+                    reason: format!("{place}: {}", e.message()),
+                },
+                None => Error::Spec {
+                    file: path.into(),
+                    field: place,
+                    reason: e.message().to_string(),
+                },
             }
         })?;
         let mut catalog = Catalog::builtin();
@@ -1022,6 +1031,46 @@ fn canon_hash(v: &impl Serialize) -> String {
 
 fn check_threshold(t: &Threshold) -> std::result::Result<(), String> {
     t.problem().map_or(Ok(()), Err)
+}
+
+/// The spec field at byte `offset` of `text`, as the validation errors name it
+/// (`experiment.trials`, `dataset.mine.train`, `pipeline[2].lambda`): the key starting the
+/// offset's line, in the table whose header last precedes it (or is that line). `None` outside
+/// every table. The TOML parser's errors give only a position; this names what is there.
+fn field_at(text: &str, offset: usize) -> Option<String> {
+    let end = text[offset.min(text.len())..]
+        .find('\n')
+        .map_or(text.len(), |i| offset + i);
+    let mut table: Option<String> = None;
+    let mut arrays: BTreeMap<String, usize> = BTreeMap::new();
+    let mut key = None;
+    // A bare or dotted key (`trials`, `dataset.mine`); a line of array values (`[0, 1],`) is not.
+    let name = |k: &str| {
+        let k = k.trim();
+        let bare = |c: char| c.is_ascii_alphanumeric() || "_-.\"".contains(c);
+        (k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '"') && k.chars().all(bare))
+            .then(|| k.replace('"', ""))
+    };
+    for line in text[..end].lines().map(str::trim) {
+        key = None;
+        let header = |open: &str, close: &str| {
+            let rest = line.strip_prefix(open)?;
+            let (inner, after) = rest.split_once(close)?;
+            let after = after.trim();
+            (after.is_empty() || after.starts_with('#')).then(|| name(inner))?
+        };
+        if let Some(array) = header("[[", "]]") {
+            let n = arrays.entry(array.clone()).or_insert(0);
+            table = Some(format!("{array}[{n}]"));
+            *n += 1;
+        } else if let Some(t) = header("[", "]") {
+            table = Some(t);
+        } else if let Some((k, _)) = line.split_once('=') {
+            key = name(k);
+        }
+    }
+    let table = table?;
+    Some(key.map_or(table.clone(), |k| format!("{table}.{k}")))
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {

@@ -112,6 +112,12 @@ fn only_one_spec_and_missing_or_changed_specs() {
     let other = SPEC.replace("name = \"gate\"", "name = \"other\"");
     std::fs::write(tmp.path().join("other.toml"), other).unwrap();
     let mut o = opts(tmp.path(), false);
+    o.only = vec!["gaet".into()];
+    let e = check(&o).unwrap_err().to_string();
+    assert!(
+        e.contains("invalid parameter `only`") && e.contains("`gaet`"),
+        "a misspelt --only must not check nothing and pass: {e}"
+    );
     o.only = vec!["gate".into()];
     let r = check(&o).unwrap();
     assert_eq!(r.specs, 1);

@@ -130,3 +130,30 @@ fn the_command_exits_1_on_a_flag_and_writes_its_reports() {
     let o = run("old", "old");
     assert_eq!(o.status.code(), Some(0), "{o:?}");
 }
+
+/// A misspelt `--only` compares nothing; it is refused instead of passing.
+#[test]
+fn an_only_name_in_neither_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_folders(tmp.path(), 0.01);
+    let only = |name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_epsilab"))
+            .arg("compare")
+            .args([tmp.path().join("old"), tmp.path().join("new")])
+            .args(["--only", name])
+            .output()
+            .unwrap()
+    };
+    let o = only("f3_7");
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("invalid parameter `only`") && err.contains("`f3_7`"),
+        "{err}"
+    );
+    assert_eq!(
+        only("f3_6").status.code(),
+        Some(1),
+        "f3_6 has a flagged cell"
+    );
+}

@@ -68,13 +68,37 @@ fn invalid_specs_name_file_field_and_reason() {
         ),
         (
             GOOD.replace("trials = 2", "trials = \"many\""),
-            "line",
+            "experiment.trials`: line 4, column 10",
             "expected u32",
         ),
         (
             GOOD.replace("seed = 1", "seed = 1\ncolour = \"red\""),
-            "line",
+            "experiment.colour`: line 6, column 1",
             "unknown field `colour`",
+        ),
+        (
+            GOOD.replace("x = \"epsilon\"", "x = \"epsilon\"\nlog_x = \"yes\""),
+            "report.log_x`: line 14",
+            "expected a boolean",
+        ),
+        (
+            format!("{GOOD}[[pipeline]]\nname = \"q\"\nlearner = \"nb\"\nalpha = \n"),
+            "pipeline[1].alpha`: line 17",
+            "string",
+        ),
+        (
+            GOOD.replace(
+                "[grid]",
+                "[dataset.toy]\nsource = \"toy_gaussian\"\nbounds = [\n  [0, 1],\n]\n[grid]",
+            ),
+            "dataset.toy`: line 7",
+            "unknown field `bounds`",
+        ),
+        (
+            // A line of array values (`["xwindows"],`) is not a table header.
+            GOOD.replace("[\"xwindows\"]", "[\n  [\"xwindows\"],\n]"),
+            "field `experiment`: line 7",
+            "invalid type",
         ),
         (
             GOOD.replace("name = \"ok\"", "name = \"../up\""),

@@ -58,6 +58,37 @@ fn an_empty_training_file_is_an_error_naming_file_and_dataset() {
     assert!(err.contains("train.libsvm is empty"), "{err}");
 }
 
+/// A spec's own file is read relative to the spec: its error says so and does not send the user
+/// to `--data-dir`, which moves only the built-in datasets.
+#[test]
+fn a_missing_own_file_names_it_and_where_it_was_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"trian.libsvm\"\ntest = \"test.libsvm\"\n{TWO_CLASSES}"
+    );
+    let err = load_err(dir.path(), &[("test.libsvm", "1 1:1\n2 2:1\n")], &def);
+    assert!(
+        err.contains("dataset `mine`: file not found:")
+            && err.contains("trian.libsvm")
+            && err.contains("relative to the spec's folder")
+            && !err.contains("point --data-dir"),
+        "{err}"
+    );
+}
+
+/// A CSV dataset without `classes` (and no regression target) says what to add, rather than
+/// that its first label is not among no classes.
+#[test]
+fn a_csv_without_classes_asks_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.5\nlabel = \"y\"";
+    let err = load_err(dir.path(), &[("d.csv", "a,y\n1,0\n0,1\n1,1\n0,0\n")], def);
+    assert!(
+        err.contains("dataset `mine`: `classes` is empty") && err.contains("target_bounds"),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_empty_training_set_after_subset_is_an_error() {
     let dir = tempfile::tempdir().unwrap();

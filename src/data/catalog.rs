@@ -721,6 +721,13 @@ fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Da
     if let Some(b) = def.target_bounds {
         regression::check_def(&set, def, b)?;
         set.classes = &one_class;
+    } else if def.classes.is_empty() {
+        return Err(set.err(
+            "`classes` is empty: list each label of the label column, e.g. classes = \
+             [{ label = \"yes\", name = \"yes\" }, { label = \"no\", name = \"no\" }], or \
+             give `target_bounds` for a regression target"
+                .into(),
+        ));
     }
     let mut targets = Vec::new();
     let delimiter = match def.delimiter.as_deref().unwrap_or(",") {

@@ -176,6 +176,15 @@ impl Rows<'_> {
     }
 }
 
+/// A hint when a one-field header holds `;` or a tab: the file likely uses another delimiter.
+fn other_delimiter(header: &[String]) -> &'static str {
+    match header {
+        [one] if one.contains(';') => "; the file looks `;`-separated: set delimiter = \";\"",
+        [one] if one.contains('\t') => "; the file looks tab-separated: set delimiter = \"\\t\"",
+        _ => "",
+    }
+}
+
 /// The label column, the feature columns and their names, resolved against the first line
 /// (`width` fields, `header` if the file has one); `fail` makes an error at that line.
 fn columns(
@@ -191,8 +200,9 @@ fn columns(
             Column::Name(name) => match header {
                 Some(h) => h.iter().position(|x| x == name).ok_or_else(|| {
                     fail(format!(
-                        "{what} column `{name}` is not in the header ({})",
-                        h.join(", ")
+                        "{what} column `{name}` is not in the header ({}){}",
+                        h.join(", "),
+                        other_delimiter(h)
                     ))
                 }),
                 None => Err(fail(format!(
@@ -311,6 +321,11 @@ mod tests {
                 "a,b\n1,2\n",
                 true,
                 "label column `y` is not in the header (a, b)",
+            ),
+            (
+                "a;y\n1;2\n",
+                true,
+                "is not in the header (a;y); the file looks `;`-separated: set delimiter = \";\"",
             ),
         ] {
             let err = parse(text.as_bytes(), Path::new("t.csv"), &layout(&label, real))

@@ -1417,6 +1417,8 @@ fn axis_labels(
     });
     let x_label = if dots {
         "series (numbered in the legend)".into()
+    } else if let Some(label) = &spec.report.x_label {
+        label.clone()
     } else if x_label == "epsilon" {
         "ε".into()
     } else {
@@ -1687,6 +1689,28 @@ mod tests {
                 assert!(a.marker != b.marker || a.dash != b.dash, "{i} {j}");
             }
         }
+    }
+
+    /// `[report] x_label` names a metric figure's x axis, as `y_label` names its y axis.
+    #[test]
+    fn a_metric_figure_takes_the_report_axis_labels() {
+        let text = |labels: &str| {
+            format!(
+                "[experiment]\nname = \"l\"\ntrials = 1\nseed = 1\ndatasets = [\"xwindows\"]\n\
+                 [grid]\nepsilon = [1]\n[[pipeline]]\nname = \"p\"\nlearner = \"nb\"\n\
+                 [report]\nx = \"epsilon\"\n{labels}"
+            )
+        };
+        let labels = |t: String| {
+            let spec = Spec::parse(&t, std::path::Path::new("l.toml")).unwrap();
+            let (x, y, _) = axis_labels(&spec, &["test_accuracy".into()], true, false);
+            (x, y)
+        };
+        assert_eq!(labels(text("")), ("ε".into(), "accuracy (%)".into()));
+        assert_eq!(
+            labels(text("x_label = \"privacy budget\"\ny_label = \"acc\"")),
+            ("privacy budget".into(), "acc".into())
+        );
     }
 
     #[test]

@@ -50,6 +50,20 @@ use std::path::{Path, PathBuf};
 pub struct Written {
     pub files: Vec<PathBuf>,
     pub records: usize,
+    /// `[report] metrics` that no trial records (a misspelt name draws an empty table).
+    pub unrecorded: Vec<String>,
+}
+
+/// The `[report] metrics` of `spec` that no record holds, for a report that draws them (the
+/// default `figure` kind; the others draw vectors or sizes and leave `metrics` at its default).
+fn unrecorded(spec: &Spec, records: &[TrialRecord]) -> Vec<String> {
+    if spec.report.kind != crate::spec::ReportKind::Figure {
+        return Vec::new();
+    }
+    (spec.report.metrics.iter())
+        .filter(|m| records.iter().all(|r| r.metric(m).is_none()))
+        .cloned()
+        .collect()
 }
 
 /// Rebuilds the report of a results folder from its `trials.jsonl`, in the spec's formats.
@@ -245,5 +259,6 @@ pub fn write_formats(
     Ok(Written {
         files,
         records: records.len(),
+        unrecorded: unrecorded(spec, &records),
     })
 }
