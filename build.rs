@@ -31,14 +31,20 @@ fn main() {
         None => "unknown".into(),
     };
     println!("cargo:rustc-env=EPSILAB_BUILD_COMMIT={value}");
-    for path in [
-        "src",
-        "build.rs",
-        "Cargo.toml",
-        "Cargo.lock",
-        ".git/HEAD",
-        ".git/index",
-    ] {
+    // The code, and the commit: HEAD and the branch it names (a commit moves the branch, not
+    // HEAD), never the index, which `git status` rewrites (each status cost a rebuild).
+    let mut watched: Vec<String> = ["src", "build.rs", "Cargo.toml", "Cargo.lock"]
+        .map(String::from)
+        .to_vec();
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    for name in ["HEAD", "packed-refs"].into_iter().chain(branch.as_deref()) {
+        if let Some(path) = git(&["rev-parse", "--git-path", name])
+            && std::path::Path::new(&path).exists()
+        {
+            watched.push(path);
+        }
+    }
+    for path in watched {
         println!("cargo:rerun-if-changed={path}");
     }
 }
