@@ -378,8 +378,9 @@ impl Query {
             Query::Quantile(_) | Query::DirectAverage => unreachable!("refused above"),
         };
         // A NaN sum is a NaN row or lanes overflowing to +inf and -inf (huge bounds): only the
-        // first is refused; the second is the clamped column's own NaN answer.
-        if let Some(i) = values.iter().position(|v| v.is_nan()).filter(|_| nan) {
+        // first is refused; the second is the clamped column's own NaN answer. The column is
+        // searched only then: the release is one pass (issue 52).
+        if nan && let Some(i) = values.iter().position(|v| v.is_nan()) {
             return Some(Err(Error::param("value", format!("row {i} is NaN"))));
         }
         Some(Ok(Streamed {
