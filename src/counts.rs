@@ -8,9 +8,33 @@ use crate::error::{Error, Result};
 use linfa::dataset::{AsSingleTargets, DatasetBase};
 use ndarray::{Array2, ArrayBase, ArrayView2, Data, Ix2};
 
-/// Number of classes of class-index targets: the largest index plus one.
+/// Number of classes of class-index targets: the largest index plus one. For non-private fits
+/// only: a private fit takes [`declared_classes`].
 pub fn n_classes_of(y: &[usize]) -> usize {
     y.iter().max().map_or(0, |&m| m + 1)
+}
+
+/// The class count a private linfa fit releases over: the one declared in its parameters
+/// (public, as the runner's dataset `class_names`), never the labels' largest value. Under
+/// add/remove, one added example of a new class would lengthen every released class vector, so
+/// the outputs on the two neighbours could not overlap and no epsilon would hold. Refuses an
+/// undeclared count (0) and labels outside the declared classes.
+pub fn declared_classes(classes: usize, y: &[usize]) -> Result<usize> {
+    if classes == 0 {
+        return Err(Error::param(
+            "classes",
+            "a private fit needs its number of classes declared (the params' `classes`): \
+             taking it from the labels would reveal whether a new class is present"
+                .to_string(),
+        ));
+    }
+    match y.iter().find(|&&c| c >= classes) {
+        Some(c) => Err(Error::param(
+            "targets",
+            format!("class {c} is not among the {classes} declared classes"),
+        )),
+        None => Ok(classes),
+    }
 }
 
 /// N_c and N1[c, d] of SPEC notation; N0[c, d] = N_c - N1[c, d].
@@ -29,7 +53,8 @@ impl ClassCounts {
         ClassCounts { class, on }
     }
 
-    /// Counts of a linfa dataset of 0/1 records and class-index targets.
+    /// Counts of a linfa dataset of 0/1 records and class-index targets, over its labels'
+    /// classes (non-private fits).
     pub fn from_linfa<D, T>(dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<Self>
     where
         D: Data<Elem = f64>,

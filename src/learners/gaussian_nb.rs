@@ -442,7 +442,7 @@ where
 }
 
 /// The linfa face of the private fit: bounds are the records' public box `[lo, hi]` given at
-/// construction, the ledger kept beside the model.
+/// construction, the classes the params' declared count; the ledger kept beside the model.
 pub struct PrivateGnbWithBounds {
     pub params: PrivateGnbValidParams,
     pub lo: Vec<f64>,
@@ -452,8 +452,8 @@ pub struct PrivateGnbWithBounds {
 impl PrivateGnbWithBounds {
     /// Fits on `x` (clipped to the bounds) with class indices `y`.
     pub fn fit(&self, x: ArrayView2<f64>, y: &[usize]) -> Result<Accounted<GaussianNb>> {
+        let k = self.params.declared_classes(y)?;
         let labels: Vec<u16> = y.iter().map(|&c| c as u16).collect();
-        let k = y.iter().max().map_or(1, |&m| m + 1);
         let rows: Vec<u32> = (0..x.nrows() as u32).collect();
         let cols: Vec<usize> = (0..x.ncols()).collect();
         let t = TrainRows {
@@ -568,7 +568,11 @@ mod tests {
         let (x, y) = two_blobs(20_000);
         let yu: Vec<usize> = y.iter().map(|&c| usize::from(c)).collect();
         let fit = PrivateGnbWithBounds {
-            params: PrivateGnbParams::new(1.0).seed(3).check().unwrap(),
+            params: PrivateGnbParams::new(1.0)
+                .classes(2)
+                .seed(3)
+                .check()
+                .unwrap(),
             lo: vec![0.0, 0.0],
             hi: vec![1.0, 1.0],
         }

@@ -43,7 +43,7 @@ macro_rules! setters {
 }
 
 /// A private learner's linfa parameters, the part every one of them shares written once: the
-/// validated struct `$valid` (fields `epsilon`, the listed ones, then `seed`) with its
+/// validated struct `$valid` (fields `epsilon`, the listed ones, `classes`, then `seed`) with its
 /// `epsilon()`, the newtype `$params` whose `new(epsilon)` takes the listed defaults and seed 0,
 /// a builder setter per listed field and for `seed` ([`setters!`]), and a `ParamGuard` that
 /// refuses a bad epsilon before it runs the block ([`param_guard!`]).
@@ -60,6 +60,7 @@ macro_rules! private_params {
         pub struct $valid {
             epsilon: f64,
             $($(#[$doc])* $field: $t,)*
+            classes: usize,
             seed: u64,
         }
 
@@ -72,6 +73,7 @@ macro_rules! private_params {
                 $params($valid {
                     epsilon,
                     $($field: $default,)*
+                    classes: 0,
                     seed: 0,
                 })
             }
@@ -81,10 +83,18 @@ macro_rules! private_params {
             pub fn epsilon(&self) -> f64 {
                 self.epsilon
             }
+
+            /// The class count linfa's `Fit` releases over ([`crate::counts::declared_classes`]).
+            pub fn declared_classes(&self, y: &[usize]) -> $crate::error::Result<usize> {
+                $crate::counts::declared_classes(self.classes, y)
+            }
         }
 
         setters!($params {
             $($(#[$doc])* $field: $t,)*
+            /// The number of classes linfa's `Fit` releases over, declared (public); 0, the
+            /// default, makes it refuse (the harness passes the dataset's declared classes).
+            classes: usize,
             /// Seed of the random stream linfa's `Fit` draws from (the harness passes its own
             /// streams).
             seed: u64,

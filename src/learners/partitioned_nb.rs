@@ -22,7 +22,6 @@ use super::Accounted;
 use super::naive_bayes::BernoulliNb;
 use super::private_nb::Threshold;
 use super::private_nb::check_smoothing;
-use crate::counts::n_classes_of;
 use crate::data::BinaryMatrix;
 use crate::error::{Error, Result};
 use crate::privacy::partition::random_parts;
@@ -173,14 +172,15 @@ pub(crate) fn to_binary<D: Data<Elem = f64>>(x: &ArrayBase<D, Ix2>) -> Result<Bi
     Ok(m)
 }
 
-// Uses every feature (one part per feature).
+// Uses every feature (one part per feature), over the declared classes (public), not the
+// labels' largest value.
 linfa_fit!(PartitionedNbValidParams => Accounted<BernoulliNb>, |p, ds| {
     let y: Vec<usize> = ds.as_single_targets().iter().copied().collect();
     let x = to_binary(ds.records())?;
     let labels: Vec<u16> = y.iter().map(|&c| c as u16).collect();
     let train: Vec<u32> = (0..x.n_rows() as u32).collect();
     let features: Vec<usize> = (0..x.n_cols()).collect();
-    let classes = n_classes_of(&y);
+    let classes = p.declared_classes(&y)?;
     Accounted::fit("partitioned_nb", p.seed, |rng, ledger| {
         let fit = p.fit_rows(&x, &labels, classes, &train, &features, rng, ledger)?;
         Ok(fit.model)
@@ -337,9 +337,10 @@ mod tests {
         // linfa path.
         let dense = x.to_dense(&train);
         let y: ndarray::Array1<usize> = labels.iter().map(|&c| c as usize).collect();
-        let model = PartitionedNbParams::new(1.0)
-            .fit(&DatasetBase::new(dense, y))
-            .unwrap();
+        let ds = DatasetBase::new(dense, y);
+        let undeclared = PartitionedNbParams::new(1.0).fit(&ds);
+        assert!(undeclared.unwrap_err().to_string().contains("classes"));
+        let model = PartitionedNbParams::new(1.0).classes(2).fit(&ds).unwrap();
         assert!(model.model.theta.iter().all(|&t| t > 0.0 && t < 1.0));
         // The linfa face keeps its accounting.
         assert!(model.ledger.is_private_within(Some(1.0)));

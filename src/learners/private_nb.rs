@@ -312,8 +312,10 @@ pub struct NoisyCounts {
     pub sensitivity: f64,
 }
 
+// Over the declared classes (public), not the labels' largest value.
 linfa_fit!(PrivateNbValidParams => Accounted<BernoulliNb>, |p, ds| {
-    let counts = ClassCounts::from_linfa(ds)?;
+    let y: Vec<usize> = linfa::dataset::AsSingleTargets::as_single_targets(ds).iter().copied().collect();
+    let counts = ClassCounts::from_dense(ds.records().view(), &y, p.declared_classes(&y)?)?;
     Accounted::fit("private_nb", p.seed, |rng, ledger| {
         Ok(p.fit_counts(&counts, None, rng, ledger)?.model)
     })
@@ -333,6 +335,29 @@ mod tests {
     use crate::rng::rng_from;
     use linfa::ParamGuard;
     use ndarray::array;
+
+    /// The linfa face releases over the declared classes, never the labels' largest value:
+    /// undeclared classes are refused, three declared classes give a three-class model from
+    /// labels that use two, and a label outside them is refused.
+    #[test]
+    fn linfa_fit_releases_over_the_declared_classes() {
+        use linfa::dataset::DatasetBase;
+        use linfa::traits::Fit;
+        let x = array![[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]];
+        let ds = DatasetBase::new(x.clone(), array![0usize, 1, 0, 1]);
+        let undeclared = PrivateNbParams::new(1.0).check().unwrap().fit(&ds);
+        assert!(undeclared.unwrap_err().to_string().contains("classes"));
+        let p = PrivateNbParams::new(1.0)
+            .classes(3)
+            .seed(1)
+            .check()
+            .unwrap();
+        let fit = p.fit(&ds).unwrap();
+        assert_eq!(fit.model.log_prior.len(), 3);
+        assert_eq!(fit.model.theta.nrows(), 3);
+        let outside = DatasetBase::new(x, array![0usize, 3, 0, 1]);
+        assert!(p.fit(&outside).unwrap_err().to_string().contains("class 3"));
+    }
 
     #[test]
     fn threshold_parsing_and_display_round_trip() {
