@@ -19,9 +19,10 @@ for b in $benches; do
     echo "== cargo bench --bench $b" >&2
     # Short criterion phases: the ratios come from each bench's own timed runs after them.
     # A peer that cannot run prints `SKIP peer <script>: <reason>` on stdout: kept, so that
-    # the table says which rows are missing and why.
+    # the table says which rows are missing and why (read once the bench has finished).
     cargo bench --locked --bench "$b" -- --warm-up-time 1 --measurement-time 3 \
-        | tee >(grep '^SKIP' | sed "s|^|$b: |" >> target/perf/skips.txt) >&2
+        | tee "target/perf/$b.out" >&2
+    { grep '^SKIP' "target/perf/$b.out" || true; } | sed "s|^|$b: |" >> target/perf/skips.txt
 done
 after=$(uptime)
 python3 - "$before" "$after" "${1:-}" <<'PY'
