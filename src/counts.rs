@@ -53,15 +53,19 @@ impl ClassCounts {
         ClassCounts { class, on }
     }
 
-    /// Counts of a linfa dataset of 0/1 records and class-index targets, over its labels'
-    /// classes (non-private fits).
-    pub fn from_linfa<D, T>(dataset: &DatasetBase<ArrayBase<D, Ix2>, T>) -> Result<Self>
+    /// Counts of a linfa dataset of 0/1 records and class-index targets, over the class count
+    /// `classes` gives for its labels: their own ([`n_classes_of`], non-private fits) or one
+    /// declared beforehand ([`declared_classes`], private fits).
+    pub fn from_linfa<D, T>(
+        dataset: &DatasetBase<ArrayBase<D, Ix2>, T>,
+        classes: impl FnOnce(&[usize]) -> Result<usize>,
+    ) -> Result<Self>
     where
         D: Data<Elem = f64>,
         T: AsSingleTargets<Elem = usize>,
     {
         let y: Vec<usize> = dataset.as_single_targets().iter().copied().collect();
-        Self::from_dense(dataset.records().view(), &y, n_classes_of(&y))
+        Self::from_dense(dataset.records().view(), &y, classes(&y)?)
     }
 
     /// Counts of a dense 0/1 matrix (linfa interop); any other value is an error.

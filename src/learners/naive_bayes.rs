@@ -257,7 +257,7 @@ pub(crate) fn check_alpha(alpha: f64) -> Result<()> {
 
 // Number of classes implied by targets 0..k.
 linfa_fit!(BernoulliNbValidParams => BernoulliNb, |p, ds| {
-    let counts = ClassCounts::from_linfa(ds)?;
+    let counts = ClassCounts::from_linfa(ds, |y| Ok(crate::counts::n_classes_of(y)))?;
     Ok(BernoulliNb::from_counts(&counts, p.alpha, None))
 });
 

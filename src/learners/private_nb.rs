@@ -314,8 +314,7 @@ pub struct NoisyCounts {
 
 // Over the declared classes (public), not the labels' largest value.
 linfa_fit!(PrivateNbValidParams => Accounted<BernoulliNb>, |p, ds| {
-    let y: Vec<usize> = linfa::dataset::AsSingleTargets::as_single_targets(ds).iter().copied().collect();
-    let counts = ClassCounts::from_dense(ds.records().view(), &y, p.declared_classes(&y)?)?;
+    let counts = ClassCounts::from_linfa(ds, |y| p.declared_classes(y))?;
     Accounted::fit("private_nb", p.seed, |rng, ledger| {
         Ok(p.fit_counts(&counts, None, rng, ledger)?.model)
     })

@@ -97,7 +97,7 @@ impl VaidyaNbValidParams {
 }
 
 linfa_fit!(VaidyaNbValidParams => Accounted<BernoulliNb>, |p, ds| {
-    let counts = ClassCounts::from_linfa(ds)?;
+    let counts = ClassCounts::from_linfa(ds, |y| Ok(crate::counts::n_classes_of(y)))?;
     Accounted::fit("vaidya_nb", p.seed, |rng, ledger| {
         p.fit_counts(&counts, None, rng, ledger)
     })
