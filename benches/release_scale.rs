@@ -293,16 +293,11 @@ fn peers(rows: &[[f64; 4]]) {
     };
     // The peer times diffprivlib's median up to n = 10^5 only (it is slow): that comparison is
     // made at the largest n the peer timed, the others at 10^6.
-    let top = NS.len() - 1;
     let timed = |key: &str| {
-        (0..NS.len())
-            .rev()
-            .find(|&i| {
-                json[NS[i].to_string()][key]
-                    .as_f64()
-                    .is_some_and(f64::is_finite)
-            })
-            .unwrap_or(top)
+        (0..NS.len()).rev().find_map(|i| {
+            let t = json[NS[i].to_string()][key].as_f64();
+            t.filter(|t| t.is_finite()).map(|t| (i, t))
+        })
     };
     for (kind, peer, key, column, target) in [
         (
@@ -327,15 +322,13 @@ fn peers(rows: &[[f64; 4]]) {
             None,
         ),
     ] {
-        let i = timed(key);
-        let n = NS[i];
-        match json[n.to_string()][key].as_f64().filter(|t| t.is_finite()) {
-            Some(theirs) => ratio::Ratio {
-                case: &format!("release_scale/{kind}_1e{}", n.ilog10()),
+        match timed(key) {
+            Some((i, theirs)) => ratio::Ratio {
+                case: &format!("release_scale/{kind}_1e{}", NS[i].ilog10()),
                 peer,
                 what: &format!(
                     "one trial of the Laplace mean or the exponential median at n = 10^{} (median of 15 here; the peer's median)",
-                    n.ilog10()
+                    NS[i].ilog10()
                 ),
                 epsilab_s: rows[i][column],
                 peer_s: theirs,

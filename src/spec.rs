@@ -588,17 +588,14 @@ impl Spec {
             let at = e.span().map_or(0, |s| s.start);
             let (line, col) = line_col(text, at);
             let place = format!("line {line}, column {col}");
-            match field_at(text, at) {
-                Some(field) => Error::Spec {
-                    file: path.into(),
-                    field,
-                    reason: format!("{place}: {}", e.message()),
-                },
-                None => Error::Spec {
-                    file: path.into(),
-                    field: place,
-                    reason: e.message().to_string(),
-                },
+            let (field, reason) = match field_at(text, at) {
+                Some(field) => (field, format!("{place}: {}", e.message())),
+                None => (place, e.message().to_string()),
+            };
+            Error::Spec {
+                file: path.into(),
+                field,
+                reason,
             }
         })?;
         let mut catalog = Catalog::builtin();
