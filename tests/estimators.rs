@@ -50,6 +50,7 @@ fn all_rows(n: usize) -> Vec<u32> {
 }
 
 #[test]
+#[ignore = "needs python3 with numpy and scikit-learn (pip install -r examples/external/requirements.txt); run by .ci/run"]
 fn ridge_equals_scikit_learn_ridge_on_the_scaled_diabetes_design() {
     let data = load("diabetes");
     let rows = all_rows(data.n_rows());
@@ -75,6 +76,7 @@ fn ridge_equals_scikit_learn_ridge_on_the_scaled_diabetes_design() {
 }
 
 #[test]
+#[ignore = "needs python3 with numpy and scikit-learn (pip install -r examples/external/requirements.txt); run by .ci/run"]
 fn pca_equals_scikit_learn_pca_on_the_scaled_digits() {
     let data = load("digits");
     let rows = all_rows(data.n_rows());
@@ -100,6 +102,7 @@ fn pca_equals_scikit_learn_pca_on_the_scaled_digits() {
 }
 
 #[test]
+#[ignore = "needs python3 with numpy and scikit-learn (pip install -r examples/external/requirements.txt); run by .ci/run"]
 fn lloyd_equals_scikit_learn_kmeans_from_the_same_start() {
     let data = load("digits");
     let rows = all_rows(data.n_rows());

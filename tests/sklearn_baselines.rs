@@ -1,8 +1,10 @@
 //! The non-private baselines of the real-valued classifiers equal scikit-learn's on the shipped
 //! data: the same training rows go to `tests/fixtures/sklearn_baselines.py` (python3 with
 //! scikit-learn 1.5) and to epsilab, and the fitted parameters and test predictions are
-//! compared (the forest's bootstrap samples go along explicitly). Without python3 and scikit-learn these tests fail with the reason; run them with
-//! `cargo test --test sklearn_baselines`.
+//! compared (the forest's bootstrap samples go along explicitly). They need python3 with numpy
+//! and scikit-learn, which a fresh machine may lack, so they are `#[ignore]`d: `.ci/run` installs
+//! `examples/external/requirements.txt` and runs them with
+//! `cargo test --test sklearn_baselines -- --ignored`.
 
 mod common;
 
@@ -87,6 +89,7 @@ fn assert_close(ours: &[f64], theirs: &[f64], what: &str) {
 /// `gnb` = `GaussianNB()`: means, variances (with var_smoothing 1e-9 of the largest), priors and
 /// every test prediction, on breast cancer (30 features) and Adult's six numeric columns.
 #[test]
+#[ignore = "needs python3 with numpy and scikit-learn (pip install -r examples/external/requirements.txt); run by .ci/run"]
 fn gnb_equals_scikit_learn_gaussian_nb() {
     for name in ["breast_cancer", "adult_numeric"] {
         let (data, train, test) = load(name);
@@ -133,6 +136,7 @@ fn gnb_equals_scikit_learn_gaussian_nb() {
 /// 32 rows where several features give exactly the same Gini score (checked by hand), and
 /// scikit-learn picks a higher-numbered one.
 #[test]
+#[ignore = "needs python3 with numpy and scikit-learn (pip install -r examples/external/requirements.txt); run by .ci/run"]
 fn tree_equals_scikit_learn_decision_tree() {
     use epsilab::learners::trees::CartParams;
     for name in ["breast_cancer", "adult_numeric"] {
@@ -186,6 +190,7 @@ fn tree_equals_scikit_learn_decision_tree() {
 /// instead: the aggregation is epsilab's own). Depth 3 on breast cancer, 5 on Adult's numeric
 /// columns.
 #[test]
+#[ignore = "needs python3 with numpy and scikit-learn (pip install -r examples/external/requirements.txt); run by .ci/run"]
 fn forest_trees_equal_scikit_learn_trees_on_the_same_bootstrap_samples() {
     use epsilab::learners::trees::{CartParams, fit_bagged};
     for (name, depth) in [("breast_cancer", 3), ("adult_numeric", 5)] {
@@ -253,6 +258,7 @@ fn forest_trees_equal_scikit_learn_trees_on_the_same_bootstrap_samples() {
 /// 1e-6 relative (two solvers' tolerances), and the `svm_rff` kind predicts every test row as
 /// scikit-learn does. (scikit-learn has no Huber SVM loss: the Huber default is not compared.)
 #[test]
+#[ignore = "needs python3 with numpy and scikit-learn (pip install -r examples/external/requirements.txt); run by .ci/run"]
 fn svm_rff_equals_rbf_sampler_features_and_logistic_regression() {
     use epsilab::kinds::{CellBudget, GridValues, LEARNERS, find};
     use epsilab::learners::logistic::{LogisticParams, Solver};
