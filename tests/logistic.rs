@@ -537,6 +537,147 @@ fn lambda_selection_cv_and_private() {
     }
 }
 
+/// Private lambda selection is defined on every training set under add/remove, where N is
+/// private: one row fewer than |grid| + 1 (so some parts are empty) is answered like any N,
+/// not refused, with the same ledger (a refusal on one neighbour and an answer on the other
+/// would break every epsilon). Under replace-one N is public and may refuse.
+#[test]
+fn private_lambda_selection_answers_every_size_under_add_remove() {
+    let grid = [0.1, 1.0, 10.0];
+    let (x, y) = synthetic(3, 4, "tiny");
+    let yy = pm1(&y);
+    for method in [
+        PrivateLrMethod::Output,
+        PrivateLrMethod::Objective,
+        PrivateLrMethod::ObjectiveLargerEpsPrime,
+        PrivateLrMethod::Functional(FmSensitivity::Sens2),
+    ] {
+        let params = PrivateLogisticParams::new(method, 0.5, 1.0)
+            .check()
+            .unwrap();
+        let select = |rows: usize, relation: Relation| {
+            let des = Design::dense(x.slice(ndarray::s![..rows, ..]));
+            let mut ledger = Ledger::new(relation).with_public_size(Some(
+                epsilab::privacy::PublicSize::new(100, "declared in the test"),
+            ));
+            let mut rng = rng_from(&["tiny-select", &rows.to_string()]);
+            let out = private_select_lambda(
+                &des,
+                &yy[..rows],
+                &grid,
+                0.5,
+                &mut rng,
+                &mut ledger,
+                |d, y, lambda, rng, ledger| {
+                    Ok(params
+                        .with_lambda(lambda)
+                        .fit_design(d, y, rng, ledger)?
+                        .model)
+                },
+            );
+            (out, ledger)
+        };
+        let mut steps = Vec::new();
+        for rows in 0..=3 {
+            let (out, ledger) = select(rows, Relation::AddRemove);
+            let (choice, model) = out.unwrap_or_else(|e| panic!("{method:?}, N = {rows}: {e}"));
+            assert!(grid.contains(&choice.lambda));
+            assert_eq!(model.theta.len(), 4);
+            assert!(
+                model.theta.iter().all(|t| t.is_finite()),
+                "{method:?} N = {rows}"
+            );
+            steps.push(
+                ledger
+                    .entries
+                    .iter()
+                    .map(|e| (e.name.clone(), e.epsilon))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert!(
+            steps.windows(2).all(|w| w[0] == w[1]),
+            "{method:?}: {steps:?}"
+        );
+        assert!(
+            select(3, Relation::ReplaceOne).0.is_err(),
+            "N = |grid| is public there"
+        );
+    }
+}
+
+/// Averaging on disjoint blocks and subsample-and-aggregate answer every training-set size
+/// under add/remove, down to no rows (every block empty), with the same ledger steps; under
+/// replace-one, where N is public, fewer rows than blocks is refused.
+#[test]
+fn ensembles_answer_every_size_under_add_remove() {
+    use epsilab::learners::logistic::ensemble::{Ensemble, fit_ensemble};
+    let (x, y) = synthetic(3, 4, "tiny-ensemble");
+    let yy = pm1(&y);
+    let private = PrivateLogisticParams::new(PrivateLrMethod::Output, 0.5, 1.0)
+        .check()
+        .unwrap();
+    let exact = LogisticParams::new(1.0).check().unwrap();
+    let ensembles = [
+        Ensemble::Parallel(4),
+        Ensemble::SubsampleAggregate {
+            blocks: 4,
+            bound: 1.0,
+        },
+    ];
+    for ensemble in ensembles {
+        let run = |rows: usize, relation: Relation| {
+            let des = Design::dense(x.slice(ndarray::s![..rows, ..]));
+            let mut ledger = Ledger::new(relation).with_public_size(Some(
+                epsilab::privacy::PublicSize::new(100, "declared in the test"),
+            ));
+            let mut rng = rng_from(&["tiny-ensemble", &rows.to_string()]);
+            let out = fit_ensemble(
+                ensemble,
+                rows,
+                1.0,
+                &mut rng,
+                &mut ledger,
+                |r, eps, rng, l| {
+                    let sub = r.map(|r| des.subset(r));
+                    let d = sub.as_ref().unwrap_or(&des);
+                    let ys: Vec<f64> =
+                        r.map_or(yy[..rows].to_vec(), |r| r.iter().map(|&i| yy[i]).collect());
+                    Ok(match eps {
+                        Some(_) => private.fit_design(d, &ys, rng, l)?.model.theta.to_vec(),
+                        None => exact.fit_design(d, &ys).theta.to_vec(),
+                    })
+                },
+            );
+            (out, ledger)
+        };
+        let mut steps = Vec::new();
+        for rows in 0..=3 {
+            let (out, ledger) = run(rows, Relation::AddRemove);
+            let theta = out.unwrap_or_else(|e| panic!("{ensemble:?}, N = {rows}: {e}"));
+            assert_eq!(theta.len(), 4);
+            assert!(
+                theta.iter().all(|t| t.is_finite()),
+                "{ensemble:?} N = {rows}"
+            );
+            let s: Vec<_> = ledger
+                .entries
+                .iter()
+                .map(|e| (e.name.clone(), e.epsilon))
+                .collect();
+            steps.push(s);
+        }
+        assert!(
+            steps.windows(2).all(|w| w[0] == w[1]),
+            "{ensemble:?}: {steps:?}"
+        );
+        assert!(
+            run(3, Relation::ReplaceOne).0.is_err(),
+            "N < blocks is public there"
+        );
+    }
+}
+
 /// Algorithm 7 under add/remove (c = 1/4): eps' = eps - ln(1 + c/lambda), beta = 1/eps';
 /// else Delta = c/(N (e^(eps/2) - 1)) - lambda/N, eps' = eps/2, so that the total regulariser
 /// L = lambda + N Delta satisfies ln(1 + c/L) = eps/2.

@@ -561,3 +561,72 @@ fn contaminated_sources_record_the_error_against_the_inliers_centre() {
         .to_string();
     assert!(err.contains("dirty") && err.contains("outlier"), "{err}");
 }
+
+/// Under add/remove the empty column neighbours every one-row column, so a release that
+/// refused it would answer one neighbour and not the other: no epsilon could hold. Each release
+/// that reads a column answers both with the same ledger steps (the statistic of no data is
+/// the bounds' midpoint, `release::query` docs), and a refusal, where there is one, refuses
+/// both. Fails on the code before this test: the direct average, the quantiles, the global
+/// median, the composed average and the M-estimator refused the empty column.
+#[test]
+fn every_release_answers_the_empty_column_as_it_answers_one_row_under_add_remove() {
+    let cases = [
+        ("laplace", "query = \"direct_average\"\nbounds = [0, 1]"),
+        ("laplace", "query = \"median\"\nbounds = [0, 1]"),
+        ("laplace", "query = \"quantile\"\np = 0.9\nbounds = [0, 1]"),
+        ("laplace", "query = \"mean\"\nbounds = [0, 1]"),
+        ("laplace", "query = \"sum\"\nbounds = [0, 1]"),
+        (
+            "laplace",
+            "query = \"count\"\nat_least = 0.4\nbounds = [0, 1]",
+        ),
+        (
+            "laplace",
+            "query = \"mean\"\nsum_share = 0.5\nbounds = [0, 1]",
+        ),
+        (
+            "gaussian",
+            "query = \"median\"\nbounds = [0, 1]\ndelta = 1e-5",
+        ),
+        ("exponential_median", "bounds = [0, 1]"),
+        ("global_median", "bounds = [0, 1]"),
+        ("composed_average", "bounds = [0, 1]\nsum_share = 0.5"),
+        ("m_estimator_histogram", "bounds = [0, 1]\nhuber = 0.05"),
+    ];
+    let outcome = |kind: &str, fields: &str, values: &[f64]| {
+        let entry = find(RELEASES, kind).unwrap();
+        let params = (entry.parse)(toml::from_str(fields).unwrap()).unwrap();
+        let mut log = TrialLog::with_relation(7, Relation::AddRemove);
+        log.ledger
+            .set_public_size(Some(PublicSize::new(1, "declared by the test")));
+        let input = ReleaseInput {
+            values,
+            epsilon: Some(1.0),
+        };
+        params.run(&input, &mut log).map(|_| {
+            let steps: Vec<_> = log
+                .ledger
+                .entries
+                .iter()
+                .map(|e| (e.name.clone(), e.epsilon))
+                .collect();
+            (steps, log.metrics["release"], log.metrics["truth"])
+        })
+    };
+    for (kind, fields) in cases {
+        let label = format!("{kind} ({})", fields.replace('\n', ", "));
+        let none = outcome(kind, fields, &[])
+            .unwrap_or_else(|e| panic!("{label}: the empty column refused: {e}"));
+        for one in [0.0, 1.0] {
+            let some = outcome(kind, fields, &[one])
+                .unwrap_or_else(|e| panic!("{label}: [{one}] refused: {e}"));
+            assert_eq!(none.0, some.0, "{label}: the ledgers differ");
+        }
+        assert!(
+            (0.0..=1.0).contains(&none.2),
+            "{label}: truth of no data {}",
+            none.2
+        );
+        assert!(none.1.is_finite(), "{label}: release {}", none.1);
+    }
+}

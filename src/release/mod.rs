@@ -25,7 +25,7 @@ use crate::privacy::exponential_median::ExponentialQuantile;
 use crate::privacy::gaussian::Gaussian;
 use crate::privacy::randomized_response::RandomizedResponse;
 use crate::privacy::repeated_laplace::RepeatedLaplace;
-use crate::privacy::smooth_sensitivity::{SmoothSensitivityMedian, median_rank};
+use crate::privacy::smooth_sensitivity::SmoothSensitivityMedian;
 use crate::privacy::{Laplace, Ledger, Mechanism};
 use crate::rng::Streams;
 pub use query::{Bounds, Clamped, Predicate, Query};
@@ -225,8 +225,8 @@ pub fn composed_average(
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<Release> {
-    check_composed(epsilon, sum_share, data.len())?;
-    let truth = query::mean(&data.values);
+    check_composed(epsilon, sum_share)?;
+    let truth = Query::DirectAverage.answer(data)?;
     let sum = Query::Sum.answer(data)?;
     let clamp = (data.clamped, data.len(), data.bounds);
     let value = composed_steps(sum, clamp, epsilon, sum_share, streams, ledger)?;
@@ -244,30 +244,31 @@ pub fn composed_average_streaming(
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<(Release, usize)> {
-    check_composed(epsilon, sum_share, values.len())?;
-    let seen = match Query::Sum.answer_streaming(values, bounds) {
-        Some(seen) => seen?,
-        None => unreachable!("a sum of a non-empty column streams"),
+    check_composed(epsilon, sum_share)?;
+    let (sum, clamped, truth) = match Query::Sum.answer_streaming(values, bounds) {
+        Some(seen) => {
+            let seen = seen?;
+            let truth = query::clamped_mean(values, bounds);
+            (seen.answer, seen.clamped, truth)
+        }
+        // Only an empty column does not stream: its sum is 0, its average the midpoint.
+        None => (0.0, 0, bounds.midpoint()),
     };
-    let truth = query::clamped_mean(values, bounds);
-    let clamp = (seen.clamped, values.len(), bounds);
-    let value = composed_steps(seen.answer, clamp, epsilon, sum_share, streams, ledger)?;
-    Ok((Release { value, truth }, seen.clamped))
+    let clamp = (clamped, values.len(), bounds);
+    let value = composed_steps(sum, clamp, epsilon, sum_share, streams, ledger)?;
+    Ok((Release { value, truth }, clamped))
 }
 
-/// Refuses a share outside (0, 1), a bad epsilon and an empty column (of `len` rows).
-fn check_composed(epsilon: f64, sum_share: f64, len: usize) -> Result<()> {
+/// Refuses a share outside (0, 1) and a bad epsilon. Not an empty column: under add/remove it
+/// neighbours every one-row column, and the noisy count's floor of 1 keeps the ratio defined.
+fn check_composed(epsilon: f64, sum_share: f64) -> Result<()> {
     if !(sum_share > 0.0 && sum_share < 1.0) {
         return Err(Error::param(
             "sum_share",
             format!("the sum's share of the budget must be in (0, 1), got {sum_share}"),
         ));
     }
-    crate::privacy::check_epsilon(epsilon)?;
-    if len == 0 {
-        return Err(Error::param("data", "the average of no data is undefined"));
-    }
-    Ok(())
+    crate::privacy::check_epsilon(epsilon)
 }
 
 /// The composed average's steps from the clamped column's exact `sum` and its clamp counts
@@ -337,11 +338,7 @@ pub fn exponential_quantile(
         ledger.relation(),
     )?;
     let sorted = data.sorted();
-    let truth = if sorted.is_empty() {
-        f64::NAN
-    } else {
-        query::quantile_sorted(&sorted, p)
-    };
+    let truth = Query::Quantile(p).answer(data)?;
     record_clamp(data, ledger);
     let value = ledger
         .charge(name, "exponential (median/quantile)", m)?
@@ -370,7 +367,7 @@ pub fn exponential_quantile_in(
     let m = ExponentialQuantile::new(p, epsilon, bounds.lo, bounds.hi, ledger.relation())?;
     sorted.sort_unstable_by(f64::total_cmp);
     let truth = if sorted.is_empty() {
-        f64::NAN
+        bounds.midpoint()
     } else {
         query::quantile_sorted(sorted, p)
     };
@@ -411,11 +408,8 @@ pub fn global_median(
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<Release> {
-    if data.is_empty() {
-        return Err(Error::param("data", "the median of no data is undefined"));
-    }
-    let sorted = data.sorted();
-    let truth = sorted[median_rank(sorted.len()) - 1];
+    // On no data (add/remove's neighbour of every one-row column) the midpoint.
+    let truth = Query::Quantile(0.5).answer(data)?;
     let noise = Laplace::new(data.bounds.width(), epsilon, ledger.relation())?;
     record_clamp(data, ledger);
     let value = truth

@@ -28,6 +28,13 @@
 //! Direct average: the mean of X moves by |x - mean(X)| / (m + 1) <= hi - lo when a row is added
 //! to m rows (m >= 1), so hi - lo covers every neighbour of a non-empty column.
 //!
+//! The empty column: under add/remove it neighbours every one-row column, so a mechanism that
+//! refused it would answer one neighbour and not the other, and no epsilon would hold. The
+//! direct average and every quantile therefore answer the bounds' midpoint on no data
+//! ([`Bounds::midpoint`]): |x - midpoint| <= (hi - lo) / 2, within their sensitivity hi - lo.
+//! Every median, quantile and average release of the crate records that midpoint as its truth
+//! on no data. (Under replace-one the size is public, and a release may refuse n = 0.)
+//!
 //! The median and quantiles are order statistics: x_(ceil(p m)) of the m sorted values, so
 //! for even m the median is the *lower* median x_(m/2) (the quantity every median release of
 //! the crate records as its truth; [`quantile_sorted`]).
@@ -57,6 +64,12 @@ impl Bounds {
 
     pub fn width(&self) -> f64 {
         self.hi - self.lo
+    }
+
+    /// (lo + hi) / 2: the answer of an average or a quantile on no data (module docs).
+    pub fn midpoint(&self) -> f64 {
+        // Halved first: lo + hi overflows for bounds near f64::MAX.
+        self.lo / 2.0 + self.hi / 2.0
     }
 
     /// The largest |x| in the bounds: the add/remove sensitivity of a sum.
@@ -309,7 +322,6 @@ impl Query {
     /// The exact answer on the clamped column (the `truth` of a release).
     pub fn answer(&self, data: &Clamped) -> Result<f64> {
         let xs = &data.values;
-        let empty = || Error::param("data", format!("{self:?} of no data is undefined"));
         Ok(match *self {
             Query::Count(p) => xs.iter().filter(|&&x| p.holds(x)).count() as f64,
             Query::Sum => lane_sum(xs, |x| x),
@@ -320,18 +332,9 @@ impl Query {
                 let lo = data.bounds.lo;
                 lo + lane_sum(xs, |x| x - lo) / n as f64
             }
-            Query::DirectAverage => {
-                if xs.is_empty() {
-                    return Err(empty());
-                }
-                mean(xs)
-            }
-            Query::Quantile(p) => {
-                if xs.is_empty() {
-                    return Err(empty());
-                }
-                quantile_sorted(&data.sorted(), p)
-            }
+            Query::DirectAverage | Query::Quantile(_) if xs.is_empty() => data.bounds.midpoint(),
+            Query::DirectAverage => mean(xs),
+            Query::Quantile(p) => quantile_sorted(&data.sorted(), p),
             Query::RowCount => xs.len() as f64,
         })
     }
@@ -637,8 +640,16 @@ mod tests {
         let even = Clamped::new(&[4.0, 1.0, 3.0, 2.0], b).unwrap();
         assert_eq!(Query::Quantile(0.5).answer(&even).unwrap(), 2.0);
         assert_eq!(Query::RowCount.answer(&c).unwrap(), 5.0);
+        // No data (add/remove's neighbour of every one-row column): the bounds' midpoint.
         let empty = Clamped::new(&[], b).unwrap();
-        assert!(Query::DirectAverage.answer(&empty).is_err());
+        for q in [
+            Query::DirectAverage,
+            Query::Quantile(0.5),
+            Query::Quantile(0.9),
+        ] {
+            assert_eq!(q.answer(&empty).unwrap(), b.midpoint(), "{q:?}");
+        }
+        assert_eq!(Query::Sum.answer(&empty).unwrap(), 0.0);
         assert_eq!(
             histogram(&c, &[0.0, 2.0, 5.0, 10.0]).unwrap(),
             vec![1.0, 3.0, 1.0]

@@ -5,7 +5,7 @@ use super::design::Design;
 use super::solver::{Objective, SolverSettings};
 use crate::error::{Error, Result};
 use crate::privacy::partition::random_parts;
-use crate::privacy::{Exponential, Ledger, PublicSize};
+use crate::privacy::{Exponential, Ledger, PublicSize, Relation};
 use crate::rng::Rng;
 use rand::seq::SliceRandom;
 
@@ -269,9 +269,22 @@ where
     F: FnMut(&Design, &[f64], f64, &mut Rng, &mut Ledger) -> Result<LogisticModel>,
 {
     let k = grid.len();
+    if k == 0 {
+        return Err(Error::param(
+            "grid",
+            "private lambda selection needs a non-empty grid",
+        ));
+    }
+    // Only where N is public (replace-one) may its size refuse a run: under add/remove a
+    // refusal at N = |grid| against an answer at N = |grid| + 1 would tell the neighbours
+    // apart. There a part may be empty (as it may at any N, the parts being random), and a
+    // candidate fitted on no rows is the learner's answer on no data.
     let n = design.n_rows();
-    if k == 0 || n < k + 1 {
-        return Err(Error::param("grid", "need a non-empty grid and N > |grid|"));
+    if ledger.relation() == Relation::ReplaceOne && n < k + 1 {
+        return Err(Error::param(
+            "grid",
+            format!("private lambda selection needs N > |grid| under replace-one, got N = {n}"),
+        ));
     }
     crate::privacy::check_positive("eps_select", eps_select)?;
     let parts = random_parts(n, k + 1, rng);
