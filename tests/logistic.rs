@@ -3,6 +3,7 @@
 
 use epsilab::data::{BinaryMatrix, Dataset, Features, SplitRule};
 use epsilab::learners::Classifier;
+use epsilab::learners::logistic::dp_sgd::DpSgdParams;
 use epsilab::learners::logistic::mechanisms::objective_perturbation;
 use epsilab::learners::logistic::mechanisms::{
     BranchRule, Problem, fm_coefficients, fm_minimise, functional_mechanism, objective_branch,
@@ -540,21 +541,42 @@ fn lambda_selection_cv_and_private() {
 /// Private lambda selection is defined on every training set under add/remove, where N is
 /// private: one row fewer than |grid| + 1 (so some parts are empty) is answered like any N,
 /// not refused, with the same ledger (a refusal on one neighbour and an answer on the other
-/// would break every epsilon). Under replace-one N is public and may refuse.
+/// would break every epsilon). Under replace-one N is public and may refuse. Every candidate
+/// learner `lambda = "private"` accepts is tried: the private ERM methods, DP-SGD and noisy GD.
 #[test]
 fn private_lambda_selection_answers_every_size_under_add_remove() {
+    type Fit<'a> = Box<
+        dyn Fn(&Design, &[f64], f64, &mut Rng, &mut Ledger) -> epsilab::error::Result<LogisticModel>
+            + 'a,
+    >;
     let grid = [0.1, 1.0, 10.0];
     let (x, y) = synthetic(3, 4, "tiny");
     let yy = pm1(&y);
+    let mut learners: Vec<(String, Fit)> = Vec::new();
     for method in [
         PrivateLrMethod::Output,
         PrivateLrMethod::Objective,
         PrivateLrMethod::ObjectiveLargerEpsPrime,
         PrivateLrMethod::Functional(FmSensitivity::Sens2),
     ] {
-        let params = PrivateLogisticParams::new(method, 0.5, 1.0)
+        let p = PrivateLogisticParams::new(method, 0.5, 1.0)
             .check()
             .unwrap();
+        let fit: Fit = Box::new(move |d, y, l, rng, ledger| {
+            Ok(p.with_lambda(l).fit_design(d, y, rng, ledger)?.model)
+        });
+        learners.push((format!("{method:?}"), fit));
+    }
+    for (name, sgd) in [
+        ("dp_sgd", DpSgdParams::dp_sgd(0.5)),
+        ("noisy_gd", DpSgdParams::noisy_gd(0.5)),
+    ] {
+        let p = sgd.noise_multiplier(1.0).check().unwrap();
+        let fit: Fit =
+            Box::new(move |d, y, _, rng, ledger| Ok(p.fit_design(d, y, rng, ledger)?.model));
+        learners.push((name.to_string(), fit));
+    }
+    for (name, fit) in &learners {
         let select = |rows: usize, relation: Relation| {
             let des = Design::dense(x.slice(ndarray::s![..rows, ..]));
             let mut ledger = Ledger::new(relation).with_public_size(Some(
@@ -568,24 +590,19 @@ fn private_lambda_selection_answers_every_size_under_add_remove() {
                 0.5,
                 &mut rng,
                 &mut ledger,
-                |d, y, lambda, rng, ledger| {
-                    Ok(params
-                        .with_lambda(lambda)
-                        .fit_design(d, y, rng, ledger)?
-                        .model)
-                },
+                |d, y, l, rng, ledger| fit(d, y, l, rng, ledger),
             );
             (out, ledger)
         };
         let mut steps = Vec::new();
         for rows in 0..=3 {
             let (out, ledger) = select(rows, Relation::AddRemove);
-            let (choice, model) = out.unwrap_or_else(|e| panic!("{method:?}, N = {rows}: {e}"));
+            let (choice, model) = out.unwrap_or_else(|e| panic!("{name}, N = {rows}: {e}"));
             assert!(grid.contains(&choice.lambda));
             assert_eq!(model.theta.len(), 4);
             assert!(
                 model.theta.iter().all(|t| t.is_finite()),
-                "{method:?} N = {rows}"
+                "{name} N = {rows}"
             );
             steps.push(
                 ledger
@@ -595,10 +612,7 @@ fn private_lambda_selection_answers_every_size_under_add_remove() {
                     .collect::<Vec<_>>(),
             );
         }
-        assert!(
-            steps.windows(2).all(|w| w[0] == w[1]),
-            "{method:?}: {steps:?}"
-        );
+        assert!(steps.windows(2).all(|w| w[0] == w[1]), "{name}: {steps:?}");
         assert!(
             select(3, Relation::ReplaceOne).0.is_err(),
             "N = |grid| is public there"

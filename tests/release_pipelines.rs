@@ -565,33 +565,50 @@ fn contaminated_sources_record_the_error_against_the_inliers_centre() {
 /// Under add/remove the empty column neighbours every one-row column, so a release that
 /// refused it would answer one neighbour and not the other: no epsilon could hold. Each release
 /// that reads a column answers both with the same ledger steps (the statistic of no data is
-/// the bounds' midpoint, `release::query` docs), and a refusal, where there is one, refuses
-/// both. Fails on the code before this test: the direct average, the quantiles, the global
-/// median, the composed average and the M-estimator refused the empty column.
+/// the bounds' midpoint, `release::query` docs, recorded as the truth; the mean over a public n
+/// and the sum and count answer lo + 0/n, 0 and 0). Fails on the code before this test: the
+/// direct average, the quantiles, the global median, the composed average and the M-estimator
+/// refused the empty column, and the exponential median's truth was NaN.
 #[test]
 fn every_release_answers_the_empty_column_as_it_answers_one_row_under_add_remove() {
+    // (kind, fields, the truth on no data): bounds [-1, 3], midpoint 1.
     let cases = [
-        ("laplace", "query = \"direct_average\"\nbounds = [0, 1]"),
-        ("laplace", "query = \"median\"\nbounds = [0, 1]"),
-        ("laplace", "query = \"quantile\"\np = 0.9\nbounds = [0, 1]"),
-        ("laplace", "query = \"mean\"\nbounds = [0, 1]"),
-        ("laplace", "query = \"sum\"\nbounds = [0, 1]"),
         (
             "laplace",
-            "query = \"count\"\nat_least = 0.4\nbounds = [0, 1]",
+            "query = \"direct_average\"\nbounds = [-1, 3]",
+            1.0,
+        ),
+        ("laplace", "query = \"median\"\nbounds = [-1, 3]", 1.0),
+        (
+            "laplace",
+            "query = \"quantile\"\np = 0.9\nbounds = [-1, 3]",
+            1.0,
+        ),
+        ("laplace", "query = \"mean\"\nbounds = [-1, 3]", -1.0),
+        ("laplace", "query = \"sum\"\nbounds = [-1, 3]", 0.0),
+        (
+            "laplace",
+            "query = \"count\"\nat_least = 0.4\nbounds = [-1, 3]",
+            0.0,
         ),
         (
             "laplace",
-            "query = \"mean\"\nsum_share = 0.5\nbounds = [0, 1]",
+            "query = \"mean\"\nsum_share = 0.5\nbounds = [-1, 3]",
+            1.0,
         ),
         (
             "gaussian",
-            "query = \"median\"\nbounds = [0, 1]\ndelta = 1e-5",
+            "query = \"median\"\nbounds = [-1, 3]\ndelta = 1e-5",
+            1.0,
         ),
-        ("exponential_median", "bounds = [0, 1]"),
-        ("global_median", "bounds = [0, 1]"),
-        ("composed_average", "bounds = [0, 1]\nsum_share = 0.5"),
-        ("m_estimator_histogram", "bounds = [0, 1]\nhuber = 0.05"),
+        ("exponential_median", "bounds = [-1, 3]", 1.0),
+        ("global_median", "bounds = [-1, 3]", 1.0),
+        ("composed_average", "bounds = [-1, 3]\nsum_share = 0.5", 1.0),
+        (
+            "m_estimator_histogram",
+            "bounds = [-1, 3]\nhuber = 0.05",
+            1.0,
+        ),
     ];
     let outcome = |kind: &str, fields: &str, values: &[f64]| {
         let entry = find(RELEASES, kind).unwrap();
@@ -613,20 +630,16 @@ fn every_release_answers_the_empty_column_as_it_answers_one_row_under_add_remove
             (steps, log.metrics["release"], log.metrics["truth"])
         })
     };
-    for (kind, fields) in cases {
+    for (kind, fields, truth) in cases {
         let label = format!("{kind} ({})", fields.replace('\n', ", "));
         let none = outcome(kind, fields, &[])
             .unwrap_or_else(|e| panic!("{label}: the empty column refused: {e}"));
-        for one in [0.0, 1.0] {
+        for one in [-1.0, 3.0] {
             let some = outcome(kind, fields, &[one])
                 .unwrap_or_else(|e| panic!("{label}: [{one}] refused: {e}"));
             assert_eq!(none.0, some.0, "{label}: the ledgers differ");
         }
-        assert!(
-            (0.0..=1.0).contains(&none.2),
-            "{label}: truth of no data {}",
-            none.2
-        );
+        assert_eq!(none.2, truth, "{label}: the truth of no data");
         assert!(none.1.is_finite(), "{label}: release {}", none.1);
     }
 }

@@ -71,7 +71,7 @@ impl PartitionedNbValidParams {
         ledger: &mut Ledger,
     ) -> Result<PartitionedNbFit> {
         let dim = x.n_cols();
-        check_features(features, dim, train.len())?;
+        check_features(features, dim)?;
         if labels.len() != x.n_rows() {
             return Err(Error::param(
                 "labels",
@@ -137,19 +137,15 @@ impl PartitionedNbValidParams {
     }
 }
 
-pub(crate) fn check_features(features: &[usize], dim: usize, n_rows: usize) -> Result<()> {
+/// Refuses features out of range or repeated. Not an empty training set: under add/remove it
+/// neighbours every one-row set, and its parts' counts are noise alone.
+pub(crate) fn check_features(features: &[usize], dim: usize) -> Result<()> {
     super::check_feature_indices(features, dim)?;
     let mut seen = vec![false; dim];
     for &f in features {
         if std::mem::replace(&mut seen[f], true) {
             return Err(Error::param("features", format!("feature {f} repeated")));
         }
-    }
-    if n_rows == 0 {
-        return Err(Error::param(
-            "train",
-            "the partitioning strategy needs training rows",
-        ));
     }
     Ok(())
 }
@@ -274,8 +270,9 @@ mod tests {
         for fs in [vec![], vec![3], vec![0, 0]] {
             assert!(refused(2, &train, &fs));
         }
-        assert!(refused(2, &[], &[0]));
         assert!(refused(1, &train, &[0]));
+        // No training rows is answered, not refused (add/remove's neighbour of one row).
+        assert!(!refused(2, &[], &[0]));
     }
 
     /// One feature: the single part is the whole training set, so a huge eps gives the

@@ -33,7 +33,8 @@
 //! direct average and every quantile therefore answer the bounds' midpoint on no data
 //! ([`Bounds::midpoint`]): |x - midpoint| <= (hi - lo) / 2, within their sensitivity hi - lo.
 //! Every median, quantile and average release of the crate records that midpoint as its truth
-//! on no data. (Under replace-one the size is public, and a release may refuse n = 0.)
+//! on no data, but the mean over a public n, whose formula gives lo + 0/n = lo. (Under
+//! replace-one the size is public, and a release may refuse n = 0.)
 //!
 //! The median and quantiles are order statistics: x_(ceil(p m)) of the m sorted values, so
 //! for even m the median is the *lower* median x_(m/2) (the quantity every median release of

@@ -321,14 +321,13 @@ impl DpSgdValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<DpSgdFit> {
+        // Any number of rows, none included: under add/remove no data neighbours one row, and
+        // a step over an empty batch is noise alone (N, q and the steps are public).
         let rows = design.n_rows();
-        if rows == 0 || y.len() != rows {
+        if y.len() != rows {
             return Err(Error::param(
                 "design",
-                format!(
-                    "need at least one row and one label per row ({rows} rows, {} labels)",
-                    y.len()
-                ),
+                format!("need one label per row ({rows} rows, {} labels)", y.len()),
             ));
         }
         let relation = ledger.relation();
