@@ -1,6 +1,8 @@
 //! Regression, PCA and k-means (issue 49): the non-private baselines equal scikit-learn's
 //! `Ridge`, `PCA` and `KMeans` (from the same start) to rounding, and the data refusals.
 
+mod common;
+
 use epsilab::data::catalog::{Catalog, DataDir};
 use epsilab::learners::estimators::{kmeans, linreg, pca, unit_box, unit_targets};
 use ndarray::{Array1, Array2};
@@ -206,4 +208,49 @@ fn wine_loads_with_its_bounds_and_three_classes() {
     assert_eq!(data.n_classes(), 3);
     let u = unit_box(&data, &all_rows(178)).unwrap();
     assert!(u.iter().all(|v| (-1.0..=1.0).contains(v)));
+}
+
+/// A grid's `n_train` below k-means' `clusters` is an error naming both, not a panic: the
+/// non-private reference starts from `clusters` distinct training rows (it panicked in
+/// `rand::seq::index::sample` before). Every k-means learner scores against it.
+#[test]
+fn kmeans_with_fewer_training_rows_than_clusters_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for learner in ["kmeans", "kmeans_dp_lloyd", "kmeans_sample_aggregate"] {
+        let spec = format!(
+            r#"
+[experiment]
+name = "km"
+trials = 1
+seed = 1
+datasets = ["m"]
+[dataset.m]
+source = "gaussian_mixture"
+dimension = 2
+clusters = 4
+train = 100
+test = 20
+seed = 1
+[grid]
+epsilon = [1]
+n_train = [3]
+[[pipeline]]
+name = "km"
+learner = "{learner}"
+clusters = 4
+[report]
+x = "epsilon"
+"#
+        );
+        let path = common::write_spec(dir.path(), "km.toml", &spec);
+        let s = epsilab::spec::Spec::load(&path).unwrap();
+        let out = dir.path().join(learner);
+        let err = epsilab::runner::run(&s, &common::run_options(&out, 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`clusters`") && err.contains("`n_train`") && err.contains("has 3"),
+            "{learner}: {err}"
+        );
+    }
 }

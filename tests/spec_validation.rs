@@ -249,6 +249,15 @@ fn selection_and_logistic_fields_are_validated() {
             "pipeline[0].lambda",
             "needs lambda",
         ),
+        // A missing field is named, not the only field given (was `pipeline[0].components`).
+        (
+            GOOD.replace(
+                "learner = \"private_nb\"",
+                "learner = \"pca_analyze_gauss\"\ncomponents = 2",
+            ),
+            "pipeline[0].delta",
+            "missing field `delta`",
+        ),
         (
             lr.replace("lambda = \"cv\"", "lambda = -1"),
             "pipeline[0].lambda",

@@ -461,8 +461,9 @@ fn take<T: DeserializeOwned>(t: &mut toml::Table, key: &str) -> Result<Option<T>
         .transpose()
 }
 
-/// Deserialises a kind's own fields. The refusal names the field when it can tell: the only
-/// one, or the one whose text value the message quotes (an unknown variant), else the kind.
+/// Deserialises a kind's own fields. The refusal names the field when it can tell: a missing
+/// one, the only one given, or the one whose text value the message quotes (an unknown
+/// variant), else the kind.
 fn parse_kind<K: ?Sized>(
     entry: &Registered<K>,
     t: toml::Table,
@@ -475,7 +476,12 @@ fn parse_kind<K: ?Sized>(
         let quoted = keys
             .iter()
             .find(|(_, v)| v.as_ref().is_some_and(|v| reason.contains(v.as_str())));
+        let missing = reason
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split_once('`'))
+            .map(|(name, _)| name.to_string());
         let field = match (keys.len(), quoted) {
+            _ if missing.is_some() => missing.expect("just checked"),
             (1, _) => keys[0].0.clone(),
             (_, Some((k, _))) => k.clone(),
             _ => entry.name.to_string(),

@@ -76,6 +76,29 @@ pub fn lloyd(points: &Array2<f64>, mut centres: Array2<f64>) -> Array2<f64> {
     centres
 }
 
+/// The non-private reference fit the private centres are scored against: Lloyd from k seeded
+/// training rows. Fewer training rows than clusters is an error naming both (a grid's `n_train`
+/// below `clusters`), not a panic; the sizes are the spec's, public.
+fn reference(
+    input: &FitInput,
+    u: &Array2<f64>,
+    k: usize,
+    log: &mut TrialLog,
+) -> Result<Array2<f64>> {
+    if u.nrows() < k {
+        return Err(Error::Data {
+            dataset: input.data.name.clone(),
+            reason: format!(
+                "k-means' non-private reference starts from {k} training rows (`clusters`), \
+                 but the cell has {} (`n_train`)",
+                u.nrows()
+            ),
+        });
+    }
+    let mut start = log.streams.stream("kmeans_start");
+    Ok(lloyd(u, row_start(u, k, &mut start)))
+}
+
 /// Per-cluster sums (rows) and counts of the assigned points.
 fn cluster_sums(points: &Array2<f64>, assigned: &[usize], k: usize) -> (Array2<f64>, Vec<f64>) {
     let mut sums = Array2::zeros((k, points.ncols()));
@@ -87,7 +110,8 @@ fn cluster_sums(points: &Array2<f64>, assigned: &[usize], k: usize) -> (Array2<f
     (sums, counts)
 }
 
-/// k distinct rows of `points`, chosen by `rng` (the seeded start of the non-private fit).
+/// k distinct rows of `points`, chosen by `rng` (the seeded start of the non-private fit);
+/// the caller makes sure there are k.
 pub fn row_start(points: &Array2<f64>, k: usize, rng: &mut Rng) -> Array2<f64> {
     let picked = sample(rng, points.nrows(), k).into_vec();
     points.select(ndarray::Axis(0), &picked)
@@ -157,8 +181,7 @@ pub struct KMeansFit {
 impl Learner for KMeansFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let u = unit_box(input.data, input.train)?;
-        let mut start = log.streams.stream("kmeans_start");
-        let reference = lloyd(&u, row_start(&u, self.clusters, &mut start));
+        let reference = reference(input, &u, self.clusters, log)?;
         let centres = match self.private {
             None => {
                 log.ledger.non_private(
@@ -286,8 +309,7 @@ pub struct SampleAggregateFit {
 impl Learner for SampleAggregateFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let u = unit_box(input.data, input.train)?;
-        let mut start = log.streams.stream("kmeans_start");
-        let reference = lloyd(&u, row_start(&u, self.clusters, &mut start));
+        let reference = reference(input, &u, self.clusters, log)?;
         let salt: u64 = log.streams.stream("sa_blocks").r#gen();
         let mut public = log.streams.stream("sa_direction");
         let direction: Vec<f64> = (0..u.ncols())
