@@ -157,13 +157,16 @@ fn ptr_size(data: &Clamped, ledger: &mut Ledger) -> Result<usize> {
         ));
     }
     let n = ledger.public_size("PTR's proposed bound b = propose (hi - lo)/N and the trim")?;
-    if n != data.len() || n < 4 {
+    if n < 4 {
+        return Err(Error::param(
+            "n",
+            format!("PTR needs a public n of at least 4 rows, got {n}"),
+        ));
+    }
+    if n != data.len() {
         return Err(Error::param(
             "data",
-            format!(
-                "PTR reads {} rows but the public n is {n} (and needs n >= 4)",
-                data.len()
-            ),
+            format!("PTR reads {} rows but the public n is {n}", data.len()),
         ));
     }
     Ok(n)

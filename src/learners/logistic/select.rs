@@ -136,10 +136,19 @@ where
 }
 
 fn fold_permutation(n: usize, grid: &[f64], folds: usize, rng: &mut Rng) -> Result<Vec<usize>> {
-    if folds < 2 || n < folds || grid.is_empty() {
+    if folds < 2 || grid.is_empty() {
         return Err(Error::param(
             "folds",
-            format!("need 2 <= folds <= N and a non-empty grid (folds {folds}, N {n})"),
+            format!("cross-validation needs at least 2 folds and a non-empty grid (folds {folds})"),
+        ));
+    }
+    if n < folds {
+        return Err(Error::param(
+            "n_train",
+            format!(
+                "lambda = \"cv\" splits the training rows into {folds} folds, but the cell has {n} \
+                 rows: raise `n_train` or give lambda a number"
+            ),
         ));
     }
     let mut perm: Vec<usize> = (0..n).collect();
