@@ -538,6 +538,23 @@ fn lambda_selection_cv_and_private() {
     }
 }
 
+/// A ledger under `relation` with a declared public N of 100 (the tiny-input tests below).
+fn declared_ledger(relation: Relation) -> Ledger {
+    Ledger::new(relation).with_public_size(Some(epsilab::privacy::PublicSize::new(
+        100,
+        "declared in the test",
+    )))
+}
+
+/// A ledger's steps as (name, epsilon): what must not depend on a private N.
+fn ledger_steps(ledger: &Ledger) -> Vec<(String, Option<f64>)> {
+    ledger
+        .entries
+        .iter()
+        .map(|e| (e.name.clone(), e.epsilon))
+        .collect()
+}
+
 /// Private lambda selection is defined on every training set under add/remove, where N is
 /// private: one row fewer than |grid| + 1 (so some parts are empty) is answered like any N,
 /// not refused, with the same ledger (a refusal on one neighbour and an answer on the other
@@ -579,9 +596,7 @@ fn private_lambda_selection_answers_every_size_under_add_remove() {
     for (name, fit) in &learners {
         let select = |rows: usize, relation: Relation| {
             let des = Design::dense(x.slice(ndarray::s![..rows, ..]));
-            let mut ledger = Ledger::new(relation).with_public_size(Some(
-                epsilab::privacy::PublicSize::new(100, "declared in the test"),
-            ));
+            let mut ledger = declared_ledger(relation);
             let mut rng = rng_from(&["tiny-select", &rows.to_string()]);
             let out = private_select_lambda(
                 &des,
@@ -604,13 +619,7 @@ fn private_lambda_selection_answers_every_size_under_add_remove() {
                 model.theta.iter().all(|t| t.is_finite()),
                 "{name} N = {rows}"
             );
-            steps.push(
-                ledger
-                    .entries
-                    .iter()
-                    .map(|e| (e.name.clone(), e.epsilon))
-                    .collect::<Vec<_>>(),
-            );
+            steps.push(ledger_steps(&ledger));
         }
         assert!(steps.windows(2).all(|w| w[0] == w[1]), "{name}: {steps:?}");
         assert!(
@@ -642,9 +651,7 @@ fn ensembles_answer_every_size_under_add_remove() {
     for ensemble in ensembles {
         let run = |rows: usize, relation: Relation| {
             let des = Design::dense(x.slice(ndarray::s![..rows, ..]));
-            let mut ledger = Ledger::new(relation).with_public_size(Some(
-                epsilab::privacy::PublicSize::new(100, "declared in the test"),
-            ));
+            let mut ledger = declared_ledger(relation);
             let mut rng = rng_from(&["tiny-ensemble", &rows.to_string()]);
             let out = fit_ensemble(
                 ensemble,
@@ -674,12 +681,7 @@ fn ensembles_answer_every_size_under_add_remove() {
                 theta.iter().all(|t| t.is_finite()),
                 "{ensemble:?} N = {rows}"
             );
-            let s: Vec<_> = ledger
-                .entries
-                .iter()
-                .map(|e| (e.name.clone(), e.epsilon))
-                .collect();
-            steps.push(s);
+            steps.push(ledger_steps(&ledger));
         }
         assert!(
             steps.windows(2).all(|w| w[0] == w[1]),

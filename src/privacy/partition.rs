@@ -10,8 +10,17 @@
 //! parts (one by a replacement) instead of one. Under replace-one the labels are per position, so
 //! the replaced example and its replacement share a part.
 
+use super::Relation;
 use crate::rng::Rng;
 use rand::Rng as _;
+
+/// Whether a run may refuse `n` rows as too few for `k` parts: only under replace-one, where N
+/// is public. Under add/remove a refusal at N = k - 1 against an answer at N = k would tell the
+/// neighbours apart; there a part may be empty (as it may at any N, the labels being random),
+/// and a mechanism on an empty part gives its answer on no data.
+pub fn refuses_too_few(relation: Relation, n: usize, k: usize) -> bool {
+    relation == Relation::ReplaceOne && n < k
+}
 
 /// Positions 0..n split into `k` parts by independent uniform labels (drawn in row order).
 pub fn random_parts(n: usize, k: usize, rng: &mut Rng) -> Vec<Vec<usize>> {

@@ -338,7 +338,7 @@ pub fn exponential_quantile(
         ledger.relation(),
     )?;
     let sorted = data.sorted();
-    let truth = Query::Quantile(p).answer(data)?;
+    let truth = query::quantile_or_midpoint(&sorted, p, data.bounds);
     record_clamp(data, ledger);
     let value = ledger
         .charge(name, "exponential (median/quantile)", m)?
@@ -366,11 +366,7 @@ pub fn exponential_quantile_in(
     let clamped = query::clamp_into(values, bounds, sorted)?;
     let m = ExponentialQuantile::new(p, epsilon, bounds.lo, bounds.hi, ledger.relation())?;
     sorted.sort_unstable_by(f64::total_cmp);
-    let truth = if sorted.is_empty() {
-        bounds.midpoint()
-    } else {
-        query::quantile_sorted(sorted, p)
-    };
+    let truth = query::quantile_or_midpoint(sorted, p, bounds);
     record_clamp_counts(clamped, values.len(), bounds, ledger);
     let value = ledger
         .charge(name, "exponential (median/quantile)", m)?

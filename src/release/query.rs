@@ -333,9 +333,9 @@ impl Query {
                 let lo = data.bounds.lo;
                 lo + lane_sum(xs, |x| x - lo) / n as f64
             }
-            Query::DirectAverage | Query::Quantile(_) if xs.is_empty() => data.bounds.midpoint(),
+            Query::DirectAverage if xs.is_empty() => data.bounds.midpoint(),
             Query::DirectAverage => mean(xs),
-            Query::Quantile(p) => quantile_sorted(&data.sorted(), p),
+            Query::Quantile(p) => quantile_or_midpoint(&data.sorted(), p, data.bounds),
             Query::RowCount => xs.len() as f64,
         })
     }
@@ -444,6 +444,16 @@ fn mean_by(xs: &[f64], f: impl Fn(f64) -> f64) -> f64 {
 /// whose left end it is).
 pub fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     sorted[quantile_rank(sorted.len(), p) - 1]
+}
+
+/// [`quantile_sorted`], or the bounds' midpoint on no data (module docs): the truth of every
+/// quantile release.
+pub fn quantile_or_midpoint(sorted: &[f64], p: f64, bounds: Bounds) -> f64 {
+    if sorted.is_empty() {
+        bounds.midpoint()
+    } else {
+        quantile_sorted(sorted, p)
+    }
 }
 
 /// ceil(p n) clamped to [1, n]: the rank of the p-quantile of n values.

@@ -480,12 +480,11 @@ fn parse_kind<K: ?Sized>(
             .strip_prefix("missing field `")
             .and_then(|r| r.split_once('`'))
             .map(|(name, _)| name.to_string());
-        let field = match (keys.len(), quoted) {
-            _ if missing.is_some() => missing.expect("just checked"),
+        let field = missing.unwrap_or_else(|| match (keys.len(), quoted) {
             (1, _) => keys[0].0.clone(),
             (_, Some((k, _))) => k.clone(),
             _ => entry.name.to_string(),
-        };
+        });
         (field, reason)
     })
 }

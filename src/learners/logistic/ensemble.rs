@@ -19,7 +19,8 @@
 //!   mechanism's proof). The block fits are exact and need no noise.
 
 use crate::error::{Error, Result};
-use crate::privacy::{L2Mechanism, Ledger, Relation};
+use crate::privacy::partition::refuses_too_few;
+use crate::privacy::{L2Mechanism, Ledger};
 use crate::rng::Rng;
 
 /// How the models are combined.
@@ -71,12 +72,8 @@ pub fn fit_ensemble<F>(
 where
     F: FnMut(Option<&[usize]>, Option<f64>, &mut Rng, &mut Ledger) -> Result<Vec<f64>>,
 {
-    // Fewer rows than blocks is refused only where N is public (replace-one): under add/remove
-    // a refusal at N = k - 1 against an answer at N = k would tell the neighbours apart. There
-    // a block may be empty (as it may at any N, the labels being random), and its fit is the
-    // learner's answer on no data.
-    let replace_one = ledger.relation() == Relation::ReplaceOne;
-    let refuses = |k: usize| replace_one && n < k;
+    let relation = ledger.relation();
+    let refuses = |k: usize| refuses_too_few(relation, n, k);
     let too_few = |k: usize| {
         Error::param(
             "models",

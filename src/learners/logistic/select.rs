@@ -4,8 +4,8 @@ use super::LogisticModel;
 use super::design::Design;
 use super::solver::{Objective, SolverSettings};
 use crate::error::{Error, Result};
-use crate::privacy::partition::random_parts;
-use crate::privacy::{Exponential, Ledger, PublicSize, Relation};
+use crate::privacy::partition::{random_parts, refuses_too_few};
+use crate::privacy::{Exponential, Ledger, PublicSize};
 use crate::rng::Rng;
 use rand::seq::SliceRandom;
 
@@ -284,12 +284,8 @@ where
             "private lambda selection needs a non-empty grid",
         ));
     }
-    // Only where N is public (replace-one) may its size refuse a run: under add/remove a
-    // refusal at N = |grid| against an answer at N = |grid| + 1 would tell the neighbours
-    // apart. There a part may be empty (as it may at any N, the parts being random), and a
-    // candidate fitted on no rows is the learner's answer on no data.
     let n = design.n_rows();
-    if ledger.relation() == Relation::ReplaceOne && n < k + 1 {
+    if refuses_too_few(ledger.relation(), n, k + 1) {
         return Err(Error::param(
             "grid",
             format!("private lambda selection needs N > |grid| under replace-one, got N = {n}"),
