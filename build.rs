@@ -1,6 +1,12 @@
 //! Embeds the commit the binary is built from (`EPSILAB_BUILD_COMMIT`, with `-dirty` when the
 //! code differs from it), so that provenance names the code that computed a result, not the
 //! checkout that happens to be current when a long run ends.
+//!
+//! It also sets `cfg(epsilab_python3)` where `python3` runs: the tests that start standard-library
+//! Python programs are `#[ignore]`d without it (the harness cannot ignore at run time), so the
+//! README's `cargo test` passes on a machine without Python and names what it left out. The probe
+//! reruns with the code, not with `PATH`: a rerun rebuilds the crate, and activating a virtual
+//! environment should not.
 
 use std::process::Command;
 
@@ -46,5 +52,10 @@ fn main() {
     }
     for path in watched {
         println!("cargo:rerun-if-changed={path}");
+    }
+    println!("cargo::rustc-check-cfg=cfg(epsilab_python3)");
+    let python = Command::new("python3").args(["-S", "-c", "pass"]).output();
+    if python.is_ok_and(|o| o.status.success()) {
+        println!("cargo:rustc-cfg=epsilab_python3");
     }
 }
