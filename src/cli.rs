@@ -243,13 +243,16 @@ pub enum Command {
         /// The ε the pipeline is run at (with `--spec`).
         #[arg(long, default_value_t = 1.0, requires = "spec")]
         epsilon: f64,
-        /// Neighbour X as comma-separated values (with `--spec`) [default: ten 0s].
-        #[arg(long, requires = "spec", value_delimiter = ',')]
-        x: Option<Vec<f64>>,
+        /// Neighbour X as comma-separated values (with `--spec`); `--x=` is the empty column,
+        /// add/remove's neighbour of every one-value column [default: ten 0s].
+        #[arg(long, value_name = "V,..", requires = "spec", value_parser = parse_column,
+              allow_hyphen_values = true)]
+        x: Option<Column>,
         /// Neighbour X' (with `--spec`) [default: X with its last 0 replaced by 1 under
         /// replace-one, X plus a 1 under add/remove].
-        #[arg(long, requires = "spec", value_delimiter = ',')]
-        x_prime: Option<Vec<f64>>,
+        #[arg(long, value_name = "V,..", requires = "spec", value_parser = parse_column,
+              allow_hyphen_values = true)]
+        x_prime: Option<Column>,
         /// Audit every mechanism, including the planted known-bad mutants.
         #[arg(long)]
         all: bool,
@@ -628,7 +631,7 @@ fn execute_tool(command: Command) -> Result<()> {
                 &Spec::load(&spec)?,
                 &name,
                 epsilon,
-                (x, x_prime),
+                (x.map(|c| c.0), x_prime.map(|c| c.0)),
                 size,
                 json,
             )
@@ -1305,6 +1308,25 @@ fn parse_positive(s: &str) -> std::result::Result<f64, String> {
         Ok(v) => Err(format!("must be finite and > 0, got {v}")),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// A column of `audit --x`/`--x-prime`: comma-separated finite values, or none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column(pub Vec<f64>);
+
+fn parse_column(s: &str) -> std::result::Result<Column, String> {
+    if s.trim().is_empty() {
+        return Ok(Column(Vec::new()));
+    }
+    s.split(',')
+        .map(|v| match v.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(x),
+            _ => Err(format!(
+                "`{v}` is not a finite number (values are comma-separated)"
+            )),
+        })
+        .collect::<std::result::Result<_, _>>()
+        .map(Column)
 }
 
 fn parse_steps(s: &str) -> std::result::Result<u64, String> {

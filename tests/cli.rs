@@ -252,3 +252,77 @@ fn report_style_flags_out_of_range_name_the_flag() {
         );
     }
 }
+
+/// `audit --spec` takes the empty column (`--x=`), add/remove's neighbour of every one-value
+/// column, and the composed average and the exponential median stay within their ε on it; a
+/// value that is not a number is refused naming the flag.
+#[test]
+fn a_spec_audit_takes_the_empty_column_and_refuses_a_bad_value() {
+    let d = tempfile::tempdir().unwrap();
+    let path = common::write_spec(
+        d.path(),
+        "audit.toml",
+        r#"
+[experiment]
+name = "empty_audit"
+trials = 1
+seed = 3
+datasets = ["uniform"]
+
+[dataset.uniform]
+source = "uniform"
+n = 100
+seed = 1
+
+[[pipeline]]
+name = "mean"
+release = "composed_average"
+sum_share = 0.5
+bounds = [0, 1]
+
+[[pipeline]]
+name = "median"
+release = "exponential_median"
+bounds = [0, 1]
+
+[grid]
+epsilon = [1.0]
+
+[report]
+x = "epsilon"
+metrics = ["abs_error"]
+"#,
+    );
+    let audit = |pipeline: &str, x: &str| {
+        common::bin()
+            .args(["audit", "--spec"])
+            .arg(&path)
+            .args(["--pipeline", pipeline, "--json", "--trials", "4000", x])
+            .args(["--x-prime", "1"])
+            .output()
+            .unwrap()
+    };
+    for pipeline in ["mean", "median"] {
+        let o = audit(pipeline, "--x=");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{pipeline}: {err}");
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let row = &json[0];
+        assert_eq!(row["relation"], "add_remove", "{json}");
+        assert_eq!(row["ok"], true, "{json}");
+        assert!(
+            row["neighbours"]
+                .as_str()
+                .unwrap()
+                .contains("X = [], X' = [1.0]"),
+            "{json}"
+        );
+    }
+    let o = audit("mean", "--x=0,a");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--x") && err.contains("`a` is not a finite number"),
+        "{err}"
+    );
+}

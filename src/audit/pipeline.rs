@@ -243,13 +243,8 @@ fn subject(
     Ok(match &pipeline.step {
         Step::Release(release) => {
             let (x, x_prime) = default_neighbours(relation);
+            // An empty column is allowed: under add/remove it neighbours every one-value column.
             let neighbours = (neighbours.0.unwrap_or(x), neighbours.1.unwrap_or(x_prime));
-            if neighbours.0.is_empty() || neighbours.1.is_empty() {
-                return Err(Error::param(
-                    "x",
-                    "the neighbouring columns need at least one value",
-                ));
-            }
             Subject::Release {
                 release: Arc::clone(&release.params),
                 x: neighbours.0,
