@@ -7,11 +7,8 @@
 //! Trials run in parallel, made on demand from the streamed plan; each cell's randomness comes
 //! from its own seed.
 
-use crate::counts::ClassCounts;
-use crate::data::{DataDir, Dataset, Split};
+use crate::data::{DataDir, Dataset};
 use crate::error::{Error, Result};
-use crate::evaluate::accuracy;
-use crate::learners::Majority;
 use crate::pipeline::{TrialData, run_cell};
 use crate::plan::{Cell, Combo, Plan, plan};
 use crate::schedule::{Candidates, Scheduler, Workspace, run_tasks};
@@ -26,7 +23,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+mod group;
 mod held;
+pub use group::Group;
 pub use held::HOLD_BYTES;
 use held::{Held, load_checked};
 
@@ -282,63 +281,6 @@ pub fn manifest(spec: &Spec, data_dir: &DataDir) -> Result<Manifest> {
         Manifest::new(&spec.experiment.name, &spec.hash, &spec.cells_hash, inputs)
             .with_pipelines(&spec.base_hash, spec.pipeline_hashes.clone()),
     )
-}
-
-/// Per (dataset, trial): the split and what every cell of the trial shares. Public so that a
-/// bench can run a trial's cells as a run does (`benches/scale.rs`).
-pub struct Group {
-    split: Split,
-    counts: Option<ClassCounts>,
-    baseline: Option<f64>,
-    shuffled: Option<Vec<u32>>,
-}
-
-impl Group {
-    /// The group of dataset `d` in trial `trial`; its streams come from the plan's seed tree.
-    pub fn new(spec: &Spec, plan: &Plan, d: usize, data: &Dataset, trial: u32) -> Result<Group> {
-        crate::profile::time("split", || {
-            let split = data.split(&mut plan.split_rng(d, trial));
-            let counts = data
-                .features
-                .as_binary()
-                .map(|x| ClassCounts::from_rows(x, &data.labels, &split.train, data.n_classes()));
-            // A scalar source or a regression target has no classes to take the majority of.
-            let baseline = if data.is_scalar() || data.targets.is_some() {
-                None
-            } else {
-                Some(accuracy(
-                    &Majority::fit_rows(data, &split.train),
-                    data,
-                    &split.test,
-                )?)
-            };
-            let shuffled = spec.grid.n_train.as_ref().map(|_| {
-                data.nested_order(
-                    &split.train,
-                    &mut plan.subsample_rng(d, trial),
-                    &mut plan.grown_subsample_rng(d, trial),
-                )
-            });
-            Ok(Group {
-                split,
-                counts,
-                baseline,
-                shuffled,
-            })
-        })
-    }
-
-    /// What the trial's cells on `data` read, in `workspace`.
-    pub fn data<'a>(&'a self, data: &'a Dataset, workspace: &'a dyn Workspace) -> TrialData<'a> {
-        TrialData {
-            data,
-            split: &self.split,
-            counts: self.counts.as_ref(),
-            baseline_accuracy: self.baseline,
-            shuffled_train: self.shuffled.as_deref(),
-            workspace,
-        }
-    }
 }
 
 impl Prepared<'_> {

@@ -1,6 +1,7 @@
 //! The house rule "no function over 80 lines" (tests aside), checked over `src/`: a function
 //! is counted from the line of its `fn` to the line of its body's closing brace. Test modules
-//! (`#[cfg(test)] mod ...`) and files named `tests.rs` are left out.
+//! (`#[cfg(test)] mod ...`) and files named `tests.rs` are left out. Also the runner's size:
+//! `src/runner.rs` at most 600 lines, its parts in `src/runner/`.
 
 use std::path::{Path, PathBuf};
 
@@ -197,4 +198,13 @@ fn the_counter_finds_a_long_function_and_skips_tests_and_literals() {
     assert_eq!(found, [(5, MAX_LINES + 2)]);
     let declared = "trait T {\n    fn f(&self);\n}\nfn g<'a>(x: &'a str) -> &'a str {\n    x\n}\n";
     assert!(long_functions(&code_only(declared)).is_empty());
+}
+
+/// `src/runner.rs` grew back from 552 to 609 lines after the house issue cut it down; what a
+/// run holds or groups goes in `src/runner/`.
+#[test]
+fn the_runner_stays_at_most_600_lines() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runner.rs");
+    let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+    assert!(lines <= 600, "{}: {lines} lines", path.display());
 }
