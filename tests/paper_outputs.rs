@@ -311,11 +311,10 @@ fn every_table_and_figure_fits_a_one_and_a_two_column_page() {
     let mut one = String::new();
     let mut two = String::new();
     for (f, one_column) in &files {
-        let dir = format!("{}/", f.parent().unwrap().display());
         let table = f.file_name().unwrap() == "table.tex";
         let env = if table { "table" } else { "figure" };
         let star = if *one_column { "" } else { "*" };
-        let input = format!("\\def\\epsilabdir{{{dir}}}\\input{{{}}}", f.display());
+        let input = format!("\\input{{{}}}", f.display());
         if table {
             // A table sets each block in its own `epsilabtable` float (defined in the preamble
             // as `\epsilabfloat`, a table or table*).

@@ -1,8 +1,8 @@
 //! pgfplots export of a [`Figure`]: `<stem>.tex` (a `tikzpicture` with one `groupplot` per
 //! panel, each plot's coordinates inline) and the same points in `<stem>_data.csv`
 //! (`key,x,y,se`; `key` = 1000 × panel + series) for other tools. The document restyles it with
-//! its own fonts and `\pgfplotsset`. `\epsilabdir` (default: empty), the results folder's
-//! prefix, is still defined for documents that set it before `\input`.
+//! its own fonts and `\pgfplotsset`. Nothing is read from files: a document that sets
+//! `\epsilabdir` before `\input` (figures read the CSV through it before) needs it no more.
 //!
 //! Width: the figure is as wide as `\epsilabwidth`, by default `\columnwidth` for
 //! `size = "one-column"` and `\textwidth` otherwise (a document may `\def\epsilabwidth{…}`
@@ -299,8 +299,8 @@ fn panel_options(
     opts
 }
 
-/// The figure's TeX and CSV as they are written: each `\addplot` reads its points back from
-/// the CSV by its key.
+/// The figure's TeX and CSV as they are written: each `\addplot` with its points inline, and
+/// the same points in the CSV under the plot's key.
 struct Plots {
     tex: String,
     csv: String,
