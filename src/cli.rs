@@ -248,8 +248,9 @@ pub enum Command {
         #[arg(long, value_name = "V,..", requires = "spec", value_parser = parse_column,
               allow_hyphen_values = true)]
         x: Option<Column>,
-        /// Neighbour X' (with `--spec`) [default: X with its last 0 replaced by 1 under
-        /// replace-one, X plus a 1 under add/remove].
+        /// Neighbour X' (with `--x`), checked to neighbour X under the spec's relation
+        /// [default: X plus a 1 under add/remove, X with its last value replaced by 1 (or by 0
+        /// if it is 1) under replace-one].
         #[arg(long, value_name = "V,..", requires = "spec", value_parser = parse_column,
               allow_hyphen_values = true)]
         x_prime: Option<Column>,
@@ -1317,6 +1318,12 @@ pub struct Column(pub Vec<f64>);
 fn parse_column(s: &str) -> std::result::Result<Column, String> {
     if s.trim().is_empty() {
         return Ok(Column(Vec::new()));
+    }
+    // Hyphens are allowed for negative values, so a flag after a bare `--x` lands here.
+    if s.starts_with("--") {
+        return Err(format!(
+            "`{s}` is a flag, not a value: give the values, or `--x=` for the empty column"
+        ));
     }
     s.split(',')
         .map(|v| match v.trim().parse::<f64>() {

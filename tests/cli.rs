@@ -325,4 +325,9 @@ metrics = ["abs_error"]
         err.contains("--x") && err.contains("`a` is not a finite number"),
         "{err}"
     );
+    // X = [0, 0] and X' = [1] do not neighbour under add/remove: refused before any run.
+    let o = audit("mean", "--x=0,0");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("not neighbours under add/remove"), "{err}");
 }

@@ -108,7 +108,7 @@ fn records(results: &Path) -> Vec<epsilab::store::TrialRecord> {
 #[test]
 #[cfg_attr(
     not(epsilab_python3),
-    ignore = "needs python3 on PATH when built (build.rs)"
+    ignore = "needs python3 on PATH when built (build.rs; touch it after installing python3)"
 )]
 fn an_external_learner_runs_like_a_builtin_one_and_its_requests_are_deterministic() {
     let dir = setup();
@@ -168,7 +168,7 @@ fn an_external_learner_runs_like_a_builtin_one_and_its_requests_are_deterministi
 #[test]
 #[cfg_attr(
     not(epsilab_python3),
-    ignore = "needs python3 on PATH when built (build.rs)"
+    ignore = "needs python3 on PATH when built (build.rs; touch it after installing python3)"
 )]
 fn overspending_or_silent_programs_are_not_private() {
     let dir = setup();
@@ -200,7 +200,7 @@ fn fails(params: &str, timeout: f64, needles: &[&str]) -> Vec<epsilab::store::Tr
 #[test]
 #[cfg_attr(
     not(epsilab_python3),
-    ignore = "needs python3 on PATH when built (build.rs)"
+    ignore = "needs python3 on PATH when built (build.rs; touch it after installing python3)"
 )]
 fn a_failing_program_is_reported_and_the_trials_before_it_stay() {
     let kept = fails(
@@ -218,7 +218,7 @@ fn a_failing_program_is_reported_and_the_trials_before_it_stay() {
 #[test]
 #[cfg_attr(
     not(epsilab_python3),
-    ignore = "needs python3 on PATH when built (build.rs)"
+    ignore = "needs python3 on PATH when built (build.rs; touch it after installing python3)"
 )]
 fn each_misbehaviour_is_an_error_naming_what_went_wrong() {
     fails("mode = \"exit\"", 60.0, &["exited with", "Traceback"]);
@@ -239,7 +239,7 @@ fn each_misbehaviour_is_an_error_naming_what_went_wrong() {
 #[test]
 #[cfg_attr(
     not(epsilab_python3),
-    ignore = "needs python3 on PATH when built (build.rs)"
+    ignore = "needs python3 on PATH when built (build.rs; touch it after installing python3)"
 )]
 fn an_external_release_records_its_release_truth_and_declared_ledger() {
     let dir = setup();
@@ -386,7 +386,7 @@ fn the_black_box_audit_catches_a_broken_external_release() {
 #[test]
 #[cfg_attr(
     not(epsilab_python3),
-    ignore = "needs python3 on PATH when built (build.rs)"
+    ignore = "needs python3 on PATH when built (build.rs; touch it after installing python3)"
 )]
 fn the_black_box_audit_catches_a_leaky_external_learner() {
     let dir = setup();

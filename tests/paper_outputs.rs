@@ -144,7 +144,7 @@ fn every_format_is_written_and_well_formed() {
     assert!(text.contains("/FontFile2"), "the TTF is not embedded");
     assert!(text.contains("/MediaBox [0 0 252"), "3.5 in = 252 pt wide");
     let tex = std::fs::read_to_string(dir.join("figure.tex")).unwrap();
-    assert!(tex.contains("\\begin{groupplot}") && tex.contains("figure_data.csv"));
+    assert!(tex.contains("\\begin{groupplot}") && tex.contains("coordinates {"));
     let csv = std::fs::read_to_string(dir.join("figure_data.csv")).unwrap();
     assert!(csv.starts_with("key,x,y,se\n") && csv.lines().count() > 3);
     // The figure draws the CSV's points, inline: the same (x, y) pairs in the same order.

@@ -38,6 +38,81 @@ pub fn default_neighbours(relation: Relation) -> (Vec<f64>, Vec<f64>) {
     (x, xp)
 }
 
+/// The release's neighbours from `--x`/`--x-prime`: both given, checked to neighbour each other
+/// under `relation` (else the audit could fail a correct mechanism); X alone, with X' made from
+/// it (a 1 added under add/remove, its last value replaced by 1, or by 0 if it is 1, under
+/// replace-one); neither, [`default_neighbours`]. The empty column is allowed: under add/remove
+/// it neighbours every one-value column.
+pub fn column_neighbours(
+    relation: Relation,
+    given: (Option<Vec<f64>>, Option<Vec<f64>>),
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let (x, x_prime) = match given {
+        (None, None) => return Ok(default_neighbours(relation)),
+        (None, Some(_)) => {
+            return Err(Error::param(
+                "x",
+                "--x-prime needs --x (X' alone does not say which neighbour X is)",
+            ));
+        }
+        (Some(x), Some(x_prime)) => (x, x_prime),
+        (Some(x), None) => {
+            let mut x_prime = x.clone();
+            match (relation, x_prime.last_mut()) {
+                (Relation::AddRemove, _) => x_prime.push(1.0),
+                (Relation::ReplaceOne, Some(last)) => *last = if *last == 1.0 { 0.0 } else { 1.0 },
+                (Relation::ReplaceOne, None) => {
+                    return Err(Error::param(
+                        "x",
+                        "under replace-one the neighbours have the same size: X needs a value",
+                    ));
+                }
+            }
+            (x, x_prime)
+        }
+    };
+    if !neighbouring(relation, &x, &x_prime) {
+        let pair = match relation {
+            Relation::AddRemove => "one column is the other with one value added",
+            Relation::ReplaceOne => "the columns have the same size and differ in one value",
+        };
+        return Err(Error::param(
+            "x",
+            format!(
+                "--x and --x-prime are not neighbours under {}: {pair}",
+                relation.describe()
+            ),
+        ));
+    }
+    Ok((x, x_prime))
+}
+
+/// Whether columns `a` and `b` neighbour each other under `relation`, as multisets (a release
+/// reads the column's values, not their order): one is the other plus one value (add/remove),
+/// or they differ in one value (replace-one; equal columns are not a pair worth auditing).
+fn neighbouring(relation: Relation, a: &[f64], b: &[f64]) -> bool {
+    let sorted = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (a, b) = (sorted(a), sorted(b));
+    // How many values only `a` has and only `b` has (a merge of the sorted columns).
+    let (mut i, mut j, mut only_a, mut only_b) = (0, 0, 0, 0);
+    while i < a.len() || j < b.len() {
+        match (a.get(i), b.get(j)) {
+            (Some(u), Some(v)) if u.total_cmp(v).is_eq() => (i, j) = (i + 1, j + 1),
+            (Some(u), Some(v)) if u.total_cmp(v).is_lt() => (i, only_a) = (i + 1, only_a + 1),
+            (Some(_), None) => (i, only_a) = (i + 1, only_a + 1),
+            _ => (j, only_b) = (j + 1, only_b + 1),
+        }
+    }
+    match relation {
+        Relation::AddRemove => only_a + only_b == 1,
+        Relation::ReplaceOne => only_a == 1 && only_b == 1,
+    }
+}
+
 /// A learner's neighbours: one dataset (the ten rows, the canary, the probe) and the training
 /// rows of X and of X'; the probe (the last row, equal to the canary) is the one test row.
 pub struct CanaryNeighbours {
@@ -242,13 +317,11 @@ fn subject(
 ) -> Result<Subject> {
     Ok(match &pipeline.step {
         Step::Release(release) => {
-            let (x, x_prime) = default_neighbours(relation);
-            // An empty column is allowed: under add/remove it neighbours every one-value column.
-            let neighbours = (neighbours.0.unwrap_or(x), neighbours.1.unwrap_or(x_prime));
+            let (x, x_prime) = column_neighbours(relation, neighbours)?;
             Subject::Release {
                 release: Arc::clone(&release.params),
-                x: neighbours.0,
-                x_prime: neighbours.1,
+                x,
+                x_prime,
             }
         }
         Step::Learner(_) if neighbours.0.is_some() || neighbours.1.is_some() => {
@@ -298,6 +371,56 @@ impl Auditable for PipelineAudit {
                     first.get_or_insert(e);
                 }
                 f64::NAN
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(relation: Relation, x: &[f64], xp: Option<&[f64]>) -> Result<(Vec<f64>, Vec<f64>)> {
+        column_neighbours(relation, (Some(x.to_vec()), xp.map(<[f64]>::to_vec)))
+    }
+
+    /// X' is made from X as the help says, and a given pair must neighbour under the relation
+    /// as multisets: the empty column and one value under add/remove, one value swapped
+    /// anywhere under replace-one; anything else is refused naming the flags.
+    #[test]
+    fn neighbours_are_made_from_x_and_checked() {
+        use Relation::{AddRemove, ReplaceOne};
+        assert_eq!(pair(AddRemove, &[], None).unwrap(), (vec![], vec![1.0]));
+        assert_eq!(
+            pair(ReplaceOne, &[0.0, 1.0], None).unwrap().1,
+            vec![0.0, 0.0]
+        );
+        assert_eq!(
+            pair(ReplaceOne, &[0.0, 0.5], None).unwrap().1,
+            vec![0.0, 1.0]
+        );
+        assert!(pair(ReplaceOne, &[], None).is_err());
+        assert!(column_neighbours(AddRemove, (None, Some(vec![1.0]))).is_err());
+        assert_eq!(
+            column_neighbours(ReplaceOne, (None, None)).unwrap(),
+            default_neighbours(ReplaceOne)
+        );
+        for (relation, x, xp, ok) in [
+            (AddRemove, &[][..], &[1.0][..], true),
+            (AddRemove, &[2.0, 0.0], &[0.0, 1.0, 2.0], true),
+            (AddRemove, &[0.0, 1.0, 2.0], &[0.0, 2.0], true),
+            (AddRemove, &[0.0, 0.0], &[1.0], false),
+            (AddRemove, &[0.0], &[0.0], false),
+            (AddRemove, &[0.0], &[1.0, 1.0], false),
+            (ReplaceOne, &[0.0, 2.0], &[2.0, 1.0], true),
+            (ReplaceOne, &[0.0, 2.0], &[0.0, 2.0], false),
+            (ReplaceOne, &[0.0, 2.0], &[1.0, 3.0], false),
+            (ReplaceOne, &[0.0], &[0.0, 1.0], false),
+        ] {
+            let got = pair(relation, x, Some(xp));
+            assert_eq!(got.is_ok(), ok, "{relation:?} {x:?} {xp:?}: {got:?}");
+            if let Err(e) = got {
+                assert!(e.to_string().contains("not neighbours"), "{e}");
             }
         }
     }

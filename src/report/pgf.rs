@@ -345,7 +345,7 @@ impl Plots {
     fn plot(&mut self, look: &Look, pts: Vec<(f64, f64, f64)>, bars: bool) {
         let key = self.key;
         // pdfTeX's fixed memory holds a few thousand points per plot: draw every n-th of a
-        // large scatter, as pgfplots' `each nth point` would (the CSV keeps all).
+        // large scatter, counted from the plot's first point (the CSV keeps all).
         let thin = pts.len().div_ceil(MAX_POINTS).max(1);
         let mut coordinates = String::new();
         for (i, (x, y, se)) in pts.into_iter().enumerate() {
@@ -414,8 +414,8 @@ pub fn save(fig: &Figure, dir: &Path, stem: &str) -> Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
-    /// A large scatter keeps every point in the CSV and every n-th inline, as pgfplots' `each
-    /// nth point` drew it from the CSV: 3001 points, n = 3, points 0, 3, ..., 3000.
+    /// A large scatter keeps every point in the CSV and every n-th inline, counted from the
+    /// plot's first point: 3001 points, n = 3, points 0, 3, ..., 3000.
     #[test]
     fn a_large_scatter_is_thinned_inline_and_whole_in_the_csv() {
         let mut plots = Plots {
