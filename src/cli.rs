@@ -1322,7 +1322,8 @@ fn parse_column(s: &str) -> std::result::Result<Column, String> {
     // Hyphens are allowed for negative values, so a flag after a bare `--x` lands here.
     if s.starts_with("--") {
         return Err(format!(
-            "`{s}` is a flag, not a value: give the values, or `--x=` for the empty column"
+            "`{s}` is a flag, not a value: give the values, or end the flag with `=` (`--x=`) for \
+             the empty column"
         ));
     }
     s.split(',')

@@ -97,16 +97,16 @@ fn neighbouring(relation: Relation, a: &[f64], b: &[f64]) -> bool {
         v
     };
     let (a, b) = (sorted(a), sorted(b));
-    // How many values only `a` has and only `b` has (a merge of the sorted columns).
-    let (mut i, mut j, mut only_a, mut only_b) = (0, 0, 0, 0);
-    while i < a.len() || j < b.len() {
-        match (a.get(i), b.get(j)) {
-            (Some(u), Some(v)) if u.total_cmp(v).is_eq() => (i, j) = (i + 1, j + 1),
-            (Some(u), Some(v)) if u.total_cmp(v).is_lt() => (i, only_a) = (i + 1, only_a + 1),
-            (Some(_), None) => (i, only_a) = (i + 1, only_a + 1),
-            _ => (j, only_b) = (j + 1, only_b + 1),
+    // The values both have (a merge of the sorted columns); the rest is each one's own.
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].total_cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => (i, j, common) = (i + 1, j + 1, common + 1),
         }
     }
+    let (only_a, only_b) = (a.len() - common, b.len() - common);
     match relation {
         Relation::AddRemove => only_a + only_b == 1,
         Relation::ReplaceOne => only_a == 1 && only_b == 1,

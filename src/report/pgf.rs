@@ -354,12 +354,10 @@ impl Plots {
             let _ = writeln!(self.csv, "{key},{x},{y},{se}");
             if i % thin == 0 {
                 let sep = if coordinates.is_empty() { "" } else { "\n  " };
-                let err = if bars {
-                    format!(" +- (0,{se})")
-                } else {
-                    String::new()
-                };
-                let _ = write!(coordinates, "{sep}({x},{y}){err}");
+                let _ = write!(coordinates, "{sep}({x},{y})");
+                if bars {
+                    let _ = write!(coordinates, " +- (0,{se})");
+                }
             }
         }
         let bars = if bars {
