@@ -153,7 +153,7 @@ pub enum Command {
         #[arg(long, conflicts_with = "no_speed")]
         bless_speed: bool,
         /// Append each benchmark's ratio, with the commit ($EPSILAB_COMMIT or git's HEAD), to
-        /// DIR/<benchmark>.tsv; `report --all` draws the history from OUT/speed/.
+        /// `DIR/<benchmark>.tsv`; `report --all` draws the history from OUT/speed/.
         #[arg(long, value_name = "DIR", conflicts_with = "no_speed")]
         record_speed: Option<PathBuf>,
     },

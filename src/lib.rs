@@ -14,6 +14,12 @@
 //! statistics), [`rng`] (stable seed derivation), [`shard`] and [`slurm`] (a plan split over
 //! the tasks of a job array), [`profile`] (where a run's time went), [`memo`] (noise-free results
 //! computed once per key and shared across trials and threads), [`cli`] (the command line).
+//!
+//! These docs are for the people who change epsilab: build them with
+//! `cargo doc --no-deps --document-private-items`, which CI runs with warnings as errors.
+
+// Module docs name the private items that do the work; they are links in the private build.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod analysis;
 pub mod audit;

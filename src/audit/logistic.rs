@@ -93,7 +93,7 @@ impl Neighbours {
     }
 }
 
-/// Runs a validated private LR on one side under `relation` and returns theta[0].
+/// Runs a validated private LR on one side under `relation` and returns `theta[0]`.
 pub(super) fn fit(
     params: &PrivateLogisticValidParams,
     data: &Neighbours,

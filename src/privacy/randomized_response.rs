@@ -112,7 +112,7 @@ impl RandomizedResponse {
     }
 
     /// Unbiased estimate of the true fraction of ones from the fraction of "yes" answers:
-    /// E[yes] = (1 - p) + (2p - 1) pi, so pi = (yes - (1 - p)) / (2p - 1).
+    /// `E[yes] = (1 - p) + (2p - 1) pi`, so `pi = (yes - (1 - p)) / (2p - 1)`.
     pub fn debias(&self, yes_fraction: f64) -> f64 {
         (yes_fraction - (1.0 - self.p_truth)) / (2.0 * self.p_truth - 1.0)
     }

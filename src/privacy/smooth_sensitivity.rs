@@ -4,7 +4,7 @@
 //! * Domain: n reals clamped to public bounds [lo, hi]; f(X) = x_(m), m = floor((n + 1) / 2)
 //!   (the median for odd n, the lower median for even n; n public).
 //! * Input metric: replace-one (Hamming distance with n fixed, NRS's setting). Under add/remove
-//!   the median's rank moves with n, so this mechanism is refused there ([`Self::new`]).
+//!   the median's rank moves with n, so this mechanism is refused there ([`SmoothSensitivityMedian::new`]).
 //! * Local sensitivity at distance k (NRS Prop. 3.4): A_k(X) = max over t = 0..=k+1 of
 //!   x_(m+t) - x_(m+t-k-1), with x_(i) = lo for i < 1 and hi for i > n. The beta-smooth
 //!   sensitivity S*(X) = max over k = 0..=n of exp(-k beta) A_k(X) is computed exactly in

@@ -437,7 +437,7 @@ pub fn histogram(
 
 /// Randomized response in the local model (Warner 1965): each row answers "is my bit 1?" once
 /// through `rr` (one survey: eps by parallel composition, replace-one), and the curator
-/// debiases the share of "yes" answers, E[yes] = (1 - p) + (2p - 1) pi. Returns the estimate
+/// debiases the share of "yes" answers, `E[yes] = (1 - p) + (2p - 1) pi`. Returns the estimate
 /// of the share pi beside the true share; recorded as `name`.
 /// The bits come as an iterator, read twice (the truth, then the answers), so a caller can
 /// derive them from its column row by row without a vector of n bits (issue 52).

@@ -349,7 +349,7 @@ impl Learner for SampleAggregateFit {
 }
 
 /// The positions (in `train`) of each block's rows: row `train[p]` goes to block
-/// mix(train[p] ⊕ salt) mod m.
+/// `mix(train[p] ⊕ salt) mod m`.
 pub fn blocks(train: &[u32], salt: u64, m: usize) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); m];
     for (p, &id) in train.iter().enumerate() {

@@ -41,7 +41,7 @@ fn zeroed<R>(
     })
 }
 
-/// out[i] = sum of table[j] over the on-indices j of source row rows[i], added left to right
+/// `out[i]` = sum of `table[j]` over the on-indices j of source row `rows[i]`, added left to right
 /// from +0.0. Panics unless `table` covers every column of `m`.
 pub(super) fn gather_sums(m: &BinaryMatrix, rows: &[u32], table: &[f64], out: &mut [f64]) {
     assert!(table.len() >= m.n_cols() && out.len() == rows.len());
@@ -76,8 +76,8 @@ pub(super) fn gather_sums(m: &BinaryMatrix, rows: &[u32], table: &[f64], out: &m
     }
 }
 
-/// acc[j] += a_i for every on-index j of source row rows[i], rows in order, where
-/// a_i = c[i] * scale[i]; returns sum_i a_i (added in row order). Panics unless `acc` covers
+/// `acc[j] += a_i` for every on-index j of source row `rows[i]`, rows in order, where
+/// `a_i = c[i] * scale[i]`; returns sum_i a_i (added in row order). Panics unless `acc` covers
 /// every column of `m`.
 pub(super) fn scatter_sums(
     m: &BinaryMatrix,
@@ -146,7 +146,7 @@ pub(super) fn scatter_sums_halves(
 
 /// Rows `k0..` of the upper triangle of sum_i a_i b_i b_i^T, a_i = w_i s_i^2 (rows with
 /// a_i = 0 skipped), every source column a parameter (`d = n_cols`): for each row i, the
-/// pairs (row[p], row[q]), q >= p, for p in `part(i, row)`, whose first index must lie in
+/// pairs `(row[p], row[q])`, q >= p, for p in `part(i, row)`, whose first index must lie in
 /// `k0..k0 + h.len() / d`. One add per pair, each entry receiving its rows' terms in row
 /// order, so the triangle's rows split across threads add bit for bit what one pass adds.
 /// Returns sum_i a_i.
@@ -239,10 +239,10 @@ pub(super) fn gram_pairs_mapped(
 pub(super) struct HotColumns {
     /// Hot source columns, longest first (so that the four summed side by side are alike).
     cols: Vec<u32>,
-    /// Positions of column cols[k]'s rows: pos[ptr[k]..ptr[k + 1]], ascending.
+    /// Positions of column `cols[k]`'s rows: `pos[ptr[k]..ptr[k + 1]]`, ascending.
     ptr: Vec<usize>,
     pos: Vec<u32>,
-    /// Row i's other used on-indices: cold[cold_ptr[i]..cold_ptr[i + 1]].
+    /// Row i's other used on-indices: `cold[cold_ptr[i]..cold_ptr[i + 1]]`.
     cold_ptr: Vec<u32>,
     cold: Vec<u32>,
     /// The source matrix's column count.

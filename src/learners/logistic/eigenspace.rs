@@ -298,7 +298,7 @@ impl Rotations {
 }
 
 /// Row r of the trailing upper triangle, from its diagonal (`row`), less its part of
-/// v w^T + w v^T: row[c] -= v_r w_(r+c) + w_r v_(r+c).
+/// v w^T + w v^T: `row[c] -= v_r w_(r+c) + w_r v_(r+c)`.
 #[inline(always)]
 fn update_row(row: &mut [f64], v: &[f64], w: &[f64], r: usize) {
     let (vr, wr) = (v[r], w[r]);
@@ -308,7 +308,7 @@ fn update_row(row: &mut [f64], v: &[f64], w: &[f64], r: usize) {
 }
 
 /// Row r's part of A v from the upper triangle (`row` from its diagonal): acc_r gains
-/// row . v_(r..) and each later acc_(r+c) gains row[c] v_r, so every acc_i sums its terms
+/// row . v_(r..) and each later acc_(r+c) gains `row[c] v_r`, so every acc_i sums its terms
 /// in row order.
 #[inline(always)]
 fn symmetric_row_product(row: &[f64], v: &[f64], r: usize, acc: &mut [f64]) {

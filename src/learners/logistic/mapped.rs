@@ -406,7 +406,7 @@ fn fetch_starts(rows: &[&[f64]]) {
 }
 
 /// `out += c[r] (a * rows[r] + b)` for the rows in order, block by block of columns: every
-/// entry receives its rows' terms in row order, as [`axpy_mapped`] row after row.
+/// entry receives its rows' terms in row order, as the tests' reference `axpy_mapped` row after row.
 pub fn axpys_mapped(rows: &[&[f64]], c: &[f64], a: &[f64], b: &[f64], out: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {

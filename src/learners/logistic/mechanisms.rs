@@ -21,7 +21,7 @@ use crate::privacy::{L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap, Relation
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
-/// Nothing for the logistic loss (the thesis's labels), else "; <loss>, c = <c>".
+/// Nothing for the logistic loss (the thesis's labels), else `"; <loss>, c = <c>"`.
 fn loss_note(loss: Loss) -> String {
     match loss {
         Loss::Logistic => String::new(),
