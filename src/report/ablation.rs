@@ -401,7 +401,7 @@ fn claim_under(
 }
 
 /// A published cell's value with its tolerance (a multiplier's in doublings).
-fn published_text(c: &PaperCell) -> String {
+pub(super) fn published_text(c: &PaperCell) -> String {
     if c.metric == "multiplier" {
         format!("{} (±{} doublings)", show(&c.metric, c.value), c.tolerance)
     } else {
@@ -676,12 +676,27 @@ impl Ablation<'_> {
     }
 
     /// The verdicts by the strongest grade that explains them, generated from the rows (the
-    /// hand-written `meaning` carries no number of its own).
+    /// hand-written `meaning` carries no number of its own). A verdict whose faithful run now
+    /// reproduces the published one has nothing left to explain and is counted apart.
     pub fn conclusion(&self) -> String {
         let hs = &self.def.hypothesis;
+        let names = |rows: &[&Row]| {
+            (rows.iter().map(|r| r.verdict.as_str()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let (agree, differ): (Vec<&Row>, Vec<&Row>) =
+            self.rows.iter().partition(|r| r.faithful.ok);
         let mut parts = Vec::new();
+        if !agree.is_empty() {
+            parts.push(format!(
+                "{} reproduced by the faithful run itself, so no longer differing ({})",
+                agree.len(),
+                names(&agree)
+            ));
+        }
         for g in Grade::ALL {
-            let rows: Vec<&Row> = (self.rows.iter())
+            let rows: Vec<&Row> = (differ.iter().copied())
                 .filter(|r| r.best_grade(hs) == Some(g))
                 .collect();
             if !rows.is_empty() {
@@ -689,22 +704,18 @@ impl Ablation<'_> {
                     "{} explained by a {} ({})",
                     rows.len(),
                     g.label(),
-                    rows.iter()
-                        .map(|r| r.verdict.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    names(&rows)
                 ));
             }
         }
-        let unexplained: Vec<&str> = (self.rows.iter())
+        let unexplained: Vec<&Row> = (differ.iter().copied())
             .filter(|r| r.best_grade(hs).is_none())
-            .map(|r| r.verdict.as_str())
             .collect();
         if !unexplained.is_empty() {
             parts.push(format!(
                 "{} unexplained ({})",
                 unexplained.len(),
-                unexplained.join("; ")
+                names(&unexplained)
             ));
         }
         format!(

@@ -136,17 +136,18 @@ pub fn describe_ratio(spec: &Spec, c: &PaperRatio, v: &RatioVerdict) -> String {
         (None, _) => "no trials".into(),
     };
     format!(
-        "{} ({stat} {} of `{}` / `{}`) — **{}** ({judged}; published {} ± {}). Against {axis}: {all}{}",
+        "{} ({stat} {} of `{}` / `{}`) — **{}** ({judged}; {} {} ± {}). Against {axis}: {all}{}",
         c.text,
         c.metric,
         c.numerator,
         c.denominator,
         v.word(),
+        c.target.word(),
         c.value,
         c.tolerance,
         c.note
             .as_deref()
-            .map_or(String::new(), |n| format!(". {n}"))
+            .map_or(String::new(), |n| format!(" — {n}"))
     )
 }
 

@@ -457,11 +457,16 @@ fn cell_row(spec: &Spec, c: &PaperCell, cv: &CellVerdict) -> [String; 8] {
         super::summary::cell_where(spec, c),
         c.metric.clone(),
         c.target.word().to_string(),
-        format!(
-            "{} ± {}",
-            show(&c.metric, c.value),
-            show(&c.metric, c.tolerance).trim_end_matches('%')
-        ),
+        if c.metric == "multiplier" {
+            // Its tolerance is in doublings, not in the multiplier's own unit.
+            super::ablation::published_text(c)
+        } else {
+            format!(
+                "{} ± {}",
+                show(&c.metric, c.value),
+                show(&c.metric, c.tolerance).trim_end_matches('%')
+            )
+        },
         ours,
         format!("**{word}**{diff}{note}"),
     ]

@@ -437,10 +437,11 @@ pub fn show_diff(metric: &str, d: f64) -> String {
 pub fn describe_cell(c: &PaperCell, v: &CellVerdict) -> String {
     match v {
         CellVerdict::Reproduced { ours, diff } | CellVerdict::Differs { ours, diff } => format!(
-            "{} (ours {} ± {}, published {}, difference {}, tolerance {})",
+            "{} (ours {} ± {}, {} {}, difference {}, tolerance {})",
             v.word(),
             show(&c.metric, ours.mean),
             show(&c.metric, ours.se).trim_end_matches('%'),
+            c.target.word(),
             show(&c.metric, c.value),
             show_diff(&c.metric, *diff),
             show_diff(&c.metric, c.tolerance).trim_start_matches('+'),
