@@ -354,6 +354,11 @@ pub trait SelectorKind: Debug + Send + Sync {
     fn private(&self) -> bool {
         true
     }
+    /// Whether what it releases is DP at what it spends: `iterative` (Algorithm 4) spends but
+    /// is not, since its walk order reads the exact scores.
+    fn guarantee(&self) -> bool {
+        self.private()
+    }
     fn validate(&self) -> std::result::Result<(), Refusal> {
         Ok(())
     }

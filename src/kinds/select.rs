@@ -29,6 +29,23 @@ impl From<ScoreName> for Score {
 /// Declares a selector whose only field is `score`.
 macro_rules! scored {
     ($ty:ident, $name:literal, $about:literal, private = $private:literal, $make:expr) => {
+        scored!(
+            $ty,
+            $name,
+            $about,
+            private = $private,
+            guarantee = $private,
+            $make
+        );
+    };
+    (
+        $ty:ident,
+        $name:literal,
+        $about:literal,
+        private = $private:literal,
+        guarantee = $guarantee:literal,
+        $make:expr
+    ) => {
         kind! {
             $ty = $name {
                 /// `mi` (mutual information, default) or `count` (two classes).
@@ -41,6 +58,10 @@ macro_rules! scored {
         impl SelectorKind for $ty {
             fn private(&self) -> bool {
                 $private
+            }
+
+            fn guarantee(&self) -> bool {
+                $guarantee
             }
 
             fn selector(&self) -> Selector {
@@ -68,8 +89,9 @@ scored!(
 scored!(
     Iterative,
     "iterative",
-    "Algorithm 4: iterative sampling, eps/T per step (spends steps x eps/T: NOT eps-DP)",
+    "Algorithm 4: iterative sampling, eps/T per step (NOT private: its walk order reads the exact scores)",
     private = true,
+    guarantee = false,
     |score| Selector::IterativeSampling { score }
 );
 scored!(

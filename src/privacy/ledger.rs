@@ -20,7 +20,8 @@ pub struct LedgerEntry {
     pub name: String,
     /// Mechanism or procedure used (e.g. `laplace`, `none (exact counts)`).
     pub mechanism: String,
-    /// Epsilon spent; `null` when the step gives no guarantee.
+    /// Epsilon spent; `null` when the step gives no guarantee and draws no noise (a step with
+    /// `private = false` that does draw noise, Algorithm 4, states what its draws spent).
     pub epsilon: Option<f64>,
     /// Delta spent, for (epsilon, delta)-DP steps; absent for pure epsilon-DP ones.
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -133,6 +133,16 @@ impl<'l, M: Mechanism> Charge<'l, M> {
         self.ledger.entries[self.entry].note = Some(note.into());
     }
 
+    /// Marks the recorded step as giving no DP guarantee, and why: its noise was drawn here,
+    /// but something else it releases reads the data without noise (Algorithm 4's walk order
+    /// comes from the exact scores). The entry keeps what its draws spent, for comparison with
+    /// the claim, and the trial is no longer private.
+    pub fn without_guarantee(&mut self, why: impl Into<String>) {
+        let entry = &mut self.ledger.entries[self.entry];
+        entry.private = false;
+        entry.note = Some(why.into());
+    }
+
     /// Counts one draw of a per-draw mechanism and records the spend so far, draws x epsilon
     /// (computed as a product, not a running sum, so the recorded value is exact).
     pub(super) fn count_draw(&mut self) {

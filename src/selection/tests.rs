@@ -249,14 +249,16 @@ fn ledger_records_the_selection_budget() {
         }
         let entry = ledger.entries.last().unwrap();
         assert_eq!(entry.name, STEP);
-        assert!(entry.private);
         assert!(entry.sensitivity.unwrap() > 0.0);
         if let Selector::IterativeSampling { .. } = sel {
+            // Its draws' spend is stated, but the step gives no guarantee at any step count.
             let steps = out.metrics["steps"];
             assert!(steps >= t as f64);
             assert!((ledger.total_epsilon() - steps * eps / t as f64).abs() < 1e-12);
-            assert_eq!(ledger.is_private_within(Some(eps)), steps == t as f64);
+            assert!(!entry.private, "{sel:?}");
+            assert!(!ledger.is_private_within(Some(1e9)));
         } else {
+            assert!(entry.private, "{sel:?}");
             assert!((ledger.total_epsilon() - eps).abs() < 1e-15, "{sel:?}");
             assert!(ledger.is_private_within(Some(eps)));
         }
@@ -296,6 +298,34 @@ fn mi_selectors_need_a_public_size() {
 }
 
 /// At a huge epsilon every private selector with a full ranking returns the exact top T.
+/// Algorithm 4 has no guarantee at any step count: with T = 1, scores (1, 1) (Delta = 1, a
+/// neighbour adds one example to feature 1: (1, 2)) keep feature 0 at the first step about half
+/// the time, the neighbour never, so the outcome (kept [0], one step) has probability 1/2
+/// against 0. Checked on 400 runs a side: at least 150 against none (the first count falls
+/// below 150 with probability under 1e-9). And a trial that stops after exactly T steps is
+/// still recorded as not private.
+#[test]
+fn iterative_sampling_is_not_private_whatever_its_steps() {
+    let one_step_keeps_0 = |q: &[f64]| {
+        (0..400)
+            .filter(|&s| iterative(q, 1, 1.0, 1.0, s) == (vec![0], 1))
+            .count()
+    };
+    let (x, x_prime) = (one_step_keeps_0(&[1.0, 1.0]), one_step_keeps_0(&[1.0, 2.0]));
+    assert!(x >= 150 && x_prime == 0, "{x} and {x_prime} of 400");
+
+    let counts = toy_counts();
+    let mut ledger = sized(&counts);
+    let sel = Selector::IterativeSampling {
+        score: Score::Count,
+    };
+    let out = select(&sel, &counts, 3, Some(1e12), &mut ledger).unwrap();
+    assert_eq!(out.metrics["steps"], 3.0);
+    let entry = ledger.entries.last().unwrap();
+    assert!(!entry.private && entry.note.as_deref().unwrap().starts_with("NOT private"));
+    assert!(!ledger.is_private_within(Some(1e13)));
+}
+
 #[test]
 fn huge_epsilon_recovers_the_exact_ranking() {
     let counts = toy_counts();

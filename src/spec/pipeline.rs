@@ -96,7 +96,7 @@ impl Pipeline {
             return r.params.private() || r.params.own_budget().is_some();
         }
         self.learner().is_some_and(|l| l.private())
-            && self.selection.as_ref().is_none_or(|s| s.params.private())
+            && self.selection.as_ref().is_none_or(|s| s.params.guarantee())
     }
 
     /// The not-ε-DP label of a variant that weakens privacy (empty otherwise).
@@ -667,5 +667,12 @@ mod tests {
         );
         assert!(private.end_to_end_private() && private.reads(Axis::Threshold));
         assert_eq!(private.shares.selection, 0.5);
+        // Algorithm 4 spends its share but gives no guarantee: not labelled private.
+        let iterative = parse(
+            "name = \"p\"\nlearner = \"private_nb\"\nselection = \"iterative\"\nfeatures = 3\n\
+             budget = { selection = 0.5, train = 0.5 }",
+            &[Axis::Epsilon, Axis::Threshold],
+        );
+        assert!(iterative.spends() && !iterative.end_to_end_private());
     }
 }
