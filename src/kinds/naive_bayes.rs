@@ -64,7 +64,7 @@ impl<const V: u8> Described for NaiveBayes<V> {
         "Bernoulli Naive Bayes, add-alpha smoothing (non-private reference)",
         "Algorithm 1: Laplace noise on NB counts, threshold t (eps-DP, sensitivity D)",
         "partitioning strategy (3.4): feature t counted on its own disjoint part, Lap(1/eps) (eps-DP, parallel composition)",
-        "Vaidya et al. 2013 NB, BROKEN: claims eps, really (D eps + C)-DP (known-bad comparison)",
+        "Vaidya et al. 2013 NB, BROKEN: claims eps; with its re-sampled negatives up to 2 (D eps + 1)-DP under add/remove (known-bad comparison)",
     ][V as usize];
     const FIELDS: &'static [&'static str] = match V {
         ALGORITHM_1 => &["alpha", "threshold", "release", "variant"],
