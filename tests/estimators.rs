@@ -210,11 +210,13 @@ fn wine_loads_with_its_bounds_and_three_classes() {
     assert!(u.iter().all(|v| (-1.0..=1.0).contains(v)));
 }
 
-/// A grid's `n_train` below k-means' `clusters` is an error naming both, not a panic: the
-/// non-private reference starts from `clusters` distinct training rows (it panicked in
-/// `rand::seq::index::sample` before). Every k-means learner scores against it.
+/// A grid's `n_train` below k-means' `clusters`: the non-private fit, which starts from
+/// `clusters` distinct training rows (it panicked in `rand::seq::index::sample` once), refuses
+/// with an error naming both. The private fits release their centres at any size (under
+/// add/remove N is private: an error on one neighbour and centres on the other would break
+/// every ε) and record no `kmeans_cost`, which needs that reference; at k rows they record it.
 #[test]
-fn kmeans_with_fewer_training_rows_than_clusters_is_an_error_not_a_panic() {
+fn kmeans_with_fewer_training_rows_than_clusters_refuses_only_the_non_private_fit() {
     let dir = tempfile::tempdir().unwrap();
     for learner in ["kmeans", "kmeans_dp_lloyd", "kmeans_sample_aggregate"] {
         let spec = format!(
@@ -233,7 +235,7 @@ test = 20
 seed = 1
 [grid]
 epsilon = [1]
-n_train = [3]
+n_train = [3, 4]
 [[pipeline]]
 name = "km"
 learner = "{learner}"
@@ -245,12 +247,26 @@ x = "epsilon"
         let path = common::write_spec(dir.path(), "km.toml", &spec);
         let s = epsilab::spec::Spec::load(&path).unwrap();
         let out = dir.path().join(learner);
-        let err = epsilab::runner::run(&s, &common::run_options(&out, 1))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("`clusters`") && err.contains("`n_train`") && err.contains("has 3"),
-            "{learner}: {err}"
-        );
+        let run = epsilab::runner::run(&s, &common::run_options(&out, 1));
+        if learner == "kmeans" {
+            let err = run.unwrap_err().to_string();
+            assert!(
+                err.contains("`clusters`") && err.contains("`n_train`") && err.contains("has 3"),
+                "{learner}: {err}"
+            );
+            continue;
+        }
+        run.unwrap();
+        let records = epsilab::store::read_dir_records(&out.join("km")).unwrap();
+        assert_eq!(records.len(), 2, "{learner}");
+        for r in &records {
+            let scored = r.metrics.contains_key("kmeans_cost");
+            assert_eq!(
+                scored,
+                r.n_train == 4,
+                "{learner} at n_train = {}",
+                r.n_train
+            );
+        }
     }
 }

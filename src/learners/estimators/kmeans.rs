@@ -7,7 +7,10 @@
 //! cost (squared distance to the nearest centre) relative to a non-private Lloyd fit on the same
 //! training rows (`kmeans_cost`), and the adjusted Rand index of the test rows' clusters
 //! against their classes (`ari`) when the data has more than one class. The reference fit only
-//! feeds that metric; nothing of it is released.
+//! feeds that metric; nothing of it is released. With fewer training rows than clusters there is
+//! no reference: the private fits still release their centres (under add/remove N is private,
+//! and an answer on one neighbour against an error on the other would break every ε) and
+//! record no `kmeans_cost`; the non-private fit, which is the reference, refuses.
 
 use super::{Estimator, Scored, check_real, unit_box};
 use crate::data::Dataset;
@@ -23,11 +26,12 @@ use std::collections::BTreeMap;
 /// Lloyd iterations of the non-private fit at most (it stops when no assignment changes).
 pub const MAX_ITER: usize = 300;
 
-/// Fitted centres (rows) and the non-private reference's, both in `[-1, 1]^d`.
+/// Fitted centres (rows) and the non-private reference's (if the training set has k rows),
+/// both in `[-1, 1]^d`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Centres {
     pub centres: Array2<f64>,
-    pub reference: Array2<f64>,
+    pub reference: Option<Array2<f64>>,
 }
 
 /// The index of the centre nearest `x` and its squared distance.
@@ -77,26 +81,10 @@ pub fn lloyd(points: &Array2<f64>, mut centres: Array2<f64>) -> Array2<f64> {
 }
 
 /// The non-private reference fit the private centres are scored against: Lloyd from k seeded
-/// training rows. Fewer training rows than clusters is an error naming both (a grid's `n_train`
-/// below `clusters`), not a panic; the sizes are the spec's, public.
-fn reference(
-    input: &FitInput,
-    u: &Array2<f64>,
-    k: usize,
-    log: &mut TrialLog,
-) -> Result<Array2<f64>> {
-    if u.nrows() < k {
-        return Err(Error::Data {
-            dataset: input.data.name.clone(),
-            reason: format!(
-                "k-means' non-private reference starts from {k} training rows (`clusters`), \
-                 but the cell has {} (`n_train`)",
-                u.nrows()
-            ),
-        });
-    }
+/// training rows; `None` with fewer rows than clusters (see the module doc).
+fn reference(u: &Array2<f64>, k: usize, log: &mut TrialLog) -> Option<Array2<f64>> {
     let mut start = log.streams.stream("kmeans_start");
-    Ok(lloyd(u, row_start(u, k, &mut start)))
+    (u.nrows() >= k).then(|| lloyd(u, row_start(u, k, &mut start)))
 }
 
 /// Per-cluster sums (rows) and counts of the assigned points.
@@ -120,12 +108,13 @@ pub fn row_start(points: &Array2<f64>, k: usize, rng: &mut Rng) -> Array2<f64> {
 impl Estimator for Centres {
     fn score(&self, data: &Dataset, rows: &[u32]) -> Result<BTreeMap<String, f64>> {
         let u = unit_box(data, rows)?;
-        let ratio = cost(&self.centres, &u) / cost(&self.reference, &u);
-        let mut out = BTreeMap::from([
-            ("kmeans_cost".to_string(), ratio),
+        let mut out = BTreeMap::new();
+        if let Some(reference) = &self.reference {
+            let ratio = cost(&self.centres, &u) / cost(reference, &u);
+            out.insert("kmeans_cost".to_string(), ratio);
             // The excess over the reference, for scaling laws on a log axis.
-            ("kmeans_excess_cost".to_string(), ratio - 1.0),
-        ]);
+            out.insert("kmeans_excess_cost".to_string(), ratio - 1.0);
+        }
         if data.n_classes() > 1 {
             let clusters: Vec<usize> = u
                 .rows()
@@ -181,7 +170,7 @@ pub struct KMeansFit {
 impl Learner for KMeansFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let u = unit_box(input.data, input.train)?;
-        let reference = reference(input, &u, self.clusters, log)?;
+        let reference = reference(&u, self.clusters, log);
         let centres = match self.private {
             None => {
                 log.ledger.non_private(
@@ -189,7 +178,16 @@ impl Learner for KMeansFit {
                     "none (exact Lloyd iterations)",
                     "non-private k-means reference",
                 );
-                reference.clone()
+                // Not private, so its training set's size may decide: it needs k rows.
+                reference.clone().ok_or_else(|| Error::Data {
+                    dataset: input.data.name.clone(),
+                    reason: format!(
+                        "non-private k-means starts from {} training rows (`clusters`), but \
+                         the cell has {} (`n_train`)",
+                        self.clusters,
+                        u.nrows()
+                    ),
+                })?
             }
             Some((epsilon, iterations)) => {
                 let mut public = log.streams.stream("dp_lloyd_start");
@@ -309,7 +307,7 @@ pub struct SampleAggregateFit {
 impl Learner for SampleAggregateFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let u = unit_box(input.data, input.train)?;
-        let reference = reference(input, &u, self.clusters, log)?;
+        let reference = reference(&u, self.clusters, log);
         let salt: u64 = log.streams.stream("sa_blocks").r#gen();
         let mut public = log.streams.stream("sa_direction");
         let direction: Vec<f64> = (0..u.ncols())
