@@ -478,6 +478,10 @@ pub struct PaperClaim {
     pub metric: String,
     #[serde(default)]
     pub margin: f64,
+    /// The difference must exceed `margin`, not merely reach it: "beats" and "ahead of" are not
+    /// held by a tie (two series both at the majority class).
+    #[serde(default)]
+    pub strict: bool,
     /// Other grid values selecting the series (e.g. `{ epsilon = 1 }`); a series without the key
     /// (a reference line) matches any value.
     #[serde(default)]

@@ -238,7 +238,9 @@ fn ablations_label_weakening_variants_and_explain_differing_verdicts() {
     assert!(md.contains("none (ruled out: H1, H2)"), "{md}");
     // The one explanation is by a non-private series: graded a variant, not a faithful reading.
     assert!(
-        md.contains("| [Base](#base) | 2 differ (1 contradicted) | 0 / 2 | 0 / 1 / 0 / 1 |"),
+        md.contains(
+            "| [Base](#base) | 2 differ (1 contradicted) | published 0 / 2 | 0 / 1 / 0 / 1 |"
+        ),
         "{md}"
     );
     assert!(md.contains("**H2** (variant)"), "{md}");

@@ -50,8 +50,7 @@ pub enum ClaimVerdict {
         at: Option<f64>,
         gap: Gap,
     },
-    /// The opposite holds: `below` is ahead of `above` (beyond the margin when it is negative)
-    /// at every checked x.
+    /// The claim is false at every checked x: `above` − `below` is below the margin everywhere.
     Contradicted {
         worst: f64,
         at: Option<f64>,
@@ -162,7 +161,7 @@ impl Verdicts<'_> {
             .collect()
     }
 
-    /// How many claims are contradicted (the opposite holds).
+    /// How many claims are contradicted (false at every checked x).
     pub fn contradicted(&self) -> usize {
         (self.claims.iter())
             .filter(|(_, v)| matches!(v, ClaimVerdict::Contradicted { .. }))
@@ -330,13 +329,16 @@ pub fn claim_verdict_with(
         .into_iter()
         .filter_map(|(k, x)| Some((mean(&a, k)? - mean(&b, k)?, k.map(|_| x))))
         .collect();
-    judge_claim(c.margin, &diffs)
+    judge_claim(c.margin, c.strict, &diffs)
 }
 
 /// The verdict from the differences (above − below, x) over the checked x values: holds when
-/// the smallest is at least `margin`; contradicted when even the largest is below both the
-/// margin and zero (the opposite order everywhere); fails otherwise.
-fn judge_claim(margin: f64, diffs: &[(f64, Option<f64>)]) -> ClaimVerdict {
+/// the smallest is at least `margin`; contradicted when even the largest is below it (the
+/// claim, margin included, is false at every x: "ahead by about 20 points" where we are ahead
+/// by 10 at best is contradicted, as "within 3 points" is 3.2 points apart); fails when it
+/// holds at some x and not at others. A `strict` claim needs more than the margin: a tie at
+/// the margin counts against it.
+fn judge_claim(margin: f64, strict: bool, diffs: &[(f64, Option<f64>)]) -> ClaimVerdict {
     let by = |a: &&(f64, Option<f64>), b: &&(f64, Option<f64>)| a.0.total_cmp(&b.0);
     let (Some(&(worst, at)), Some(&(best, best_at))) =
         (diffs.iter().min_by(by), diffs.iter().max_by(by))
@@ -349,9 +351,10 @@ fn judge_claim(margin: f64, diffs: &[(f64, Option<f64>)]) -> ClaimVerdict {
         mean: diffs.iter().map(|d| d.0).sum::<f64>() / diffs.len() as f64,
         points: diffs.len(),
     };
-    if worst >= margin {
+    let meets = |d: f64| if strict { d > margin } else { d >= margin };
+    if meets(worst) {
         ClaimVerdict::Holds { worst, at, gap }
-    } else if best < margin.min(0.0) {
+    } else if !meets(best) {
         ClaimVerdict::Contradicted { worst, at, gap }
     } else {
         ClaimVerdict::Fails { worst, at, gap }
@@ -592,20 +595,38 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_is_contradicted_only_when_the_opposite_holds_everywhere() {
+    fn a_claim_is_contradicted_only_when_it_is_false_at_every_x() {
         let d = |v: &[f64]| v.iter().map(|&d| (d, Some(d))).collect::<Vec<_>>();
-        assert_eq!(judge_claim(0.0, &d(&[-0.1, -0.02])).word(), "contradicted");
-        // Ahead at one x: the claim fails, it is not contradicted.
-        assert_eq!(judge_claim(0.0, &d(&[-0.1, 0.01])).word(), "fails");
-        assert_eq!(judge_claim(0.05, &d(&[0.01, 0.02])).word(), "fails");
-        // "Within 2 points" (margin -0.02) is contradicted only beyond the margin everywhere.
-        assert_eq!(judge_claim(-0.02, &d(&[-0.01, -0.05])).word(), "fails");
         assert_eq!(
-            judge_claim(-0.02, &d(&[-0.03, -0.05])).word(),
+            judge_claim(0.0, false, &d(&[-0.1, -0.02])).word(),
             "contradicted"
         );
-        assert_eq!(judge_claim(0.0, &d(&[0.0, 0.3])).word(), "holds");
-        assert_eq!(judge_claim(0.0, &[]), ClaimVerdict::Missing);
+        // Ahead at one x: the claim fails, it is not contradicted.
+        assert_eq!(judge_claim(0.0, false, &d(&[-0.1, 0.01])).word(), "fails");
+        // Ahead everywhere but never by the claimed margin: contradicted, as a "within" claim
+        // missed everywhere is; ahead by the margin at one x only: fails.
+        assert_eq!(
+            judge_claim(0.05, false, &d(&[0.01, 0.02])).word(),
+            "contradicted"
+        );
+        assert_eq!(judge_claim(0.05, false, &d(&[0.01, 0.06])).word(), "fails");
+        // "Within 2 points" (margin -0.02) is contradicted only beyond the margin everywhere.
+        assert_eq!(
+            judge_claim(-0.02, false, &d(&[-0.01, -0.05])).word(),
+            "fails"
+        );
+        assert_eq!(
+            judge_claim(-0.02, false, &d(&[-0.03, -0.05])).word(),
+            "contradicted"
+        );
+        assert_eq!(judge_claim(0.0, false, &d(&[0.0, 0.3])).word(), "holds");
+        // A strict claim ("beats") is not held by a tie, and a tie everywhere contradicts it.
+        assert_eq!(judge_claim(0.0, true, &d(&[0.0, 0.3])).word(), "fails");
+        assert_eq!(
+            judge_claim(0.0, true, &d(&[0.0, 0.0])).word(),
+            "contradicted"
+        );
+        assert_eq!(judge_claim(0.0, false, &[]), ClaimVerdict::Missing);
     }
 
     #[test]
