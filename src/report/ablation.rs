@@ -685,8 +685,7 @@ impl Ablation<'_> {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        let (agree, differ): (Vec<&Row>, Vec<&Row>) =
-            self.rows.iter().partition(|r| r.faithful.ok);
+        let (agree, differ): (Vec<&Row>, Vec<&Row>) = self.rows.iter().partition(|r| r.faithful.ok);
         let mut parts = Vec::new();
         if !agree.is_empty() {
             parts.push(format!(
