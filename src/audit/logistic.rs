@@ -26,7 +26,9 @@
 //!   regulariser), whose Jacobian ratio (lambda + 1/4)/lambda = 26 is unbounded by eps.
 //! * Functional mechanism (FMsens1, D = 1, Delta = 3.25): X is 10 rows x = 1, labels 6 x +1,
 //!   4 x -1; X' adds (1, +1). One example changes the coefficients by 1/2 + 1/8 in L1, so the
-//!   true epsilon is at most 0.625 / 3.25 = 0.19; statistic: the released theta. Correct only.
+//!   true epsilon is at most 0.625 / 3.25 = 0.19; statistic: the released theta. Mutant
+//!   `lr_functional_mean_sensitivity`: the noise for the averaged objective (Delta / N, N = 10)
+//!   on the coefficients of the sum, real epsilon 1.92 on these neighbours.
 
 use super::{Auditable, Claim, Side};
 use crate::learners::gaussian_nb::ColumnBounds;
@@ -429,24 +431,39 @@ impl Auditable for LrObjective {
     }
 }
 
-/// The functional mechanism (FMsens1), D = 1, eps = 1.
+/// The functional mechanism (FMsens1), D = 1, eps = 1, or its planted mutant
+/// `lr_functional_mean_sensitivity`: the noise for the averaged objective, Delta / N with
+/// N = 10 (the sensitivity of the coefficients of (1/N) sum_n l_n) added to the coefficients of
+/// the sum, run through the same code at eps N. Its real epsilon on these neighbours is
+/// N x 0.625 / 3.25 = 1.92; on theta alone the best threshold event's ratio is about ln 1.41
+/// (simulation, 2 x 10^6 runs per side), against ln 0.16 for the correct mechanism.
 pub struct LrFunctional {
-    epsilon: f64,
+    claim: Claim,
     data: Neighbours,
     params: PrivateLogisticValidParams,
 }
 
 impl LrFunctional {
-    pub fn new(epsilon: f64) -> Self {
+    pub fn new(epsilon: f64, mean_sensitivity: bool) -> Self {
         let rows: Vec<(f64, f64)> = (0..10)
             .map(|i| (1.0, if i < 6 { 1.0 } else { -1.0 }))
             .collect();
+        let run_epsilon = if mean_sensitivity {
+            epsilon * rows.len() as f64
+        } else {
+            epsilon
+        };
         LrFunctional {
-            epsilon,
+            claim: Claim::new(
+                "lr_functional",
+                epsilon,
+                "D = 1, FMsens1 (Delta = 3.25); X: 10 rows x = 1 (6 x +1, 4 x -1), X' adds (1, +1); statistic: theta",
+            )
+            .or_mutant(mean_sensitivity, "lr_functional_mean_sensitivity"),
             data: Neighbours::new(&rows),
             params: PrivateLogisticParams::new(
                 PrivateLrMethod::Functional(FmSensitivity::Sens1),
-                epsilon,
+                run_epsilon,
                 1.0,
             )
             .check()
@@ -457,11 +474,7 @@ impl LrFunctional {
 
 impl Auditable for LrFunctional {
     fn claim(&self) -> Claim {
-        Claim::new(
-            "lr_functional",
-            self.epsilon,
-            "D = 1, FMsens1 (Delta = 3.25); X: 10 rows x = 1 (6 x +1, 4 x -1), X' adds (1, +1); statistic: theta",
-        )
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         fit(&self.params, &self.data, side, Relation::AddRemove, rng)

@@ -43,18 +43,25 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(Alg1Nb::replace_one(1.0, true)),
         Box::new(MaskWorstCase::new(1.0)),
         Box::new(MaskCountSelector::new(1.0)),
+        Box::new(MaskCountSelector::close(1.0, false)),
+        Box::new(MaskCountSelector::close(1.0, true)),
         Box::new(MaskPairs::new(2.0, false)),
         Box::new(MaskPairs::new(2.0, true)),
         Box::new(ExactPrior::new(1.0)),
-        Box::new(GumbelWorstCase::new(1.0)),
-        Box::new(SparseWorstCase::new(1.0)),
+        Box::new(GumbelWorstCase::top1(1.0, false)),
+        Box::new(GumbelWorstCase::top1(1.0, true)),
+        Box::new(GumbelWorstCase::top2(1.0, false)),
+        Box::new(GumbelWorstCase::top2(1.0, true)),
+        Box::new(SparseWorstCase::new(1.0, false)),
+        Box::new(SparseWorstCase::new(1.0, true)),
         Box::new(Vaidya::new(0.1)),
         Box::new(LrOutput::new(1.0, 1.0, false)),
         Box::new(LrOutput::new(1.0, 1.0, true)),
         Box::new(LrObjective::new(1.0, 1.0, false)),
         Box::new(LrObjective::new(1.0, 0.01, false)),
         Box::new(LrObjective::new(1.0, 0.01, true)),
-        Box::new(LrFunctional::new(1.0)),
+        Box::new(LrFunctional::new(1.0, false)),
+        Box::new(LrFunctional::new(1.0, true)),
         Box::new(LrOutput::replace_one(1.0, 1.0)),
         Box::new(LrObjective::replace_one(1.0, 1.0)),
         Box::new(LrObjective::replace_one(1.0, 0.01)),
@@ -487,10 +494,19 @@ impl Auditable for MaskPairs {
 /// the count-score exponential mechanism is in fact eps/2-DP on every add/remove pair: its
 /// lower bound cannot exceed eps/2. (A replacement can move scores in opposite directions,
 /// which is why the replace-one count sensitivity is 2.)
+///
+/// [`MaskCountSelector::close`] runs the same selector on closer scores, (4, 6) vs (5, 6), beside
+/// its planted mutant: the count sensitivity a quarter of its value (the selector run at 4 eps).
+/// Half the sensitivity is no violation here: with monotone scores the mechanism at 2 eps is
+/// still eps-DP (on this pair the event ratio at half is ln 0.81), so the smallest error the
+/// claim excludes is more than a factor 2; at a quarter the event {feature 0 chosen} has
+/// probabilities 1/(1 + e^4) on X and 1/(1 + e^2) on X', ln 1.89 (real eps 2 eps).
 pub struct MaskCountSelector {
     claim: Claim,
     x: ClassCounts,
     x_prime: ClassCounts,
+    /// The epsilon the selector runs at (4 eps for the quarter-sensitivity mutant).
+    run_epsilon: f64,
 }
 
 impl MaskCountSelector {
@@ -503,6 +519,23 @@ impl MaskCountSelector {
             ),
             x: counts(&[10.0, 10.0], array![[5.0, 2.0], [5.0, 8.0]]),
             x_prime: counts(&[10.0, 11.0], array![[5.0, 2.0], [6.0, 8.0]]),
+            run_epsilon: epsilon,
+        }
+    }
+
+    /// Count scores (4, 6) vs (5, 6): X: classes of 10, feature 0 on 3/7, feature 1 on 2/8; X'
+    /// adds a class-1 example x = (1, 0). Mutant `mask_selector_counts_quarter_sensitivity`.
+    pub fn close(epsilon: f64, quarter: bool) -> Self {
+        MaskCountSelector {
+            claim: Claim::new(
+                "mask_selector_counts_close",
+                epsilon,
+                "count scores (4, 6) vs (5, 6): X' adds a class-1 example x = (1, 0); T = 1; statistic: feature 0 chosen",
+            )
+            .or_mutant(quarter, "mask_selector_counts_quarter_sensitivity"),
+            x: counts(&[10.0, 10.0], array![[3.0, 2.0], [7.0, 8.0]]),
+            x_prime: counts(&[10.0, 11.0], array![[3.0, 2.0], [8.0, 8.0]]),
+            run_epsilon: if quarter { 4.0 * epsilon } else { epsilon },
         }
     }
 }
@@ -519,7 +552,7 @@ impl Auditable for MaskCountSelector {
             .select(
                 side.pick(&self.x, &self.x_prime),
                 1,
-                Some(self.claim.epsilon),
+                Some(self.run_epsilon),
                 &mut Streams::new(rng.r#gen()),
                 &mut Ledger::new(Relation::AddRemove),
             )
@@ -528,47 +561,96 @@ impl Auditable for MaskCountSelector {
     }
 }
 
-/// One-shot Gumbel top-k (k = 1, scale 2 Delta_q / eps) on `Q_X` / `Q_XP`.
+/// One-shot Gumbel top-k (scale 2 T Delta_q / eps, Delta_q = 1), each row beside a planted
+/// mutant run through the same code at a larger epsilon:
+///
+/// * `gumbel_top1`: T = 1 on `Q_X` / `Q_XP`; statistic: feature 0 chosen. Mutant
+///   `gumbel_top1_no_half`: scale Delta_q / eps (the exponential mechanism's 1/2 dropped, the
+///   mechanism at 2 eps): P(feature 0) = 1/(1 + e^6) on X, 1/(1 + e^4) on X', ln 1.98.
+/// * `gumbel_top2`: T = 2 of D = 4 on scores (0, 0, 2, 2) vs (1, 1, 1, 1) (the pair {0, 1} gains
+///   2 = T Delta_q, as for `mask_sampler_t2`); statistic: {0, 1} chosen. Gumbel top-2 is two
+///   peeling rounds, so P({0, 1}) = 2 w0 w1 / (W (W - w0)) with w = exp(q / scale): at the
+///   correct scale 4 the event ratio is ln 0.64. Mutant `gumbel_top2_scale_for_t1`: the scale
+///   2 Delta_q / eps of T = 1 (the budget not divided over the T rounds, the mechanism at T eps):
+///   1/6 on X' against 1/((1 + e)(1 + 2e)) on X, ln 1.38 (real eps T eps = 2).
 pub struct GumbelWorstCase {
-    epsilon: f64,
+    claim: Claim,
+    t: usize,
+    /// The epsilon the mechanism runs at (2 eps for the mutants).
+    run_epsilon: f64,
 }
 
 impl GumbelWorstCase {
-    pub fn new(epsilon: f64) -> Self {
-        GumbelWorstCase { epsilon }
+    pub fn top1(epsilon: f64, no_half: bool) -> Self {
+        let neighbours = "scores (0, 6) vs (1, 5), Delta_q = 1, T = 1; statistic: feature 0 chosen";
+        GumbelWorstCase {
+            claim: Claim::new("gumbel_top1", epsilon, neighbours)
+                .or_mutant(no_half, "gumbel_top1_no_half"),
+            t: 1,
+            run_epsilon: if no_half { 2.0 * epsilon } else { epsilon },
+        }
+    }
+
+    pub fn top2(epsilon: f64, scale_for_t1: bool) -> Self {
+        let neighbours = "scores (0, 0, 2, 2) vs (1, 1, 1, 1), Delta_q = 1, D = 4, T = 2; statistic: {0, 1} chosen";
+        GumbelWorstCase {
+            claim: Claim::new("gumbel_top2", epsilon, neighbours)
+                .or_mutant(scale_for_t1, "gumbel_top2_scale_for_t1"),
+            t: 2,
+            run_epsilon: if scale_for_t1 { 2.0 * epsilon } else { epsilon },
+        }
     }
 }
 
 impl Auditable for GumbelWorstCase {
     fn claim(&self) -> Claim {
-        let neighbours = "scores (0, 6) vs (1, 5), Delta_q = 1, T = 1; statistic: feature 0 chosen";
-        Claim::new("gumbel_top1", self.epsilon, neighbours)
+        self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let chosen = with_charge("gumbel", exponential(&self.claim()), |c| {
-            c.gumbel_top_k(side.pick(&Q_X, &Q_XP), 1, rng)
-        });
-        chose_first(&chosen.expect("valid"))
+        let mechanism =
+            Exponential::new(1.0, self.run_epsilon, Relation::AddRemove).expect("valid");
+        if self.t == 1 {
+            let chosen = with_charge("gumbel", mechanism, |c| {
+                c.gumbel_top_k(side.pick(&Q_X, &Q_XP), 1, rng)
+            });
+            return chose_first(&chosen.expect("valid"));
+        }
+        let q: &[f64] = side.pick(&[0.0, 0.0, 2.0, 2.0], &[1.0, 1.0, 1.0, 1.0]);
+        let chosen = with_charge("gumbel", mechanism, |c| c.gumbel_top_k(q, self.t, rng));
+        f64::from(u8::from(chosen.expect("valid") == [0, 1]))
     }
 }
 
-/// Sparse vector (AboveThreshold, T = 1, public threshold 0.5, Delta_q = 1). Queries move in
-/// opposite directions, the known hard case: X scores (1, 1, 1, 0), X' scores (0, 0, 0, 1).
-/// Statistic: index of the first positive (4 if none).
+/// Sparse vector (AboveThreshold, T = 1, public threshold 0, Delta_q = 1). Queries move in
+/// opposite directions, the known hard case: X scores (1, 1, 1, 1, 0), X' scores
+/// (0, 0, 0, 0, 1). Statistic: index of the first positive, -1 if none, so that {s >= 4} is
+/// "only the last query is above", the event the proof's worst case is about (the threshold
+/// shifted by Delta_q keeps the four below, the last query then moves by 2 Delta_q). Exact
+/// probabilities of that event (numerical integration over the threshold noise): 0.0194 on X
+/// and 0.0446 on X', ln 0.83.
+///
+/// Mutant `sparse_vector_query_noise_halved`: query noise Lap(2 Delta_q / eps') instead of
+/// Lap(4 Delta_q / eps') (the threshold's scale reused; the proof then gives only 3 eps / 2):
+/// 0.0132 on X and 0.0527 on X', ln 1.38.
 pub struct SparseWorstCase {
     sparse: SparseVector,
     claim: Claim,
 }
 
+/// The sparse vector rows' queries on X and X'.
+const SVT_X: [f64; 5] = [1.0, 1.0, 1.0, 1.0, 0.0];
+const SVT_XP: [f64; 5] = [0.0, 0.0, 0.0, 0.0, 1.0];
+
 impl SparseWorstCase {
-    pub fn new(epsilon: f64) -> Self {
+    pub fn new(epsilon: f64, query_noise_halved: bool) -> Self {
         SparseWorstCase {
             sparse: SparseVector::new(1, 1.0, epsilon, Relation::AddRemove).expect("valid"),
             claim: Claim::new(
                 "sparse_vector",
                 epsilon,
-                "scores (1, 1, 1, 0) vs (0, 0, 0, 1), threshold 0.5, T = 1; statistic: first positive",
-            ),
+                "scores (1, 1, 1, 1, 0) vs (0, 0, 0, 0, 1), threshold 0, T = 1; statistic: first positive (-1 if none)",
+            )
+            .or_mutant(query_noise_halved, "sparse_vector_query_noise_halved"),
         }
     }
 }
@@ -578,11 +660,18 @@ impl Auditable for SparseWorstCase {
         self.claim
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let q: &[f64] = side.pick(&[1.0, 1.0, 1.0, 0.0], &[0.0, 0.0, 0.0, 1.0]);
-        let out = with_charge("sparse", self.sparse, |c| c.above_threshold(q, 0.5, rng));
-        out.expect("valid")
-            .first()
-            .map_or(q.len() as f64, |&i| i as f64)
+        let q: &[f64] = side.pick(&SVT_X, &SVT_XP);
+        let first = if self.claim.mutant {
+            // AboveThreshold, T = 1, both noises at the threshold's scale 2 Delta_q / eps.
+            let noise = LaplaceNoise::with_scale(2.0 / self.claim.epsilon).expect("valid");
+            let noisy_threshold = noise.sample(rng);
+            q.iter()
+                .position(|&v| v + noise.sample(rng) >= noisy_threshold)
+        } else {
+            let out = with_charge("sparse", self.sparse, |c| c.above_threshold(q, 0.0, rng));
+            out.expect("valid").first().copied()
+        };
+        first.map_or(-1.0, |i| i as f64)
     }
 }
 

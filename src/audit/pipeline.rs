@@ -14,13 +14,21 @@
 //! model predicts for a test row equal to the canary, the membership test a leaky learner
 //! fails. Each run is one trial of the pipeline with its own seed (drawn from the audit's
 //! stream), under the spec's relation and folder.
+//!
+//! Public size: a run reads the training-set size N only where the spec makes it public, as a
+//! cell does ([`audit_size`]): under replace-one N is the neighbours' common size; under
+//! add/remove only a spec that declares N public (a `grid.n_train` axis, or datasets that are
+//! all generated or declare `public_n`) gets one, X's size, and X' (one row more or less) is
+//! run with the same N, as a cell's neighbour is. Elsewhere a mechanism that reads N is refused,
+//! as in the spec's own cells.
 
 use super::{Auditable, Claim, Side};
+use crate::data::catalog::DatasetDef;
 use crate::data::{BinaryMatrix, Dataset, Features, SplitRule};
 use crate::error::{Error, Result};
 use crate::kinds::{CellBudget, GridValues, ReleaseInput, ReleaseKind};
 use crate::learners::{FitInput, Learner, TrialLog};
-use crate::privacy::Relation;
+use crate::privacy::{PublicSize, Relation};
 use crate::rng::Rng;
 use crate::spec::{Spec, Step};
 use rand::RngCore;
@@ -173,6 +181,9 @@ pub struct PipelineAudit {
     subject: Subject,
     epsilon: f64,
     relation: Relation,
+    /// The public N both sides' runs read ([`audit_size`]); `None` when the spec keeps it
+    /// private.
+    size: Option<PublicSize>,
     spec_dir: Option<PathBuf>,
     /// The first error of a run (a run cannot return one; the audit reports it afterwards).
     failed: Mutex<Option<Error>>,
@@ -206,8 +217,13 @@ impl PipelineAudit {
             })?;
         let relation = pipeline.relation(spec.experiment.neighbours);
         let subject = subject(pipeline, name, epsilon, relation, neighbours)?;
+        let (rows, rows_prime) = match &subject {
+            Subject::Release { x, x_prime, .. } => (x.len(), x_prime.len()),
+            Subject::Learner { neighbours: n, .. } => (n.train.len(), n.train_prime.len()),
+        };
         let mut audit = PipelineAudit {
             claim: Claim::new("", epsilon, ""),
+            size: audit_size(spec, relation, rows, rows_prime),
             subject,
             epsilon,
             relation,
@@ -240,6 +256,10 @@ impl PipelineAudit {
     /// The neighbours and the statistic, as the audit's table states them.
     fn pair_text(&self) -> String {
         let eps = self.epsilon;
+        let eps = match &self.size {
+            Some(size) => format!("{eps}, public N = {}", size.n),
+            None => eps.to_string(),
+        };
         match &self.subject {
             Subject::Release { x, x_prime, .. } => format!(
                 "X = {x:?}, X' = {x_prime:?} (the spec's pipeline at eps = {eps}); statistic: the release"
@@ -254,6 +274,7 @@ impl PipelineAudit {
     /// One trial on `side`'s neighbour with seed `seed`: its log and the statistic.
     fn trial(&self, side: Side, seed: u64) -> Result<(TrialLog, f64)> {
         let mut log = TrialLog::with_relation(seed, self.relation);
+        log.ledger.set_public_size(self.size.clone());
         log.spec_dir.clone_from(&self.spec_dir);
         let statistic = match &self.subject {
             Subject::Release {
@@ -304,6 +325,47 @@ impl PipelineAudit {
     pub fn failure(&self) -> Option<Error> {
         self.failed.lock().ok()?.take()
     }
+}
+
+/// The training-set size N the runs of an audit under `relation` read as public, the same on X
+/// (`rows` rows) and X' (`rows_prime`), as a cell's N is the same for its data and their
+/// neighbour (`pipeline::run_cell`): under replace-one the size both sides have; under
+/// add/remove only where the spec declares N public, a `grid.n_train` axis or datasets that are
+/// all generated or declare `public_n` (the size a cell reads), and then X's size (an empty X,
+/// which no cell has, takes X''s); X' has one row more or less and runs with the same N, which
+/// the sensitivity of a mechanism reading N covers. `None`: N is private, as in the spec's
+/// cells, and a mechanism that reads it is refused.
+pub fn audit_size(
+    spec: &Spec,
+    relation: Relation,
+    rows: usize,
+    rows_prime: usize,
+) -> Option<PublicSize> {
+    let n = if rows > 0 { rows } else { rows_prime };
+    let declared = match relation {
+        Relation::ReplaceOne => "replace-one: N is the same on both neighbours".to_string(),
+        Relation::AddRemove if spec.grid.n_train.is_some() => "declared in grid.n_train".into(),
+        Relation::AddRemove => {
+            let datasets = &spec.experiment.datasets;
+            let public = |d: &String| {
+                spec.catalog
+                    .get(d)
+                    .and_then(DatasetDef::public_train)
+                    .is_some()
+            };
+            if datasets.is_empty() || !datasets.iter().all(public) {
+                return None;
+            }
+            format!(
+                "declared by the spec's datasets ({}: generated or `public_n`)",
+                datasets.join(", ")
+            )
+        }
+    };
+    Some(PublicSize::new(
+        n,
+        format!("{declared}; the audit's X has N = {n} rows and X' runs with the same N"),
+    ))
 }
 
 /// What pipeline `name` runs under audit: its release on the given (or default) columns, or its

@@ -20,8 +20,17 @@
 //! * `composed_average` (replace-one, eps = 1, sum_share 1/2; the row count is exact there):
 //!   X = ten 0s, X' = nine 0s and a 1, bounds [0, 1]. Mutant `composed_average_exact_sum`: the
 //!   sum released without noise, so X's average is exactly 0 and X''s is 0.1.
+//! * `sum_replace_one` (the release layer's Laplace sum, bounds [-1, 1]): X = {-1, 0},
+//!   X' = {1, 0}: the sum moves by the width 2, the replace-one sensitivity: tight. Mutant
+//!   `sum_max_abs_under_replace_one`: the add/remove sensitivity max(|lo|, |hi|) = 1 (the sum
+//!   run with an add/remove ledger on the replace-one pair), really 2 eps.
+//! * `histogram_replace_one` (`release::histogram`, bins [0, 1/2), [1/2, 1]): X = {0.2, 0.7},
+//!   X' = {0.8, 0.7}: one count falls and one rises, L1 change 2, the replace-one sensitivity;
+//!   statistic: the clamped likelihood ratio of the two changed counts (as for Algorithm 1),
+//!   tight. Mutant `histogram_add_remove_sensitivity`: the add/remove sensitivity 1 on the same
+//!   pair, really 2 eps.
 //!
-//! Statistic: the release (the answer bit for randomized response).
+//! Statistic: the release (the answer bit for randomized response) unless stated.
 
 use super::{Auditable, Claim, Side, row, with_charge, with_mutant};
 use crate::privacy::Ledger;
@@ -86,11 +95,32 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         "composed_average_exact_sum",
         composed_average,
     );
+    let sums = [
+        with_mutant(
+            claim(
+                "sum_replace_one",
+                EPS,
+                "data in [-1, 1]: X = {-1, 0}, X' = {1, 0}; statistic: the released sum",
+            ),
+            "sum_max_abs_under_replace_one",
+            sum,
+        ),
+        with_mutant(
+            claim(
+                "histogram_replace_one",
+                EPS,
+                "bins [0, 1/2), [1/2, 1]: X = {0.2, 0.7}, X' = {0.8, 0.7}; statistic: clamped LR of the two counts",
+            ),
+            "histogram_add_remove_sensitivity",
+            histogram,
+        ),
+    ];
     pairs
         .into_iter()
         .flatten()
         .chain(gaussian)
         .chain(composed)
+        .chain(sums.into_iter().flatten())
         .collect()
 }
 
@@ -193,6 +223,39 @@ fn composed_average(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         .value
 }
 
+/// The relation a release row's noise is calibrated for: replace-one, or (mutant) add/remove,
+/// whose sensitivity is half the replace-one one for these queries.
+fn noise_relation(claim: &Claim) -> Relation {
+    if claim.mutant {
+        Relation::AddRemove
+    } else {
+        Relation::ReplaceOne
+    }
+}
+
+/// The Laplace sum on [-1, 1] on a replace-one pair (the mutant: the add/remove sensitivity).
+fn sum(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+    let bounds = Bounds { lo: -1.0, hi: 1.0 };
+    let data = Clamped::new(side.pick(&[-1.0, 0.0], &[1.0, 0.0]), bounds).expect("valid");
+    let mut streams = Streams::new(rng.r#gen());
+    let mut ledger = Ledger::new(noise_relation(claim));
+    release::laplace("sum", Query::Sum, &data, EPS, &mut streams, &mut ledger)
+        .expect("valid")
+        .value
+}
+
+/// The Laplace histogram on two bins on a replace-one pair (the mutant: the add/remove
+/// sensitivity). Statistic: clamp(1 - y_0, 0, 1) + clamp(y_1 - 1, 0, 1), the log-likelihood ratio
+/// of the two changed counts up to an affine map (X's exact counts (1, 1), X''s (0, 2)).
+fn histogram(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+    let data = Clamped::new(side.pick(&[0.2, 0.7], &[0.8, 0.7]), unit()).expect("valid");
+    let mut streams = Streams::new(rng.r#gen());
+    let mut ledger = Ledger::new(noise_relation(claim));
+    let (noisy, _) =
+        release::histogram(&data, &[0.0, 0.5, 1.0], EPS, &mut streams, &mut ledger).expect("valid");
+    (1.0 - noisy[0]).clamp(0.0, 1.0) + (noisy[1] - 1.0).clamp(0.0, 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,14 +263,19 @@ mod tests {
 
     /// 20,000 runs per side, seed 1: every mutant caught, every correct row at or below its
     /// claim, and the tight rows close to it (the exponential median's exact loss on this pair
-    /// is 0.87, randomized response's is the claim itself).
+    /// is 0.87, randomized response's, the sum's and the histogram's are the claim itself).
     #[test]
     fn release_mutants_are_caught_and_correct_rows_pass() {
-        let (results, _) = audited(&all(), 11, Relation::ReplaceOne);
+        let (results, _) = audited(&all(), 15, Relation::ReplaceOne);
         let rr = 0.8 * 3f64.ln();
         assert_tight(
             &results,
-            &[("exponential_median", 0.6), ("randomized_response", rr)],
+            &[
+                ("exponential_median", 0.6),
+                ("randomized_response", rr),
+                ("sum_replace_one", 0.8),
+                ("histogram_replace_one", 0.8),
+            ],
         );
     }
 }

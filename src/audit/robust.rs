@@ -16,10 +16,16 @@
 //! * `m_estimator_histogram` (2 bins, Huber c = 1, pure eps = 1): X = ten 0.25s, X' moves one
 //!   to 0.75. Mutant `m_estimator_histogram_exact_counts`: the estimate from the exact counts,
 //!   so X gives 0.25 and X' 0.3 every time.
+//! * `ptr_test`: PTR's test on its own ((1, 1e-3)-DP, the distance to instability has
+//!   sensitivity 1) on distances 7 (X) and 8 (X'), just above the threshold ln(1/delta)/eps =
+//!   6.91: "no answer" with probability e^-0.09 / 2 = 0.457 on X and e^-1.09 / 2 = 0.168 on
+//!   X', ln 1: tight. Statistic: whether the test passed. Mutant `ptr_test_half_scale`: the
+//!   noise Lap(1/(2 eps)) (the distance's sensitivity taken as 1/2): 0.418 against 0.057, ln 2.
 //!
 //! Statistic: the release (PTR's fallback on "no answer").
 
-use super::{Auditable, Claim, Side, row};
+use super::{Auditable, Claim, Side, row, with_charge};
+use crate::privacy::ptr::PtrTest;
 use crate::privacy::{LaplaceNoise, Ledger, PublicSize, Relation};
 use crate::release::robust::{self, PtrParams, Robust};
 use crate::release::{Bounds, Clamped};
@@ -41,6 +47,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     let unstable = "X = thirty 0s and thirty 1s, X' = one 0 replaced by 1; statistic: the release";
     let iqr = "X = fifteen 0s, thirty 0.5s, fifteen 1s, X' = one 0 replaced by 0.5; statistic: the release";
     let hist = "X = ten 0.25s, X' = nine 0.25s and 0.75 (2 bins); statistic: the estimate";
+    let distances = "PTR's test alone: distance to instability 7 (X) vs 8 (X'), threshold ln(1/delta)/eps = 6.91; statistic: passed";
     let pure = |name, mutant| {
         Claim::new(name, EPS, hist)
             .under(Relation::ReplaceOne)
@@ -65,7 +72,26 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             pure("m_estimator_histogram_exact_counts", true),
             m_estimator,
         ),
+        row(claim("ptr_test", distances), ptr_test),
+        row(
+            claim("ptr_test_half_scale", distances).mutant(true),
+            ptr_test,
+        ),
     ]
+}
+
+/// PTR's test alone on distances to instability 7 (X) and 8 (X') (the mutant: its noise at
+/// half the scale). Statistic: 1 if it passed.
+fn ptr_test(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+    let distance = if side == Side::X { 7.0 } else { 8.0 };
+    let test = PtrTest::new(EPS, DELTA, Relation::ReplaceOne).expect("valid");
+    let passed = if claim.mutant {
+        let noise = LaplaceNoise::with_scale(0.5 / EPS).expect("valid");
+        distance + noise.sample(rng) > test.threshold()
+    } else {
+        with_charge("PTR test", test, |c| c.test(distance, rng)).1
+    };
+    f64::from(u8::from(passed))
 }
 
 /// Which neighbouring pair a PTR row runs on (module docs).
@@ -161,9 +187,12 @@ fn unit() -> Bounds {
 mod tests {
     use super::*;
 
-    /// 20,000 runs per side, seed 1: every mutant caught, every correct row within its claim.
+    /// 20,000 runs per side, seed 1: every mutant caught, every correct row within its claim,
+    /// PTR's test alone close to it.
     #[test]
     fn robust_mutants_are_caught_and_correct_rows_pass() {
-        crate::audit::testing::audited(&all(), 7, Relation::ReplaceOne);
+        let (results, _) = crate::audit::testing::audited(&all(), 9, Relation::ReplaceOne);
+        // The test alone is tight on its pair (its event ratio is e^eps exactly).
+        crate::audit::testing::assert_tight(&results, &[("ptr_test", 0.8)]);
     }
 }

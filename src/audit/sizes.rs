@@ -49,6 +49,16 @@
 //!   private N, so an added example may also move a row across the boundary (2.2 by
 //!   simulation).
 //!
+//! * `sum_add_remove`: the release layer's Laplace sum on bounds [0.5, 1]: X = {1},
+//!   X' = {1, 1}; the sum moves by max(|lo|, |hi|) = 1, its add/remove sensitivity: tight.
+//!   Mutant `sum_width_under_add_remove`: the width hi - lo = 1/2 (the replace-one value, the
+//!   sum run with a replace-one ledger), really 2 eps.
+//! * `direct_average`: the tutorial's direct average, the mean of the rows + Lap((hi - lo)/eps)
+//!   with n private, data in [0, 1]: X = {0}, X' = {0, 1}; the average moves by 1/2 (the
+//!   sensitivity hi - lo is loose by 2 under add/remove: loss 1/2). Mutant
+//!   `direct_average_own_n`: the textbook mean's sensitivity (hi - lo)/n with each side's own n
+//!   (the bug of issue 46), scales 1 and 1/2.
+//!
 //! The smooth-sensitivity median and randomized response have no add/remove row: both are
 //! refused under add/remove (the median's rank and the survey's share need a fixed n; their
 //! replace-one rows are in [`super::release`]).
@@ -105,7 +115,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
 type ReleaseRun = fn(Side, bool, &mut Rng) -> f64;
 
 /// The correct release rows; each mutant's name is [`mutant_name`] of its row's.
-fn release_rows() -> [(Claim, ReleaseRun); 6] {
+fn release_rows() -> [(Claim, ReleaseRun); 8] {
     let mean = "data in [0, 1], public n = 1: X = {1}, X' = {1, 1}; statistic: the release";
     [
         (Claim::new("mean_public_n", EPS, mean), mean_run),
@@ -145,6 +155,22 @@ fn release_rows() -> [(Claim, ReleaseRun); 6] {
             ),
             exponential_median_run,
         ),
+        (
+            Claim::new(
+                "sum_add_remove",
+                EPS,
+                "data in [0.5, 1]: X = {1}, X' = {1, 1}; statistic: the release",
+            ),
+            sum_run,
+        ),
+        (
+            Claim::new(
+                "direct_average",
+                EPS,
+                "data in [0, 1], n private: X = {0}, X' = {0, 1}; statistic: the release",
+            ),
+            direct_average_run,
+        ),
     ]
 }
 
@@ -155,6 +181,8 @@ fn mutant_name(correct: &str) -> &'static str {
         "count_add_remove" => "share_true_size",
         "gaussian_mean_public_n" => "gaussian_mean_true_size",
         "global_median_add_remove" => "global_median_true_size",
+        "sum_add_remove" => "sum_width_under_add_remove",
+        "direct_average" => "direct_average_own_n",
         _ => "exponential_median_scaled_by_n",
     }
 }
@@ -280,6 +308,38 @@ fn exponential_median_run(side: Side, mutant: bool, rng: &mut Rng) -> f64 {
         super::with_charge("exponential", m, |c| c.sample_sorted(data, rng, &mut w))
     };
     (y - 0.5).abs()
+}
+
+fn sum_run(side: Side, mutant: bool, rng: &mut Rng) -> f64 {
+    let bounds = Bounds { lo: 0.5, hi: 1.0 };
+    let data = Clamped::new(side.pick(&[1.0][..], &[1.0, 1.0][..]), bounds).expect("valid");
+    // The mutant calibrates with the replace-one ledger's width, on the add/remove pair.
+    let relation = if mutant { Relation::ReplaceOne } else { AR };
+    let mut streams = Streams::new(rng.r#gen());
+    let mut ledger = Ledger::new(relation);
+    release::laplace("sum", Query::Sum, &data, EPS, &mut streams, &mut ledger)
+        .expect("valid")
+        .value
+}
+
+fn direct_average_run(side: Side, mutant: bool, rng: &mut Rng) -> f64 {
+    let data = Clamped::new(side.pick(&[0.0][..], &[0.0, 1.0][..]), unit()).expect("valid");
+    let query = Query::DirectAverage;
+    once(1, rng, |streams, ledger| {
+        if !mutant {
+            return release::laplace("average", query, &data, EPS, streams, ledger).expect("valid");
+        }
+        let truth = query.answer(&data).expect("valid");
+        let lap = Laplace::new(1.0 / data.len() as f64, EPS, AR).expect("valid");
+        let noise = ledger
+            .charge("average", "laplace", lap)
+            .expect("same relation")
+            .sample(&mut streams.stream("average"));
+        Release {
+            value: truth + noise,
+            truth,
+        }
+    })
 }
 
 /// Algorithm 3's noisy MI scores with the MI sensitivity at the public N (mutant: each side's
@@ -495,11 +555,12 @@ mod tests {
     /// caught (each reads a size the neighbours do not share, or the partition they do not).
     #[test]
     fn size_rows_pass_and_size_mutants_are_caught() {
-        let (results, _) = audited(&all(), 20, AR);
+        let (results, _) = audited(&all(), 24, AR);
         let tight = [
             "mean_public_n",
             "count_add_remove",
             "global_median_add_remove",
+            "sum_add_remove",
         ];
         assert_tight(&results, &tight.map(|name| (name, 0.8)));
     }

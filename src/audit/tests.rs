@@ -113,6 +113,10 @@ fn correct_mechanisms_pass_and_mutants_are_caught() {
         "alg1_nb_sensitivity_d_minus_1",
         "alg1_nb_replace_one_add_remove_sensitivity",
         "vaidya_nb",
+        "mask_selector_counts_quarter_sensitivity",
+        "gumbel_top1_no_half",
+        "gumbel_top2_scale_for_t1",
+        "sparse_vector_query_noise_halved",
     ] {
         let r = results.iter().find(|r| r.mechanism == name).unwrap();
         assert!(r.mutant && r.caught, "{name}\n{table}");
@@ -207,7 +211,7 @@ fn json_has_the_documented_fields_and_the_cli_parses() {
 
 /// Logistic regression (`LR_TEST_TRIALS` runs per side): output perturbation, both branches of
 /// objective perturbation (under both relations) and the functional mechanism stay at or below
-/// their claim and the true epsilon of their neighbours; the two planted LR mutants are caught.
+/// their claim and the true epsilon of their neighbours; the three planted LR mutants are caught.
 #[test]
 fn logistic_regression_audits_pass_and_mutants_are_caught() {
     let ms: Vec<_> = all().into_iter().filter(|m| is_lr(m.as_ref())).collect();
@@ -223,6 +227,7 @@ fn logistic_regression_audits_pass_and_mutants_are_caught() {
             "lr_objective_delta_branch",
             "lr_objective_ignore_delta",
             "lr_functional",
+            "lr_functional_mean_sensitivity",
             "lr_output_replace_one",
             "lr_objective_replace_one",
             "lr_objective_delta_branch_replace_one",
@@ -260,6 +265,7 @@ fn logistic_regression_audits_pass_and_mutants_are_caught() {
     for name in [
         "lr_output_lambda_as_big_lambda",
         "lr_objective_ignore_delta",
+        "lr_functional_mean_sensitivity",
     ] {
         let r = results.iter().find(|r| r.mechanism == name).unwrap();
         assert!(r.mutant && r.caught, "{name}\n{table}");
