@@ -48,10 +48,10 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(MaskPairs::new(2.0, false)),
         Box::new(MaskPairs::new(2.0, true)),
         Box::new(ExactPrior::new(1.0)),
-        Box::new(GumbelWorstCase::top1(1.0, false)),
-        Box::new(GumbelWorstCase::top1(1.0, true)),
-        Box::new(GumbelWorstCase::top2(1.0, false)),
-        Box::new(GumbelWorstCase::top2(1.0, true)),
+        Box::new(GumbelWorstCase::new(1.0, 1, false)),
+        Box::new(GumbelWorstCase::new(1.0, 1, true)),
+        Box::new(GumbelWorstCase::new(1.0, 2, false)),
+        Box::new(GumbelWorstCase::new(1.0, 2, true)),
         Box::new(SparseWorstCase::new(1.0, false)),
         Box::new(SparseWorstCase::new(1.0, true)),
         Box::new(Vaidya::new(0.1)),
@@ -581,23 +581,20 @@ pub struct GumbelWorstCase {
 }
 
 impl GumbelWorstCase {
-    pub fn top1(epsilon: f64, no_half: bool) -> Self {
-        let neighbours = "scores (0, 6) vs (1, 5), Delta_q = 1, T = 1; statistic: feature 0 chosen";
+    /// T = 1 (`gumbel_top1`; mutant: scale Delta/eps) or T = 2 (`gumbel_top2`; mutant: the
+    /// T = 1 scale 2 Delta/eps); a mutant runs at twice the epsilon it claims.
+    pub fn new(epsilon: f64, t: usize, mutant: bool) -> Self {
+        let (name, mutant_name, neighbours) = if t == 1 {
+            let pair = "scores (0, 6) vs (1, 5), Delta_q = 1, T = 1; statistic: feature 0 chosen";
+            ("gumbel_top1", "gumbel_top1_no_half", pair)
+        } else {
+            let pair = "scores (0, 0, 2, 2) vs (1, 1, 1, 1), Delta_q = 1, D = 4, T = 2; statistic: {0, 1} chosen";
+            ("gumbel_top2", "gumbel_top2_scale_for_t1", pair)
+        };
         GumbelWorstCase {
-            claim: Claim::new("gumbel_top1", epsilon, neighbours)
-                .or_mutant(no_half, "gumbel_top1_no_half"),
-            t: 1,
-            run_epsilon: if no_half { 2.0 * epsilon } else { epsilon },
-        }
-    }
-
-    pub fn top2(epsilon: f64, scale_for_t1: bool) -> Self {
-        let neighbours = "scores (0, 0, 2, 2) vs (1, 1, 1, 1), Delta_q = 1, D = 4, T = 2; statistic: {0, 1} chosen";
-        GumbelWorstCase {
-            claim: Claim::new("gumbel_top2", epsilon, neighbours)
-                .or_mutant(scale_for_t1, "gumbel_top2_scale_for_t1"),
-            t: 2,
-            run_epsilon: if scale_for_t1 { 2.0 * epsilon } else { epsilon },
+            claim: Claim::new(name, epsilon, neighbours).or_mutant(mutant, mutant_name),
+            t,
+            run_epsilon: if mutant { 2.0 * epsilon } else { epsilon },
         }
     }
 }

@@ -283,16 +283,28 @@ fn global_median_run(side: Side, mutant: bool, rng: &mut Rng) -> f64 {
         }
         let sorted = data.sorted();
         let truth = sorted[crate::privacy::smooth_sensitivity::median_rank(sorted.len()) - 1];
-        let lap = Laplace::new(1.0 / data.len() as f64, EPS, AR).expect("valid");
-        let noise = ledger
-            .charge("median", "laplace", lap)
-            .expect("same relation")
-            .sample(&mut streams.stream("median"));
-        Release {
-            value: truth + noise,
-            truth,
-        }
+        at_own_n("median", truth, data.len(), streams, ledger)
     })
+}
+
+/// The mutants' release: `truth` + Laplace calibrated for sensitivity 1/n with n the side's own
+/// row count, which under add/remove is private (step `name`).
+fn at_own_n(
+    name: &str,
+    truth: f64,
+    n: usize,
+    streams: &mut Streams,
+    ledger: &mut Ledger,
+) -> Release {
+    let lap = Laplace::new(1.0 / n as f64, EPS, AR).expect("valid");
+    let noise = ledger
+        .charge(name, "laplace", lap)
+        .expect("same relation")
+        .sample(&mut streams.stream(name));
+    Release {
+        value: truth + noise,
+        truth,
+    }
 }
 
 fn exponential_median_run(side: Side, mutant: bool, rng: &mut Rng) -> f64 {
@@ -330,15 +342,7 @@ fn direct_average_run(side: Side, mutant: bool, rng: &mut Rng) -> f64 {
             return release::laplace("average", query, &data, EPS, streams, ledger).expect("valid");
         }
         let truth = query.answer(&data).expect("valid");
-        let lap = Laplace::new(1.0 / data.len() as f64, EPS, AR).expect("valid");
-        let noise = ledger
-            .charge("average", "laplace", lap)
-            .expect("same relation")
-            .sample(&mut streams.stream("average"));
-        Release {
-            value: truth + noise,
-            truth,
-        }
+        at_own_n("average", truth, data.len(), streams, ledger)
     })
 }
 
