@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::kinds::{Described, Registered};
 use crate::learners::logistic::mechanisms::objective_branch;
 use crate::learners::{PrivateNbParams, TrialLog};
-use crate::privacy::Laplace;
+use crate::privacy::{Laplace, Ledger};
 use crate::selection::scores::{
     count_scores, count_sensitivity, mi_from_parameters, mi_sensitivity, mutual_information,
     thesis_mi_sensitivity,
@@ -25,7 +25,7 @@ use std::fmt::Debug;
 /// Declares the probes (structs without fields), their descriptions and [`PROBES`]; each
 /// probe's `record` is written beside it below.
 macro_rules! probes {
-    ($($ty:ident: $name:literal, spends = $spends:literal, $about:literal;)*) => {
+    ($($ty:ident: $name:literal, spends = $spends:literal, $(reads_n = $reads:expr,)? $about:literal;)*) => {
         $(
             #[derive(Debug, Clone, Deserialize)]
             #[serde(deny_unknown_fields)]
@@ -47,6 +47,11 @@ macro_rules! probes {
                     self.record(input, &mut out, log)?;
                     Ok(out)
                 }
+
+                fn check_run(&self, _ledger: &mut Ledger) -> Result<()> {
+                    $(_ledger.public_size($reads)?;)?
+                    Ok(())
+                }
             }
         )*
 
@@ -62,7 +67,7 @@ probes! {
         "MI per feature and whether one Algorithm 1 run at eps thresholded it (F3.5)";
     MiSensitivity: "mi_sensitivity", spends = false,
         "Delta_I(N) for N = 2 .. 10^6 (F3.9; analytic)";
-    PerturbedMi: "perturbed_mi", spends = true,
+    PerturbedMi: "perturbed_mi", spends = true, reads_n = ALGORITHM_3_READS_N,
         "true MI against Algorithm 2's and Algorithm 3's perturbed MI at eps (F3.10)";
     KeepProbability: "keep_probability", spends = true,
         "Algorithm 4 keep probability vs score, MI and count scores, T = `features`, eps0 = eps/T (F3.11/3.12/3.18; not private)";
@@ -79,7 +84,16 @@ pub trait ProbeKind: Debug + Send + Sync {
     /// Whether it runs a mechanism (and so takes the grid's epsilon and spends it).
     fn spends(&self) -> bool;
     fn run(&self, input: &ProbeInput, log: &mut TrialLog) -> Result<ProbeOutput>;
+    /// Checks, before anything runs, what it reads of the run: the public N (through
+    /// `ledger`, a scratch ledger with the cell's relation and public size;
+    /// [`crate::kinds::LearnerKind::check_run`]).
+    fn check_run(&self, _ledger: &mut Ledger) -> Result<()> {
+        Ok(())
+    }
 }
+
+/// What Algorithm 3's perturbed MI reads the public N for.
+const ALGORITHM_3_READS_N: &str = "Algorithm 3's MI sensitivity h(1/N) + 1/N";
 
 crate::kinds::registrar!(probe: ProbeKind);
 
@@ -220,9 +234,7 @@ impl PerturbedMi {
         let prior: Vec<f64> = fit.model.log_prior.iter().map(|l| l.exp()).collect();
         out.put("alg2_mi", mi_from_parameters(&fit.model.theta, &prior));
         // Algorithm 3: MI + Lap(D Delta_I / eps).
-        let n = log
-            .ledger
-            .public_size("Algorithm 3's MI sensitivity h(1/N) + 1/N")?;
+        let n = log.ledger.public_size(ALGORITHM_3_READS_N)?;
         let sens = c.n_features() as f64 * mi_sensitivity(n as f64, log.ledger.relation());
         let lap = Laplace::new(sens, eps, log.ledger.relation())?;
         let mut rng = log.streams.stream("analysis/algorithm3");

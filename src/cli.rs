@@ -286,6 +286,8 @@ pub enum Command {
     ///
     /// epsilab accountant --epsilon 1 --sampling-rate 0.00786 --steps 1272 --delta 1e-9
     #[command(group(clap::ArgGroup::new("noise").required(true).args(["noise_multiplier", "epsilon"])))]
+    #[command(group(clap::ArgGroup::new("delta_or_size").required(true).multiple(true)
+        .args(["delta", "dataset_size"])))]
     Accountant {
         /// Noise multiplier S = noise standard deviation / clipping norm C (> 0): print the ε
         /// it gives.
@@ -303,8 +305,7 @@ pub enum Command {
         #[arg(long, value_name = "K", value_parser = parse_steps, allow_negative_numbers = true)]
         steps: u64,
         /// δ in (0, 1), e.g. 1e-5; 1/N² is the usual choice (see --dataset-size).
-        #[arg(long, value_name = "D", value_parser = parse_delta, allow_negative_numbers = true,
-              required_unless_present = "dataset_size")]
+        #[arg(long, value_name = "D", value_parser = parse_delta, allow_negative_numbers = true)]
         delta: Option<f64>,
         /// Training-set size N (>= 2): sets δ = 1/N² when --delta is not given.
         #[arg(long, value_name = "N", value_parser = parse_dataset_size, allow_negative_numbers = true)]

@@ -77,10 +77,20 @@ pub fn run_cell(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<TrialRecord>
 /// file dataset's `public_n` (which must equal its training split's size), or under
 /// replace-one the split's size (the same for both neighbours). `None`: N is private.
 fn public_size(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<Option<PublicSize>> {
+    cell_public_size(spec, cell, &td.data.name, td.split.train.len())
+}
+
+/// [`public_size`] of `cell` on dataset `name` whose training split has `rows` rows (the
+/// preflight's, before any split is drawn).
+pub(crate) fn cell_public_size(
+    spec: &Spec,
+    cell: &Cell,
+    name: &str,
+    rows: usize,
+) -> Result<Option<PublicSize>> {
     if let Some(n) = cell.at.n_train {
         return Ok(Some(PublicSize::new(n, "declared in grid.n_train")));
     }
-    let (name, rows) = (&td.data.name, td.split.train.len());
     check_public_n(spec, name, rows)?;
     Ok(
         match spec.catalog.get(name).and_then(DatasetDef::public_train) {
@@ -102,7 +112,7 @@ fn public_size(spec: &Spec, cell: &Cell, td: &TrialData) -> Result<Option<Public
 }
 
 /// The relation the cell runs under: its pipeline's own, else the experiment's.
-fn relation_of(spec: &Spec, cell: &Cell) -> Relation {
+pub(crate) fn relation_of(spec: &Spec, cell: &Cell) -> Relation {
     spec.pipelines[cell.pipeline].relation(spec.experiment.neighbours)
 }
 

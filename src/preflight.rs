@@ -3,7 +3,8 @@
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::plan::{Cell, Plan};
-use crate::spec::Spec;
+use crate::privacy::Ledger;
+use crate::spec::{Spec, Step};
 
 /// Checks dataset `d` (loaded as `data`) with every pipeline that runs on it, before the
 /// first trial runs.
@@ -13,7 +14,7 @@ pub(crate) fn preflight(spec: &Spec, plan: &Plan, d: usize, data: &Dataset) -> R
         let c = &combo.cell(0);
         let pipeline = &spec.pipelines[c.pipeline];
         check_sizes(spec, c, data)?;
-        let releases = matches!(pipeline.step, crate::spec::Step::Release(_));
+        let releases = matches!(pipeline.step, Step::Release(_));
         if releases != data.is_scalar() {
             let reason = if releases {
                 format!(
@@ -34,6 +35,7 @@ pub(crate) fn preflight(spec: &Spec, plan: &Plan, d: usize, data: &Dataset) -> R
                 reason,
             });
         }
+        check_run(spec, c, data)?;
         if releases {
             continue;
         }
@@ -88,4 +90,56 @@ fn check_sizes(spec: &Spec, c: &Cell, data: &Dataset) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// What the cell's steps read of the run besides its grid values, checked with a scratch
+/// ledger holding the cell's relation and public training-set size N: a step that reads N when
+/// the run declares none, a relation a mechanism is not proven for, an ε the accountant cannot
+/// reach ([`crate::kinds::LearnerKind::check_run`] and its release and selector twins). The
+/// refusal names the spec file, the field to change and the pipeline.
+fn check_run(spec: &Spec, c: &Cell, data: &Dataset) -> Result<()> {
+    let pipeline = &spec.pipelines[c.pipeline];
+    let size = crate::pipeline::cell_public_size(spec, c, &data.name, data.train_size())?;
+    let mut ledger = Ledger::new(crate::pipeline::relation_of(spec, c)).with_public_size(size);
+    let checked = match &pipeline.step {
+        Step::Release(release) => release.params.check_run(&mut ledger),
+        Step::Probe(probe) => probe.params.check_run(&mut ledger),
+        _ => pipeline
+            .selection
+            .as_ref()
+            .map_or(Ok(()), |s| s.params.check_run(&mut ledger))
+            .and_then(|()| match pipeline.learner() {
+                Some(kind) => kind.check_run(&c.at, &c.budget, &mut ledger),
+                None => Ok(()),
+            }),
+    };
+    let Err(Error::Param { name, reason }) = checked else {
+        return checked;
+    };
+    let at = format!(
+        "pipeline[{}] `{}` on dataset `{}`{}",
+        c.pipeline,
+        pipeline.name,
+        data.name,
+        c.budget
+            .total
+            .map_or(String::new(), |e| format!(" at epsilon = {e}"))
+    );
+    let field = match name.as_str() {
+        "public_n" if spec.definitions.contains_key(&data.name) => {
+            format!("dataset.{}.public_n", data.name)
+        }
+        "public_n" => format!("pipeline[{}]", c.pipeline),
+        "epsilon" => "grid.epsilon".into(),
+        "neighbours" if pipeline.neighbours.is_some() => {
+            format!("pipeline[{}].neighbours", c.pipeline)
+        }
+        "neighbours" => "experiment.neighbours".into(),
+        other => format!("pipeline[{}].{other}", c.pipeline),
+    };
+    Err(Error::Spec {
+        file: spec.path.clone(),
+        field,
+        reason: format!("{at}: {reason}"),
+    })
 }

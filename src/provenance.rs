@@ -4,6 +4,7 @@
 use crate::data::DatasetDef;
 use crate::error::{Error, Result};
 use crate::spec::Spec;
+use crate::store::{DEFINITION, Inputs};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -68,28 +69,46 @@ pub fn git_commit() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// SHA-256 of each file a dataset is read from (as pinned by the catalog), or how it is made.
-fn data_checksums(spec: &Spec, name: &str) -> Value {
+/// SHA-256 of each file a dataset is read from, as the run's manifest hashed them (`inputs`,
+/// by dataset, then by file; pinned by the catalog or computed from the file), or how it is
+/// made.
+fn data_checksums(spec: &Spec, name: &str, inputs: &BTreeMap<String, Inputs>) -> Value {
+    // The files of `name`'s entry whose keys start with `prefix`, the prefix stripped.
+    let files = |prefix: &str| -> Value {
+        let hashes = inputs.get(name).into_iter().flatten();
+        json!(
+            hashes
+                .filter(|(k, _)| k.as_str() != DEFINITION)
+                .filter_map(|(k, v)| Some((k.strip_prefix(prefix)?, v)))
+                .collect::<BTreeMap<_, _>>()
+        )
+    };
     match spec.catalog.get(name) {
-        Some(DatasetDef::Libsvm(d)) => json!(d.sha256),
-        Some(DatasetDef::Csv(d)) => json!(d.sha256),
+        Some(DatasetDef::Libsvm(_) | DatasetDef::Csv(_) | DatasetDef::CsvColumn(_)) => files(""),
         Some(DatasetDef::NbProxy(d)) => {
-            json!({ "synthetic": "nb_proxy", "of": data_checksums(spec, &d.of) })
+            json!({ "synthetic": "nb_proxy", "of": files(&format!("{}/", d.of)) })
         }
         Some(DatasetDef::NbSampled(_)) => json!("synthetic: nb_sampled (seeded)"),
         Some(DatasetDef::ToyGaussian(_)) => json!("synthetic: toy_gaussian (seeded)"),
         Some(DatasetDef::LogisticBall(_)) => json!("synthetic: logistic_ball (seeded)"),
-        Some(DatasetDef::CsvColumn(d)) => json!(d.sha256),
+        Some(DatasetDef::GaussianMixture(_)) => json!("synthetic: gaussian_mixture (seeded)"),
         Some(DatasetDef::TableI(_)) => json!("built in: the review's Table I"),
         Some(DatasetDef::NoData(_)) => json!("no data"),
-        Some(_) => json!("synthetic scalar source (seeded)"),
+        Some(
+            DatasetDef::Uniform(_)
+            | DatasetDef::Beta(_)
+            | DatasetDef::Contaminated(_)
+            | DatasetDef::StudentT(_),
+        ) => json!("synthetic scalar source (seeded)"),
         None => Value::Null,
     }
 }
 
-/// Writes `dir/<file>` (`provenance.json`, or a shard's own so array tasks never write one file).
+/// Writes `dir/<file>` (`provenance.json`, or a shard's own so array tasks never write one
+/// file); `inputs` are the run manifest's input hashes.
 pub fn write(
     spec: &Spec,
+    inputs: &BTreeMap<String, Inputs>,
     dir: &Path,
     file: &str,
     threads: usize,
@@ -100,7 +119,7 @@ pub fn write(
         .experiment
         .datasets
         .iter()
-        .map(|d| (d.as_str(), data_checksums(spec, d)))
+        .map(|d| (d.as_str(), data_checksums(spec, d, inputs)))
         .collect();
     let v = json!({
         "experiment": spec.experiment.name,

@@ -403,7 +403,8 @@ impl Prepared<'_> {
         summary.ran = ran.into_inner();
         summary.skipped = summary.total - summary.ran;
         summary.seconds = self.start.elapsed().as_secs_f64();
-        write_provenance(spec, self.opts, &summary, pool.current_num_threads())?;
+        let threads = pool.current_num_threads();
+        write_provenance(spec, &self.manifest, self.opts, &summary, threads)?;
         Ok(summary)
     }
 }
@@ -411,6 +412,7 @@ impl Prepared<'_> {
 /// The run's provenance file (a shard's own), beside its records.
 fn write_provenance(
     spec: &Spec,
+    manifest: &Manifest,
     opts: &RunOptions,
     summary: &RunSummary,
     threads: usize,
@@ -421,6 +423,7 @@ fn write_provenance(
     );
     crate::provenance::write(
         spec,
+        &manifest.inputs,
         &summary.results_dir,
         &provenance,
         threads,

@@ -589,23 +589,26 @@ impl Spec {
     /// [`Self::parse`] with the kinds of `kinds`.
     pub fn parse_with(text: &str, path: &Path, kinds: &Registry) -> Result<Spec> {
         let raw: RawSpec = toml::from_str(text).map_err(|e| {
+            let e = dataset_field_error(text, e);
             let at = e.span().map_or(0, |s| s.start);
             let (line, col) = line_col(text, at);
-            let place = format!("line {line}, column {col}");
-            let (field, reason) = match field_at(text, at) {
-                Some(field) => (field, format!("{place}: {}", e.message())),
-                None => (place, e.message().to_string()),
-            };
-            Error::Spec {
-                file: path.into(),
-                field,
-                reason,
+            match field_at(text, at) {
+                Some(field) => Error::Spec {
+                    file: path.into(),
+                    field,
+                    reason: format!("line {line}, column {col}: {}", e.message()),
+                },
+                // Outside every table (a malformed header, a top-level key): a position.
+                None => Error::Parse {
+                    path: path.into(),
+                    line,
+                    reason: format!("column {col}: {}", e.message()),
+                },
             }
         })?;
         let mut catalog = Catalog::builtin();
-        let base = path.parent().map(Path::to_path_buf);
         for (name, def) in &raw.dataset {
-            catalog.insert(name, def.clone(), base.clone());
+            catalog.insert_from(name, def.clone(), path);
         }
         let hash = spec_hash(text);
         let CellHashes {
@@ -1032,6 +1035,53 @@ fn canon_hash(v: &impl Serialize) -> String {
 
 fn check_threshold(t: &Threshold) -> std::result::Result<(), String> {
     t.problem().map_or(Ok(()), Err)
+}
+
+/// `e` at the field it is about when the parser put it at a `[dataset.NAME]` header (a
+/// `source`-tagged table is read whole, so its errors lose their place): the table's body is
+/// read again as the definition its `source` names ([`crate::data::catalog::check_body`]),
+/// every other line blanked so that positions stay those of `text`. Else `e` as it is.
+fn dataset_field_error(text: &str, e: toml::de::Error) -> toml::de::Error {
+    let at = e.span().map_or(0, |s| s.start);
+    let Some(name) = field_at(text, at).and_then(|f| f.strip_prefix("dataset.").map(String::from))
+    else {
+        return e;
+    };
+    let source = toml::from_str::<toml::Table>(text).ok().and_then(|doc| {
+        let def = doc.get("dataset")?.get(&name)?;
+        Some(def.get("source")?.as_str()?.to_string())
+    });
+    let Some(source) = source.filter(|_| !name.contains('.')) else {
+        return e;
+    };
+    // A line is a header when it alone names a table.
+    let header = |l: &str| field_at(l, 0);
+    let mut inside = false;
+    let mut body = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let table = header(line);
+        if let Some(t) = &table {
+            inside = *t == format!("dataset.{name}");
+        }
+        let key = line.split_once('=').map(|(k, _)| k.trim());
+        if inside && table.is_none() && key != Some("source") {
+            body.push_str(line);
+        } else {
+            // Blanked byte for byte, so that offsets into `body` are offsets into `text`.
+            let content = line.trim_end_matches('\n');
+            body.extend(std::iter::repeat_n(' ', content.len()));
+            body.push_str(&line[content.len()..]);
+        }
+    }
+    // Only a place inside the table's own lines is better than the header.
+    let in_body = |at: usize| {
+        body.get(at..)
+            .is_some_and(|rest| rest.starts_with(|c: char| !c.is_whitespace()))
+    };
+    match crate::data::catalog::check_body(&source, &body) {
+        Err(inner) if inner.span().is_some_and(|s| in_body(s.start)) => inner,
+        _ => e,
+    }
 }
 
 /// The spec field at byte `offset` of `text`, as the validation errors name it

@@ -320,3 +320,34 @@ fn cli_help_explains_every_flag() {
         "{help}"
     );
 }
+
+/// `--delta` and `--dataset-size` are alternatives: without either, the usage names both as
+/// one required choice, not `--delta` alone.
+#[test]
+fn cli_usage_offers_delta_or_dataset_size() {
+    let (ok, _, err) = run(&[
+        "--noise-multiplier",
+        "1.1",
+        "--sampling-rate",
+        "0.01",
+        "--steps",
+        "10",
+    ]);
+    assert!(
+        !ok && err.contains("<--delta <D>|--dataset-size <N>>"),
+        "{err}"
+    );
+    for extra in [["--delta", "1e-5"], ["--dataset-size", "100"]] {
+        let mut args = vec![
+            "--noise-multiplier",
+            "1.1",
+            "--sampling-rate",
+            "0.01",
+            "--steps",
+            "10",
+        ];
+        args.extend(extra);
+        let (ok, out, err) = run(&args);
+        assert!(ok && out.contains("epsilon: "), "{extra:?}: {err}");
+    }
+}

@@ -201,3 +201,165 @@ fn a_csv_column_header_read_as_data_says_to_set_header() {
     let data = load(spec("header = true", "\"age\"")).unwrap();
     assert_eq!(data.n_rows(), 2);
 }
+
+/// A two-class CSV spec (add/remove neighbours) on `data.csv`: `lr`, then `pipeline` (the
+/// lines of a second `[[pipeline]]` table), over `epsilon`; `public_n` lines in the dataset.
+fn private_n_spec(pipeline: &str, public_n: &str, epsilon: &str) -> String {
+    format!(
+        r#"
+[experiment]
+name = "n"
+trials = 2
+seed = 1
+datasets = ["mine"]
+
+[dataset.mine]
+source = "csv"
+train = "data.csv"
+train_fraction = 0.7
+label = "y"
+bounds = [0, 1]
+classes = [{{ label = "p", name = "p" }}, {{ label = "q", name = "q" }}]
+{public_n}
+
+[grid]
+epsilon = {epsilon}
+
+[[pipeline]]
+name = "lr"
+learner = "lr"
+lambda = 1
+
+[[pipeline]]
+name = "second"
+{pipeline}
+
+[report]
+x = "epsilon"
+"#
+    )
+}
+
+/// A pipeline whose fit reads the training-set size N while the run keeps it private, an ε
+/// the accountant cannot reach, or a relation a mechanism is not proven for, is refused by the
+/// preflight: the error names the spec file, the field and the pipeline, and nothing is
+/// written (these ran other pipelines' trials, then failed naming no file). The corrected
+/// spec then runs.
+#[test]
+fn what_a_fit_reads_of_the_run_is_checked_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    write_csv(&dir.path().join("data.csv"), 60, &["p", "q"]);
+    let out = dir.path().join("out");
+    let opts = run_options(&out, 1);
+    let sgd = "learner = \"dp_sgd\"\nlambda = 1";
+    let cases = [
+        (
+            sgd,
+            "",
+            "[1]",
+            "dataset.mine.public_n",
+            "reads the training-set size N",
+        ),
+        (
+            "learner = \"noisy_gd\"\nlambda = 1",
+            "",
+            "[1]",
+            "dataset.mine.public_n",
+            "reads the training-set size N",
+        ),
+        (
+            "learner = \"lr_output\"\nlambda = { per_example = 0.01 }",
+            "",
+            "[1]",
+            "dataset.mine.public_n",
+            "lambda = N Lambda",
+        ),
+        // 60 rows, a 0.7 split: N = 42.
+        (
+            "learner = \"dp_sgd\"\nlambda = 1\ndelta = 1e-10",
+            "public_n = 42",
+            "[1, 0.01]",
+            "grid.epsilon",
+            "0.01 is not reached",
+        ),
+        (
+            "learner = \"input_perturbation\"\nlambda = 1",
+            "",
+            "[1]",
+            "experiment.neighbours",
+            "replace-one",
+        ),
+    ];
+    for (pipeline, public_n, epsilon, field, says) in cases {
+        let text = private_n_spec(pipeline, public_n, epsilon);
+        let path = write_spec(dir.path(), "s.toml", &text);
+        let err = epsilab::runner::run(&Spec::load(&path).unwrap(), &opts)
+            .unwrap_err()
+            .to_string();
+        for part in [
+            "s.toml",
+            &format!("field `{field}`"),
+            "pipeline[1] `second`",
+            says,
+        ] {
+            assert!(err.contains(part), "{pipeline}: no {part:?} in {err}");
+        }
+        for file in ["manifest.json", TRIALS_FILE] {
+            assert!(
+                !out.join("n").join(file).exists(),
+                "{file} left behind: {err}"
+            );
+        }
+    }
+    let path = write_spec(
+        dir.path(),
+        "s.toml",
+        &private_n_spec(sgd, "public_n = 42", "[1]"),
+    );
+    let summary = epsilab::runner::run(&Spec::load(&path).unwrap(), &opts).unwrap();
+    assert_eq!(summary.ran, 4);
+}
+
+/// A scalar release reading the public n on a file column that declares none is refused by
+/// the preflight, naming `dataset.NAME.public_n`.
+#[test]
+fn a_mean_of_a_column_without_public_n_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let ages: String = (0..50).map(|i| format!("{},x\n", i % 10)).collect();
+    std::fs::write(dir.path().join("ages.csv"), ages).unwrap();
+    let spec = r#"
+[experiment]
+name = "mean"
+trials = 1
+seed = 5
+datasets = ["ages"]
+
+[dataset.ages]
+source = "csv_column"
+file = "ages.csv"
+column = 1
+
+[[pipeline]]
+name = "mean"
+release = "laplace"
+query = "mean"
+bounds = [0.0, 10.0]
+
+[grid]
+epsilon = [1.0]
+
+[report]
+x = "epsilon"
+metrics = ["abs_error"]
+"#;
+    let path = write_spec(dir.path(), "m.toml", spec);
+    let out = dir.path().join("out");
+    let err = epsilab::runner::run(&Spec::load(&path).unwrap(), &run_options(&out, 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("m.toml") && err.contains("field `dataset.ages.public_n`"),
+        "{err}"
+    );
+    assert!(!out.join("mean").join(TRIALS_FILE).exists());
+}

@@ -91,8 +91,17 @@ fn invalid_specs_name_file_field_and_reason() {
                 "[grid]",
                 "[dataset.toy]\nsource = \"toy_gaussian\"\nbounds = [\n  [0, 1],\n]\n[grid]",
             ),
-            "dataset.toy`: line 7",
+            "dataset.toy.bounds`: line 9",
             "unknown field `bounds`",
+        ),
+        (
+            // A wrong type in a `source`-tagged table: the field's line, not the header's.
+            GOOD.replace(
+                "[grid]",
+                "[dataset.toy]\nsource = \"toy_gaussian\"\n\ndimension = \"two\"\n[grid]",
+            ),
+            "dataset.toy.dimension`: line 10",
+            "invalid type",
         ),
         (
             // A line of array values (`["xwindows"],`) is not a table header.
@@ -173,6 +182,28 @@ fn invalid_specs_name_file_field_and_reason() {
         assert!(e.starts_with("specs/bad.toml: field `"), "{e}");
         assert!(e.contains(field), "`{e}` should name {field}");
         assert!(e.contains(reason), "`{e}` should say {reason}");
+    }
+}
+
+/// A TOML syntax error outside every table (a malformed header, a top-level value) is shown
+/// as the position it is, never as a field named `line L, column C`.
+#[test]
+fn a_syntax_error_outside_a_table_is_a_position_not_a_field() {
+    for (text, at, reason) in [
+        (
+            "[experiment\nname = \"x\"\n",
+            "specs/bad.toml:1: column 12",
+            "invalid table header",
+        ),
+        (
+            "x = [experiment]\n",
+            "specs/bad.toml:1: column 6",
+            "invalid array",
+        ),
+    ] {
+        let e = err(text);
+        assert!(e.contains(at) && e.contains(reason), "{e}");
+        assert!(!e.contains("field `line"), "{e}");
     }
 }
 
@@ -539,7 +570,7 @@ fn release_and_attack_fields_are_validated() {
         ),
         (
             RELEASE.replace("n = 100", "n = 100\nalpha = 2"),
-            "line 7",
+            "dataset.u.alpha`: line 10",
             "unknown field `alpha`",
         ),
         (

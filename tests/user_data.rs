@@ -74,6 +74,28 @@ fn a_missing_own_file_names_it_and_where_it_was_looked_for() {
             && !err.contains("point --data-dir"),
         "{err}"
     );
+    // The spec file and the field that names the file, when loading and when hashing (a run
+    // hashes its inputs first).
+    let spec = spec_with(dir.path(), &[], &def, NB);
+    let hashed = spec
+        .catalog
+        .input_hashes("mine", &DataDir("unused".into()))
+        .unwrap_err()
+        .to_string();
+    for e in [&err, &hashed] {
+        assert!(
+            e.contains("s.toml: field `dataset.mine.train`: dataset `mine`: file not found"),
+            "{e}"
+        );
+    }
+    let test = def.replace("test = \"test.libsvm\"", "test = \"tset.libsvm\"");
+    let spec = spec_with(dir.path(), &[("trian.libsvm", "1 1:1\n")], &test, NB);
+    let err = spec
+        .catalog
+        .input_hashes("mine", &DataDir("unused".into()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("field `dataset.mine.test`"), "{err}");
 }
 
 /// A CSV dataset without `classes` (and no regression target) says what to add, rather than

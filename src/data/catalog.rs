@@ -79,6 +79,33 @@ pub enum DatasetDef {
     GaussianMixture(super::mixture::GaussianMixtureDef),
 }
 
+/// Deserializes `body`, the fields of one `[dataset.NAME]` table with its `source` key
+/// removed, as the definition `source` names, for the parser's error and its position: an
+/// error in a `source`-tagged table is reported at the table's header, since the tag is read
+/// first. Ok for an unknown source (the tag's own error names it).
+pub fn check_body(source: &str, body: &str) -> std::result::Result<(), toml::de::Error> {
+    fn one<T: serde::de::DeserializeOwned>(body: &str) -> std::result::Result<(), toml::de::Error> {
+        toml::from_str::<T>(body).map(drop)
+    }
+    match source {
+        "libsvm" => one::<LibsvmDef>(body),
+        "csv" => one::<CsvDef>(body),
+        "toy_gaussian" => one::<ToyGaussianDef>(body),
+        "logistic_ball" => one::<LogisticBallDef>(body),
+        "nb_sampled" => one::<NbSampledDef>(body),
+        "nb_proxy" => one::<NbProxyDef>(body),
+        "uniform" => one::<UniformDef>(body),
+        "beta" => one::<BetaDef>(body),
+        "contaminated" => one::<ContaminatedDef>(body),
+        "student_t" => one::<StudentTDef>(body),
+        "table_i" => one::<TableIDef>(body),
+        "csv_column" => one::<CsvColumnDef>(body),
+        "none" => one::<NoDataDef>(body),
+        "gaussian_mixture" => one::<super::mixture::GaussianMixtureDef>(body),
+        _ => Ok(()),
+    }
+}
+
 impl DatasetDef {
     /// (rows, features) when the definition states them (generated sources), so that sizing a
     /// plan never generates data; `None` for sources known only once read.
@@ -267,6 +294,9 @@ pub struct ClassDef {
 pub struct Catalog {
     /// Name → (definition, folder its relative paths are resolved against; None = data dir).
     entries: BTreeMap<String, (DatasetDef, Option<PathBuf>)>,
+    /// Name → the spec file defining it, for a spec's dataset: a missing file of it is an
+    /// error naming that file and the field (`dataset.NAME.train`).
+    origins: BTreeMap<String, PathBuf>,
 }
 
 impl Catalog {
@@ -276,12 +306,56 @@ impl Catalog {
             toml::from_str(CATALOG_TOML).expect("embedded datasets/catalog.toml is valid");
         Catalog {
             entries: raw.into_iter().map(|(k, v)| (k, (v, None))).collect(),
+            origins: BTreeMap::new(),
         }
     }
 
     /// Adds (or overrides) a definition whose relative paths resolve against `base`.
     pub fn insert(&mut self, name: &str, def: DatasetDef, base: Option<PathBuf>) {
         self.entries.insert(name.to_string(), (def, base));
+        self.origins.remove(name);
+    }
+
+    /// [`Self::insert`] of a definition in the spec file `spec`, whose paths are relative to
+    /// its folder.
+    pub fn insert_from(&mut self, name: &str, def: DatasetDef, spec: &Path) {
+        self.insert(name, def, spec.parent().map(Path::to_path_buf));
+        self.origins.insert(name.to_string(), spec.to_path_buf());
+    }
+
+    /// A missing file of a spec's dataset as a spec error: the spec file and the field that
+    /// names the file (`dataset.NAME.train`, `.test`, `.vocabulary` or `.file`).
+    fn in_spec(&self, e: Error) -> Error {
+        let Error::MissingData { dataset, path, .. } = &e else {
+            return e;
+        };
+        let (Some(file), Some((def, _))) = (self.origins.get(dataset), self.entries.get(dataset))
+        else {
+            return e;
+        };
+        let rel = |p: &PathBuf| path.ends_with(p);
+        let field = match def {
+            DatasetDef::Libsvm(d) => [
+                ("train", Some(&d.train)),
+                ("test", d.test.as_ref()),
+                ("vocabulary", d.vocabulary.as_ref()),
+            ]
+            .into_iter()
+            .find_map(|(f, p)| p.is_some_and(rel).then_some(f)),
+            DatasetDef::Csv(d) => [("train", Some(&d.train)), ("test", d.test.as_ref())]
+                .into_iter()
+                .find_map(|(f, p)| p.is_some_and(rel).then_some(f)),
+            DatasetDef::CsvColumn(_) => Some("file"),
+            _ => None,
+        };
+        Error::Spec {
+            file: file.clone(),
+            field: field.map_or_else(
+                || format!("dataset.{dataset}"),
+                |f| format!("dataset.{dataset}.{f}"),
+            ),
+            reason: e.to_string(),
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&DatasetDef> {
@@ -307,6 +381,11 @@ impl Catalog {
         dir: &DataDir,
         max_n_train: Option<usize>,
     ) -> Result<Dataset> {
+        self.load_sized(name, dir, max_n_train)
+            .map_err(|e| self.in_spec(e))
+    }
+
+    fn load_sized(&self, name: &str, dir: &DataDir, max_n_train: Option<usize>) -> Result<Dataset> {
         if let (Some(DatasetDef::ToyGaussian(d)), Some(m)) = (self.get(name), max_n_train)
             && m <= d.first_train()
             && d.first_train() < d.train
@@ -798,6 +877,10 @@ impl Catalog {
     /// derived dataset lists its source's files under `SOURCE/`; generated data has none. The
     /// results store pins these so a changed file is never silently reused.
     pub fn input_hashes(&self, name: &str, dir: &DataDir) -> Result<BTreeMap<String, String>> {
+        self.file_hashes(name, dir).map_err(|e| self.in_spec(e))
+    }
+
+    fn file_hashes(&self, name: &str, dir: &DataDir) -> Result<BTreeMap<String, String>> {
         let mut out = BTreeMap::new();
         let Some((def, base)) = self.entries.get(name) else {
             return Ok(out);

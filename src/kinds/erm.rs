@@ -4,7 +4,7 @@
 //! `input_perturbation` (replace-one), `averaged` (m models, sequential or parallel) and
 //! `subsample_aggregate` (Smith 2011). One struct; each kind reads only its `FIELDS`.
 
-use super::logistic::{check_lambda_rule, lr_learner};
+use super::logistic::{check_lambda_rule, check_per_example_lambda, lr_learner};
 use super::{Axis, CellBudget, Described, GridValues, LearnerKind, Refusal, refuse};
 use crate::error::Result;
 use crate::learners::Learner;
@@ -13,6 +13,8 @@ use crate::learners::logistic::ensemble::Ensemble;
 use crate::learners::logistic::{
     LambdaRule, Loss, LrKind, PrivateLrMethod, Scaling, SolverSettings,
 };
+use crate::privacy::{Ledger, Relation};
+use linfa::ParamGuard;
 use serde::Deserialize;
 
 /// `noisy_gd`: full-batch noisy gradient descent.
@@ -245,6 +247,31 @@ impl<const K: u8> LearnerKind for Erm<K> {
             at,
             budget,
         )
+    }
+
+    /// What the fit reads of the run: noisy GD and DP-SGD read the public N (q, the steps, δ)
+    /// and need the accountant to reach the cell's ε; input perturbation needs replace-one;
+    /// a per-example lambda reads N.
+    fn check_run(&self, at: &GridValues, budget: &CellBudget, ledger: &mut Ledger) -> Result<()> {
+        check_per_example_lambda(self.lambda, at, ledger)?;
+        match self.kind() {
+            LrKind::Sgd(plan) => {
+                let n = ledger
+                    .public_size("DP-SGD's sampling rate, step count, delta and update 1/(qN)")?;
+                let epsilon = budget.train_of(Self::NAME)?;
+                let params = plan.params(epsilon, 1.0, Loss::Logistic).check()?;
+                params.plan(n, ledger.relation()).map(drop)
+            }
+            LrKind::Input { .. } if ledger.relation() != Relation::ReplaceOne => {
+                Err(crate::error::Error::param(
+                    "neighbours",
+                    "input perturbation releases one noisy row per example, private for \
+                     replace-one neighbours only; set `neighbours = \"replace_one\"` in \
+                     [experiment]",
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn cost(&self) -> u64 {

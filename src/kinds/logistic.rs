@@ -13,6 +13,7 @@ use crate::learners::logistic::{
     FmSensitivity, LambdaRule, Loss, LrConfig, LrKind, PrivateLrMethod, Scaling, Solver,
     SolverSettings,
 };
+use crate::privacy::Ledger;
 use serde::Deserialize;
 
 /// `lr`: the exact minimiser.
@@ -181,6 +182,10 @@ impl<const M: u8> LearnerKind for Logistic<M> {
         lr_learner(kind, loss, settings, self.lambda, self.scaling, at, budget)
     }
 
+    fn check_run(&self, at: &GridValues, _: &CellBudget, ledger: &mut Ledger) -> Result<()> {
+        check_per_example_lambda(self.lambda, at, ledger)
+    }
+
     /// Objective perturbation of the logistic loss: every fit has its own noise, so none is
     /// shared, but each reads the same rows, two passes per L-BFGS iteration. The exact
     /// minimiser (LR's, and output perturbation's before its noise) is shared through the
@@ -232,6 +237,19 @@ pub fn check_lambda_rule(
         )),
         _ => Ok(()),
     }
+}
+
+/// A per-example lambda (`lambda = N Lambda`) reads the run's public N, unless the cell's
+/// lambda is a grid value.
+pub fn check_per_example_lambda(
+    rule: Option<LambdaRule>,
+    at: &GridValues,
+    ledger: &mut Ledger,
+) -> Result<()> {
+    if at.lambda.is_none() && matches!(rule, Some(LambdaRule::PerExample(_))) {
+        ledger.public_size("lambda = N Lambda (per-example Lambda)")?;
+    }
+    Ok(())
 }
 
 /// One cell's LR-harness learner (every LR-family kind): `kind` with its `loss` and solver

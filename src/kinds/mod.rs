@@ -28,6 +28,7 @@ pub mod variant;
 
 use crate::error::{Error, Result};
 use crate::learners::{Learner, Threshold, TrialLog};
+use crate::privacy::Ledger;
 use crate::selection::Selector;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -319,6 +320,20 @@ pub trait LearnerKind: Debug + Send + Sync {
     }
     /// The learner of one cell, with its grid values and budget applied.
     fn learner(&self, at: &GridValues, budget: &CellBudget) -> Result<Box<dyn Learner>>;
+    /// Checks, before anything runs, what a cell's fit reads of the run besides its grid
+    /// values: the public training-set size N (read through [`Ledger::public_size`], an error
+    /// naming the ways to declare it when the run declares none) and what depends on N or on
+    /// the relation (whether the accountant reaches the cell's ε). `ledger` is a scratch
+    /// ledger with the cell's relation and public size; the preflight calls this for every
+    /// grid point. Default: the fit reads neither.
+    fn check_run(
+        &self,
+        _at: &GridValues,
+        _budget: &CellBudget,
+        _ledger: &mut Ledger,
+    ) -> Result<()> {
+        Ok(())
+    }
     /// Relative cost of one fit, for the shard partition (1 = one Naive Bayes fit).
     fn cost(&self) -> u64 {
         1
@@ -363,6 +378,20 @@ pub trait SelectorKind: Debug + Send + Sync {
         Ok(())
     }
     fn selector(&self) -> Selector;
+    /// Checks, before anything runs, what the selector reads of the run: a scored private
+    /// selector's sensitivity (the MI score's reads the public N). `ledger` is a scratch
+    /// ledger with the cell's relation and public size ([`LearnerKind::check_run`]).
+    fn check_run(&self, ledger: &mut Ledger) -> Result<()> {
+        match self.selector() {
+            Selector::NonPrivate { .. } | Selector::NoisyNbMi => Ok(()),
+            Selector::LaplaceScores { score }
+            | Selector::IterativeSampling { score }
+            | Selector::MaskSampling { score }
+            | Selector::MaskSamplingPerFeature { score }
+            | Selector::Sparse { score, .. }
+            | Selector::GumbelTopK { score } => score.sensitivity(ledger).map(drop),
+        }
+    }
 }
 
 /// What a release reads: the rows of the cell (a scalar column, clamped by the release to its
@@ -416,6 +445,12 @@ pub trait ReleaseKind: Debug + Send + Sync {
     }
     /// One trial: draws through `log`'s ledger and streams, records metrics in `log.metrics`.
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput>;
+    /// Checks, before anything runs, what a trial reads of the run besides the column: the
+    /// public size n and the relation ([`LearnerKind::check_run`]; `ledger` is a scratch
+    /// ledger with the cell's relation and public size). Default: neither.
+    fn check_run(&self, _ledger: &mut Ledger) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A kind's name, its one-line privacy statement and the spec fields its struct reads.

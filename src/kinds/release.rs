@@ -348,6 +348,14 @@ impl<const GAUSSIAN: bool> ReleaseKind for Additive<GAUSSIAN> {
         Ok(())
     }
 
+    /// The mean reads the public n unless it is a noisy sum over a noisy count (`sum_share`).
+    fn check_run(&self, ledger: &mut Ledger) -> Result<()> {
+        if self.sum_share.is_none() {
+            self.query(ledger)?;
+        }
+        Ok(())
+    }
+
     /// Count, sum, mean ([`Self::run_streaming`]) and the composed mean stream the column; the
     /// other queries clamp it into this thread's reused buffer (sorted for a quantile).
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {

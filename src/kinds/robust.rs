@@ -14,6 +14,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::learners::TrialLog;
+use crate::privacy::Ledger;
 use crate::privacy::ptr::DeltaLeak as DeltaLeakMechanism;
 use crate::release::robust::{self, PtrOutcome, PtrParams, Robust};
 use serde::Deserialize;
@@ -123,6 +124,10 @@ impl<const IQR: bool> ReleaseKind for Ptr<IQR> {
         record_ptr(out, self.delta, log);
         Ok(ReleaseOutput::default())
     }
+
+    fn check_run(&self, ledger: &mut Ledger) -> Result<()> {
+        robust::ptr_public_size(ledger).map(drop)
+    }
 }
 
 kind! {
@@ -173,6 +178,13 @@ impl ReleaseKind for MEstimatorHistogram {
         record(r, log);
         log.metrics.insert("bins".into(), bins as f64);
         Ok(ReleaseOutput::default())
+    }
+
+    fn check_run(&self, ledger: &mut Ledger) -> Result<()> {
+        if self.bins.is_none() {
+            ledger.public_size("the M-estimator's bins ceil(N^(1/3))")?;
+        }
+        Ok(())
     }
 }
 

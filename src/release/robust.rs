@@ -149,6 +149,19 @@ pub struct PtrOutcome {
 /// Refuses add/remove (the bounds above are for replace-one) and a column whose length is not
 /// the public n; returns n.
 fn ptr_size(data: &Clamped, ledger: &mut Ledger) -> Result<usize> {
+    let n = ptr_public_size(ledger)?;
+    if n != data.len() {
+        return Err(Error::param(
+            "data",
+            format!("PTR reads {} rows but the public n is {n}", data.len()),
+        ));
+    }
+    Ok(n)
+}
+
+/// What PTR needs of the run before it sees a row: replace-one neighbours and a public n of at
+/// least 4 (read from `ledger`); returns n. The preflight checks it for every cell.
+pub fn ptr_public_size(ledger: &mut Ledger) -> Result<usize> {
     if ledger.relation() != Relation::ReplaceOne {
         return Err(Error::param(
             "neighbours",
@@ -161,12 +174,6 @@ fn ptr_size(data: &Clamped, ledger: &mut Ledger) -> Result<usize> {
         return Err(Error::param(
             "n",
             format!("PTR needs a public n of at least 4 rows, got {n}"),
-        ));
-    }
-    if n != data.len() {
-        return Err(Error::param(
-            "data",
-            format!("PTR reads {} rows but the public n is {n}", data.len()),
         ));
     }
     Ok(n)
