@@ -56,54 +56,47 @@ impl DataDir {
     }
 }
 
-/// One dataset definition, tagged by `source`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "source", rename_all = "snake_case")]
-pub enum DatasetDef {
-    Libsvm(LibsvmDef),
-    Csv(CsvDef),
-    ToyGaussian(ToyGaussianDef),
-    LogisticBall(LogisticBallDef),
-    NbSampled(NbSampledDef),
-    NbProxy(NbProxyDef),
-    Uniform(UniformDef),
-    Beta(BetaDef),
-    Contaminated(ContaminatedDef),
-    StudentT(StudentTDef),
-    TableI(TableIDef),
-    CsvColumn(CsvColumnDef),
-    /// No rows (`source = "none"`).
-    #[serde(rename = "none")]
-    NoData(NoDataDef),
-    /// Issue 49: a Gaussian mixture for k-means and PCA (`data::mixture`).
-    GaussianMixture(super::mixture::GaussianMixtureDef),
+/// Declares [`DatasetDef`] and [`check_body`] from one list, so that a source's spec name,
+/// variant and definition type are written once.
+macro_rules! sources {
+    ($($(#[$doc:meta])* $name:literal => $variant:ident($def:ty),)*) => {
+        /// One dataset definition, tagged by `source`.
+        #[derive(Debug, Clone, Deserialize)]
+        #[serde(tag = "source")]
+        pub enum DatasetDef {
+            $($(#[$doc])* #[serde(rename = $name)] $variant($def),)*
+        }
+
+        /// Deserializes `body`, the fields of one `[dataset.NAME]` table with its `source` key
+        /// removed, as the definition `source` names, for the parser's error and its position:
+        /// an error in a `source`-tagged table is reported at the table's header, since the tag
+        /// is read first. Ok for an unknown source (the tag's own error names it).
+        pub fn check_body(source: &str, body: &str) -> std::result::Result<(), toml::de::Error> {
+            match source {
+                $($name => toml::from_str::<$def>(body).map(drop),)*
+                _ => Ok(()),
+            }
+        }
+    };
 }
 
-/// Deserializes `body`, the fields of one `[dataset.NAME]` table with its `source` key
-/// removed, as the definition `source` names, for the parser's error and its position: an
-/// error in a `source`-tagged table is reported at the table's header, since the tag is read
-/// first. Ok for an unknown source (the tag's own error names it).
-pub fn check_body(source: &str, body: &str) -> std::result::Result<(), toml::de::Error> {
-    fn one<T: serde::de::DeserializeOwned>(body: &str) -> std::result::Result<(), toml::de::Error> {
-        toml::from_str::<T>(body).map(drop)
-    }
-    match source {
-        "libsvm" => one::<LibsvmDef>(body),
-        "csv" => one::<CsvDef>(body),
-        "toy_gaussian" => one::<ToyGaussianDef>(body),
-        "logistic_ball" => one::<LogisticBallDef>(body),
-        "nb_sampled" => one::<NbSampledDef>(body),
-        "nb_proxy" => one::<NbProxyDef>(body),
-        "uniform" => one::<UniformDef>(body),
-        "beta" => one::<BetaDef>(body),
-        "contaminated" => one::<ContaminatedDef>(body),
-        "student_t" => one::<StudentTDef>(body),
-        "table_i" => one::<TableIDef>(body),
-        "csv_column" => one::<CsvColumnDef>(body),
-        "none" => one::<NoDataDef>(body),
-        "gaussian_mixture" => one::<super::mixture::GaussianMixtureDef>(body),
-        _ => Ok(()),
-    }
+sources! {
+    "libsvm" => Libsvm(LibsvmDef),
+    "csv" => Csv(CsvDef),
+    "toy_gaussian" => ToyGaussian(ToyGaussianDef),
+    "logistic_ball" => LogisticBall(LogisticBallDef),
+    "nb_sampled" => NbSampled(NbSampledDef),
+    "nb_proxy" => NbProxy(NbProxyDef),
+    "uniform" => Uniform(UniformDef),
+    "beta" => Beta(BetaDef),
+    "contaminated" => Contaminated(ContaminatedDef),
+    "student_t" => StudentT(StudentTDef),
+    "table_i" => TableI(TableIDef),
+    "csv_column" => CsvColumn(CsvColumnDef),
+    /// No rows.
+    "none" => NoData(NoDataDef),
+    /// Issue 49: a Gaussian mixture for k-means and PCA (`data::mixture`).
+    "gaussian_mixture" => GaussianMixture(super::mixture::GaussianMixtureDef),
 }
 
 impl DatasetDef {
