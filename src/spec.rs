@@ -1056,12 +1056,13 @@ fn dataset_field_error(text: &str, e: toml::de::Error) -> toml::de::Error {
     };
     // A line is a header when it alone names a table.
     let header = |l: &str| field_at(l, 0);
+    let table_name = format!("dataset.{name}");
     let mut inside = false;
     let mut body = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let table = header(line);
         if let Some(t) = &table {
-            inside = *t == format!("dataset.{name}");
+            inside = *t == table_name;
         }
         let key = line.split_once('=').map(|(k, _)| k.trim());
         if inside && table.is_none() && key != Some("source") {

@@ -325,27 +325,21 @@ fn cli_help_explains_every_flag() {
 /// one required choice, not `--delta` alone.
 #[test]
 fn cli_usage_offers_delta_or_dataset_size() {
-    let (ok, _, err) = run(&[
+    let plan = [
         "--noise-multiplier",
         "1.1",
         "--sampling-rate",
         "0.01",
         "--steps",
         "10",
-    ]);
+    ];
+    let (ok, _, err) = run(&plan);
     assert!(
         !ok && err.contains("<--delta <D>|--dataset-size <N>>"),
         "{err}"
     );
     for extra in [["--delta", "1e-5"], ["--dataset-size", "100"]] {
-        let mut args = vec![
-            "--noise-multiplier",
-            "1.1",
-            "--sampling-rate",
-            "0.01",
-            "--steps",
-            "10",
-        ];
+        let mut args = plan.to_vec();
         args.extend(extra);
         let (ok, out, err) = run(&args);
         assert!(ok && out.contains("epsilon: "), "{extra:?}: {err}");

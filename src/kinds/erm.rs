@@ -13,7 +13,7 @@ use crate::learners::logistic::ensemble::Ensemble;
 use crate::learners::logistic::{
     LambdaRule, Loss, LrKind, PrivateLrMethod, Scaling, SolverSettings,
 };
-use crate::privacy::{Ledger, Relation};
+use crate::privacy::Ledger;
 use linfa::ParamGuard;
 use serde::Deserialize;
 
@@ -256,19 +256,12 @@ impl<const K: u8> LearnerKind for Erm<K> {
         check_per_example_lambda(self.lambda, at, ledger)?;
         match self.kind() {
             LrKind::Sgd(plan) => {
-                let n = ledger
-                    .public_size("DP-SGD's sampling rate, step count, delta and update 1/(qN)")?;
                 let epsilon = budget.train_of(Self::NAME)?;
                 let params = plan.params(epsilon, 1.0, Loss::Logistic).check()?;
-                params.plan(n, ledger.relation()).map(drop)
+                params.public_plan(ledger).map(drop)
             }
-            LrKind::Input { .. } if ledger.relation() != Relation::ReplaceOne => {
-                Err(crate::error::Error::param(
-                    "neighbours",
-                    "input perturbation releases one noisy row per example, private for \
-                     replace-one neighbours only; set `neighbours = \"replace_one\"` in \
-                     [experiment]",
-                ))
+            LrKind::Input { .. } => {
+                crate::learners::logistic::input::check_relation(ledger.relation())
             }
             _ => Ok(()),
         }

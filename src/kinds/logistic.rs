@@ -11,7 +11,7 @@ use crate::learners::logistic::schedule::Reach;
 use crate::learners::logistic::solver::DEFAULT_TOL;
 use crate::learners::logistic::{
     FmSensitivity, LambdaRule, Loss, LrConfig, LrKind, PrivateLrMethod, Scaling, Solver,
-    SolverSettings,
+    SolverSettings, per_example_lambda,
 };
 use crate::privacy::Ledger;
 use serde::Deserialize;
@@ -246,10 +246,10 @@ pub fn check_per_example_lambda(
     at: &GridValues,
     ledger: &mut Ledger,
 ) -> Result<()> {
-    if at.lambda.is_none() && matches!(rule, Some(LambdaRule::PerExample(_))) {
-        ledger.public_size("lambda = N Lambda (per-example Lambda)")?;
+    match (at.lambda, rule) {
+        (None, Some(LambdaRule::PerExample(l))) => per_example_lambda(l, ledger).map(drop),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// One cell's LR-harness learner (every LR-family kind): `kind` with its `loss` and solver

@@ -143,6 +143,20 @@ kind! {
     about: "Lei (2011): Laplace counts over equal public bins (Delta 1 add/remove, 2 replace-one), then Huber's location estimate from the noisy counts (post-processing); pure eps-DP; bins default ceil(n^(1/3)) from the public n",
 }
 
+impl MEstimatorHistogram {
+    /// Its bins: `bins`, else ceil(N^(1/3)) of the run's public N (a trial's read, and the
+    /// preflight's check of it).
+    fn bins(&self, ledger: &mut Ledger) -> Result<usize> {
+        match self.bins {
+            Some(k) => Ok(k),
+            None => {
+                let n = ledger.public_size("the M-estimator's bins ceil(N^(1/3))")?;
+                Ok((n as f64).cbrt().ceil() as usize)
+            }
+        }
+    }
+}
+
 impl ReleaseKind for MEstimatorHistogram {
     fn estimates_location(&self) -> bool {
         true
@@ -161,15 +175,7 @@ impl ReleaseKind for MEstimatorHistogram {
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
-        let bins = match self.bins {
-            Some(k) => k,
-            None => {
-                let n = log
-                    .ledger
-                    .public_size("the M-estimator's bins ceil(N^(1/3))")?;
-                (n as f64).cbrt().ceil() as usize
-            }
-        };
+        let bins = self.bins(&mut log.ledger)?;
         // In row order in the reused buffer: Huber's estimate sums over it (issue 52).
         let r = with_clamped(input, self.bounds, false, log, |data, _, log| {
             let (streams, ledger) = (&mut log.streams, &mut log.ledger);
@@ -181,10 +187,7 @@ impl ReleaseKind for MEstimatorHistogram {
     }
 
     fn check_run(&self, ledger: &mut Ledger) -> Result<()> {
-        if self.bins.is_none() {
-            ledger.public_size("the M-estimator's bins ceil(N^(1/3))")?;
-        }
-        Ok(())
+        self.bins(ledger).map(drop)
     }
 }
 

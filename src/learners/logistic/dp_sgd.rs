@@ -288,6 +288,14 @@ impl DpSgdValidParams {
 
     /// The plan (σ, q, K) for N examples under `relation`, and its guarantee: σ given, or the
     /// smallest σ meeting the target ε. Under replace-one (q = 1 only) the sensitivity is 2C.
+    /// The run's public N and the plan it gives under the ledger's relation: what a fit reads
+    /// of the run (the preflight checks it at every ε before anything runs).
+    pub fn public_plan(&self, ledger: &mut Ledger) -> Result<(usize, SubsampledGaussian)> {
+        let n =
+            ledger.public_size("DP-SGD's sampling rate, step count, delta and update 1/(qN)")?;
+        Ok((n, self.plan(n, ledger.relation())?.0))
+    }
+
     pub fn plan(&self, n: usize, relation: Relation) -> Result<(SubsampledGaussian, Guarantee)> {
         let q = self.sampling_rate(n);
         let k = self.steps(n);
@@ -331,9 +339,7 @@ impl DpSgdValidParams {
             ));
         }
         let relation = ledger.relation();
-        let n =
-            ledger.public_size("DP-SGD's sampling rate, step count, delta and update 1/(qN)")?;
-        let (plan, _) = self.plan(n, relation)?;
+        let (n, plan) = self.public_plan(ledger)?;
         let delta = self.delta.unwrap_or_else(|| default_delta(n));
         let mechanism = AccountedGaussian::new(plan, self.clip, delta, relation)?;
         let guarantee = mechanism.guarantee();

@@ -63,6 +63,12 @@ pub enum LambdaRule {
     Private,
 }
 
+/// lambda = N Lambda for a per-example `big_lambda`, N the run's public training-set size (the
+/// fit's read, and the preflight's check of it).
+pub fn per_example_lambda(big_lambda: f64, ledger: &mut Ledger) -> Result<f64> {
+    Ok(big_lambda * ledger.public_size("lambda = N Lambda (per-example Lambda)")? as f64)
+}
+
 impl Serialize for LambdaRule {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         match self {
@@ -284,12 +290,7 @@ impl LrConfig {
         let y = labels_pm1(data, train)?;
         let lambda = match self.lambda {
             LambdaRule::Fixed(l) => l,
-            LambdaRule::PerExample(l) => {
-                l * log
-                    .ledger
-                    .public_size("lambda = N Lambda (per-example Lambda)")?
-                    as f64
-            }
+            LambdaRule::PerExample(l) => per_example_lambda(l, &mut log.ledger)?,
             LambdaRule::CrossValidation => self.cross_validated_lambda(design, &y, log)?,
             LambdaRule::Private => {
                 let eps = self.lambda_epsilon.ok_or_else(|| {

@@ -28,6 +28,18 @@ use crate::privacy::randomized_response::RandomizedResponse;
 use crate::privacy::{L2Mechanism, Ledger, Relation};
 use crate::rng::Rng;
 
+/// Input perturbation is private for replace-one neighbours only (the fit's check, and the
+/// preflight's before anything runs).
+pub fn check_relation(relation: Relation) -> Result<()> {
+    if relation != Relation::ReplaceOne {
+        return Err(Error::param(
+            "neighbours",
+            "input perturbation releases one noisy row per example, private for replace-one neighbours only; set `neighbours = \"replace_one\"` in [experiment]",
+        ));
+    }
+    Ok(())
+}
+
 /// The released noisy rows (dense N × D) and labels, recorded in `ledger` as two entries.
 pub fn perturb_inputs(
     design: &Design,
@@ -38,12 +50,7 @@ pub fn perturb_inputs(
     ledger: &mut Ledger,
 ) -> Result<(ndarray::Array2<f64>, Vec<f64>)> {
     check_unit_rows(design)?;
-    if ledger.relation() != Relation::ReplaceOne {
-        return Err(Error::param(
-            "neighbours",
-            "input perturbation releases one noisy row per example, private for replace-one neighbours only; set `neighbours = \"replace_one\"` in [experiment]",
-        ));
-    }
+    check_relation(ledger.relation())?;
     if !(label_share > 0.0 && label_share < 1.0) {
         return Err(Error::param(
             "label_share",

@@ -40,7 +40,7 @@ pub mod select;
 pub mod solver;
 
 pub use design::{ColumnMap, Design, Encoding, Grouped, Splitting, labels_pm1};
-pub use harness::{LambdaRule, LrConfig, LrKind, Scaling};
+pub use harness::{LambdaRule, LrConfig, LrKind, Scaling, per_example_lambda};
 pub use loss::Loss;
 pub use mechanisms::{FmInfo, FmSensitivity, ObjectiveBranch};
 pub use preprocess::{Preprocessing, RowScaling};
