@@ -412,6 +412,50 @@ fn composed_average_error_is_the_sums_laplace_over_n() {
     }
 }
 
+/// The tutorial's ratio as written (`Ratio::Literal`) draws the same noise as the default and
+/// differs from it only by the floor and the clamp: under replace-one (exact count n >= 1) the
+/// default is exactly the literal ratio clamped; under add/remove at eps = 0.05 and n = 10 the
+/// noisy count often nears 0 and the literal ratio leaves the bounds, the default never.
+#[test]
+fn composed_average_literal_ratio_is_the_default_without_floor_and_clamp() {
+    use epsilab::release::Ratio;
+    let data = uniform(10, "composed-literal");
+    let bounds = Bounds::new(0.0, 1.0).unwrap();
+    let release = |relation, ratio, seed| {
+        let mut streams = Streams::new(seed);
+        let mut l = Ledger::new(relation);
+        release::composed_average_streaming(
+            &data.values,
+            bounds,
+            (0.05, 0.5),
+            ratio,
+            &mut streams,
+            &mut l,
+        )
+        .unwrap()
+        .0
+        .value
+    };
+    let mut outside = 0;
+    for seed in 0..400 {
+        let (lit, def) = (
+            release(Relation::ReplaceOne, Ratio::Literal, seed),
+            release(Relation::ReplaceOne, Ratio::Clamped, seed),
+        );
+        assert_eq!(def, lit.clamp(0.0, 1.0), "seed {seed}");
+        let (lit, def) = (
+            release(AR, Ratio::Literal, seed),
+            release(AR, Ratio::Clamped, seed),
+        );
+        assert!((0.0..=1.0).contains(&def), "seed {seed}: {def}");
+        outside += usize::from(!(0.0..=1.0).contains(&lit));
+    }
+    assert!(
+        outside > 100,
+        "{outside} of 400 literal ratios outside [0, 1]"
+    );
+}
+
 /// The classic Gaussian's draws follow N(0, sigma^2) with sigma = sqrt(2 ln(1.25/delta)) / eps
 /// (KS at level 0.001), and the same draws reject 0.7 sigma and 1.3 sigma (the analytic
 /// calibration has the same test in `privacy::gaussian`).

@@ -15,7 +15,8 @@
 //!   X = {(u = (−1, 1, −1, …), t = 0)}, X' adds (u = (1, …, 1), t = 1). Mutant
 //!   `linreg_ssp_unscaled`: z = [u, 1].
 //! * `pca_analyze_gauss`: d = 8, z = u / √8; X = {(−1, 1, −1, …)}, X' adds (1, …, 1). Mutant
-//!   `pca_analyze_gauss_unscaled`: z = u.
+//!   `pca_analyze_gauss_unscaled`: z = u. `pca_analyze_gauss_classic` (and its `_unscaled`
+//!   mutant): the same pair at ε = 0.5 with the classic σ (`calibration = "classic_below_1"`).
 //! * `pca_power_method` (T = 2 releases at (ε/2, δ/2), k = d = 8, so every iterate's shift
 //!   ||z zᵀ X||_F = ||z||₂² attains the sensitivity): the same pair; the statistic sums each
 //!   step's ratio at that step's (public) iterate X. Mutant `pca_power_method_unscaled`.
@@ -49,6 +50,11 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             AnalyzeGauss::run,
         ),
         with_mutant(
+            Claim::new("pca_analyze_gauss_classic", CLASSIC_EPS, gauss).with_delta(DELTA),
+            "pca_analyze_gauss_classic_unscaled",
+            AnalyzeGauss::run_classic,
+        ),
+        with_mutant(
             claim("pca_power_method", power),
             "pca_power_method_unscaled",
             Power::run,
@@ -61,6 +67,8 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
 
 const EPS: f64 = 1.0;
 const DELTA: f64 = 1e-5;
+/// The classic calibration is proven only below ε = 1.
+const CLASSIC_EPS: f64 = 0.5;
 
 /// Σ (b − a)(o − (a + b)/2): the Gaussian log-likelihood ratio of X' over X, times σ².
 pub fn gauss_ratio(o: &[f64], a: &[f64], b: &[f64]) -> f64 {
@@ -167,12 +175,27 @@ const PCA_D: usize = 8;
 struct AnalyzeGauss;
 
 impl AnalyzeGauss {
-    /// One run's statistic.
+    /// One run's statistic, σ by the analytic calibration.
     fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+        Self::calibrated(claim, side, rng, pca::GaussCalibration::Analytic)
+    }
+
+    /// One run's statistic, σ by the classic calibration (the claim's ε is below 1).
+    fn run_classic(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+        Self::calibrated(claim, side, rng, pca::GaussCalibration::ClassicBelowOne)
+    }
+
+    fn calibrated(
+        claim: &Claim,
+        side: Side,
+        rng: &mut Rng,
+        calibration: pca::GaussCalibration,
+    ) -> f64 {
         let a = moment(claim, side);
         let noise = pca::MomentNoise::AnalyzeGauss {
-            epsilon: EPS,
+            epsilon: claim.epsilon,
             delta: DELTA,
+            calibration,
         };
         let o = noise.release(a, &mut ledger(), rng).expect("valid");
         let (a, b) = (moment(claim, Side::X), moment(claim, Side::XPrime));
@@ -213,7 +236,7 @@ mod tests {
     /// mutant is caught.
     #[test]
     fn gaussian_estimator_audits_pass_and_their_mutants_are_caught() {
-        audited(&all(), 6, Relation::AddRemove);
+        audited(&all(), 8, Relation::AddRemove);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::learners::Learner;
 use crate::learners::estimators::kmeans::{KMeansFit, SampleAggregateFit};
 use crate::learners::estimators::linreg::{AdaSspFit, FunctionalFit, ObjectiveFit, RidgeFit};
-use crate::learners::estimators::pca::{PcaFit, PcaMethod};
+use crate::learners::estimators::pca::{self, PcaFit, PcaMethod};
 
 fn one() -> f64 {
     1.0
@@ -122,12 +122,17 @@ estimators! {
     /// `learner = "pca"`: exact PCA, non-private.
     Pca = "pca", private: false {
         components: usize,
+        /// `mean` (default) or `midpoint`: the bounds' midpoint, about which the private
+        /// methods read the second moment.
+        #[serde(default)]
+        centre: pca::PcaCentre,
     }
-    about: "PCA about the training mean (non-private reference; captured_variance)",
+    about: "PCA about the training mean, or with centre = \"midpoint\" about the bounds' \
+            midpoint (non-private reference; captured_variance)",
     validate: |k| check_at_least("components", k.components, 1),
     learner: |k, _| PcaFit {
         components: k.components,
-        method: PcaMethod::Exact,
+        method: PcaMethod::Exact(k.centre),
     };
 
     /// `learner = "pca_sulq"`: Laplace on each second-moment entry.
@@ -148,6 +153,10 @@ estimators! {
     PcaAnalyzeGauss = "pca_analyze_gauss", private: true {
         components: usize,
         delta: f64,
+        /// σ's calibration: `analytic` (default) or `classic_below_1` (SURVEYS.md §4.3: the
+        /// classic σ below ε = 1, the analytic from 1 on).
+        #[serde(default)]
+        calibration: pca::GaussCalibration,
     }
     about: "Analyze Gauss (Dwork et al. 2014): Gaussian on the second-moment matrix, top-k \
             eigenvectors ((ε, δ)-DP)",
@@ -157,6 +166,7 @@ estimators! {
         method: PcaMethod::AnalyzeGauss {
             epsilon: budget.train_of(Self::NAME)?,
             delta: k.delta,
+            calibration: k.calibration,
         },
     };
 

@@ -134,14 +134,14 @@ fn unclamped_answer(
 fn composed_mean(
     input: &ReleaseInput,
     bounds: [f64; 2],
-    eps: f64,
-    share: f64,
+    shares: (f64, f64),
+    ratio: release::Ratio,
     log: &mut TrialLog,
 ) -> Result<Release> {
     let bounds = Bounds::new(bounds[0], bounds[1])?;
     let (streams, ledger) = (&mut log.streams, &mut log.ledger);
     let (r, clamped) =
-        release::composed_average_streaming(input.values, bounds, eps, share, streams, ledger)?;
+        release::composed_average_streaming(input.values, bounds, shares, ratio, streams, ledger)?;
     log.metrics.insert("clamped".into(), clamped as f64);
     record(r, log);
     let mean = Query::Mean {
@@ -263,7 +263,13 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
         share: f64,
         log: &mut TrialLog,
     ) -> Result<ReleaseOutput> {
-        let r = composed_mean(input, self.bounds, eps, share, log)?;
+        let r = composed_mean(
+            input,
+            self.bounds,
+            (eps, share),
+            release::Ratio::Clamped,
+            log,
+        )?;
         if let Some(t) = self
             .tolerance
             .map(|tol| tol * r.truth.abs())
@@ -546,11 +552,18 @@ bounded_release!(
     "the median + Lap((hi - lo)/eps), clamped to the bounds: global sensitivity hi - lo under both relations; pure eps-DP"
 );
 
-bounded_release!(
-    ComposedAverage { sum_share: f64 },
-    "composed_average",
-    "noisy sum (sum_share eps) / noisy row count (the rest), clamped to the bounds; sequential composition, pure eps-DP"
-);
+kind! {
+    ComposedAverage = "composed_average" {
+        /// Public bounds [lo, hi] every value is clamped to.
+        bounds: [f64; 2],
+        /// The sum's share of epsilon; the row count gets the rest.
+        sum_share: f64,
+        /// Floor the noisy count at 1 and clamp the ratio to the bounds (default true); false
+        /// releases the tutorial's M_sum / M_count as written (`release::Ratio::Literal`).
+        ratio_clamp: Option<bool>,
+    }
+    about: "noisy sum (sum_share eps) / noisy row count (the rest), by default floored at 1 and clamped to the bounds (ratio_clamp = false: the tutorial's ratio as written); sequential composition, pure eps-DP",
+}
 
 impl ReleaseKind for ExponentialMedian {
     fn estimates_location(&self) -> bool {
@@ -624,7 +637,11 @@ impl ReleaseKind for ComposedAverage {
 
     fn run(&self, input: &ReleaseInput, log: &mut TrialLog) -> Result<ReleaseOutput> {
         let eps = need_eps(Self::NAME, input.epsilon)?;
-        composed_mean(input, self.bounds, eps, self.sum_share, log)?;
+        let ratio = match self.ratio_clamp {
+            Some(false) => release::Ratio::Literal,
+            _ => release::Ratio::Clamped,
+        };
+        composed_mean(input, self.bounds, (eps, self.sum_share), ratio, log)?;
         Ok(ReleaseOutput::default())
     }
 }

@@ -212,9 +212,20 @@ pub fn gaussian(
     )
 }
 
+/// How the composed average post-processes its noisy ratio (only public constants either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ratio {
+    /// The noisy count floored at 1, the ratio clamped to the bounds.
+    Clamped,
+    /// The tutorial's M_sum / M_count as written (eq. 9): neither floor nor clamp, so a noisy
+    /// count near 0 gives the heavy tails SURVEYS.md warns of. A count of exactly 0 (probability
+    /// 0) releases the bounds' midpoint.
+    Literal,
+}
+
 /// The composed average (tutorial Fig. 4): a noisy sum at `sum_share` eps and a noisy row
 /// count at (1 - sum_share) eps, divided. Post-processing: the noisy count is floored at 1 and
-/// the ratio clamped to the bounds (both use only public constants). This is the mean with a
+/// the ratio clamped to the bounds (both use only public constants; [`Ratio::Clamped`]). This is the mean with a
 /// private n: the noisy count is the private estimate of the size (the ledger's step `count`),
 /// so nothing reads the data's own length. Under replace-one the row count has sensitivity 0
 /// and is exact (n is public there); its share of the budget is then unspent.
@@ -229,18 +240,20 @@ pub fn composed_average(
     let truth = Query::DirectAverage.answer(data)?;
     let sum = Query::Sum.answer(data)?;
     let clamp = (data.clamped, data.len(), data.bounds);
-    let value = composed_steps(sum, clamp, epsilon, sum_share, streams, ledger)?;
+    let shares = (epsilon, sum_share);
+    let value = composed_steps(sum, clamp, shares, Ratio::Clamped, streams, ledger)?;
     Ok(Release { value, truth })
 }
 
 /// [`composed_average`] on the raw `values` clamped to `bounds` on the fly (the sum and the
 /// truth, each in its own pass, no copy of the column: issue 52), bit for bit the same
-/// release and ledger. Returns the release and how many values the clamp moved.
+/// release and ledger with `ratio` [`Ratio::Clamped`]. Returns the release and how many values
+/// the clamp moved.
 pub fn composed_average_streaming(
     values: &[f64],
     bounds: Bounds,
-    epsilon: f64,
-    sum_share: f64,
+    (epsilon, sum_share): (f64, f64),
+    ratio: Ratio,
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<(Release, usize)> {
@@ -255,7 +268,8 @@ pub fn composed_average_streaming(
         None => (0.0, 0, bounds.midpoint()),
     };
     let clamp = (clamped, values.len(), bounds);
-    let value = composed_steps(sum, clamp, epsilon, sum_share, streams, ledger)?;
+    let shares = (epsilon, sum_share);
+    let value = composed_steps(sum, clamp, shares, ratio, streams, ledger)?;
     Ok((Release { value, truth }, clamped))
 }
 
@@ -272,13 +286,12 @@ fn check_composed(epsilon: f64, sum_share: f64) -> Result<()> {
 }
 
 /// The composed average's steps from the clamped column's exact `sum` and its clamp counts
-/// (moved, of len, into bounds): the noisy sum, the noisy (or exact) row count, the clamped
-/// ratio.
+/// (moved, of len, into bounds): the noisy sum, the noisy (or exact) row count, their ratio.
 fn composed_steps(
     sum: f64,
     (clamped, len, bounds): (usize, usize, Bounds),
-    epsilon: f64,
-    sum_share: f64,
+    (epsilon, sum_share): (f64, f64),
+    ratio: Ratio,
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<f64> {
@@ -318,7 +331,11 @@ fn composed_steps(
         );
         len as f64
     };
-    Ok((sum.value / count.max(1.0)).clamp(bounds.lo, bounds.hi))
+    Ok(match ratio {
+        Ratio::Clamped => (sum.value / count.max(1.0)).clamp(bounds.lo, bounds.hi),
+        Ratio::Literal if count == 0.0 => bounds.midpoint(),
+        Ratio::Literal => sum.value / count,
+    })
 }
 
 /// The p-quantile by the exponential mechanism ([`ExponentialQuantile`]), recorded as `name`.

@@ -68,13 +68,29 @@ fn second_moment(data: &Dataset, rows: &[u32]) -> Result<Array2<f64>> {
     Ok(z.t().dot(&z))
 }
 
+/// Where exact PCA centres the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PcaCentre {
+    /// The training mean: PCA as usual.
+    #[default]
+    Mean,
+    /// The public bounds' midpoint: the second moment the private methods read, without their
+    /// noise (an ablation's reference: what centring alone costs them).
+    Midpoint,
+}
+
 /// Which PCA a cell runs, with its public parameters and its budget.
 #[derive(Debug, Clone, Copy)]
 pub enum PcaMethod {
-    /// Exact PCA about the training mean (non-private).
-    Exact,
-    /// Analyze Gauss at (ε, δ).
-    AnalyzeGauss { epsilon: f64, delta: f64 },
+    /// Exact PCA (non-private), about the training mean or the bounds' midpoint.
+    Exact(PcaCentre),
+    /// Analyze Gauss at (ε, δ), σ by `calibration`.
+    AnalyzeGauss {
+        epsilon: f64,
+        delta: f64,
+        calibration: GaussCalibration,
+    },
     /// Laplace on each upper-triangle entry at ε.
     Sulq { epsilon: f64 },
     /// `iterations` noisy power steps at (ε, δ) in all.
@@ -96,19 +112,32 @@ impl Learner for PcaFit {
     fn fit(&self, input: &FitInput, log: &mut TrialLog) -> Result<Box<dyn Classifier>> {
         let (data, rows, k) = (input.data, input.train, self.components);
         let directions = match self.method {
-            PcaMethod::Exact => {
+            PcaMethod::Exact(centre) => {
                 log.ledger.non_private(
                     "train",
                     "none (exact covariance)",
                     "non-private PCA reference",
                 );
-                let c = centred(data, rows)?;
-                top_k(&c.t().dot(&c), k)
+                match centre {
+                    PcaCentre::Mean => {
+                        let c = centred(data, rows)?;
+                        top_k(&c.t().dot(&c), k)
+                    }
+                    PcaCentre::Midpoint => top_k(&second_moment(data, rows)?, k),
+                }
             }
-            PcaMethod::AnalyzeGauss { epsilon, delta } => {
+            PcaMethod::AnalyzeGauss {
+                epsilon,
+                delta,
+                calibration,
+            } => {
                 let mut rng = log.streams.stream("analyze_gauss");
                 let a = second_moment(data, rows)?;
-                let noise = MomentNoise::AnalyzeGauss { epsilon, delta };
+                let noise = MomentNoise::AnalyzeGauss {
+                    epsilon,
+                    delta,
+                    calibration,
+                };
                 noise.top_k(a, k, &mut log.ledger, &mut rng)?
             }
             PcaMethod::Sulq { epsilon } => {
@@ -148,6 +177,36 @@ impl Learner for PcaFit {
     }
 }
 
+/// How Analyze Gauss sets σ from (Δ₂, ε, δ); either is (ε, δ)-DP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GaussCalibration {
+    /// Balle & Wang 2018's analytic σ at every ε: the least noise.
+    #[default]
+    Analytic,
+    /// SURVEYS.md §4.3–4.4, as the published Analyze Gauss and `dp_stats` set it: the classic
+    /// σ = Δ₂ √(2 ln(1.25/δ)) / ε where it is proven (ε < 1), the analytic σ from ε = 1 on.
+    #[serde(rename = "classic_below_1")]
+    ClassicBelowOne,
+}
+
+impl GaussCalibration {
+    /// The mechanism for Δ₂ = `sensitivity` at (ε, δ).
+    pub fn gaussian(
+        self,
+        sensitivity: f64,
+        (epsilon, delta): (f64, f64),
+        relation: crate::privacy::Relation,
+    ) -> Result<Gaussian> {
+        match self {
+            GaussCalibration::ClassicBelowOne if epsilon < 1.0 => {
+                Gaussian::classic(sensitivity, epsilon, delta, relation)
+            }
+            _ => Gaussian::analytic(sensitivity, epsilon, delta, relation),
+        }
+    }
+}
+
 /// Input perturbation of the second-moment matrix A = Σ z zᵀ (||z||₂ ≤ 1): noise on each
 /// upper-triangle entry, mirrored, then the top-k eigenvectors (post-processing).
 #[derive(Debug, Clone, Copy)]
@@ -155,8 +214,12 @@ pub enum MomentNoise {
     /// Analyze Gauss (Dwork, Talwar, Thakurta & Zhang 2014), (ε, δ)-DP.
     ///
     /// * Add/remove L2 sensitivity of the upper triangle: ||z zᵀ||_F = ||z||₂² ≤ 1; replace-one 2.
-    /// * Mechanism: N(0, σ²) on each upper-triangle entry; σ by the analytic Gaussian.
-    AnalyzeGauss { epsilon: f64, delta: f64 },
+    /// * Mechanism: N(0, σ²) on each upper-triangle entry; σ by `calibration`.
+    AnalyzeGauss {
+        epsilon: f64,
+        delta: f64,
+        calibration: GaussCalibration,
+    },
     /// SuLQ-style input perturbation (after Blum, Dwork, McSherry & Nissim 2005, who add noise
     /// to each entry of the covariance), here with Laplace noise for pure ε-DP.
     ///
@@ -199,9 +262,13 @@ impl MomentNoise {
     ) -> Result<Array2<f64>> {
         let relation = ledger.relation();
         match self {
-            MomentNoise::AnalyzeGauss { epsilon, delta } => {
+            MomentNoise::AnalyzeGauss {
+                epsilon,
+                delta,
+                calibration,
+            } => {
                 let sensitivity = relation.doubled_for_replace(1.0);
-                let g = Gaussian::analytic(sensitivity, epsilon, delta, relation)?;
+                let g = calibration.gaussian(sensitivity, (epsilon, delta), relation)?;
                 let mut c = ledger.charge("train", "gaussian (Analyze Gauss: Σ z zᵀ)", g)?;
                 add_to_upper(&mut a, || c.sample(rng));
             }
