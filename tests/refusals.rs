@@ -363,3 +363,64 @@ metrics = ["abs_error"]
     );
     assert!(!out.join("mean").join(TRIALS_FILE).exists());
 }
+
+/// `epsilab` with `args`: (exit code, standard error).
+fn epsilab(args: &[&str]) -> (Option<i32>, String) {
+    let o = bin().args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A missing spec folder, or one with no spec, is refused by `check`, `list` and
+/// `report --all`, naming the folder: `check` passed on "0 specs", so a misspelt CI path made
+/// the gate green (and it created the missing folder's `expectations/`).
+#[test]
+fn a_missing_or_empty_experiments_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexist");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for folder in [&missing, &empty] {
+        let f = folder.to_str().unwrap();
+        let out = dir.path().join("out");
+        let o = out.to_str().unwrap();
+        for args in [
+            vec!["check", "--experiments", f, "--no-speed"],
+            vec!["list", "--experiments", f],
+            vec!["report", "--all", "--experiments", f, "--out", o],
+        ] {
+            let (code, err) = epsilab(&args);
+            assert_eq!(code, Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains("invalid parameter `--experiments`") && err.contains(f),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert!(!missing.exists(), "check created the missing folder");
+}
+
+/// `check --bless` with an empty reason is refused: the changes file would record no why.
+#[test]
+fn a_bless_with_an_empty_reason_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let changes = dir.path().join("CHANGES.md");
+    for reason in ["", "  "] {
+        let (code, err) = epsilab(&[
+            "check",
+            "--experiments",
+            dir.path().to_str().unwrap(),
+            "--no-speed",
+            "--bless",
+            "--reason",
+            reason,
+            "--changes",
+            changes.to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains("invalid parameter `--reason`"), "{err}");
+    }
+    assert!(!changes.exists());
+}
