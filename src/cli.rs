@@ -1030,6 +1030,7 @@ fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> 
             ),
         ));
     }
+    c::check_options(&old_results, &new_results, opts)?;
     let cmp = c::compare(&old_results, &new_results, opts);
     let json = serde_json::to_string_pretty(&cmp).expect("json") + "\n";
     let texts = [c::markdown(&cmp), json, c::junit(&cmp)];
