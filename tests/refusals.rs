@@ -424,3 +424,85 @@ fn a_bless_with_an_empty_reason_is_refused() {
     }
     assert!(!changes.exists());
 }
+
+/// The reviewer's dataset: 200 rows of age, bmi and a 0/1 label `y`.
+fn write_age_bmi(path: &Path) {
+    let mut text = String::from("age,bmi,y\n");
+    for i in 0..200 {
+        text += &format!("{},{},{}\n", 20 + i % 60, 18 + i % 20, i % 2);
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// The reviewer's spec on [`write_age_bmi`]'s file (a 0.7 split trains on 140 rows) with
+/// `n_train` and `features`.
+fn age_bmi_spec(n_train: &str, features: &str) -> String {
+    format!(
+        r#"
+[experiment]
+name = "ab"
+trials = 2
+seed = 1
+datasets = ["d"]
+
+[dataset.d]
+source = "csv"
+train = "data.csv"
+train_fraction = 0.7
+label = "y"
+features = {features}
+bounds = [0, 100]
+classes = [{{ label = 0, name = "no" }}, {{ label = 1, name = "yes" }}]
+
+[grid]
+epsilon = [0.1, 1]
+n_train = {n_train}
+
+[[pipeline]]
+name = "lr"
+learner = "lr"
+lambda = 0.01
+
+[[pipeline]]
+name = "lr_objective"
+learner = "lr_objective"
+lambda = 0.01
+
+[report]
+x = "epsilon"
+"#
+    )
+}
+
+/// `n_train` above the training split's size (140 of 200 rows) is refused before anything is
+/// written, naming the value: it ran on the 140 rows, recorded n_train 140 and duplicated the
+/// 140 cell. The split's own size runs.
+#[test]
+fn an_n_train_above_the_training_split_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_age_bmi(&dir.path().join("data.csv"));
+    let out = dir.path().join("out");
+    let opts = run_options(&out, 1);
+    let path = write_spec(
+        dir.path(),
+        "ab.toml",
+        &age_bmi_spec("[100, 200]", "[\"age\", \"bmi\"]"),
+    );
+    let err = epsilab::runner::run(&Spec::load(&path).unwrap(), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("field `grid.n_train[1]`")
+            && err.contains("n_train = 200 exceeds the 140 training rows of dataset `d`"),
+        "{err}"
+    );
+    assert!(!out.join("ab").join(TRIALS_FILE).exists());
+    let path = write_spec(
+        dir.path(),
+        "ab.toml",
+        &age_bmi_spec("[100, 140]", "[\"age\", \"bmi\"]"),
+    );
+    let summary = epsilab::runner::run(&Spec::load(&path).unwrap(), &opts).unwrap();
+    // Two sizes x two trials: lr_objective at each epsilon, the non-private lr once.
+    assert_eq!(summary.ran, 2 * 2 * (2 + 1));
+}

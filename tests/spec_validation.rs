@@ -602,3 +602,27 @@ fn a_metric_named_only_in_a_view_is_shown() {
     let plain = Spec::parse(GOOD, Path::new("ok.toml")).unwrap();
     assert!(!plain.shows_metric("w_distance"));
 }
+
+/// An empty grid axis makes no cell: the run passed with 0 trials. Every axis is refused alike
+/// (`epsilon = []` already was).
+#[test]
+fn an_empty_grid_axis_is_refused() {
+    for axis in ["n_train", "lambda", "features", "threshold", "epsilon"] {
+        let text = GOOD.replace(
+            "epsilon = [0.1, 1]",
+            &format!("epsilon = [0.1, 1]\n{axis} = []"),
+        );
+        let text = if axis == "epsilon" {
+            GOOD.replace("[0.1, 1]", "[]")
+        } else {
+            text
+        };
+        let e = err(&text);
+        assert!(
+            e.starts_with("specs/bad.toml: field `grid.")
+                && e.contains(&format!("`grid.{axis}`"))
+                && e.contains("at least one value"),
+            "{axis}: {e}"
+        );
+    }
+}
