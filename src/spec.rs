@@ -708,6 +708,20 @@ impl Spec {
                 }
                 chain.push(&p.of);
             }
+            for name in chain {
+                if let Some((field, reason)) = self.catalog.get(name).and_then(DatasetDef::problem)
+                {
+                    return Err(Error::Spec {
+                        file: if self.definitions.contains_key(name) {
+                            self.path.clone()
+                        } else {
+                            "datasets/catalog.toml".into()
+                        },
+                        field: format!("dataset.{name}.{field}"),
+                        reason,
+                    });
+                }
+            }
             if e.datasets[..i].contains(d) {
                 return Err(self.err(
                     format!("experiment.datasets[{i}]"),

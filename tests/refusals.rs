@@ -506,3 +506,23 @@ fn an_n_train_above_the_training_split_is_refused() {
     // Two sizes x two trials: lr_objective at each epsilon, the non-private lr once.
     assert_eq!(summary.ran, 2 * 2 * (2 + 1));
 }
+
+/// One column named twice, by name and by number, is refused when the file is read (the spec
+/// alone cannot tell `"age"` from 1).
+#[test]
+fn a_feature_column_named_twice_by_name_and_number_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_age_bmi(&dir.path().join("data.csv"));
+    let path = write_spec(
+        dir.path(),
+        "ab.toml",
+        &age_bmi_spec("[100]", "[\"age\", 1, \"bmi\"]"),
+    );
+    let spec = Spec::load(&path).unwrap();
+    let err = spec
+        .catalog
+        .load("d", &DataDir("unused".into()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`features` lists column 1 twice"), "{err}");
+}
