@@ -780,3 +780,23 @@ fn repeated_features_and_classes_are_refused_by_field() {
     assert!(e.contains("field `dataset.d.classes[1].label`"), "{e}");
     assert!(with_dataset(&csv("[\"age\", \"bmi\"]", two)).is_ok());
 }
+
+/// An external program's `timeout_s` above a year (1e300 panicked converting to a `Duration`
+/// in every worker) is refused when the spec is read.
+#[test]
+fn an_external_timeout_above_a_year_is_refused() {
+    let text = |t: &str| {
+        GOOD.replace(
+            "learner = \"private_nb\"",
+            &format!("learner = \"external\"\ncommand = [\"python3\", \"x.py\"]\ntimeout_s = {t}"),
+        )
+    };
+    for t in ["1e300", "inf", "3.2e7"] {
+        let e = err(&text(t));
+        assert!(
+            e.contains("field `pipeline[0].timeout_s`") && e.contains("at most 31536000"),
+            "{t}: {e}"
+        );
+    }
+    assert!(Spec::parse(&text("31536000"), Path::new("ok.toml")).is_ok());
+}
