@@ -264,6 +264,14 @@ pub fn read_expectation(p: &Path) -> Result<Option<Expectation>> {
 
 /// Runs the check (or, with `bless`, rewrites the expectations that moved).
 pub fn check(opts: &CheckOptions) -> Result<CheckReport> {
+    if opts.bless.as_ref().is_some_and(|r| r.trim().is_empty()) {
+        return Err(Error::param(
+            "--reason",
+            "say why the expectations move (it is recorded in the changes file)",
+        ));
+    }
+    // Listed before the expectations folder is made: a missing folder is refused, not created.
+    let spec_files = crate::report::reproduction::spec_files(&opts.experiments)?;
     let exp_dir = opts.experiments.join(EXPECTATIONS_DIR);
     std::fs::create_dir_all(&exp_dir).map_err(|e| Error::io(&exp_dir, e))?;
     let tmp = tempfile::Builder::new()
@@ -271,7 +279,7 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport> {
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let mut report = CheckReport::default();
-    let specs = crate::report::reproduction::spec_files(&opts.experiments)?
+    let specs = spec_files
         .iter()
         .map(|path| Spec::load(path))
         .collect::<Result<Vec<_>>>()?;

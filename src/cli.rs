@@ -224,9 +224,10 @@ pub enum Command {
         /// datasets shipped in the repository's datasets/ folder].
         #[arg(long)]
         data_dir: Option<PathBuf>,
-        /// Folder of specs to list.
-        #[arg(long, default_value = "experiments")]
-        experiments: PathBuf,
+        /// Folder of specs to list [default: experiments, when there is one]; a given folder
+        /// that is missing or holds no specs is an error.
+        #[arg(long)]
+        experiments: Option<PathBuf>,
     },
     /// Empirical epsilon audit: Clopper–Pearson 95% lower bounds beside the claimed epsilons.
     Audit {
@@ -612,7 +613,7 @@ fn execute_tool(command: Command) -> Result<()> {
         Command::List {
             data_dir,
             experiments,
-        } => list(&DataDir::resolve(data_dir), &experiments),
+        } => list(&DataDir::resolve(data_dir), experiments.as_deref()),
         Command::Audit {
             mechanism,
             spec: Some(spec),
@@ -1029,6 +1030,7 @@ fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> 
             ),
         ));
     }
+    c::check_options(&old_results, &new_results, opts)?;
     let cmp = c::compare(&old_results, &new_results, opts);
     let json = serde_json::to_string_pretty(&cmp).expect("json") + "\n";
     let texts = [c::markdown(&cmp), json, c::junit(&cmp)];
@@ -1245,7 +1247,17 @@ fn csv_what(d: &crate::data::catalog::CsvDef) -> String {
     format!("real-valued, public bounds, {task}")
 }
 
-fn list(dir: &DataDir, experiments: &Path) -> Result<()> {
+/// `epsilab list`. Run outside a checkout (no `experiments/` with specs) it lists the kinds
+/// and datasets alone; a folder given with `--experiments` must hold specs.
+fn list(dir: &DataDir, experiments: Option<&Path>) -> Result<()> {
+    let default = Path::new("experiments");
+    let (experiments, specs) = match experiments {
+        Some(e) => (e, crate::report::reproduction::spec_files(e)?),
+        None => (
+            default,
+            crate::report::reproduction::spec_files(default).unwrap_or_default(),
+        ),
+    };
     let mut o = String::new();
     list_datasets(&mut o, dir);
     out!(
@@ -1290,11 +1302,6 @@ Learners:"
         out!(o, "  {:<18} {}", r.name, r.about);
     }
     out!(o, "\nSpecs in {}:", experiments.display());
-    let mut specs: Vec<PathBuf> = std::fs::read_dir(experiments)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    specs.retain(|p| p.extension().is_some_and(|x| x == "toml"));
-    specs.sort();
     for p in specs {
         match Spec::load(&p) {
             Ok(s) => out!(o, "  {:<28} {}", p.display(), s.title()),

@@ -120,6 +120,41 @@ fn values(records: &[TrialRecord], metrics: &[String]) -> Values {
     out
 }
 
+/// Refuses options that would compare nothing or break the tests: a level outside (0, 1) (NaN
+/// failed an assertion inside the t distribution; 0 flags nothing, 1 or more flags every
+/// cell), or a metric that no compared record of either folder holds (a misspelt name paired
+/// no cell and passed).
+pub fn check_options(
+    old: &BTreeMap<String, Vec<TrialRecord>>,
+    new: &BTreeMap<String, Vec<TrialRecord>>,
+    opts: &CompareOptions,
+) -> Result<()> {
+    if !(opts.alpha > 0.0 && opts.alpha < 1.0) {
+        return Err(Error::param(
+            "--alpha",
+            format!(
+                "the family-wise level must be in (0, 1), got {}",
+                opts.alpha
+            ),
+        ));
+    }
+    let chosen = |n: &String| opts.only.is_empty() || opts.only.contains(n);
+    let records = (old.iter().chain(new))
+        .filter(|(n, _)| chosen(n))
+        .flat_map(|(_, r)| r);
+    if let Some(m) = opts
+        .metrics
+        .iter()
+        .find(|m| !records.clone().any(|r| r.metric(m).is_some()))
+    {
+        return Err(Error::param(
+            "--metric",
+            format!("no compared trial of either folder records `{m}`"),
+        ));
+    }
+    Ok(())
+}
+
 /// Compares two results folders' records (already loaded).
 pub fn compare(
     old: &BTreeMap<String, Vec<TrialRecord>>,

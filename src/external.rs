@@ -58,7 +58,9 @@ impl Program {
             .collect();
         Program {
             command,
-            timeout: Duration::from_secs_f64(timeout_s),
+            // Specs refuse a timeout above a year; a larger one here waits without limit
+            // rather than panic (`from_secs_f64` does past `Duration::MAX`).
+            timeout: Duration::try_from_secs_f64(timeout_s).unwrap_or(Duration::MAX),
         }
     }
 

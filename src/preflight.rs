@@ -60,17 +60,31 @@ pub(crate) fn preflight(spec: &Spec, plan: &Plan, d: usize, data: &Dataset) -> R
     Ok(())
 }
 
-/// The cell's `n_train` and feature count T fit the dataset.
+/// The cell's `n_train` and feature count T fit the dataset. `n_train` is a subset of the
+/// trial's training split, so it is compared with the split's size, not the file's rows: a
+/// larger value ran on the whole split while its records said `n_train` (and duplicated the
+/// cell of the split's size).
 fn check_sizes(spec: &Spec, c: &Cell, data: &Dataset) -> Result<()> {
     let pipeline = &spec.pipelines[c.pipeline];
     if let Some(n) = c.at.n_train
-        && n > data.n_rows()
+        && n > data.train_size()
     {
+        let field = match spec
+            .grid
+            .n_train
+            .as_ref()
+            .and_then(|v| v.iter().position(|&m| m == n))
+        {
+            Some(i) => format!("grid.n_train[{i}]"),
+            None => "grid.n_train".into(),
+        };
         return Err(Error::Spec {
             file: spec.path.clone(),
-            field: "grid.n_train".into(),
+            field,
             reason: format!(
-                "n_train = {n} exceeds dataset `{}`'s {} rows",
+                "n_train = {n} exceeds the {} training rows of dataset `{}` ({} rows in all); \
+                 a cell trains on a subset of the training split",
+                data.train_size(),
                 data.name,
                 data.n_rows()
             ),

@@ -708,6 +708,20 @@ impl Spec {
                 }
                 chain.push(&p.of);
             }
+            for name in chain {
+                if let Some((field, reason)) = self.catalog.get(name).and_then(DatasetDef::problem)
+                {
+                    return Err(Error::Spec {
+                        file: if self.definitions.contains_key(name) {
+                            self.path.clone()
+                        } else {
+                            "datasets/catalog.toml".into()
+                        },
+                        field: format!("dataset.{name}.{field}"),
+                        reason,
+                    });
+                }
+            }
             if e.datasets[..i].contains(d) {
                 return Err(self.err(
                     format!("experiment.datasets[{i}]"),
@@ -719,10 +733,14 @@ impl Spec {
     }
 
     fn validate_grid(&self) -> Result<()> {
+        // An empty axis makes no cell at all: the run would pass with 0 trials.
+        if let Some(axis) = Axis::ALL.into_iter().find(|&a| self.grid.len(a) == Some(0)) {
+            return Err(self.err(
+                format!("grid.{}", axis.name()),
+                "give at least one value (or leave the axis out)",
+            ));
+        }
         if let Some(eps) = &self.grid.epsilon {
-            if eps.is_empty() {
-                return Err(self.err("grid.epsilon", "give at least one value"));
-            }
             for (i, &v) in eps.iter().enumerate() {
                 if !(v.is_finite() && v > 0.0) {
                     return Err(self.err(
@@ -733,20 +751,14 @@ impl Spec {
             }
         }
         if let Some(ts) = &self.grid.threshold {
-            if ts.is_empty() {
-                return Err(self.err("grid.threshold", "give at least one value"));
-            }
             for (i, t) in ts.iter().enumerate() {
                 check_threshold(t).map_err(|r| self.err(format!("grid.threshold[{i}]"), r))?;
             }
         }
-        if let Some(fs) = &self.grid.features {
-            if fs.is_empty() {
-                return Err(self.err("grid.features", "give at least one value"));
-            }
-            if let Some(i) = fs.iter().position(|&t| t == 0) {
-                return Err(self.err(format!("grid.features[{i}]"), "must be at least 1"));
-            }
+        if let Some(fs) = &self.grid.features
+            && let Some(i) = fs.iter().position(|&t| t == 0)
+        {
+            return Err(self.err(format!("grid.features[{i}]"), "must be at least 1"));
         }
         if let Some(ls) = &self.grid.lambda
             && let Some(i) = ls.iter().position(|l| !(l.is_finite() && *l > 0.0))

@@ -157,3 +157,40 @@ fn an_only_name_in_neither_folder_is_refused() {
         "f3_6 has a flagged cell"
     );
 }
+
+/// `--alpha` outside (0, 1) is refused by name (NaN panicked inside the t distribution; 0 and
+/// 2 were accepted), and so is a `--metric` that neither folder records (it paired no cell
+/// and exited 0).
+#[test]
+fn a_level_outside_0_1_and_an_unrecorded_metric_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_folders(tmp.path(), 0.0);
+    let compare = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_epsilab"))
+            .arg("compare")
+            .args([tmp.path().join("old"), tmp.path().join("old")])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for alpha in ["nan", "0", "2", "1", "-0.5"] {
+        let o = compare(&[&format!("--alpha={alpha}")]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{alpha}: {err}");
+        assert!(
+            err.contains("invalid parameter `--alpha`") && err.contains("(0, 1)"),
+            "{alpha}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let o = compare(&["--metric", "nonexist"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("invalid parameter `--metric`") && err.contains("`nonexist`"),
+        "{err}"
+    );
+    // The same folders with a valid level and a recorded metric compare (and flag nothing).
+    let o = compare(&["--alpha", "0.01", "--metric", "train_accuracy"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+}

@@ -363,3 +363,166 @@ metrics = ["abs_error"]
     );
     assert!(!out.join("mean").join(TRIALS_FILE).exists());
 }
+
+/// `epsilab` with `args`: (exit code, standard error).
+fn epsilab(args: &[&str]) -> (Option<i32>, String) {
+    let o = bin().args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A missing spec folder, or one with no spec, is refused by `check`, `list` and
+/// `report --all`, naming the folder: `check` passed on "0 specs", so a misspelt CI path made
+/// the gate green (and it created the missing folder's `expectations/`).
+#[test]
+fn a_missing_or_empty_experiments_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexist");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for folder in [&missing, &empty] {
+        let f = folder.to_str().unwrap();
+        let out = dir.path().join("out");
+        let o = out.to_str().unwrap();
+        for args in [
+            vec!["check", "--experiments", f, "--no-speed"],
+            vec!["list", "--experiments", f],
+            vec!["report", "--all", "--experiments", f, "--out", o],
+        ] {
+            let (code, err) = epsilab(&args);
+            assert_eq!(code, Some(1), "{args:?}: {err}");
+            assert!(
+                err.contains("invalid parameter `--experiments`") && err.contains(f),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert!(!missing.exists(), "check created the missing folder");
+}
+
+/// `check --bless` with an empty reason is refused: the changes file would record no why.
+#[test]
+fn a_bless_with_an_empty_reason_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let changes = dir.path().join("CHANGES.md");
+    for reason in ["", "  "] {
+        let (code, err) = epsilab(&[
+            "check",
+            "--experiments",
+            dir.path().to_str().unwrap(),
+            "--no-speed",
+            "--bless",
+            "--reason",
+            reason,
+            "--changes",
+            changes.to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains("invalid parameter `--reason`"), "{err}");
+    }
+    assert!(!changes.exists());
+}
+
+/// The reviewer's dataset: 200 rows of age, bmi and a 0/1 label `y`.
+fn write_age_bmi(path: &Path) {
+    let mut text = String::from("age,bmi,y\n");
+    for i in 0..200 {
+        text += &format!("{},{},{}\n", 20 + i % 60, 18 + i % 20, i % 2);
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// The reviewer's spec on [`write_age_bmi`]'s file (a 0.7 split trains on 140 rows) with
+/// `n_train` and `features`.
+fn age_bmi_spec(n_train: &str, features: &str) -> String {
+    format!(
+        r#"
+[experiment]
+name = "ab"
+trials = 2
+seed = 1
+datasets = ["d"]
+
+[dataset.d]
+source = "csv"
+train = "data.csv"
+train_fraction = 0.7
+label = "y"
+features = {features}
+bounds = [0, 100]
+classes = [{{ label = 0, name = "no" }}, {{ label = 1, name = "yes" }}]
+
+[grid]
+epsilon = [0.1, 1]
+n_train = {n_train}
+
+[[pipeline]]
+name = "lr"
+learner = "lr"
+lambda = 0.01
+
+[[pipeline]]
+name = "lr_objective"
+learner = "lr_objective"
+lambda = 0.01
+
+[report]
+x = "epsilon"
+"#
+    )
+}
+
+/// `n_train` above the training split's size (140 of 200 rows) is refused before anything is
+/// written, naming the value: it ran on the 140 rows, recorded n_train 140 and duplicated the
+/// 140 cell. The split's own size runs.
+#[test]
+fn an_n_train_above_the_training_split_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_age_bmi(&dir.path().join("data.csv"));
+    let out = dir.path().join("out");
+    let opts = run_options(&out, 1);
+    let path = write_spec(
+        dir.path(),
+        "ab.toml",
+        &age_bmi_spec("[100, 200]", "[\"age\", \"bmi\"]"),
+    );
+    let err = epsilab::runner::run(&Spec::load(&path).unwrap(), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("field `grid.n_train[1]`")
+            && err.contains("n_train = 200 exceeds the 140 training rows of dataset `d`"),
+        "{err}"
+    );
+    assert!(!out.join("ab").join(TRIALS_FILE).exists());
+    let path = write_spec(
+        dir.path(),
+        "ab.toml",
+        &age_bmi_spec("[100, 140]", "[\"age\", \"bmi\"]"),
+    );
+    let summary = epsilab::runner::run(&Spec::load(&path).unwrap(), &opts).unwrap();
+    // Two sizes x two trials: lr_objective at each epsilon, the non-private lr once.
+    assert_eq!(summary.ran, 2 * 2 * (2 + 1));
+}
+
+/// One column named twice, by name and by number, is refused when the file is read (the spec
+/// alone cannot tell `"age"` from 1).
+#[test]
+fn a_feature_column_named_twice_by_name_and_number_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_age_bmi(&dir.path().join("data.csv"));
+    let path = write_spec(
+        dir.path(),
+        "ab.toml",
+        &age_bmi_spec("[100]", "[\"age\", 1, \"bmi\"]"),
+    );
+    let spec = Spec::load(&path).unwrap();
+    let err = spec
+        .catalog
+        .load("d", &DataDir("unused".into()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`features` lists column 1 twice"), "{err}");
+}

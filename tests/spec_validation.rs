@@ -602,3 +602,201 @@ fn a_metric_named_only_in_a_view_is_shown() {
     let plain = Spec::parse(GOOD, Path::new("ok.toml")).unwrap();
     assert!(!plain.shows_metric("w_distance"));
 }
+
+/// An empty grid axis makes no cell: the run passed with 0 trials. Every axis is refused alike
+/// (`epsilon = []` already was).
+#[test]
+fn an_empty_grid_axis_is_refused() {
+    for axis in ["n_train", "lambda", "features", "threshold", "epsilon"] {
+        let text = GOOD.replace(
+            "epsilon = [0.1, 1]",
+            &format!("epsilon = [0.1, 1]\n{axis} = []"),
+        );
+        let text = if axis == "epsilon" {
+            GOOD.replace("[0.1, 1]", "[]")
+        } else {
+            text
+        };
+        let e = err(&text);
+        assert!(
+            e.starts_with("specs/bad.toml: field `grid.")
+                && e.contains(&format!("`grid.{axis}`"))
+                && e.contains("at least one value"),
+            "{axis}: {e}"
+        );
+    }
+}
+
+/// A spec on one inline definition `def` (the `[dataset.d]` body) with a release-free
+/// reference pipeline; `Err` is the refusal's text.
+fn with_dataset(def: &str) -> Result<Spec, String> {
+    let text = format!(
+        "[experiment]\nname = \"d\"\ntrials = 1\nseed = 1\ndatasets = [\"d\"]\n\
+         [dataset.d]\n{def}\n[grid]\nepsilon = [1]\n[[pipeline]]\nname = \"p\"\n\
+         learner = \"private_nb\"\n[report]\nx = \"epsilon\"\n"
+    );
+    Spec::parse(&text, Path::new("specs/bad.toml")).map_err(|e| e.to_string())
+}
+
+/// Synthetic sources' parameters are refused when the spec is read, naming the field: a
+/// probability outside [0, 1] (it was clamped), a jitter that takes one there, a margin that
+/// is NaN, infinite or negative, no training or test rows (caught mid-run), and sizes whose
+/// data would not fit in memory (an allocation failure aborted the run).
+#[test]
+fn synthetic_source_parameters_are_refused_by_field() {
+    let nb = |theta: &str, rest: &str| {
+        format!(
+            "source = \"nb_sampled\"\ndimension = 4\ntheta = {theta}\ntrain = 20\ntest = 20\n{rest}"
+        )
+    };
+    let ball = |rest: &str| {
+        format!("source = \"logistic_ball\"\ndimension = 3\ntrain = 20\ntest = 20\n{rest}")
+    };
+    let toy = |train: &str, test: &str, dim: &str| {
+        format!("source = \"toy_gaussian\"\ndimension = {dim}\ntrain = {train}\ntest = {test}")
+    };
+    let cases = [
+        (nb("[1.5, 0.5]", ""), "dataset.d.theta[0]", "[0, 1]"),
+        (nb("[0.5, nan]", ""), "dataset.d.theta[1]", "[0, 1]"),
+        (nb("[0.5, -0.1]", ""), "dataset.d.theta[1]", "[0, 1]"),
+        (
+            nb("[0.5, 0.5]", "jitter = -0.1"),
+            "dataset.d.jitter",
+            "[0, 1]",
+        ),
+        (
+            nb("[0.5, 0.5]", "jitter = nan"),
+            "dataset.d.jitter",
+            "[0, 1]",
+        ),
+        (
+            nb("[0.5, 0.5]", "jitter = 1.5"),
+            "dataset.d.jitter",
+            "[0, 1]",
+        ),
+        // 0.95 (1 + 0.1) > 1 under the default jitter.
+        (nb("[0.95, 0.5]", ""), "dataset.d.jitter", "at most"),
+        (
+            nb("[0.5, 0.5]", "").replace("train = 20", "train = 0"),
+            "dataset.d.train",
+            "at least 1",
+        ),
+        (
+            nb("[0.5, 0.5]", "").replace("test = 20", "test = 0"),
+            "dataset.d.test",
+            "at least 1",
+        ),
+        (ball("signal = nan"), "dataset.d.signal", "finite and >= 0"),
+        (ball("signal = inf"), "dataset.d.signal", "finite and >= 0"),
+        (ball("signal = -1"), "dataset.d.signal", "finite and >= 0"),
+        (toy("0", "10", "2"), "dataset.d.train", "at least 1"),
+        (toy("10", "0", "2"), "dataset.d.test", "at least 1"),
+        (toy("10", "10", "0"), "dataset.d.dimension", "at least 1"),
+        (toy("100000000000", "10", "2"), "dataset.d.train", "rows"),
+        (
+            toy("100000", "100000", "100000000"),
+            "dataset.d.dimension",
+            "2^34",
+        ),
+        (toy("100000000", "10", "1000"), "dataset.d.train", "2^34"),
+        (
+            ball("").replace("dimension = 3", "dimension = 100000000000"),
+            "dataset.d.dimension",
+            "2^34",
+        ),
+    ];
+    for (def, field, reason) in cases {
+        let e = with_dataset(&def).unwrap_err();
+        assert!(
+            e.starts_with(&format!("specs/bad.toml: field `{field}`: ")) && e.contains(reason),
+            "{def}\n{e}"
+        );
+    }
+    // The limits admit what they should: the edge of each range.
+    for def in [
+        nb("[1, 0]", "jitter = 0"),
+        nb("[0.5, 0.5]", "jitter = 1"),
+        ball("signal = 0"),
+        toy("1", "1", "1"),
+    ] {
+        assert!(with_dataset(&def).is_ok(), "{def}");
+    }
+}
+
+/// A repeated feature column, class name or class label is refused by field: the feature was
+/// used twice, and two classes of one label gave a misleading "label 0 is not among the
+/// dataset's classes (1, 1)" once the file was read.
+#[test]
+fn repeated_features_and_classes_are_refused_by_field() {
+    let csv = |features: &str, classes: &str| {
+        format!(
+            "source = \"csv\"\ntrain = \"data.csv\"\ntrain_fraction = 0.7\nlabel = \"y\"\n\
+             features = {features}\nbounds = [0, 100]\nclasses = {classes}"
+        )
+    };
+    let two = "[{ label = 0, name = \"no\" }, { label = 1, name = \"yes\" }]";
+    let cases = [
+        (
+            csv("[\"age\", \"age\", \"bmi\"]", two),
+            "dataset.d.features[1]",
+            "repeats features[0]",
+        ),
+        (
+            csv(
+                "[\"age\", \"bmi\"]",
+                "[{ label = 0, name = \"yes\" }, { label = 1, name = \"yes\" }]",
+            ),
+            "dataset.d.classes[1].name",
+            "`yes`",
+        ),
+        (
+            csv(
+                "[\"age\", \"bmi\"]",
+                "[{ label = 1, name = \"no\" }, { label = 1, name = \"yes\" }]",
+            ),
+            "dataset.d.classes[1].label",
+            "label `1`",
+        ),
+        // A number and its text spelling match the same rows.
+        (
+            csv(
+                "[\"age\", \"bmi\"]",
+                "[{ label = 1, name = \"no\" }, { label = \"1\", name = \"yes\" }]",
+            ),
+            "dataset.d.classes[1].label",
+            "label `1`",
+        ),
+    ];
+    for (def, field, reason) in cases {
+        let e = with_dataset(&def).unwrap_err();
+        assert!(
+            e.starts_with(&format!("specs/bad.toml: field `{field}`: ")) && e.contains(reason),
+            "{def}\n{e}"
+        );
+    }
+    let libsvm = "source = \"libsvm\"\ntrain = \"a.svm\"\ntrain_fraction = 0.5\ndimension = 3\n\
+                  classes = [{ label = 1, name = \"a\" }, { label = 1, name = \"b\" }]";
+    let e = with_dataset(libsvm).unwrap_err();
+    assert!(e.contains("field `dataset.d.classes[1].label`"), "{e}");
+    assert!(with_dataset(&csv("[\"age\", \"bmi\"]", two)).is_ok());
+}
+
+/// An external program's `timeout_s` above a year (1e300 panicked converting to a `Duration`
+/// in every worker) is refused when the spec is read.
+#[test]
+fn an_external_timeout_above_a_year_is_refused() {
+    let text = |t: &str| {
+        GOOD.replace(
+            "learner = \"private_nb\"",
+            &format!("learner = \"external\"\ncommand = [\"python3\", \"x.py\"]\ntimeout_s = {t}"),
+        )
+    };
+    for t in ["1e300", "inf", "3.2e7"] {
+        let e = err(&text(t));
+        assert!(
+            e.contains("field `pipeline[0].timeout_s`") && e.contains("at most 31536000"),
+            "{t}: {e}"
+        );
+    }
+    assert!(Spec::parse(&text("31536000"), Path::new("ok.toml")).is_ok());
+}

@@ -252,26 +252,33 @@ fn changes_that_alter_stored_cells_are_refused() {
     }
 }
 
-/// A trial on an empty test set computes NaN; storing it as `null` would make the whole
-/// results file unreadable, so it is refused and the store stays readable.
+/// A trial that computes NaN would be stored as `null` and make the whole results file
+/// unreadable, so it is refused and the store stays readable. (An empty test set made one;
+/// specs now refuse `test = 0`, so the record is made NaN by hand.)
 #[test]
 fn a_record_that_cannot_be_read_back_is_not_stored() {
     let d = tempfile::tempdir().unwrap();
     let text = "[experiment]\nname = \"z\"\ntrials = 1\nseed = 1\ndatasets = [\"a\"]\n\
-        [dataset.a]\nsource = \"nb_sampled\"\ndimension = 3\ntheta = [0.5, 0.5]\ntrain = 10\ntest = 0\n\
+        [dataset.a]\nsource = \"nb_sampled\"\ndimension = 3\ntheta = [0.5, 0.5]\ntrain = 10\ntest = 4\n\
         [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nkind = \"dataset_summary\"\n";
     let spec = spec_in(d.path(), "z.toml", text);
-    let out = d.path().join("out");
-    let err = run(&spec, &opts(&out, false)).unwrap_err().to_string();
+    let s = run(&spec, &opts(&d.path().join("out"), false)).unwrap();
+    let mut record = read_records(&s.results_dir.join(TRIALS_FILE))
+        .unwrap()
+        .remove(0);
+    record.test_accuracy = Some(f64::NAN);
+    let dir = d.path().join("fresh");
+    let manifest =
+        epsilab::runner::manifest(&spec, &epsilab::data::DataDir("unused".into())).unwrap();
+    let stored = epsilab::store::inspect(&dir, &manifest, false).unwrap();
+    let store = epsilab::store::Store::open(&dir, &manifest, false, stored, TRIALS_FILE).unwrap();
+    let err = store.append(&record).unwrap_err().to_string();
     assert!(
-        err.contains("non-finite") && err.contains("a|nb|{}|0"),
+        err.contains("non-finite test_accuracy") && err.contains("a|nb|{}|0"),
         "{err}"
     );
-    assert!(
-        read_records(&out.join("z").join(TRIALS_FILE))
-            .unwrap()
-            .is_empty()
-    );
+    drop(store);
+    assert!(read_records(&dir.join(TRIALS_FILE)).unwrap().is_empty());
 }
 
 #[test]

@@ -104,10 +104,60 @@ impl DatasetDef {
     /// plan never generates data; `None` for sources known only once read.
     pub fn size(&self) -> Option<(usize, usize)> {
         match self {
-            DatasetDef::ToyGaussian(d) => Some((d.train + d.test, d.dimension)),
-            DatasetDef::LogisticBall(d) => Some((d.train + d.test, d.dimension)),
-            DatasetDef::NbSampled(d) => Some((d.train + d.test, d.dimension)),
-            DatasetDef::GaussianMixture(d) => Some((d.train + d.test, d.dimension)),
+            DatasetDef::ToyGaussian(d) => Some((d.train.saturating_add(d.test), d.dimension)),
+            DatasetDef::LogisticBall(d) => Some((d.train.saturating_add(d.test), d.dimension)),
+            DatasetDef::NbSampled(d) => Some((d.train.saturating_add(d.test), d.dimension)),
+            DatasetDef::GaussianMixture(d) => Some((d.train.saturating_add(d.test), d.dimension)),
+            _ => None,
+        }
+    }
+
+    /// The first field of the definition that cannot make a dataset, as (field, reason), the
+    /// field relative to `[dataset.NAME]` (`theta[1]`, `classes[2].name`). Checked when a spec
+    /// is read, so that a bad parameter is refused before any trial instead of panicking,
+    /// exhausting memory or being silently clamped in the middle of a run.
+    pub fn problem(&self) -> Option<(String, String)> {
+        match self {
+            DatasetDef::ToyGaussian(d) => {
+                sizes_problem(d.dimension, d.train, d.test).or_else(|| {
+                    let first = d.first_train();
+                    (first == 0 || first > d.train).then(|| {
+                        let why = format!("{first} must be in 1..=train ({})", d.train);
+                        ("first_train".into(), why)
+                    })
+                })
+            }
+            DatasetDef::LogisticBall(d) => {
+                sizes_problem(d.dimension, d.train, d.test).or_else(|| {
+                    // s is the margin's standard deviation: a negative one would flip the model's
+                    // sign, and NaN or an infinity gives no probabilities at all.
+                    d.signal.filter(|s| !(s.is_finite() && *s >= 0.0)).map(|s| {
+                        let why = format!(
+                            "the margin's standard deviation must be finite and >= 0, got {s}"
+                        );
+                        ("signal".into(), why)
+                    })
+                })
+            }
+            DatasetDef::NbSampled(d) => sizes_problem(d.dimension, d.train, d.test)
+                .or_else(|| nb_theta_problem(d.theta, d.jitter)),
+            DatasetDef::NbProxy(d) => sizes_problem(1, d.train, d.test),
+            DatasetDef::GaussianMixture(d) => too_large(d.train, d.test, d.dimension),
+            DatasetDef::Uniform(super::scalar::UniformDef { n, .. })
+            | DatasetDef::Beta(super::scalar::BetaDef { n, .. })
+            | DatasetDef::Contaminated(super::scalar::ContaminatedDef { n, .. })
+            | DatasetDef::StudentT(super::scalar::StudentTDef { n, .. }) => {
+                super::size_problem(*n as u64, 1).map(|r| ("n".into(), r))
+            }
+            DatasetDef::Csv(d) => {
+                duplicate(d.features.as_deref().unwrap_or_default(), |a, b| a == b)
+                    .map(|(i, j)| {
+                        let why = format!("repeats features[{j}]: each column is a feature once");
+                        (format!("features[{i}]"), why)
+                    })
+                    .or_else(|| classes_problem(&d.classes))
+            }
+            DatasetDef::Libsvm(d) => classes_problem(&d.classes),
             _ => None,
         }
     }
@@ -144,6 +194,79 @@ impl DatasetDef {
             DatasetDef::GaussianMixture(d) => d.title.as_deref(),
         }
     }
+}
+
+/// A generated source with no training or test rows, no features, or more values than
+/// memory holds ([`super::size_problem`]).
+fn sizes_problem(dimension: usize, train: usize, test: usize) -> Option<(String, String)> {
+    let zero = [("dimension", dimension), ("train", train), ("test", test)]
+        .into_iter()
+        .find(|&(_, v)| v == 0);
+    if let Some((field, _)) = zero {
+        return Some((field.into(), "must be at least 1".into()));
+    }
+    too_large(train, test, dimension)
+}
+
+/// [`super::size_problem`] of `train + test` rows of `dimension` features, naming `train` or
+/// `dimension`, whichever is the larger factor.
+fn too_large(train: usize, test: usize, dimension: usize) -> Option<(String, String)> {
+    let (rows, cols) = ((train as u64).saturating_add(test as u64), dimension as u64);
+    let field = if rows > u64::from(u32::MAX) || rows >= cols {
+        "train"
+    } else {
+        "dimension"
+    };
+    super::size_problem(rows, cols).map(|r| (field.into(), r))
+}
+
+/// `nb_sampled`'s per-class theta and relative jitter: every feature's probability
+/// theta_c (1 + U(-jitter, jitter)) must stay in [0, 1] (it was clamped, silently changing the
+/// model the spec states).
+fn nb_theta_problem(theta: [f64; 2], jitter: f64) -> Option<(String, String)> {
+    if let Some(c) = theta.iter().position(|t| !(0.0..=1.0).contains(t)) {
+        let why = format!("a probability must be in [0, 1], got {}", theta[c]);
+        return Some((format!("theta[{c}]"), why));
+    }
+    if !(0.0..=1.0).contains(&jitter) {
+        let why = format!("a relative jitter must be in [0, 1], got {jitter}");
+        return Some(("jitter".into(), why));
+    }
+    let c = theta.iter().position(|t| t * (1.0 + jitter) > 1.0)?;
+    let why = format!(
+        "theta[{c}] = {} with jitter {jitter} reaches {}, above 1: lower jitter to at most {} \
+         (or set it to 0)",
+        theta[c],
+        theta[c] * (1.0 + jitter),
+        1.0 / theta[c] - 1.0
+    );
+    Some(("jitter".into(), why))
+}
+
+/// Two classes of one name or one label: rows of the second could never be told from the
+/// first (a repeated label also made every row's lookup report a misleading mismatch).
+fn classes_problem(classes: &[ClassDef]) -> Option<(String, String)> {
+    if let Some((i, j)) = duplicate(classes, |a, b| a.name == b.name) {
+        let why = format!("`{}` is already the name of classes[{j}]", classes[i].name);
+        return Some((format!("classes[{i}].name"), why));
+    }
+    duplicate(classes, |a, b| a.label.same(&b.label)).map(|(i, j)| {
+        let why = format!(
+            "label `{}` is already classes[{j}]'s: a row's label names one class",
+            classes[i].label
+        );
+        (format!("classes[{i}].label"), why)
+    })
+}
+
+/// The first (i, j), j < i, whose items are the same by `same`.
+fn duplicate<T>(items: &[T], same: impl Fn(&T, &T) -> bool) -> Option<(usize, usize)> {
+    (0..items.len()).find_map(|i| {
+        items[..i]
+            .iter()
+            .position(|b| same(&items[i], b))
+            .map(|j| (i, j))
+    })
 }
 
 /// How a dataset definition makes its training-set size public ([`DatasetDef::public_train`]).
@@ -215,6 +338,18 @@ impl Label {
         match self {
             Label::Int(i) => *i == v,
             Label::Text(t) => t.trim().parse::<i64>() == Ok(v),
+        }
+    }
+
+    /// Whether a label in a file could match both: the same number or text, or a text
+    /// spelling of the number.
+    fn same(&self, other: &Label) -> bool {
+        match (self, other) {
+            (Label::Int(a), Label::Int(b)) => a == b,
+            (Label::Text(a), Label::Text(b)) => a == b,
+            (Label::Int(i), Label::Text(t)) | (Label::Text(t), Label::Int(i)) => {
+                t.trim().parse::<i64>() == Ok(*i) || Label::Int(*i).matches_text(t)
+            }
         }
     }
 
@@ -379,6 +514,14 @@ impl Catalog {
     }
 
     fn load_sized(&self, name: &str, dir: &DataDir, max_n_train: Option<usize>) -> Result<Dataset> {
+        // A spec refuses these when read; a caller loading a definition directly is refused
+        // here, before anything is generated.
+        if let Some((field, reason)) = self.get(name).and_then(DatasetDef::problem) {
+            return Err(Error::Data {
+                dataset: name.into(),
+                reason: format!("`{field}`: {reason}"),
+            });
+        }
         if let (Some(DatasetDef::ToyGaussian(d)), Some(m)) = (self.get(name), max_n_train)
             && m <= d.first_train()
             && d.first_train() < d.train
@@ -973,6 +1116,14 @@ mod tests {
             assert_eq!(size, Some((data.n_rows(), data.n_features())), "{name}");
         }
         assert_eq!(c.get("adult").unwrap().size(), None);
+    }
+
+    #[test]
+    fn every_built_in_definition_passes_the_spec_checks() {
+        let c = Catalog::builtin();
+        for name in c.names() {
+            assert_eq!(c.get(name).unwrap().problem(), None, "{name}");
+        }
     }
 
     #[test]

@@ -222,6 +222,18 @@ fn columns(
     if cols.is_empty() {
         return Err(fail("no feature columns".into()));
     }
+    // Named and numbered entries can name one column twice (`"age"` and 1): it would be one
+    // feature counted twice.
+    if let Some((i, j)) =
+        (0..cols.len()).find_map(|i| Some((i, cols[..i].iter().position(|&c| c == cols[i])?)))
+    {
+        return Err(fail(format!(
+            "`features` lists column {} twice (entries {} and {})",
+            cols[i] + 1,
+            j + 1,
+            i + 1
+        )));
+    }
     if cols.contains(&label_col) {
         return Err(fail("the label column is also a feature column".into()));
     }

@@ -70,6 +70,29 @@ use rand::seq::SliceRandom;
 
 pub use catalog::{Catalog, DataDir, DatasetDef};
 
+/// The most values (rows × features) a generated source may have: 2^34, 128 GiB as dense
+/// `f64`. Larger sizes are refused when the spec is read instead of aborting every run with an
+/// allocation failure.
+pub const MAX_VALUES: u64 = 1 << 34;
+
+/// Why a generated source of `rows` rows and `cols` features cannot be held, if it cannot:
+/// row indices are `u32` ([`Split`]), and [`MAX_VALUES`] bounds the whole matrix.
+pub fn size_problem(rows: u64, cols: u64) -> Option<String> {
+    if rows > u64::from(u32::MAX) {
+        return Some(format!(
+            "{rows} rows: at most {} rows (train + test) are supported",
+            u32::MAX
+        ));
+    }
+    let values = rows.saturating_mul(cols);
+    (values > MAX_VALUES).then(|| {
+        format!(
+            "{rows} rows x {cols} features = {values} values, above the limit of {MAX_VALUES} \
+             (2^34, 128 GiB as dense floats)"
+        )
+    })
+}
+
 /// Binary features stored sparsely: the indices of the ones of each row (CSR without values).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BinaryMatrix {

@@ -22,6 +22,10 @@ use std::path::Path;
 /// Default `timeout_s`: ten minutes per run.
 const DEFAULT_TIMEOUT_S: f64 = 600.0;
 
+/// Largest `timeout_s`: a year. Far beyond any run, and far below what a `Duration` holds (a
+/// larger value panicked in every worker when converted).
+pub const MAX_TIMEOUT_S: f64 = 365.0 * 24.0 * 3600.0;
+
 /// Declares an external kind's struct: the fields every external kind reads, then its own.
 macro_rules! external_kind {
     ($(#[$doc:meta])* $ty:ident { $($(#[$fdoc:meta])* $field:ident: $t:ty,)* }) => {
@@ -69,9 +73,12 @@ impl Command {
             ));
         }
         if let Some(t) = self.timeout_s
-            && !(t.is_finite() && t > 0.0)
+            && !(t > 0.0 && t <= MAX_TIMEOUT_S)
         {
-            return Err(refuse("timeout_s", format!("must be > 0, got {t}")));
+            return Err(refuse(
+                "timeout_s",
+                format!("must be > 0 and at most {MAX_TIMEOUT_S} s (a year), got {t}"),
+            ));
         }
         if let Some(d) = self.delta
             && !(d > 0.0 && d < 1.0)
@@ -414,6 +421,15 @@ mod tests {
         };
         assert_eq!(refused("command = []"), "command");
         assert_eq!(refused("command = [\"x\"]\ntimeout_s = 0"), "timeout_s");
+        // 1e300 s panicked converting to a Duration in every worker; nan and inf as well.
+        for t in ["1e300", "nan", "inf", "31536001"] {
+            assert_eq!(
+                refused(&format!("command = [\"x\"]\ntimeout_s = {t}")),
+                "timeout_s"
+            );
+        }
+        let year: ExternalRelease = kind("command = [\"x\"]\ntimeout_s = 31536000");
+        assert!(year.validate(&[]).is_ok());
         assert_eq!(refused("command = [\"x\"]\ndelta = 1"), "delta");
         assert_eq!(refused("command = [\"x\"]\ntruth = \"mean\""), "truth");
         assert_eq!(refused("command = [\"x\"]\nbounds = [1, 0]"), "bounds");

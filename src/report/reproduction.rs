@@ -10,12 +10,25 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// The specs (`*.toml`) of a folder, in natural order of file name (`f3_1` before `f3_10`).
+/// A missing folder, or one without specs, is refused (naming `--experiments`, where every
+/// caller's folder comes from): a misspelt path would otherwise make `check` a gate that
+/// passes on nothing.
 pub fn spec_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut specs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir, e))?
+    let refuse = |why: &str| Error::param("--experiments", format!("{}: {why}", dir.display()));
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(refuse("no such folder"));
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut specs: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
+    if specs.is_empty() {
+        return Err(refuse("the folder holds no specs (*.toml)"));
+    }
     specs.sort_by_key(|p| natural_key(&p.to_string_lossy()));
     Ok(specs)
 }
