@@ -110,6 +110,11 @@ pub enum Command {
         /// Folder of specs for --all.
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
+        /// Folder holding the dataset files the spec was run with, read to check that the
+        /// stored results are of the data as it is (as `run` checks) [default: $EPSILAB_DATA,
+        /// else the repository's datasets/].
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
         /// With --all: write nothing; rebuild REPORT.md and the tables from the committed
         /// trials in a temporary folder and fail, naming each differing line and flipped
         /// verdict, when they differ from the committed files (the verdict gate).
@@ -522,14 +527,18 @@ pub fn execute(cli: Cli) -> Result<()> {
             out,
             smoke,
             experiments,
+            data_dir,
             check,
             style,
             ..
-        } => match spec {
-            Some(path) => report_spec(&path, &out, smoke, &style),
-            None if check => report_check(&experiments, &out),
-            None => report_all(&experiments, &out, &style),
-        },
+        } => {
+            let data_dir = DataDir::resolve(data_dir);
+            match spec {
+                Some(path) => report_spec(&path, &out, smoke, &style, &data_dir),
+                None if check => report_check(&experiments, &out, &data_dir),
+                None => report_all(&experiments, &out, &style, &data_dir),
+            }
+        }
         c @ Command::Check { .. } => check_command(c),
         Command::Compare {
             old,
@@ -778,12 +787,63 @@ fn status(
     emit(&status_text(&spec, path, out, smoke, &st))
 }
 
-/// `epsilab report SPEC`: the report of one results folder, in the formats asked for.
-fn report_spec(path: &Path, out: &Path, smoke: bool, style: &ReportStyle) -> Result<()> {
+/// `epsilab report SPEC`: the report of one results folder, in the formats asked for. Refused,
+/// as `run` refuses them, when the stored results are of another spec, data or program.
+fn report_spec(
+    path: &Path,
+    out: &Path,
+    smoke: bool,
+    style: &ReportStyle,
+    data_dir: &DataDir,
+) -> Result<()> {
     let mut spec = Spec::load(path)?;
     let formats = style.apply(&mut spec)?;
     let dir = results_dir(&spec, out, smoke);
-    report_formats(&spec, &dir, &formats, Some(path))
+    let standing = crate::runner::standing(&spec, data_dir, &dir, smoke)?;
+    if let Some(reason) = standing.stale {
+        return Err(not_reported(&dir, &reason));
+    }
+    standing_notes(&spec, &standing);
+    let records = report_formats(&spec, &dir, &formats, Some(path))?;
+    let planned = crate::plan::plan(&spec, smoke).n_cells();
+    if (records as u64) < planned {
+        let smoke_flag = if smoke { " --smoke" } else { "" };
+        note!(
+            "note: {records} of {planned} planned trials are stored (incomplete): the report \
+             shows those; `epsilab run {} --out {}{smoke_flag}` runs the rest",
+            path.display(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// The refusal of a report on results that `run` would refuse.
+fn not_reported(dir: &Path, reason: &str) -> crate::Error {
+    crate::Error::Store {
+        path: dir.into(),
+        reason: format!(
+            "{reason}. Not reported: its tables would show trials of another spec or data"
+        ),
+    }
+}
+
+/// Warnings of what could not be checked, on stderr.
+fn standing_notes(spec: &Spec, st: &crate::runner::Standing) {
+    for line in standing_lines(st) {
+        note!("note: {}: {line}", spec.experiment.name);
+    }
+}
+
+/// What [`crate::runner::Standing`] says beyond stale results: what could not be checked.
+fn standing_lines(st: &crate::runner::Standing) -> Vec<String> {
+    let mut lines = Vec::new();
+    for why in &st.unchecked_data {
+        lines.push(format!(
+            "the stored results could not be checked against the data of {why} (`--data-dir`)"
+        ));
+    }
+    lines
 }
 
 /// Trials per side and seed of an audit: as given, or a fresh seed (printed for replay).
@@ -913,15 +973,16 @@ fn audit_report(results: &[crate::audit::AuditResult], json: bool, failed: &str)
 }
 
 fn report(spec: &Spec, dir: &Path) -> Result<()> {
-    report_formats(spec, dir, &crate::report::formats_of(spec), None)
+    report_formats(spec, dir, &crate::report::formats_of(spec), None).map(|_| ())
 }
 
+/// Writes the report of `dir`; returns how many records it read.
 fn report_formats(
     spec: &Spec,
     dir: &Path,
     formats: &[crate::spec::Format],
     path: Option<&Path>,
-) -> Result<()> {
+) -> Result<usize> {
     let w = crate::report::write_formats(spec, dir, formats, path)?;
     for f in &w.files {
         note!("  wrote {}", f.display());
@@ -934,7 +995,7 @@ fn report_formats(
             spec.path.display()
         );
     }
-    Ok(())
+    Ok(w.records)
 }
 
 fn check(opts: crate::check::CheckOptions) -> Result<()> {
@@ -1100,6 +1161,20 @@ fn status_text(
         }
     };
     let mut o = String::new();
+    if let Some(reason) = &st.standing.stale {
+        // Not "complete": `run` would refuse these results, and `report` does.
+        out!(
+            o,
+            "{}: stored results are not of this spec as it is now (stale, not done): {}: {reason}",
+            spec.experiment.name,
+            st.results_dir.display()
+        );
+        out!(o, "  replace them with: {} --force", cmd(None));
+        for line in standing_lines(&st.standing) {
+            out!(o, "  {line}");
+        }
+        return o;
+    }
     out!(
         o,
         "{}: {} / {} trials done ({}) in {}",
@@ -1109,6 +1184,9 @@ fn status_text(
         state(st.done, st.planned),
         st.results_dir.display()
     );
+    for line in standing_lines(&st.standing) {
+        out!(o, "  {line}");
+    }
     match &st.shards {
         Some(shards) => {
             for (s, done, planned) in shards {
@@ -1130,15 +1208,46 @@ fn status_text(
     o
 }
 
-/// Rebuilds every experiment's report that has results, then REPORT.md and index.html.
-fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()> {
+/// Rebuilds every experiment's report that has results, then REPORT.md and index.html. Writes
+/// nothing when any experiment's stored results are of another spec, data or program (as
+/// `run` would refuse them), naming each.
+fn report_all(
+    experiments: &Path,
+    out: &Path,
+    style: &ReportStyle,
+    data_dir: &DataDir,
+) -> Result<()> {
+    let mut specs = Vec::new();
+    let mut stale = Vec::new();
     for p in crate::report::reproduction::spec_files(experiments)? {
         let mut spec = Spec::load(&p)?;
         let formats = style.apply(&mut spec)?;
         let dir = results_dir(&spec, out, false);
-        if !crate::store::record_files(&dir)?.is_empty() {
-            report_formats(&spec, &dir, &formats, Some(&p))?;
+        if crate::store::record_files(&dir)?.is_empty() {
+            continue;
         }
+        let standing = crate::runner::standing(&spec, data_dir, &dir, false)?;
+        match standing.stale {
+            Some(reason) => stale.push(format!("{}: {reason}", dir.display())),
+            None => {
+                standing_notes(&spec, &standing);
+                specs.push((p, spec, formats, dir));
+            }
+        }
+    }
+    if !stale.is_empty() {
+        return Err(crate::Error::Store {
+            path: out.into(),
+            reason: format!(
+                "{} experiment(s) hold results of another spec or data, so nothing was reported \
+                 (REPORT.md would show them): {}",
+                stale.len(),
+                stale.join("; ")
+            ),
+        });
+    }
+    for (p, spec, formats, dir) in &specs {
+        report_formats(spec, dir, formats, Some(p))?;
     }
     for f in crate::report::reproduction::write_all(experiments, out)? {
         note!("  wrote {}", f.display());
@@ -1147,8 +1256,8 @@ fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()>
 }
 
 /// The verdict gate: the committed report against one rebuilt from the committed trials.
-fn report_check(experiments: &Path, out: &Path) -> Result<()> {
-    let failures = crate::report::stale::check(experiments, out)?;
+fn report_check(experiments: &Path, out: &Path, data_dir: &DataDir) -> Result<()> {
+    let failures = crate::report::stale::check(experiments, out, data_dir)?;
     for f in &failures {
         note!("FAIL {f}");
     }

@@ -170,16 +170,8 @@ fn prepare_run<'a>(
     let plan = plan(spec, opts.smoke);
     let manifest = manifest(spec, &opts.data_dir)?;
     let stored = crate::store::inspect_rerun(&dir, &manifest, opts.force, rerun)?;
-    let planned = plan.keys();
-    let mut foreign = stored.keys.iter().filter(|k| !planned.contains(k));
-    if let Some(example) = foreign.next() {
-        let n = 1 + foreign.count();
-        return Err(Error::Store {
-            path: dir,
-            reason: format!(
-                "holds {n} trial(s) this spec no longer plans (e.g. `{example}`): a dataset, pipeline, grid value or trial was removed or a grid axis changed. Only adding trials, grid values, datasets or pipelines keeps stored results; rerun with --force to replace them, or choose another --out"
-            ),
-        });
+    if let Some(reason) = unplanned(&plan, &stored) {
+        return Err(Error::Store { path: dir, reason });
     }
     if opts.shard.is_some() && opts.force {
         return Err(Error::param(
@@ -267,20 +259,80 @@ fn runs(sharding: &Option<(Shard, Partition)>, dataset: usize, trial: u32) -> bo
         .is_none_or(|(s, p)| p.shard_of(dataset, trial) == s.index)
 }
 
+/// Why `stored` cannot stand for `plan`: it holds records of cells the spec no longer plans.
+fn unplanned(plan: &Plan, stored: &Stored) -> Option<String> {
+    let planned = plan.keys();
+    let mut foreign = stored.keys.iter().filter(|k| !planned.contains(k));
+    let example = foreign.next()?;
+    let n = 1 + foreign.count();
+    Some(format!(
+        "holds {n} trial(s) this spec no longer plans (e.g. `{example}`): a dataset, pipeline, grid value or trial was removed or a grid axis changed. Only adding trials, grid values, datasets or pipelines keeps stored results; rerun with --force to replace them, or choose another --out"
+    ))
+}
+
 /// What a run of `spec` computes its cells from: the spec's hashes and every input's SHA-256.
 pub fn manifest(spec: &Spec, data_dir: &DataDir) -> Result<Manifest> {
+    Ok(manifest_of(spec, data_dir, false)?.0)
+}
+
+/// [`manifest`]; with `lenient`, a dataset whose files cannot be hashed (not found) is left
+/// out of the inputs, why named in the second value, instead of failing.
+fn manifest_of(spec: &Spec, data_dir: &DataDir, lenient: bool) -> Result<(Manifest, Vec<String>)> {
     let mut inputs = BTreeMap::new();
+    let mut missing = Vec::new();
     for name in &spec.experiment.datasets {
-        let mut h = spec.catalog.input_hashes(name, data_dir)?;
+        let mut h = match spec.catalog.input_hashes(name, data_dir) {
+            Ok(h) => h,
+            Err(e) if lenient => {
+                missing.push(format!("dataset `{name}`: {e}"));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(d) = spec.definitions.get(name) {
             h.insert(DEFINITION.into(), d.clone());
         }
         inputs.insert(name.clone(), h);
     }
-    Ok(
-        Manifest::new(&spec.experiment.name, &spec.hash, &spec.cells_hash, inputs)
-            .with_pipelines(&spec.base_hash, spec.pipeline_hashes.clone()),
-    )
+    let manifest = Manifest::new(&spec.experiment.name, &spec.hash, &spec.cells_hash, inputs)
+        .with_pipelines(&spec.base_hash, spec.pipeline_hashes.clone());
+    Ok((manifest, missing))
+}
+
+/// How the stored results of a spec stand against the spec and its data as they are now, judged as `run` judges them but without writing anything: `report` refuses and
+/// `status` flags what `run` would refuse.
+#[derive(Debug, Clone, Default)]
+pub struct Standing {
+    /// Why `run` would refuse the stored results: they were computed from another spec or other
+    /// data, or hold cells the spec no longer plans.
+    pub stale: Option<String>,
+    /// Datasets whose files could not be read (not found in `--data-dir`), each with why: their
+    /// stored results could not be checked against them.
+    pub unchecked_data: Vec<String>,
+}
+
+/// [`Standing`] of the results of `spec` in `dir` (`results_dir`), its data in `data_dir`.
+pub fn standing(
+    spec: &Spec,
+    data_dir: &DataDir,
+    dir: &std::path::Path,
+    smoke: bool,
+) -> Result<Standing> {
+    let (manifest, unchecked_data) = manifest_of(spec, data_dir, true)?;
+    let mut standing = Standing {
+        unchecked_data,
+        ..Standing::default()
+    };
+    let stored = match crate::store::inspect(dir, &manifest, false) {
+        Ok(stored) => stored,
+        Err(Error::Store { reason, .. }) => {
+            standing.stale = Some(reason);
+            return Ok(standing);
+        }
+        Err(e) => return Err(e),
+    };
+    standing.stale = unplanned(&plan(spec, smoke), &stored);
+    Ok(standing)
 }
 
 impl Prepared<'_> {
