@@ -803,7 +803,7 @@ fn report_spec(
     if let Some(reason) = standing.stale {
         return Err(not_reported(&dir, &reason));
     }
-    standing_notes(&spec, &standing);
+    standing_notes(&spec, path, &standing);
     let records = report_formats(&spec, &dir, &formats, Some(path))?;
     let planned = crate::plan::plan(&spec, smoke).n_cells();
     if (records as u64) < planned {
@@ -829,18 +829,26 @@ fn not_reported(dir: &Path, reason: &str) -> crate::Error {
 }
 
 /// Warnings of what could not be checked, on stderr.
-fn standing_notes(spec: &Spec, st: &crate::runner::Standing) {
-    for line in standing_lines(st) {
+fn standing_notes(spec: &Spec, path: &Path, st: &crate::runner::Standing) {
+    for line in standing_lines(path, st) {
         note!("note: {}: {line}", spec.experiment.name);
     }
 }
 
 /// What [`crate::runner::Standing`] says beyond stale results: what could not be checked.
-fn standing_lines(st: &crate::runner::Standing) -> Vec<String> {
+fn standing_lines(path: &Path, st: &crate::runner::Standing) -> Vec<String> {
     let mut lines = Vec::new();
     for why in &st.unchecked_data {
         lines.push(format!(
             "the stored results could not be checked against the data of {why} (`--data-dir`)"
+        ));
+    }
+    for p in &st.unchecked_programs {
+        lines.push(format!(
+            "the stored trials of [[pipeline]] `{p}` predate checksums of its program's files, \
+             so a change to them cannot be detected; `epsilab run {} --rerun '{p}'` recomputes \
+             them and records the checksums",
+            path.display()
         ));
     }
     lines
@@ -1170,7 +1178,7 @@ fn status_text(
             st.results_dir.display()
         );
         out!(o, "  replace them with: {} --force", cmd(None));
-        for line in standing_lines(&st.standing) {
+        for line in standing_lines(path, &st.standing) {
             out!(o, "  {line}");
         }
         return o;
@@ -1184,7 +1192,7 @@ fn status_text(
         state(st.done, st.planned),
         st.results_dir.display()
     );
-    for line in standing_lines(&st.standing) {
+    for line in standing_lines(path, &st.standing) {
         out!(o, "  {line}");
     }
     match &st.shards {
@@ -1230,7 +1238,7 @@ fn report_all(
         match standing.stale {
             Some(reason) => stale.push(format!("{}: {reason}", dir.display())),
             None => {
-                standing_notes(&spec, &standing);
+                standing_notes(&spec, &p, &standing);
                 specs.push((p, spec, formats, dir));
             }
         }

@@ -270,7 +270,8 @@ fn unplanned(plan: &Plan, stored: &Stored) -> Option<String> {
     ))
 }
 
-/// What a run of `spec` computes its cells from: the spec's hashes and every input's SHA-256.
+/// What a run of `spec` computes its cells from: the spec's hashes and every input's SHA-256
+/// (each dataset file and definition, each file an external program's `command` names).
 pub fn manifest(spec: &Spec, data_dir: &DataDir) -> Result<Manifest> {
     Ok(manifest_of(spec, data_dir, false)?.0)
 }
@@ -294,21 +295,33 @@ fn manifest_of(spec: &Spec, data_dir: &DataDir, lenient: bool) -> Result<(Manife
         }
         inputs.insert(name.clone(), h);
     }
+    let spec_dir = spec.path.parent().unwrap_or(std::path::Path::new(""));
+    let mut programs = BTreeMap::new();
+    for (name, command) in &spec.commands {
+        programs.insert(
+            name.clone(),
+            crate::external::Program::files(command, spec_dir)?,
+        );
+    }
     let manifest = Manifest::new(&spec.experiment.name, &spec.hash, &spec.cells_hash, inputs)
-        .with_pipelines(&spec.base_hash, spec.pipeline_hashes.clone());
+        .with_pipelines(&spec.base_hash, spec.pipeline_hashes.clone())
+        .with_programs(programs);
     Ok((manifest, missing))
 }
 
-/// How the stored results of a spec stand against the spec and its data as they are now, judged as `run` judges them but without writing anything: `report` refuses and
+/// How the stored results of a spec stand against the spec, its data and its programs as they
+/// are now, judged as `run` judges them but without writing anything: `report` refuses and
 /// `status` flags what `run` would refuse.
 #[derive(Debug, Clone, Default)]
 pub struct Standing {
-    /// Why `run` would refuse the stored results: they were computed from another spec or other
-    /// data, or hold cells the spec no longer plans.
+    /// Why `run` would refuse the stored results: they were computed from another spec, other
+    /// data or another program, or hold cells the spec no longer plans.
     pub stale: Option<String>,
     /// Datasets whose files could not be read (not found in `--data-dir`), each with why: their
     /// stored results could not be checked against them.
     pub unchecked_data: Vec<String>,
+    /// Pipelines whose stored trials predate checksums of their external programs.
+    pub unchecked_programs: Vec<String>,
 }
 
 /// [`Standing`] of the results of `spec` in `dir` (`results_dir`), its data in `data_dir`.
@@ -332,6 +345,7 @@ pub fn standing(
         Err(e) => return Err(e),
     };
     standing.stale = unplanned(&plan(spec, smoke), &stored);
+    standing.unchecked_programs = stored.unpinned;
     Ok(standing)
 }
 

@@ -56,7 +56,8 @@ pub struct Status {
     pub done: u64,
     /// Shards (`None` for an unsharded folder): (shard, done, planned).
     pub shards: Option<Vec<(Shard, u64, u64)>>,
-    /// Whether the stored results are of this spec and its data (what `run` would refuse).
+    /// Whether the stored results are of this spec, its data and programs (what `run` would
+    /// refuse).
     pub standing: crate::runner::Standing,
 }
 

@@ -1,6 +1,6 @@
 //! Stale results are never shown or reused: `report` refuses and `status` flags stored results
-//! that `run` refuses (another spec, other data), and a spec that only gained cells is
-//! reported as incomplete.
+//! that `run` refuses (another spec, other data, another external program), and a spec that
+//! only gained cells is reported as incomplete.
 
 mod common;
 
@@ -207,4 +207,74 @@ fn report_all_refuses_a_stale_experiment() {
     let msg = text(&check);
     assert!(!check.status.success(), "{msg}");
     assert!(msg.contains("not of") && msg.contains("--force"), "{msg}");
+}
+
+/// An external release whose program is the file `rel.sh` beside the spec (`command` as given).
+fn external_spec(command: &str, trials: u32) -> String {
+    format!(
+        "[experiment]\nname = \"ext\"\ntrials = {trials}\nseed = 5\nneighbours = \"replace_one\"\ndatasets = [\"ages\"]\n\
+         [dataset.ages]\nsource = \"csv_column\"\nfile = \"ages.csv\"\ncolumn = 1\n\
+         [[pipeline]]\nname = \"mine\"\nrelease = \"external\"\ncommand = {command}\n\
+         [[pipeline]]\nname = \"laplace\"\nrelease = \"laplace\"\nquery = \"mean\"\nbounds = [0.0, 10.0]\n\
+         [grid]\nepsilon = [1.0]\n[report]\nx = \"epsilon\"\nmetrics = [\"release\"]\n"
+    )
+}
+
+/// A POSIX sh release that reads its request and releases `value`.
+fn release_program(dir: &Path, value: f64) {
+    let p = dir.join("rel.sh");
+    std::fs::write(
+        &p,
+        format!("#!/bin/sh\ncat > /dev/null\necho '{{\"release\": {value}}}'\n"),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// An edited external program is a changed input: `run` refuses to reuse (or add to) the old
+/// program's trials, `report` and `status` say so, and `--rerun` recomputes that pipeline.
+#[test]
+#[cfg(unix)]
+fn an_edited_external_program_is_not_reused() {
+    for command in [r#"["./rel.sh"]"#, r#"["sh", "./rel.sh"]"#] {
+        let d = tempfile::tempdir().unwrap();
+        let ages: String = (0..40).map(|i| format!("{},x\n", i % 10)).collect();
+        std::fs::write(d.path().join("ages.csv"), ages).unwrap();
+        release_program(d.path(), 1.5);
+        let spec = common::write_spec(d.path(), "ext.toml", &external_spec(command, 2));
+        let out = d.path().join("out");
+        let o = cmd("run", &spec, &out, &[]);
+        assert!(o.status.success(), "{command}: {}", text(&o));
+        release_program(d.path(), 2.5);
+        let o = cmd("run", &spec, &out, &[]);
+        let msg = text(&o);
+        assert!(!o.status.success(), "{command}: reused: {msg}");
+        assert!(
+            msg.contains("rel.sh") && msg.contains("--rerun 'mine'"),
+            "{msg}"
+        );
+        let manifest = std::fs::read_to_string(out.join("ext/manifest.json")).unwrap();
+        assert!(manifest.contains("\"./rel.sh\""), "{manifest}");
+        // Raising the trials does not mix the two programs' outputs either.
+        common::write_spec(d.path(), "ext.toml", &external_spec(command, 3));
+        let o = cmd("run", &spec, &out, &[]);
+        assert!(!o.status.success(), "{command}: mixed: {}", text(&o));
+        let report = cmd("report", &spec, &out, &[]);
+        assert!(!report.status.success(), "{}", text(&report));
+        let msg = text(&cmd("status", &spec, &out, &[]));
+        assert!(msg.contains("stale") && msg.contains("rel.sh"), "{msg}");
+        // Recomputing the pipeline records the new program; its outputs are all the new one's.
+        let o = cmd("run", &spec, &out, &["--rerun", "mine"]);
+        assert!(o.status.success(), "{command}: {}", text(&o));
+        let records = epsilab::store::read_dir_records(&out.join("ext")).unwrap();
+        let mine: Vec<_> = records.iter().filter(|r| r.pipeline == "mine").collect();
+        assert_eq!(mine.len(), 3);
+        assert!(mine.iter().all(|r| r.metrics["release"] == 2.5), "{mine:?}");
+        let o = cmd("run", &spec, &out, &[]);
+        assert!(text(&o).contains("6 already stored"), "{}", text(&o));
+    }
 }
