@@ -719,6 +719,21 @@ fn run(spec: &Spec, opts: &RunOptions, how: &Run) -> Result<()> {
     if profile {
         crate::profile::enable();
     }
+    if !opts.force && rerun.is_empty() {
+        let dir = results_dir(spec, &opts.out_dir, opts.smoke);
+        if let Some(st) = crate::store::unfinished_staging(&dir)? {
+            note!(
+                "note: {} holds an unfinished forced recomputation ({} trials in {}{}): this run \
+                 leaves it as it is and works on the previous results; `epsilab run {} --force` \
+                 resumes it (or the same `--rerun`, if that started it)",
+                dir.display(),
+                st.records,
+                crate::store::TRIALS_FILE,
+                crate::store::STAGING,
+                spec.path.display()
+            );
+        }
+    }
     let prepared = crate::runner::prepare_rerun(spec, opts, rerun)?;
     if prepared.pending() > CONFIRM_CELLS && !yes {
         confirm(&prepared)?;
@@ -828,14 +843,15 @@ fn not_reported(dir: &Path, reason: &str) -> crate::Error {
     }
 }
 
-/// Warnings of what could not be checked, on stderr.
+/// Warnings of what could not be checked, and of an unfinished forced run, on stderr.
 fn standing_notes(spec: &Spec, path: &Path, st: &crate::runner::Standing) {
     for line in standing_lines(path, st) {
         note!("note: {}: {line}", spec.experiment.name);
     }
 }
 
-/// What [`crate::runner::Standing`] says beyond stale results: what could not be checked.
+/// What [`crate::runner::Standing`] says beyond stale results: what could not be checked,
+/// and an unfinished forced run.
 fn standing_lines(path: &Path, st: &crate::runner::Standing) -> Vec<String> {
     let mut lines = Vec::new();
     for why in &st.unchecked_data {
@@ -849,6 +865,27 @@ fn standing_lines(path: &Path, st: &crate::runner::Standing) -> Vec<String> {
              so a change to them cannot be detected; `epsilab run {} --rerun '{p}'` recomputes \
              them and records the checksums",
             path.display()
+        ));
+    }
+    if let Some(staging) = &st.staging {
+        let resume = if st.staging_resumes {
+            format!(
+                "`epsilab run {} --force` resumes it (or the same `--rerun`, if that started it)",
+                path.display()
+            )
+        } else {
+            format!(
+                "it was of another version of the spec, data or program, so `epsilab run {} \
+                 --force` starts it afresh",
+                path.display()
+            )
+        };
+        lines.push(format!(
+            "a forced recomputation is unfinished ({} trials in {}{}); the stored results are \
+             the previous ones, kept until it finishes; {resume}",
+            staging.records,
+            crate::store::TRIALS_FILE,
+            crate::store::STAGING,
         ));
     }
     lines
@@ -1183,9 +1220,14 @@ fn status_text(
         }
         return o;
     }
+    let unfinished = if st.standing.staging.is_some() {
+        "; a forced recomputation is unfinished"
+    } else {
+        ""
+    };
     out!(
         o,
-        "{}: {} / {} trials done ({}) in {}",
+        "{}: {} / {} trials done ({}{unfinished}) in {}",
         spec.experiment.name,
         st.done,
         st.planned,

@@ -322,6 +322,11 @@ pub struct Standing {
     pub unchecked_data: Vec<String>,
     /// Pipelines whose stored trials predate checksums of their external programs.
     pub unchecked_programs: Vec<String>,
+    /// What an unfinished forced run (or `--rerun`) left: its staging files.
+    pub staging: Option<crate::store::Staging>,
+    /// Whether `run --force` would resume that staging file (same spec, data and programs)
+    /// rather than start afresh.
+    pub staging_resumes: bool,
 }
 
 /// [`Standing`] of the results of `spec` in `dir` (`results_dir`), its data in `data_dir`.
@@ -332,8 +337,14 @@ pub fn standing(
     smoke: bool,
 ) -> Result<Standing> {
     let (manifest, unchecked_data) = manifest_of(spec, data_dir, true)?;
+    let staging = crate::store::unfinished_staging(dir)?;
+    let staging_resumes = unchecked_data.is_empty()
+        && (staging.as_ref().and_then(|s| s.manifest.as_ref()))
+            .is_some_and(|m| m.same_run(&manifest));
     let mut standing = Standing {
         unchecked_data,
+        staging,
+        staging_resumes,
         ..Standing::default()
     };
     let stored = match crate::store::inspect(dir, &manifest, false) {

@@ -57,7 +57,7 @@ pub struct Status {
     /// Shards (`None` for an unsharded folder): (shard, done, planned).
     pub shards: Option<Vec<(Shard, u64, u64)>>,
     /// Whether the stored results are of this spec, its data and programs (what `run` would
-    /// refuse).
+    /// refuse), and what an unfinished forced run left.
     pub standing: crate::runner::Standing,
 }
 

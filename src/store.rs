@@ -291,6 +291,28 @@ pub const DEFINITION: &str = "definition";
 /// Suffix of a forced run's files until they replace the old ones.
 pub const STAGING: &str = ".staging";
 
+/// What an unfinished forced run (`run --force`, or `run --rerun`) left in a results folder:
+/// its staging files, which the previous results stay beside until it finishes.
+#[derive(Debug, Clone)]
+pub struct Staging {
+    /// Records in `trials.jsonl.staging` (0 where it is missing or unreadable).
+    pub records: usize,
+    /// `manifest.json.staging`, where it is there and readable.
+    pub manifest: Option<Manifest>,
+}
+
+/// The staging files an unfinished forced run left in `dir`, if it left any.
+pub fn unfinished_staging(dir: &Path) -> Result<Option<Staging>> {
+    let (trials, manifest) = paths(dir, true, TRIALS_FILE);
+    if !trials.exists() && !manifest.exists() {
+        return Ok(None);
+    }
+    let manifest = existing(std::fs::read_to_string(&manifest), &manifest)?
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let records = read_records(&trials).map_or(0, |r| r.len());
+    Ok(Some(Staging { records, manifest }))
+}
+
 /// What a results folder holds for a run, read without changing anything.
 #[derive(Debug, Default)]
 pub struct Stored {

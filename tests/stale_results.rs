@@ -1,6 +1,6 @@
 //! Stale results are never shown or reused: `report` refuses and `status` flags stored results
-//! that `run` refuses (another spec, other data, another external program), and a spec that
-//! only gained cells is reported as incomplete.
+//! that `run` refuses (another spec, other data, another external program), a spec that only
+//! gained cells is reported as incomplete, and an unfinished forced run is told of, not hidden.
 
 mod common;
 
@@ -277,4 +277,41 @@ fn an_edited_external_program_is_not_reused() {
         let o = cmd("run", &spec, &out, &[]);
         assert!(text(&o).contains("6 already stored"), "{}", text(&o));
     }
+}
+
+/// An interrupted `run --force` (its staging files left beside the old results) is told of by
+/// `status` and by a plain `run`, which leaves it in place; `run --force` then resumes it.
+#[test]
+fn an_unfinished_forced_run_is_told_of_and_kept() {
+    let (_d, spec, out) = stored();
+    let dir = out.join("mine");
+    // What a forced run of the same spec leaves when killed after its first trial.
+    let trials = std::fs::read_to_string(dir.join("trials.jsonl")).unwrap();
+    let first = format!("{}\n", trials.lines().next().unwrap());
+    let staging = dir.join("trials.jsonl.staging");
+    std::fs::write(&staging, &first).unwrap();
+    std::fs::copy(dir.join("manifest.json"), dir.join("manifest.json.staging")).unwrap();
+    let msg = text(&cmd("status", &spec, &out, &[]));
+    assert!(
+        msg.contains("a forced recomputation is unfinished"),
+        "{msg}"
+    );
+    assert!(msg.contains("1 trials in trials.jsonl.staging"), "{msg}");
+    assert!(msg.contains("--force` resumes it"), "{msg}");
+    assert!(!msg.contains("(complete)"), "{msg}");
+    let o = cmd("run", &spec, &out, &[]);
+    let msg = text(&o);
+    assert!(o.status.success(), "{msg}");
+    assert!(msg.contains("unfinished forced recomputation"), "{msg}");
+    assert_eq!(std::fs::read_to_string(&staging).unwrap(), first);
+    assert!(dir.join("manifest.json.staging").exists());
+    let o = cmd("run", &spec, &out, &["--force"]);
+    let msg = text(&o);
+    assert!(
+        o.status.success() && msg.contains("1 already stored"),
+        "{msg}"
+    );
+    assert!(!staging.exists());
+    let msg = text(&cmd("status", &spec, &out, &[]));
+    assert!(msg.contains("6 / 6 trials done (complete) in"), "{msg}");
 }
