@@ -522,23 +522,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             };
             run(&Spec::load(&spec)?, &opts, &how)
         }
-        Command::Report {
-            spec,
-            out,
-            smoke,
-            experiments,
-            data_dir,
-            check,
-            style,
-            ..
-        } => {
-            let data_dir = DataDir::resolve(data_dir);
-            match spec {
-                Some(path) => report_spec(&path, &out, smoke, &style, &data_dir),
-                None if check => report_check(&experiments, &out, &data_dir),
-                None => report_all(&experiments, &out, &style, &data_dir),
-            }
-        }
+        c @ Command::Report { .. } => report_command(c),
         c @ Command::Check { .. } => check_command(c),
         Command::Compare {
             old,
@@ -576,6 +560,29 @@ pub fn execute(cli: Cli) -> Result<()> {
             slurm(&spec, &args.options(&spec), submit)
         }
         other => execute_tool(other),
+    }
+}
+
+/// `epsilab report`: one spec, every spec (`--all`), or the verdict gate (`--all --check`).
+fn report_command(command: Command) -> Result<()> {
+    let Command::Report {
+        spec,
+        out,
+        smoke,
+        experiments,
+        data_dir,
+        check,
+        style,
+        ..
+    } = command
+    else {
+        unreachable!("called with `report`")
+    };
+    let data_dir = DataDir::resolve(data_dir);
+    match spec {
+        Some(path) => report_spec(&path, &out, smoke, &style, &data_dir),
+        None if check => report_check(&experiments, &out, &data_dir),
+        None => report_all(&experiments, &out, &style, &data_dir),
     }
 }
 
