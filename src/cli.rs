@@ -110,6 +110,11 @@ pub enum Command {
         /// Folder of specs for --all.
         #[arg(long, default_value = "experiments")]
         experiments: PathBuf,
+        /// Folder holding the dataset files the spec was run with, read to check that the
+        /// stored results are of the data as it is (as `run` checks) [default: $EPSILAB_DATA,
+        /// else the repository's datasets/].
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
         /// With --all: write nothing; rebuild REPORT.md and the tables from the committed
         /// trials in a temporary folder and fail, naming each differing line and flipped
         /// verdict, when they differ from the committed files (the verdict gate).
@@ -518,19 +523,7 @@ pub fn execute(cli: Cli) -> Result<()> {
             };
             run(&Spec::load(&spec)?, &opts, &how)
         }
-        Command::Report {
-            spec,
-            out,
-            smoke,
-            experiments,
-            check,
-            style,
-            ..
-        } => match spec {
-            Some(path) => report_spec(&path, &out, smoke, &style),
-            None if check => report_check(&experiments, &out),
-            None => report_all(&experiments, &out, &style),
-        },
+        c @ Command::Report { .. } => report_command(c),
         c @ Command::Check { .. } => check_command(c),
         Command::Compare {
             old,
@@ -568,6 +561,29 @@ pub fn execute(cli: Cli) -> Result<()> {
             slurm(&spec, &args.options(&spec), submit)
         }
         other => execute_tool(other),
+    }
+}
+
+/// `epsilab report`: one spec, every spec (`--all`), or the verdict gate (`--all --check`).
+fn report_command(command: Command) -> Result<()> {
+    let Command::Report {
+        spec,
+        out,
+        smoke,
+        experiments,
+        data_dir,
+        check,
+        style,
+        ..
+    } = command
+    else {
+        unreachable!("called with `report`")
+    };
+    let data_dir = DataDir::resolve(data_dir);
+    match spec {
+        Some(path) => report_spec(&path, &out, smoke, &style, &data_dir),
+        None if check => report_check(&experiments, &out, &data_dir),
+        None => report_all(&experiments, &out, &style, &data_dir),
     }
 }
 
@@ -711,6 +727,21 @@ fn run(spec: &Spec, opts: &RunOptions, how: &Run) -> Result<()> {
     if profile {
         crate::profile::enable();
     }
+    if !opts.force && rerun.is_empty() {
+        let dir = results_dir(spec, &opts.out_dir, opts.smoke);
+        if let Some(st) = crate::store::unfinished_staging(&dir)? {
+            note!(
+                "note: {} holds an unfinished forced recomputation ({} trials in {}{}): this run \
+                 leaves it as it is and works on the previous results; `epsilab run {} --force` \
+                 resumes it (or the same `--rerun`, if that started it)",
+                dir.display(),
+                st.records,
+                crate::store::TRIALS_FILE,
+                crate::store::STAGING,
+                spec.path.display()
+            );
+        }
+    }
     let prepared = crate::runner::prepare_rerun(spec, opts, rerun)?;
     if prepared.pending() > CONFIRM_CELLS && !yes {
         confirm(&prepared)?;
@@ -779,12 +810,93 @@ fn status(
     emit(&status_text(&spec, path, out, smoke, &st))
 }
 
-/// `epsilab report SPEC`: the report of one results folder, in the formats asked for.
-fn report_spec(path: &Path, out: &Path, smoke: bool, style: &ReportStyle) -> Result<()> {
+/// `epsilab report SPEC`: the report of one results folder, in the formats asked for. Refused,
+/// as `run` refuses them, when the stored results are of another spec, data or program.
+fn report_spec(
+    path: &Path,
+    out: &Path,
+    smoke: bool,
+    style: &ReportStyle,
+    data_dir: &DataDir,
+) -> Result<()> {
     let mut spec = Spec::load(path)?;
     let formats = style.apply(&mut spec)?;
     let dir = results_dir(&spec, out, smoke);
-    report_formats(&spec, &dir, &formats, Some(path))
+    let standing = crate::runner::standing(&spec, data_dir, &dir, smoke)?;
+    if let Some(reason) = standing.stale {
+        return Err(not_reported(&dir, &reason));
+    }
+    standing_notes(&spec, path, &standing);
+    let records = report_formats(&spec, &dir, &formats, Some(path))?;
+    let planned = crate::plan::plan(&spec, smoke).n_cells();
+    if (records as u64) < planned {
+        let smoke_flag = if smoke { " --smoke" } else { "" };
+        note!(
+            "note: {records} of {planned} planned trials are stored (incomplete): the report \
+             shows those; `epsilab run {} --out {}{smoke_flag}` runs the rest",
+            path.display(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// The refusal of a report on results that `run` would refuse.
+fn not_reported(dir: &Path, reason: &str) -> crate::Error {
+    crate::Error::Store {
+        path: dir.into(),
+        reason: format!(
+            "{reason}. Not reported: its tables would show trials of another spec or data"
+        ),
+    }
+}
+
+/// Warnings of what could not be checked, and of an unfinished forced run, on stderr.
+fn standing_notes(spec: &Spec, path: &Path, st: &crate::runner::Standing) {
+    for line in standing_lines(path, st) {
+        note!("note: {}: {line}", spec.experiment.name);
+    }
+}
+
+/// What [`crate::runner::Standing`] says beyond stale results: what could not be checked,
+/// and an unfinished forced run.
+fn standing_lines(path: &Path, st: &crate::runner::Standing) -> Vec<String> {
+    let mut lines = Vec::new();
+    for why in &st.unchecked_data {
+        lines.push(format!(
+            "the stored results could not be checked against the data of {why} (`--data-dir`)"
+        ));
+    }
+    for p in &st.unchecked_programs {
+        lines.push(format!(
+            "the stored trials of [[pipeline]] `{p}` predate checksums of its program's files, \
+             so a change to them cannot be detected; `epsilab run {} --rerun '{p}'` recomputes \
+             them and records the checksums",
+            path.display()
+        ));
+    }
+    if let Some(staging) = &st.staging {
+        let resume = if st.staging_resumes {
+            format!(
+                "`epsilab run {} --force` resumes it (or the same `--rerun`, if that started it)",
+                path.display()
+            )
+        } else {
+            format!(
+                "it was of another version of the spec, data or program, so `epsilab run {} \
+                 --force` starts it afresh",
+                path.display()
+            )
+        };
+        lines.push(format!(
+            "a forced recomputation is unfinished ({} trials in {}{}); the stored results are \
+             the previous ones, kept until it finishes; {resume}",
+            staging.records,
+            crate::store::TRIALS_FILE,
+            crate::store::STAGING,
+        ));
+    }
+    lines
 }
 
 /// Trials per side and seed of an audit: as given, or a fresh seed (printed for replay).
@@ -914,15 +1026,16 @@ fn audit_report(results: &[crate::audit::AuditResult], json: bool, failed: &str)
 }
 
 fn report(spec: &Spec, dir: &Path) -> Result<()> {
-    report_formats(spec, dir, &crate::report::formats_of(spec), None)
+    report_formats(spec, dir, &crate::report::formats_of(spec), None).map(|_| ())
 }
 
+/// Writes the report of `dir`; returns how many records it read.
 fn report_formats(
     spec: &Spec,
     dir: &Path,
     formats: &[crate::spec::Format],
     path: Option<&Path>,
-) -> Result<()> {
+) -> Result<usize> {
     let w = crate::report::write_formats(spec, dir, formats, path)?;
     for f in &w.files {
         note!("  wrote {}", f.display());
@@ -935,7 +1048,7 @@ fn report_formats(
             spec.path.display()
         );
     }
-    Ok(())
+    Ok(w.records)
 }
 
 fn check(opts: crate::check::CheckOptions) -> Result<()> {
@@ -1102,15 +1215,37 @@ fn status_text(
         }
     };
     let mut o = String::new();
+    if let Some(reason) = &st.standing.stale {
+        // Not "complete": `run` would refuse these results, and `report` does.
+        out!(
+            o,
+            "{}: stored results are not of this spec as it is now (stale, not done): {}: {reason}",
+            spec.experiment.name,
+            st.results_dir.display()
+        );
+        out!(o, "  replace them with: {} --force", cmd(None));
+        for line in standing_lines(path, &st.standing) {
+            out!(o, "  {line}");
+        }
+        return o;
+    }
+    let unfinished = if st.standing.staging.is_some() {
+        "; a forced recomputation is unfinished"
+    } else {
+        ""
+    };
     out!(
         o,
-        "{}: {} / {} trials done ({}) in {}",
+        "{}: {} / {} trials done ({}{unfinished}) in {}",
         spec.experiment.name,
         st.done,
         st.planned,
         state(st.done, st.planned),
         st.results_dir.display()
     );
+    for line in standing_lines(path, &st.standing) {
+        out!(o, "  {line}");
+    }
     match &st.shards {
         Some(shards) => {
             for (s, done, planned) in shards {
@@ -1132,15 +1267,46 @@ fn status_text(
     o
 }
 
-/// Rebuilds every experiment's report that has results, then REPORT.md and index.html.
-fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()> {
+/// Rebuilds every experiment's report that has results, then REPORT.md and index.html. Writes
+/// nothing when any experiment's stored results are of another spec, data or program (as
+/// `run` would refuse them), naming each.
+fn report_all(
+    experiments: &Path,
+    out: &Path,
+    style: &ReportStyle,
+    data_dir: &DataDir,
+) -> Result<()> {
+    let mut specs = Vec::new();
+    let mut stale = Vec::new();
     for p in crate::report::reproduction::spec_files(experiments)? {
         let mut spec = Spec::load(&p)?;
         let formats = style.apply(&mut spec)?;
         let dir = results_dir(&spec, out, false);
-        if !crate::store::record_files(&dir)?.is_empty() {
-            report_formats(&spec, &dir, &formats, Some(&p))?;
+        if crate::store::record_files(&dir)?.is_empty() {
+            continue;
         }
+        let standing = crate::runner::standing(&spec, data_dir, &dir, false)?;
+        match standing.stale {
+            Some(reason) => stale.push(format!("{}: {reason}", dir.display())),
+            None => {
+                standing_notes(&spec, &p, &standing);
+                specs.push((p, spec, formats, dir));
+            }
+        }
+    }
+    if !stale.is_empty() {
+        return Err(crate::Error::Store {
+            path: out.into(),
+            reason: format!(
+                "{} experiment(s) hold results of another spec or data, so nothing was reported \
+                 (REPORT.md would show them): {}",
+                stale.len(),
+                stale.join("; ")
+            ),
+        });
+    }
+    for (p, spec, formats, dir) in &specs {
+        report_formats(spec, dir, formats, Some(p))?;
     }
     for f in crate::report::reproduction::write_all(experiments, out)? {
         note!("  wrote {}", f.display());
@@ -1149,8 +1315,8 @@ fn report_all(experiments: &Path, out: &Path, style: &ReportStyle) -> Result<()>
 }
 
 /// The verdict gate: the committed report against one rebuilt from the committed trials.
-fn report_check(experiments: &Path, out: &Path) -> Result<()> {
-    let failures = crate::report::stale::check(experiments, out)?;
+fn report_check(experiments: &Path, out: &Path, data_dir: &DataDir) -> Result<()> {
+    let failures = crate::report::stale::check(experiments, out, data_dir)?;
     for f in &failures {
         note!("FAIL {f}");
     }

@@ -64,6 +64,29 @@ impl Program {
         }
     }
 
+    /// The files `command` (as the spec writes it) names, each as written → SHA-256 of its
+    /// bytes: the program and every argument that is an existing file, looked up relative to
+    /// `spec_dir` and else to the working directory (an absolute path as it is). A flag (`-x`,
+    /// `--config=f`) is not looked up. These are inputs of the pipeline's cells like a dataset
+    /// file: the manifest pins them, so a changed program is refused, not silently reused.
+    pub fn files(command: &[String], spec_dir: &Path) -> Result<BTreeMap<String, String>> {
+        let mut out = BTreeMap::new();
+        for arg in command
+            .iter()
+            .filter(|a| !a.is_empty() && !a.starts_with('-'))
+        {
+            let Some(path) = [spec_dir.join(arg), PathBuf::from(arg)]
+                .into_iter()
+                .find(|p| p.is_file())
+            else {
+                continue;
+            };
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            out.insert(arg.clone(), crate::data::files::sha256_hex(&bytes));
+        }
+        Ok(out)
+    }
+
     /// The command as one line, for error messages.
     pub fn display(&self) -> String {
         self.command.join(" ")

@@ -25,9 +25,11 @@ use std::time::Instant;
 
 mod group;
 mod held;
+mod standing;
 pub use group::Group;
 pub use held::HOLD_BYTES;
 use held::{Held, load_checked};
+pub use standing::{Standing, standing};
 
 /// Plans with more cells to run than this need confirmation (`run --yes`, or a yes on a
 /// terminal): at a millisecond a cell it is a quarter of an hour of one core, and a typo in
@@ -170,16 +172,8 @@ fn prepare_run<'a>(
     let plan = plan(spec, opts.smoke);
     let manifest = manifest(spec, &opts.data_dir)?;
     let stored = crate::store::inspect_rerun(&dir, &manifest, opts.force, rerun)?;
-    let planned = plan.keys();
-    let mut foreign = stored.keys.iter().filter(|k| !planned.contains(k));
-    if let Some(example) = foreign.next() {
-        let n = 1 + foreign.count();
-        return Err(Error::Store {
-            path: dir,
-            reason: format!(
-                "holds {n} trial(s) this spec no longer plans (e.g. `{example}`): a dataset, pipeline, grid value or trial was removed or a grid axis changed. Only adding trials, grid values, datasets or pipelines keeps stored results; rerun with --force to replace them, or choose another --out"
-            ),
-        });
+    if let Some(reason) = unplanned(&plan, &stored) {
+        return Err(Error::Store { path: dir, reason });
     }
     if opts.shard.is_some() && opts.force {
         return Err(Error::param(
@@ -267,20 +261,54 @@ fn runs(sharding: &Option<(Shard, Partition)>, dataset: usize, trial: u32) -> bo
         .is_none_or(|(s, p)| p.shard_of(dataset, trial) == s.index)
 }
 
-/// What a run of `spec` computes its cells from: the spec's hashes and every input's SHA-256.
+/// Why `stored` cannot stand for `plan`: it holds records of cells the spec no longer plans.
+fn unplanned(plan: &Plan, stored: &Stored) -> Option<String> {
+    let planned = plan.keys();
+    let mut foreign = stored.keys.iter().filter(|k| !planned.contains(k));
+    let example = foreign.next()?;
+    let n = 1 + foreign.count();
+    Some(format!(
+        "holds {n} trial(s) this spec no longer plans (e.g. `{example}`): a dataset, pipeline, grid value or trial was removed or a grid axis changed. Only adding trials, grid values, datasets or pipelines keeps stored results; rerun with --force to replace them, or choose another --out"
+    ))
+}
+
+/// What a run of `spec` computes its cells from: the spec's hashes and every input's SHA-256
+/// (each dataset file and definition, each file an external program's `command` names).
 pub fn manifest(spec: &Spec, data_dir: &DataDir) -> Result<Manifest> {
+    Ok(manifest_of(spec, data_dir, false)?.0)
+}
+
+/// [`manifest`]; with `lenient`, a dataset whose files cannot be hashed (not found) is left
+/// out of the inputs, why named in the second value, instead of failing.
+fn manifest_of(spec: &Spec, data_dir: &DataDir, lenient: bool) -> Result<(Manifest, Vec<String>)> {
     let mut inputs = BTreeMap::new();
+    let mut missing = Vec::new();
     for name in &spec.experiment.datasets {
-        let mut h = spec.catalog.input_hashes(name, data_dir)?;
+        let mut h = match spec.catalog.input_hashes(name, data_dir) {
+            Ok(h) => h,
+            Err(e) if lenient => {
+                missing.push(format!("dataset `{name}`: {e}"));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(d) = spec.definitions.get(name) {
             h.insert(DEFINITION.into(), d.clone());
         }
         inputs.insert(name.clone(), h);
     }
-    Ok(
-        Manifest::new(&spec.experiment.name, &spec.hash, &spec.cells_hash, inputs)
-            .with_pipelines(&spec.base_hash, spec.pipeline_hashes.clone()),
-    )
+    let spec_dir = spec.path.parent().unwrap_or(std::path::Path::new(""));
+    let mut programs = BTreeMap::new();
+    for (name, command) in &spec.commands {
+        programs.insert(
+            name.clone(),
+            crate::external::Program::files(command, spec_dir)?,
+        );
+    }
+    let manifest = Manifest::new(&spec.experiment.name, &spec.hash, &spec.cells_hash, inputs)
+        .with_pipelines(&spec.base_hash, spec.pipeline_hashes.clone())
+        .with_programs(programs);
+    Ok((manifest, missing))
 }
 
 impl Prepared<'_> {

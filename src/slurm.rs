@@ -97,7 +97,7 @@ pub fn write_scripts(opts: &SlurmOptions, experiment: &str) -> Result<Scripts> {
     let report = format!(
         "{head}#SBATCH --cpus-per-task=1\n#SBATCH --output={log}\n\
          # Runs after every array task succeeded (submitted with --dependency=afterok).\n\
-         set -euo pipefail\ncd {cwd}\nexec {exe} report {spec} --out {out}\n",
+         set -euo pipefail\ncd {cwd}\nexec {exe} report {spec} --out {out}{data}\n",
         log = dir.join("report-%j.out").display(),
         cwd = sh(&cwd),
         exe = sh(&exe),

@@ -544,6 +544,9 @@ pub struct Spec {
     pub base_hash: String,
     /// SHA-256 of each `[[pipeline]]` table, by pipeline name.
     pub pipeline_hashes: BTreeMap<String, String>,
+    /// The `command` of each pipeline that runs an external program, by pipeline name, as the
+    /// spec writes it: the files it names are inputs of its cells (`runner::manifest`).
+    pub commands: BTreeMap<String, Vec<String>>,
 }
 
 impl Spec {
@@ -616,6 +619,7 @@ impl Spec {
             definitions,
             base: base_hash,
             pipelines: pipeline_hashes,
+            commands,
         } = cell_hashes(text);
         let Some(report) = raw.report else {
             return Err(Error::Spec {
@@ -641,6 +645,7 @@ impl Spec {
             definitions,
             base_hash,
             pipeline_hashes,
+            commands,
         };
         spec.validate_experiment()?;
         spec.validate_grid()?;
@@ -988,6 +993,8 @@ struct CellHashes {
     base: String,
     /// [`Spec::pipeline_hashes`].
     pipelines: BTreeMap<String, String>,
+    /// [`Spec::commands`].
+    commands: BTreeMap<String, Vec<String>>,
 }
 
 fn cell_hashes(text: &str) -> CellHashes {
@@ -1008,21 +1015,29 @@ fn cell_hashes(text: &str) -> CellHashes {
         _ => BTreeMap::new(),
     };
     let cells = canon_hash(&doc);
-    let pipelines = match doc.remove("pipeline") {
-        Some(toml::Value::Array(ps)) => ps
-            .iter()
-            .filter_map(|p| {
-                let name = p.get("name")?.as_str()?;
-                Some((name.to_string(), canon_hash(p)))
-            })
-            .collect(),
-        _ => BTreeMap::new(),
+    let (pipelines, commands) = match doc.remove("pipeline") {
+        Some(toml::Value::Array(ps)) => {
+            let named = || {
+                ps.iter()
+                    .filter_map(|p| Some((p.get("name")?.as_str()?.to_string(), p)))
+            };
+            let commands = named()
+                .filter_map(|(name, p)| {
+                    let args = p.get("command")?.as_array()?;
+                    let args = args.iter().map(|a| a.as_str().map(String::from));
+                    Some((name, args.collect::<Option<Vec<String>>>()?))
+                })
+                .collect();
+            (named().map(|(n, p)| (n, canon_hash(p))).collect(), commands)
+        }
+        _ => (BTreeMap::new(), BTreeMap::new()),
     };
     CellHashes {
         cells,
         definitions,
         base: canon_hash(&doc),
         pipelines,
+        commands,
     }
 }
 

@@ -56,9 +56,13 @@ pub struct Status {
     pub done: u64,
     /// Shards (`None` for an unsharded folder): (shard, done, planned).
     pub shards: Option<Vec<(Shard, u64, u64)>>,
+    /// Whether the stored results are of this spec, its data and programs (what `run` would
+    /// refuse), and what an unfinished forced run left.
+    pub standing: crate::runner::Standing,
 }
 
-/// Trials done and planned in `out/<experiment>`. The shard count comes from `shards`, else from
+/// Trials done and planned in `out/<experiment>`, and whether they are of the spec as it is
+/// ([`crate::runner::standing`]). The shard count comes from `shards`, else from
 /// the shard record files present (an unsharded folder has none).
 pub fn status(
     spec: &Spec,
@@ -68,6 +72,7 @@ pub fn status(
     shards: Option<usize>,
 ) -> Result<Status> {
     let dir = results_dir(spec, out, smoke);
+    let standing = crate::runner::standing(spec, data_dir, &dir, smoke)?;
     let plan = plan(spec, smoke);
     // Stale records of cells no longer planned do not count.
     let planned_keys = plan.keys();
@@ -114,6 +119,7 @@ pub fn status(
         planned: plan.n_cells(),
         done,
         shards,
+        standing,
     })
 }
 

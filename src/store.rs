@@ -139,6 +139,12 @@ pub struct Manifest {
     /// Per dataset: must match for that dataset's stored cells to be reused.
     #[serde(default)]
     pub inputs: BTreeMap<String, Inputs>,
+    /// Per pipeline that runs an external program: the files its `command` names (the program
+    /// and each argument that is a file), as written in the spec → SHA-256. Must match for that
+    /// pipeline's stored cells to be reused. A pipeline without an entry stored its trials
+    /// before epsilab recorded these checksums (see [`Manifest::unchecked_programs`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub programs: BTreeMap<String, Inputs>,
     pub epsilab_version: String,
 }
 
@@ -156,6 +162,7 @@ impl Manifest {
             base_hash: String::new(),
             pipelines: BTreeMap::new(),
             inputs,
+            programs: BTreeMap::new(),
             epsilab_version: env!("CARGO_PKG_VERSION").into(),
         }
     }
@@ -165,6 +172,35 @@ impl Manifest {
         self.base_hash = base_hash.into();
         self.pipelines = pipelines;
         self
+    }
+
+    /// With the checksums of the files each external pipeline's `command` names.
+    pub fn with_programs(mut self, programs: BTreeMap<String, Inputs>) -> Self {
+        self.programs = programs;
+        self
+    }
+
+    /// Whether `self` and `other` describe the same run: the same spec, data and programs (a
+    /// forced run resumes its staging files only then).
+    pub fn same_run(&self, other: &Manifest) -> bool {
+        self.spec_hash == other.spec_hash
+            && self.inputs == other.inputs
+            && self.programs == other.programs
+    }
+
+    /// The pipelines of `new` that name program files, whose trials stored under `self` (the
+    /// stored manifest) were stored before epsilab recorded program checksums: a change to
+    /// their programs cannot be detected. A pipeline `self` does not list (added since, with
+    /// no stored trials) is not one of them.
+    pub fn unchecked_programs(&self, new: &Manifest) -> Vec<String> {
+        (new.programs.iter())
+            .filter(|(name, files)| {
+                !files.is_empty()
+                    && !self.programs.contains_key(*name)
+                    && (self.base_hash.is_empty() || self.pipelines.contains_key(*name))
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 
     /// Why stored results made from `self` cannot be reused for `new`, if they cannot.
@@ -206,22 +242,22 @@ impl Manifest {
                 "[[pipeline]] `{name}` changed since its trials were stored, which `--rerun '{name}'` recomputes alone"
             )));
         }
+        for (name, old) in self.programs.iter().filter(|(n, _)| !rerun.contains(n)) {
+            let Some(now) = new.programs.get(name) else {
+                continue;
+            };
+            if let Some(file) = changed_key(old, now) {
+                return Some(format!(
+                    "holds trials of [[pipeline]] `{name}` computed by another version of its external program: the file {file} changed since (or is gone); `--rerun '{name}'` recomputes that pipeline alone, or rerun with --force to replace everything, or choose another --out"
+                ));
+            }
+        }
         for (dataset, old) in &self.inputs {
             let Some(now) = new.inputs.get(dataset) else {
                 continue;
             };
-            let changed = old
-                .iter()
-                .filter(|(k, v)| now.get(*k) != Some(*v))
-                .map(|(k, _)| k.as_str())
-                .chain(
-                    now.keys()
-                        .filter(|k| !old.contains_key(*k))
-                        .map(String::as_str),
-                )
-                .collect::<Vec<_>>();
-            if let Some(what) = changed.first() {
-                let what = if *what == DEFINITION {
+            if let Some(what) = changed_key(old, now) {
+                let what = if what == DEFINITION {
                     format!("the definition [dataset.{dataset}] in the spec")
                 } else {
                     format!("the file {what}")
@@ -235,11 +271,47 @@ impl Manifest {
     }
 }
 
+/// The first file (or definition) whose checksum differs between `old` and `now`, or that only
+/// one of them lists.
+fn changed_key<'a>(old: &'a Inputs, now: &'a Inputs) -> Option<&'a str> {
+    (old.iter())
+        .filter(|(k, v)| now.get(*k) != Some(*v))
+        .map(|(k, _)| k.as_str())
+        .chain(
+            now.keys()
+                .filter(|k| !old.contains_key(*k))
+                .map(String::as_str),
+        )
+        .next()
+}
+
 /// The [`Inputs`] entry of an inline dataset definition.
 pub const DEFINITION: &str = "definition";
 
 /// Suffix of a forced run's files until they replace the old ones.
 pub const STAGING: &str = ".staging";
+
+/// What an unfinished forced run (`run --force`, or `run --rerun`) left in a results folder:
+/// its staging files, which the previous results stay beside until it finishes.
+#[derive(Debug, Clone)]
+pub struct Staging {
+    /// Records in `trials.jsonl.staging` (0 where it is missing or unreadable).
+    pub records: usize,
+    /// `manifest.json.staging`, where it is there and readable.
+    pub manifest: Option<Manifest>,
+}
+
+/// The staging files an unfinished forced run left in `dir`, if it left any.
+pub fn unfinished_staging(dir: &Path) -> Result<Option<Staging>> {
+    let (trials, manifest) = paths(dir, true, TRIALS_FILE);
+    if !trials.exists() && !manifest.exists() {
+        return Ok(None);
+    }
+    let manifest = existing(std::fs::read_to_string(&manifest), &manifest)?
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let records = read_records(&trials).map_or(0, |r| r.len());
+    Ok(Some(Staging { records, manifest }))
+}
 
 /// What a results folder holds for a run, read without changing anything.
 #[derive(Debug, Default)]
@@ -254,6 +326,9 @@ pub struct Stored {
     /// A run that recomputes some pipelines (`run --rerun`) starts its staging file with the
     /// stored records of every other pipeline, copied line for line.
     pub kept: Vec<String>,
+    /// Pipelines whose stored (and kept) trials predate checksums of their external programs
+    /// ([`Manifest::unchecked_programs`]): the manifest the run writes records none for them.
+    pub unpinned: Vec<String>,
 }
 
 /// Reads what `dir` holds for a run described by `manifest`. Without `force`, stored results
@@ -298,6 +373,7 @@ pub fn inspect_rerun(
                 keys: dir_keys(dir)?,
                 resumes_staging: false,
                 upgrades_manifest: old.base_hash.is_empty() && !manifest.base_hash.is_empty(),
+                unpinned: old.unchecked_programs(manifest),
                 ..Stored::default()
             }),
         },
@@ -305,13 +381,11 @@ pub fn inspect_rerun(
             keys: dir_keys(dir)?,
             ..Stored::default()
         }),
-        Some(Ok(old)) if old.spec_hash == manifest.spec_hash && old.inputs == manifest.inputs => {
-            Ok(Stored {
-                keys: keys(&trials)?,
-                resumes_staging: true,
-                ..Stored::default()
-            })
-        }
+        Some(Ok(old)) if old.same_run(manifest) => Ok(Stored {
+            keys: keys(&trials)?,
+            resumes_staging: true,
+            ..Stored::default()
+        }),
         _ => Ok(Stored::default()),
     }
 }
@@ -330,8 +404,7 @@ fn inspect_partial(dir: &Path, manifest: &Manifest, rerun: &[String]) -> Result<
     };
     let (staging, staging_manifest) = paths(dir, true, TRIALS_FILE);
     if let Some(m) = read(&staging_manifest)?
-        && m.spec_hash == manifest.spec_hash
-        && m.inputs == manifest.inputs
+        && m.same_run(manifest)
     {
         // An interrupted run of the same spec: its staging file already holds the kept cells.
         return Ok(Stored {
@@ -354,9 +427,13 @@ fn inspect_partial(dir: &Path, manifest: &Manifest, rerun: &[String]) -> Result<
         return Err(refuse(reason));
     }
     let (kept, keys) = kept_lines(dir, rerun)?;
+    let unpinned = (old.unchecked_programs(manifest).into_iter())
+        .filter(|name| !rerun.contains(name))
+        .collect();
     Ok(Stored {
         keys,
         kept,
+        unpinned,
         ..Stored::default()
     })
 }
@@ -548,6 +625,11 @@ impl Store {
             (true, false) => stored.keys,
         };
         let mut m = manifest.clone();
+        // Stored trials whose program no checksum pinned stay unpinned: recording the program
+        // as it is now would claim that it computed them.
+        for name in &stored.unpinned {
+            m.programs.remove(name);
+        }
         if !force && let Ok(text) = std::fs::read_to_string(&manifest_path) {
             // Keep the checksums of datasets this spec no longer lists (their records stay).
             if let Ok(old) = serde_json::from_str::<Manifest>(&text) {

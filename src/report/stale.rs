@@ -9,6 +9,7 @@
 //! reported as a flipped verdict. Figures are not redrawn: their files are stood in for by
 //! empty ones, so the report lists the same figures, and the committed images are untouched.
 
+use crate::data::DataDir;
 use crate::error::{Error, Result};
 use crate::spec::{Format, Spec};
 use std::path::{Path, PathBuf};
@@ -28,8 +29,10 @@ const VERDICT_WORDS: [&str; 6] = [
 const DRAWN: [&str; 4] = [".png", ".svg", ".pdf", ".html"];
 
 /// Rebuilds the report of `out` (the committed results of the specs in `experiments`) in a
-/// temporary folder; one message per differing file or line.
-pub fn check(experiments: &Path, out: &Path) -> Result<Vec<String>> {
+/// temporary folder; one message per differing file or line, and one per experiment whose
+/// stored results are not of its spec, data (in `data_dir`) or program as they are (what `run`
+/// would refuse: a spec edited without a rerun).
+pub fn check(experiments: &Path, out: &Path, data_dir: &DataDir) -> Result<Vec<String>> {
     let tmp = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let copy = tmp.path().join("results");
     std::fs::create_dir_all(&copy).map_err(|e| Error::io(&copy, e))?;
@@ -38,12 +41,19 @@ pub fn check(experiments: &Path, out: &Path) -> Result<Vec<String>> {
         copy_file(&changes, &copy.join(super::reproduction::CHANGES_FILE))?;
     }
     let mut compared: Vec<PathBuf> = vec![PathBuf::from("REPORT.md")];
+    let mut failures = Vec::new();
     for p in super::reproduction::spec_files(experiments)? {
         let spec = Spec::load(&p)?;
         let name = &spec.experiment.name;
         let dir = out.join(name);
         if crate::store::record_files(&dir)?.is_empty() {
             continue;
+        }
+        if let Some(reason) = crate::runner::standing(&spec, data_dir, &dir, false)?.stale {
+            failures.push(format!(
+                "{name}: the committed results are not of {} as it is: {reason}",
+                p.display()
+            ));
         }
         let into = copy.join(name);
         stand_in(&dir, &into)?;
@@ -55,7 +65,6 @@ pub fn check(experiments: &Path, out: &Path) -> Result<Vec<String>> {
         compared.push(Path::new(name).join("table.md"));
     }
     super::reproduction::write_all(experiments, &copy)?;
-    let mut failures = Vec::new();
     for rel in compared {
         failures.extend(differences(&out.join(&rel), &copy.join(&rel), &rel));
     }
