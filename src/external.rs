@@ -254,7 +254,7 @@ impl Request<'_> {
 
 /// A label in a reply: as the data writes it, or a number matching a numeric label.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "expected a label: text or a number")]
 pub enum Label {
     Text(String),
     Number(f64),

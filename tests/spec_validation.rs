@@ -800,3 +800,20 @@ fn an_external_timeout_above_a_year_is_refused() {
     }
     assert!(Spec::parse(&text("31536000"), Path::new("ok.toml")).is_ok());
 }
+
+/// A value of the wrong shape for a field that takes one of several forms names the forms,
+/// not serde's internal enum (`bounds = [[18, 90, 3]]` said "untagged enum BoundsDef").
+#[test]
+fn a_wrongly_shaped_bounds_or_lambda_names_the_forms_it_takes() {
+    let csv = "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.7\nlabel = \"y\"\n\
+               classes = [{ label = 0, name = \"a\" }, { label = 1, name = \"b\" }]\n";
+    let e = with_dataset(&format!("{csv}bounds = [[18, 90, 3]]")).unwrap_err();
+    assert!(e.contains("[lo, hi] pair"), "{e}");
+    assert!(!e.contains("untagged"), "{e}");
+    let lr = GOOD.replace("learner = \"private_nb\"", "learner = \"lr\"\nlambda = []");
+    let e = Spec::parse(&lr, Path::new("specs/bad.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("per_example"), "{e}");
+    assert!(!e.contains("untagged"), "{e}");
+}

@@ -319,7 +319,10 @@ fn yes() -> bool {
 
 /// A CSV column: by header name or by number (from 1).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a column: its header name (text) or its number from 1"
+)]
 pub enum Column {
     Number(usize),
     Name(String),
@@ -327,7 +330,7 @@ pub enum Column {
 
 /// A class label as written in a file: a number (LIBSVM, CSV) or text (CSV).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "expected a class label: an integer or text")]
 pub enum Label {
     Int(i64),
     Text(String),
@@ -376,7 +379,10 @@ impl std::fmt::Display for Label {
 /// (e.g. the instrument's range, a domain limit), so clipping each value to them is a
 /// per-example map with public constants and keeps every guarantee.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected one [lo, hi] pair for all features, or a list of [lo, hi] pairs, one per feature"
+)]
 pub enum BoundsDef {
     All([f64; 2]),
     PerFeature(Vec<[f64; 2]>),

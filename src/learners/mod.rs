@@ -347,7 +347,7 @@ pub(crate) fn needs_binary(input: &FitInput) -> Error {
 /// A spec value that is a number or a word (`threshold = 10` or `"q65"`, `lambda = 0.1` or
 /// `"cv"`): the untagged form a parameter with named settings reads before its own parse.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "expected a number or a word")]
 pub(crate) enum NumberOrWord {
     Number(f64),
     Word(String),

@@ -113,7 +113,10 @@ impl Grade {
 
 fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     #[derive(Deserialize)]
-    #[serde(untagged)]
+    #[serde(
+        untagged,
+        expecting = "expected a series name or a list of series names"
+    )]
     enum OneOrMany {
         One(String),
         Many(Vec<String>),

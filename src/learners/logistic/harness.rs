@@ -89,7 +89,10 @@ impl<'de> Deserialize<'de> for LambdaRule {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         use crate::learners::NumberOrWord;
         #[derive(Deserialize)]
-        #[serde(untagged)]
+        #[serde(
+            untagged,
+            expecting = "expected lambda as a number, { per_example = Lambda }, \"cv\" or \"private\""
+        )]
         enum Raw {
             Plain(NumberOrWord),
             PerExample { per_example: f64 },
