@@ -15,17 +15,6 @@ const SPEC: &str = "[experiment]\nname = \"mine\"\ntrials = 2\nseed = 1\ndataset
     [[pipeline]]\nname = \"private\"\nlearner = \"private_nb\"\n\
     [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nx = \"epsilon\"\n";
 
-/// Writes the user dataset (labels flipped with `flip`) into `dir`.
-fn user_dataset(dir: &Path, flip: bool) {
-    let mut text = String::new();
-    for i in 0..60 {
-        let label = if (i % 2 == 0) != flip { 1 } else { 2 };
-        let f = if i % 2 == 0 { 1 } else { 2 };
-        text.push_str(&format!("{label} {f}:1 {}:1\n", 3 + i / 2 % 2));
-    }
-    std::fs::write(dir.join("mine.libsvm"), text).unwrap();
-}
-
 /// `epsilab ARGS...` in the crate root.
 fn epsilab(args: &[&str]) -> Output {
     common::bin().args(args).output().unwrap()
@@ -53,7 +42,7 @@ fn cmd(what: &str, spec: &Path, out: &Path, extra: &[&str]) -> Output {
 /// A folder with the dataset and the spec run once: (folder, spec path, results root).
 fn stored() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let d = tempfile::tempdir().unwrap();
-    user_dataset(d.path(), false);
+    common::user_dataset(d.path(), false);
     let spec = common::write_spec(d.path(), "s.toml", SPEC);
     let out = d.path().join("out");
     let o = cmd("run", &spec, &out, &[]);
@@ -118,7 +107,7 @@ fn report_and_status_refuse_what_run_refuses() {
     }
     // The data file changed under the same spec.
     common::write_spec(d.path(), "s.toml", SPEC);
-    user_dataset(d.path(), true);
+    common::user_dataset(d.path(), true);
     let report = cmd("report", &spec, &out, &[]);
     let msg = text(&report);
     assert!(!report.status.success(), "{msg}");
@@ -133,7 +122,7 @@ fn report_and_status_refuse_what_run_refuses() {
     );
     assert!(!msg.contains("complete"), "{msg}");
     // Back to the data it was run on: consistent again.
-    user_dataset(d.path(), false);
+    common::user_dataset(d.path(), false);
     assert!(cmd("report", &spec, &out, &[]).status.success());
     let msg = text(&cmd("status", &spec, &out, &[]));
     assert!(msg.contains("6 / 6 trials done (complete)"), "{msg}");
@@ -173,7 +162,7 @@ fn report_all_refuses_a_stale_experiment() {
     let (d, spec, out) = stored();
     let experiments = d.path().join("experiments");
     std::fs::create_dir(&experiments).unwrap();
-    user_dataset(&experiments, false);
+    common::user_dataset(&experiments, false);
     std::fs::rename(&spec, experiments.join("s.toml")).unwrap();
     let all = |extra: &[&str]| {
         let mut args = vec![

@@ -8,7 +8,7 @@ use epsilab::runner::{RunOptions, run};
 use epsilab::spec::Spec;
 use epsilab::store::{TRIALS_FILE, TrialRecord, read_records};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn opts(out: &Path, force: bool) -> RunOptions {
     RunOptions {
@@ -24,19 +24,6 @@ fn spec_in(dir: &Path, name: &str, text: &str) -> Spec {
 
 fn by_key(path: &Path) -> BTreeMap<String, TrialRecord> {
     common::by_key(read_records(path).unwrap())
-}
-
-/// A user dataset in LIBSVM format: 60 rows, 4 binary features, labels 1 and 2.
-fn user_dataset(dir: &Path, flip: bool) -> PathBuf {
-    let mut text = String::new();
-    for i in 0..60 {
-        let label = if (i % 2 == 0) != flip { 1 } else { 2 };
-        let f = if i % 2 == 0 { 1 } else { 2 };
-        text.push_str(&format!("{label} {f}:1 {}:1\n", 3 + i / 2 % 2));
-    }
-    let p = dir.join("mine.libsvm");
-    std::fs::write(&p, text).unwrap();
-    p
 }
 
 const USER_SPEC: &str = "[experiment]\nname = \"mine\"\ntrials = 3\nseed = 1\ndatasets = [\"mine\"]\n\
@@ -107,14 +94,14 @@ fn the_committed_quickstart_results_are_reused_as_they_are() {
 #[test]
 fn a_changed_dataset_file_is_refused_naming_the_file() {
     let d = tempfile::tempdir().unwrap();
-    user_dataset(d.path(), false);
+    common::user_dataset(d.path(), false);
     let spec = spec_in(d.path(), "s.toml", USER_SPEC);
     let out = d.path().join("out");
     let first = run(&spec, &opts(&out, false)).unwrap();
     let trials = first.results_dir.join(TRIALS_FILE);
     let stored = std::fs::read(&trials).unwrap();
     // Same spec, labels flipped in the file.
-    user_dataset(d.path(), true);
+    common::user_dataset(d.path(), true);
     let err = run(&spec, &opts(&out, false)).unwrap_err().to_string();
     assert!(
         err.contains("mine.libsvm") && err.contains("changed") && err.contains("--force"),
@@ -131,7 +118,7 @@ fn a_changed_dataset_file_is_refused_naming_the_file() {
 #[test]
 fn a_forced_run_with_a_bad_line_keeps_the_previous_results() {
     let d = tempfile::tempdir().unwrap();
-    let data = user_dataset(d.path(), false);
+    let data = common::user_dataset(d.path(), false);
     let spec = spec_in(d.path(), "s.toml", USER_SPEC);
     let out = d.path().join("out");
     let s = run(&spec, &opts(&out, false)).unwrap();
@@ -285,7 +272,7 @@ fn a_record_that_cannot_be_read_back_is_not_stored() {
 fn a_forced_run_failing_its_checksum_keeps_the_previous_results() {
     use sha2::Digest as _;
     let d = tempfile::tempdir().unwrap();
-    let data = user_dataset(d.path(), false);
+    let data = common::user_dataset(d.path(), false);
     let sha = sha2::Sha256::digest(std::fs::read(&data).unwrap());
     let hex: String = sha.iter().map(|b| format!("{b:02x}")).collect();
     let text = USER_SPEC.replace(
@@ -297,7 +284,7 @@ fn a_forced_run_failing_its_checksum_keeps_the_previous_results() {
     let s = run(&spec, &opts(&out, false)).unwrap();
     let trials = s.results_dir.join(TRIALS_FILE);
     let stored = std::fs::read(&trials).unwrap();
-    user_dataset(d.path(), true);
+    common::user_dataset(d.path(), true);
     let err = run(&spec, &opts(&out, true)).unwrap_err().to_string();
     assert!(
         err.contains("SHA-256") && err.contains("mine.libsvm"),

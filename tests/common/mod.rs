@@ -38,6 +38,20 @@ pub fn data_dir() -> DataDir {
     DataDir(Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets"))
 }
 
+/// A user dataset in LIBSVM format, `dir/mine.libsvm`: 60 rows, 4 binary features, labels 1 and
+/// 2 (swapped with `flip`, to change the data under a stored run).
+pub fn user_dataset(dir: &Path, flip: bool) -> PathBuf {
+    let mut text = String::new();
+    for i in 0..60 {
+        let label = if (i % 2 == 0) != flip { 1 } else { 2 };
+        let f = if i % 2 == 0 { 1 } else { 2 };
+        text.push_str(&format!("{label} {f}:1 {}:1\n", 3 + i / 2 % 2));
+    }
+    let p = dir.join("mine.libsvm");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
 /// Writes `text` as a spec file in `dir` and returns its path.
 pub fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
