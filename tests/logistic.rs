@@ -12,7 +12,9 @@ use epsilab::learners::logistic::mechanisms::{
 };
 use epsilab::learners::logistic::preprocess::{scale_rows, thesis_binary};
 use epsilab::learners::logistic::row_caches::DatasetCaches;
-use epsilab::learners::logistic::select::{Starts, cross_validate_lambda, private_select_lambda};
+use epsilab::learners::logistic::select::{
+    Starts, Tuning, cross_validate_lambda, private_select_lambda,
+};
 use epsilab::learners::logistic::*;
 use epsilab::privacy::{Exponential, Ledger, Relation};
 use epsilab::rng::{Rng, rng_from};
@@ -501,7 +503,7 @@ fn lambda_selection_cv_and_private() {
         &des,
         &yy,
         &[0.1, 1.0, 10.0],
-        0.5,
+        Tuning::Sequential { eps_select: 0.5 },
         &mut rng,
         &mut ledger,
         |d, y, lambda, rng, ledger| {
@@ -559,7 +561,8 @@ fn ledger_steps(ledger: &Ledger) -> Vec<(String, Option<f64>)> {
 /// private: one row fewer than |grid| + 1 (so some parts are empty) is answered like any N,
 /// not refused, with the same ledger (a refusal on one neighbour and an answer on the other
 /// would break every epsilon). Under replace-one N is public and may refuse. Every candidate
-/// learner `lambda = "private"` accepts is tried: the private ERM methods, DP-SGD and noisy GD.
+/// learner `lambda = "private"` accepts is tried: the private ERM methods, DP-SGD and noisy GD,
+/// under both accountings.
 #[test]
 fn private_lambda_selection_answers_every_size_under_add_remove() {
     type Fit<'a> = Box<
@@ -593,39 +596,63 @@ fn private_lambda_selection_answers_every_size_under_add_remove() {
             Box::new(move |d, y, _, rng, ledger| Ok(p.fit_design(d, y, rng, ledger)?.model));
         learners.push((name.to_string(), fit));
     }
+    let tunings = [
+        Tuning::Sequential { eps_select: 0.5 },
+        Tuning::Parallel { eps_select: 0.5 },
+    ];
     for (name, fit) in &learners {
-        let select = |rows: usize, relation: Relation| {
-            let des = Design::dense(x.slice(ndarray::s![..rows, ..]));
-            let mut ledger = declared_ledger(relation);
-            let mut rng = rng_from(&["tiny-select", &rows.to_string()]);
-            let out = private_select_lambda(
-                &des,
-                &yy[..rows],
-                &grid,
-                0.5,
-                &mut rng,
-                &mut ledger,
-                |d, y, l, rng, ledger| fit(d, y, l, rng, ledger),
-            );
-            (out, ledger)
-        };
-        let mut steps = Vec::new();
-        for rows in 0..=3 {
-            let (out, ledger) = select(rows, Relation::AddRemove);
-            let (choice, model) = out.unwrap_or_else(|e| panic!("{name}, N = {rows}: {e}"));
-            assert!(grid.contains(&choice.lambda));
-            assert_eq!(model.theta.len(), 4);
+        // The candidate's own spend, read from the sequential ledger (the DP-SGD candidates'
+        // fixed noise multiplier spends more than 0.5).
+        let mut candidate = f64::NAN;
+        for tuning in tunings {
+            let select = |rows: usize, relation: Relation| {
+                let des = Design::dense(x.slice(ndarray::s![..rows, ..]));
+                let mut ledger = declared_ledger(relation);
+                let mut rng = rng_from(&["tiny-select", &rows.to_string()]);
+                let out = private_select_lambda(
+                    &des,
+                    &yy[..rows],
+                    &grid,
+                    tuning,
+                    &mut rng,
+                    &mut ledger,
+                    |d, y, l, rng, ledger| fit(d, y, l, rng, ledger),
+                );
+                (out, ledger)
+            };
+            let mut steps = Vec::new();
+            for rows in 0..=3 {
+                let (out, ledger) = select(rows, Relation::AddRemove);
+                let (choice, model) =
+                    out.unwrap_or_else(|e| panic!("{name} {tuning:?}, N = {rows}: {e}"));
+                assert!(grid.contains(&choice.lambda));
+                assert_eq!(model.theta.len(), 4);
+                assert!(
+                    model.theta.iter().all(|t| t.is_finite()),
+                    "{name} N = {rows}"
+                );
+                steps.push(ledger_steps(&ledger));
+            }
+            assert!(steps.windows(2).all(|w| w[0] == w[1]), "{name}: {steps:?}");
+            // Sequential: the candidate's and the selection's spends add; parallel: one step,
+            // the largest of the parts' spends.
+            let spent: f64 = steps[0].iter().filter_map(|s| s.1).sum();
+            match tuning {
+                Tuning::Sequential { .. } => candidate = spent - 0.5,
+                Tuning::Parallel { .. } => {
+                    assert_eq!(steps[0].len(), 1, "{name}: {steps:?}");
+                    assert!(candidate > 0.0, "{name}: {candidate}");
+                    assert!(
+                        (spent - candidate.max(0.5)).abs() < 1e-9,
+                        "{name}: {steps:?}"
+                    );
+                }
+            }
             assert!(
-                model.theta.iter().all(|t| t.is_finite()),
-                "{name} N = {rows}"
+                select(3, Relation::ReplaceOne).0.is_err(),
+                "N = |grid| is public there"
             );
-            steps.push(ledger_steps(&ledger));
         }
-        assert!(steps.windows(2).all(|w| w[0] == w[1]), "{name}: {steps:?}");
-        assert!(
-            select(3, Relation::ReplaceOne).0.is_err(),
-            "N = |grid| is public there"
-        );
     }
 }
 

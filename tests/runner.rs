@@ -367,6 +367,10 @@ learner = "lr_output"
 lambda = "private"
 budget = { train = 0.8, lambda = 0.2 }
 [[pipeline]]
+name = "output, Algorithm 3"
+learner = "lr_output"
+lambda = "private"
+[[pipeline]]
 name = "fm thesis scaling"
 learner = "lr_functional"
 fm_sensitivity = "sens2"
@@ -378,7 +382,7 @@ x = "n_train"
     let spec = Spec::load(&common::write_spec(dir.path(), "lr.toml", text)).unwrap();
     let one = run_fresh(&spec, 1);
     assert_eq!(one, run_fresh(&spec, 2));
-    assert_eq!(one.len(), 4 * 2 * 2);
+    assert_eq!(one.len(), 5 * 2 * 2);
     for r in one.values() {
         assert_eq!(r.n_train, r.params["n_train"].as_u64().unwrap() as usize);
         match r.pipeline.as_str() {
@@ -403,6 +407,14 @@ x = "n_train"
                     "{:?}",
                     r.ledger
                 );
+            }
+            "output, Algorithm 3" => {
+                // Parallel composition: the candidates and the selection at eps = 1 each on
+                // disjoint parts, recorded as one step of eps = 1.
+                assert!(r.private, "{:?}", r.ledger);
+                assert_eq!(r.ledger.entries.len(), 1, "{:?}", r.ledger);
+                assert_eq!(r.ledger.entries[0].epsilon, Some(1.0), "{:?}", r.ledger);
+                assert!(r.ledger.entries[0].mechanism.starts_with("Algorithm 3"));
             }
             "fm thesis scaling" => {
                 assert!(!r.private, "min-max scaling from the data is not private");

@@ -300,9 +300,12 @@ fn selection_and_logistic_fields_are_validated() {
             "\"cv\" or \"private\"",
         ),
         (
-            lr.replace("lambda = \"cv\"", "lambda = \"private\""),
+            lr.replace(
+                "lambda = \"cv\"",
+                "lambda = 1\nbudget = { train = 0.8, lambda = 0.2 }",
+            ),
             "pipeline[0].budget.lambda",
-            "positive share",
+            "only for lambda = \"private\"",
         ),
         (
             lr.replace("lambda = \"cv\"", "lambda = 1\nthreshold = 3"),

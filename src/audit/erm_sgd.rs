@@ -20,13 +20,22 @@
 //!   while all others rise by 1 (the largest change of the normaliser, near-tight). Statistic:
 //!   whether the first candidate was chosen. Mutant: the exponential mechanism at 2 eps (score
 //!   sensitivity taken as 1/2).
+//! * Algorithm 3 as a whole (`select::private_select_lambda` with `Tuning::Parallel`, add/remove,
+//!   eps = 1 overall): four output-perturbation candidates (lambda = 1, each at eps = 1) on
+//!   their random parts, the selection at eps = 1 on the fifth. X is 40 rows (0.1, -1), X' adds
+//!   (1, +1). Parallel composition bounds every part's release together, so the statistic may
+//!   read all of them: the sum of the four candidates' theta (the selected model is one of
+//!   them). Mutant `private_lambda_algorithm3_overlapping_parts`: every candidate fitted on all
+//!   rows, so the added example moves all four (really up to 4 eps under the same ledger).
 
+use super::logistic::Neighbours;
 use super::{Auditable, Claim, Side};
 use crate::learners::logistic::Design;
 use crate::learners::logistic::dp_sgd::{
     DpSgdParams, DpSgdRun, DpSgdValidParams, Length, Sampling,
 };
-use crate::learners::logistic::select::choose_by_score;
+use crate::learners::logistic::select::{Tuning, choose_by_score, private_select_lambda};
+use crate::learners::logistic::{PrivateLogisticParams, PrivateLrMethod};
 use crate::privacy::accountant::SubsampledGaussian;
 use crate::privacy::{AccountedGaussian, Ledger, Relation};
 use crate::rng::Rng;
@@ -44,6 +53,8 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
         Box::new(GradientAudit::dp_sgd(Some(SgdMutant::NoClipping))),
         Box::new(LambdaSelection { mutant: false }),
         Box::new(LambdaSelection { mutant: true }),
+        Box::new(Algorithm3::new(false)),
+        Box::new(Algorithm3::new(true)),
     ]
 }
 
@@ -219,5 +230,64 @@ impl Auditable for LambdaSelection {
         let mut ledger = Ledger::new(Relation::ReplaceOne);
         let chosen = choose_by_score(&counts, eps, rng, &mut ledger).expect("valid budget");
         f64::from(u8::from(chosen == 0))
+    }
+}
+
+/// Algorithm 3 end to end under parallel composition, eps = 1 overall, add/remove; the mutant
+/// fits every candidate on all rows.
+pub struct Algorithm3 {
+    mutant: bool,
+    data: Neighbours,
+}
+
+/// Algorithm 3's candidates in the audit (one lambda each, all lambda = 1).
+const ALGORITHM3_CANDIDATES: usize = 4;
+
+impl Algorithm3 {
+    fn new(mutant: bool) -> Self {
+        Algorithm3 {
+            mutant,
+            data: Neighbours::new(&[(0.1, -1.0); 40]),
+        }
+    }
+}
+
+impl Auditable for Algorithm3 {
+    fn claim(&self) -> Claim {
+        Claim::new(
+            "private_lambda_algorithm3",
+            1.0,
+            "4 output-perturbation candidates (lambda = 1) on random parts, selection on the fifth; X: 40 rows (0.1, -1), X' adds (1, +1); statistic: the candidates' summed theta",
+        )
+        .or_mutant(self.mutant, "private_lambda_algorithm3_overlapping_parts")
+    }
+    fn run(&self, side: Side, rng: &mut Rng) -> f64 {
+        let (x, y) = self.data.side(side);
+        let all_rows = Design::dense(x.view());
+        let params = PrivateLogisticParams::new(PrivateLrMethod::Output, 1.0, 1.0)
+            .check()
+            .expect("valid parameters");
+        let mut summed = 0.0;
+        let mut ledger = Ledger::new(Relation::AddRemove);
+        private_select_lambda(
+            &all_rows,
+            y,
+            &[1.0; ALGORITHM3_CANDIDATES],
+            Tuning::Parallel { eps_select: 1.0 },
+            rng,
+            &mut ledger,
+            |part, yy, lambda, rng, ledger| {
+                let params = params.with_lambda(lambda);
+                let fit = if self.mutant {
+                    params.fit_design(&all_rows, y, rng, ledger)?
+                } else {
+                    params.fit_design(part, yy, rng, ledger)?
+                };
+                summed += fit.model.theta[0];
+                Ok(fit.model)
+            },
+        )
+        .expect("valid selection");
+        summed
     }
 }

@@ -62,8 +62,9 @@ pub enum Mode {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Erm<const K: u8> {
-    /// A number, `"cv"` (non-private), `"private"` (Chaudhuri et al.'s Algorithm 3, spends
-    /// `budget.lambda`) or a grid axis.
+    /// A number, `"cv"` (non-private), `"private"` (Chaudhuri et al.'s Algorithm 3: at the
+    /// pipeline's eps by parallel composition, or with a `budget.lambda` share for the
+    /// selection beside training's) or a grid axis.
     lambda: Option<LambdaRule>,
     /// How rows are scaled into the unit ball (default `public`).
     scaling: Option<Scaling>,

@@ -35,8 +35,9 @@ pub type SvmObjective = Logistic<6>;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Logistic<const M: u8> {
-    /// A number, `"cv"` (5-fold cross-validation, non-private) or `"private"` (exponential
-    /// mechanism, spends `budget.lambda`); or a `lambda` grid axis.
+    /// A number, `"cv"` (5-fold cross-validation, non-private) or `"private"` (Algorithm 3: at
+    /// the pipeline's eps by parallel composition, or with a `budget.lambda` share for the
+    /// selection beside training's); or a `lambda` grid axis.
     lambda: Option<LambdaRule>,
     /// How rows are scaled into the unit ball: `thesis`, `public` (default) or `own_norm`.
     scaling: Option<Scaling>,

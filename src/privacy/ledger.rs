@@ -228,23 +228,24 @@ impl Ledger {
     }
 
     /// Parallel composition: `parts` holds steps each run on its own disjoint part of the data
-    /// (the nodes of one tree level), chosen by earlier releases and public randomness only.
-    /// One example is in one part, so it sees one of them: recorded as one step `name`
-    /// (`label`) whose epsilon, delta and sensitivity are the largest of any part's. Refused
-    /// across relations, or when a part is not private or states another measure (their
-    /// largest would not be one guarantee). Nothing is recorded for no parts.
+    /// (the nodes of one tree level; a part of several steps enters as one, [`Ledger::composed`]),
+    /// chosen by earlier releases and public randomness only. One example is in one part, so it
+    /// sees one of them: recorded as one step `name` (`label`) whose epsilon, delta and
+    /// sensitivity are the largest of any part's, (ε,δ)-DP if any part is (a pure part is
+    /// (ε, 0)-DP). Refused across relations, or when a part is not private or understates its
+    /// spend. Nothing is recorded for no parts.
     pub fn absorb_parallel(&mut self, parts: Ledger, name: &str, label: &str) -> Result<()> {
         if parts.relation != self.relation {
             return Err(self.foreign("a ledger", parts.relation.describe()));
         }
-        let Some(first) = parts.entries.first() else {
+        if parts.entries.is_empty() {
             return Ok(());
-        };
-        let same = |e: &LedgerEntry| e.private && e.measure == first.measure && e.claimed.is_none();
-        if !parts.entries.iter().all(same) {
+        }
+        let sound = |e: &LedgerEntry| e.private && e.measure.is_some() && e.claimed.is_none();
+        if !parts.entries.iter().all(sound) {
             return Err(Error::param(
                 name,
-                "parallel composition needs private steps of one measure",
+                "parallel composition needs private steps that state their measure and spend",
             ));
         }
         let largest = |f: fn(&LedgerEntry) -> Option<f64>| {
@@ -253,13 +254,48 @@ impl Ledger {
         let entry = LedgerEntry {
             epsilon: largest(|e| e.epsilon),
             delta: largest(|e| e.delta),
-            measure: first.measure,
+            measure: Some(widest_measure(&parts.entries)),
             private: true,
             sensitivity: largest(|e| e.sensitivity),
             ..self.blank(name, label)
         };
         self.entries.push(entry);
         Ok(())
+    }
+
+    /// This ledger's steps as one step `name` (`label`), by sequential composition: epsilons
+    /// and deltas add, (ε,δ)-DP if any step is. The form in which a part of several steps (a
+    /// candidate's fit with its public-size read) enters [`Ledger::absorb_parallel`]; the
+    /// note lists the steps. Refused for no steps, or a step that is not private or
+    /// understates its spend.
+    pub fn composed(self, name: &str, label: &str) -> Result<LedgerEntry> {
+        let sound = |e: &LedgerEntry| e.private && e.measure.is_some() && e.claimed.is_none();
+        if self.entries.is_empty() || !self.entries.iter().all(sound) {
+            return Err(Error::param(
+                name,
+                "a composed part needs private steps that state their measure and spend",
+            ));
+        }
+        let sum = |f: fn(&LedgerEntry) -> Option<f64>| {
+            self.entries.iter().filter_map(f).reduce(|a, b| a + b)
+        };
+        let steps: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| format!("{}: {}", e.name, e.mechanism))
+            .collect();
+        Ok(LedgerEntry {
+            epsilon: sum(|e| e.epsilon),
+            delta: sum(|e| e.delta),
+            measure: Some(widest_measure(&self.entries)),
+            private: true,
+            sensitivity: match self.entries.as_slice() {
+                [one] => one.sensitivity,
+                _ => None,
+            },
+            note: Some(steps.join("; ")),
+            ..self.blank(name, label)
+        })
     }
 
     /// True when every entry states this ledger's relation (false after entries were pushed
@@ -335,6 +371,15 @@ impl Ledger {
     }
 }
 
+/// (ε,δ)-DP if any of `entries` is, else pure ε-DP: what their composition is stated in.
+fn widest_measure(entries: &[LedgerEntry]) -> Measure {
+    if entries.iter().any(|e| e.measure == Some(Measure::ApproxDp)) {
+        Measure::ApproxDp
+    } else {
+        Measure::PureDp
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,6 +412,44 @@ mod tests {
         assert!(other.absorb_parallel(parts.clone(), "train", "x").is_err());
         parts.non_private("d", "exact", "test");
         assert!(l.absorb_parallel(parts, "train", "x").is_err());
+    }
+
+    /// A part of several steps enters a parallel composition as their sum ([`Ledger::composed`]):
+    /// two parts of 0.25 + 0.25 and 0.5 spend 0.5, not the 0.25 of a step; a pure part beside an
+    /// (ε,δ)-DP one gives an (ε,δ)-DP step with the largest of each.
+    #[test]
+    fn composed_parts_spend_their_sum_in_parallel() {
+        let mut one = Ledger::default().scratch();
+        one.public("size", "public constant N", "test");
+        spend(&mut one, "fit", 0.25, 1.0);
+        spend(&mut one, "fit", 0.25, 1.0);
+        let mut two = Ledger::default().scratch();
+        let gauss = crate::privacy::Gaussian::classic(1.0, 0.4, 1e-6, Relation::AddRemove).unwrap();
+        two.charge("fit", "gaussian", gauss).unwrap();
+        let mut parts = Ledger::default().scratch();
+        let first = one.composed("candidate 1", "two fits").unwrap();
+        assert_eq!(
+            (first.epsilon, first.delta, first.sensitivity),
+            (Some(0.5), None, None)
+        );
+        assert_eq!(
+            first.note.as_deref(),
+            Some("size: public constant N; fit: laplace; fit: laplace")
+        );
+        parts.record(first).unwrap();
+        parts
+            .record(two.composed("candidate 2", "gaussian").unwrap())
+            .unwrap();
+        let mut l = Ledger::default();
+        l.absorb_parallel(parts, "train", "both").unwrap();
+        assert_eq!(l.entries.len(), 1);
+        let e = &l.entries[0];
+        assert_eq!((e.epsilon, e.delta), (Some(0.5), Some(1e-6)));
+        assert_eq!(e.measure, Some(Measure::ApproxDp));
+        assert!(Ledger::default().composed("x", "nothing").is_err());
+        let mut open = Ledger::default();
+        open.non_private("fit", "exact", "test");
+        assert!(open.composed("x", "exact").is_err());
     }
 
     #[test]

@@ -322,10 +322,10 @@ impl Pipeline {
         let s = self.shares;
         let learner_private = self.learner().is_some_and(|l| l.private());
         let lambda_share = self.learner().is_some_and(|l| l.spends_lambda_share());
-        if lambda_share != (s.lambda > 0.0) {
+        if !lambda_share && s.lambda > 0.0 {
             return Err(refused(
                 "budget.lambda",
-                "give a positive share exactly when lambda = \"private\"",
+                "a share only for lambda = \"private\" (give it 0 or leave it out)",
             ));
         }
         for (field, v) in [

@@ -11,7 +11,7 @@ use super::mechanisms::objective_branch_by;
 use super::preprocess::{Preprocessing, RowScaling, scale_rows, thesis_binary};
 use super::row_caches::DatasetCaches;
 use super::select::{
-    LAMBDA_GRID, Starts, cross_validate_lambda, cross_validate_path, private_select_lambda,
+    LAMBDA_GRID, Starts, Tuning, cross_validate_lambda, cross_validate_path, private_select_lambda,
 };
 use super::solver::{Objective, SolverSettings};
 use super::{
@@ -296,19 +296,21 @@ impl LrConfig {
             LambdaRule::PerExample(l) => per_example_lambda(l, &mut log.ledger)?,
             LambdaRule::CrossValidation => self.cross_validated_lambda(design, &y, log)?,
             LambdaRule::Private => {
-                let eps = self.lambda_epsilon.ok_or_else(|| {
-                    Error::param(
-                        "budget.lambda",
-                        "private lambda selection needs a budget share",
-                    )
-                })?;
+                // No lambda share: Algorithm 3 as published, the selection at the training's
+                // eps on its own part; a share: the sequential budget split.
+                let tuning = match self.lambda_epsilon {
+                    Some(eps_select) => Tuning::Sequential { eps_select },
+                    None => Tuning::Parallel {
+                        eps_select: self.train_epsilon()?,
+                    },
+                };
                 let mut rng = log.streams.stream("lambda/private");
                 let (choice, model) = crate::profile::time("cv", || {
                     private_select_lambda(
                         design,
                         &y,
                         &LAMBDA_GRID,
-                        eps,
+                        tuning,
                         &mut rng,
                         &mut log.ledger,
                         |d, yy, l, rng, ledger| self.fit_once(d, yy, l, rng, ledger),

@@ -248,28 +248,47 @@ pub fn choose_by_score(
         .choose(correct_counts, rng))
 }
 
-/// A private choice of lambda and the model it selects (Chaudhuri et al. 2011, section 6):
-/// split the rows at random into |grid| + 1 disjoint parts, each row independently and
-/// uniformly ([`random_parts`]); train candidate r on part r with the private learner `fit`
-/// (each part is disjoint, so by parallel composition the candidates together cost the
-/// learner's eps); score each on the last part by its number of correct predictions (adding,
-/// removing or replacing one validation example changes each score by at most 1: sensitivity 1
-/// under both relations) and pick one by the exponential mechanism with `eps_select`.
+/// How private lambda selection accounts for its two steps, and the selection's epsilon.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Tuning {
+    /// Chaudhuri et al. 2011's Algorithm 3 as published: the candidates (each on its own part)
+    /// and the selection (on the last part) all read disjoint parts, so the whole is the
+    /// largest of their epsilons by parallel composition: eps overall when each runs at eps.
+    Parallel { eps_select: f64 },
+    /// A global budget split between training and selection (SURVEYS.md section 6, condition
+    /// (d)): the two steps compose sequentially, their epsilons add.
+    Sequential { eps_select: f64 },
+}
+
+/// A private choice of lambda and the model it selects (Chaudhuri et al. 2011, section 6,
+/// Algorithm 3): split the rows at random into |grid| + 1 disjoint parts, each row
+/// independently and uniformly ([`random_parts`]); train candidate r on part r with the
+/// private learner `fit` (each part is disjoint, so by parallel composition the candidates
+/// together cost the learner's eps); score each on the last part by its number of correct
+/// predictions (adding, removing or replacing one validation example changes each score by at
+/// most 1: sensitivity 1 under both relations) and pick one by the exponential mechanism with
+/// `eps_select` ([`Tuning`]).
 ///
 /// Independent labels, not equal parts: with parts of equal size (cut from a shuffle of the N
 /// rows) the sizes follow the private N, and an added example would also move another row
 /// from its part into another, changing two parts; with independent labels the other rows' parts
 /// have the same law with or without it, which is what parallel composition needs under
 /// add/remove. A candidate's fit reads the public N / (|grid| + 1) as its size.
-/// The released model is the selected candidate. Total: eps_train + eps_select.
 ///
-/// The ledger gets the first candidate's training entries (noted as parallel composition) and
-/// an entry "lambda_selection" for the exponential mechanism.
+/// The released model is the selected candidate. Accounting (`tuning`):
+/// * [`Tuning::Parallel`]: one ledger step `train` for the whole algorithm, the parallel
+///   composition ([`Ledger::absorb_parallel`]) of each candidate's spend ([`Ledger::composed`])
+///   and the selection's: max(eps_train, eps_select). The selection's scores depend on the
+///   candidates, released from other parts, which adaptive parallel composition allows: an
+///   example in a training part moves one candidate's law by e^eps and nothing else given it;
+///   one in the validation part moves only the selection, by e^eps_select for any candidates.
+/// * [`Tuning::Sequential`]: the first candidate's training entries (noted as parallel
+///   composition) and an entry "lambda_selection": eps_train + eps_select.
 pub fn private_select_lambda<F>(
     design: &Design,
     y: &[f64],
     grid: &[f64],
-    eps_select: f64,
+    tuning: Tuning,
     rng: &mut Rng,
     ledger: &mut Ledger,
     mut fit: F,
@@ -291,6 +310,7 @@ where
             format!("private lambda selection needs N > |grid| under replace-one, got N = {n}"),
         ));
     }
+    let (Tuning::Parallel { eps_select } | Tuning::Sequential { eps_select }) = tuning;
     crate::privacy::check_positive("eps_select", eps_select)?;
     let parts = random_parts(n, k + 1, rng);
     let part_size = ledger.declared_size().map(|s| {
@@ -309,13 +329,21 @@ where
     let mut models = Vec::with_capacity(k);
     let mut scores = Vec::with_capacity(k);
     let mut first_entries = None;
+    let mut parts_spent = ledger.scratch();
     for (r, &lambda) in grid.iter().enumerate() {
         let d = design.subset(&parts[r]);
         let yr: Vec<f64> = parts[r].iter().map(|&i| y[i]).collect();
         let mut scratch = ledger.scratch_sized(part_size.clone());
         let model = fit(&d, &yr, lambda, rng, &mut scratch)?;
-        if first_entries.is_none() {
-            first_entries = Some(scratch.entries);
+        match tuning {
+            Tuning::Parallel { .. } => {
+                let label = format!("candidate lambda = {lambda} on part {}", r + 1);
+                parts_spent.record(scratch.composed("train", &label)?)?;
+            }
+            Tuning::Sequential { .. } if first_entries.is_none() => {
+                first_entries = Some(scratch.entries)
+            }
+            Tuning::Sequential { .. } => {}
         }
         scores.push((
             lambda,
@@ -323,14 +351,29 @@ where
         ));
         models.push(model);
     }
-    for mut e in first_entries.unwrap_or_default() {
-        e.note = Some(format!(
-            "parallel composition: {k} candidates (one per lambda) each trained on its own disjoint part"
-        ));
-        ledger.record(e)?;
-    }
     let q: Vec<f64> = scores.iter().map(|s| s.1).collect();
-    let r = choose_by_score(&q, eps_select, rng, ledger)?;
+    let r = match tuning {
+        Tuning::Parallel { .. } => {
+            let r = choose_by_score(&q, eps_select, rng, &mut parts_spent)?;
+            let label = format!(
+                "Algorithm 3 (Chaudhuri et al. 2011): {k} candidates, one per lambda, each \
+                 trained on its own random part, and the exponential mechanism on part {}; \
+                 parallel composition",
+                k + 1
+            );
+            ledger.absorb_parallel(parts_spent, "train", &label)?;
+            r
+        }
+        Tuning::Sequential { .. } => {
+            for mut e in first_entries.unwrap_or_default() {
+                e.note = Some(format!(
+                    "parallel composition: {k} candidates (one per lambda) each trained on its own disjoint part"
+                ));
+                ledger.record(e)?;
+            }
+            choose_by_score(&q, eps_select, rng, ledger)?
+        }
+    };
     Ok((
         LambdaChoice {
             lambda: grid[r],
