@@ -740,10 +740,12 @@ impl Store {
             std::fs::rename(&st, &t).map_err(|e| Error::io(&t, e))?;
             std::fs::rename(&sm, &m).map_err(|e| Error::io(&m, e))?;
             // The shards' records are replaced or were copied into the new `trials.jsonl`:
-            // left behind, they would be read again as results of this spec.
+            // left behind, they would be read again as results of this spec, and each
+            // shard's provenance would describe records that are gone.
             for shard in record_files(&self.dir)? {
                 if shard != t {
                     std::fs::remove_file(&shard).map_err(|e| Error::io(&shard, e))?;
+                    remove_shard_provenance(&shard)?;
                 }
             }
         }
@@ -762,6 +764,26 @@ impl Drop for Store {
         let (trials, manifest) = paths(&self.dir, self.staging, &self.records);
         let _ = std::fs::remove_file(trials);
         let _ = std::fs::remove_file(manifest);
+    }
+}
+
+/// Removes `provenance.shard-I-of-N.json`, the provenance of the records file
+/// `trials.shard-I-of-N.jsonl`, if it exists.
+fn remove_shard_provenance(records: &Path) -> Result<()> {
+    let name = records
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let Some(shard) = name
+        .strip_prefix("trials.")
+        .and_then(|n| n.strip_suffix(".jsonl"))
+    else {
+        return Ok(());
+    };
+    let provenance = records.with_file_name(format!("provenance.{shard}.json"));
+    match std::fs::remove_file(&provenance) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&provenance, e)),
+        _ => Ok(()),
     }
 }
 

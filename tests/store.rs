@@ -378,7 +378,8 @@ fn a_partial_rerun_recomputes_one_pipeline_and_keeps_the_others() {
     assert_eq!(run(&changed, &o).unwrap().ran, 0);
 }
 
-/// A forced run replaces a sharded folder whole: no shard file is left to be read again.
+/// A forced run replaces a sharded folder whole: no shard file is left to be read again, and
+/// no shard's provenance is left to describe records that are gone.
 #[test]
 fn a_forced_run_retires_the_shard_files_it_replaces() {
     use epsilab::shard::Shard;
@@ -395,10 +396,17 @@ fn a_forced_run_retires_the_shard_files_it_replaces() {
         },
     )
     .unwrap();
+    let shard_provenance = out.join("synthetic/provenance.shard-0-of-2.json");
+    assert!(shard_provenance.exists());
     let s = run(&spec, &opts(&out, true)).unwrap();
     assert_eq!(
         record_files(&s.results_dir).unwrap(),
         vec![s.results_dir.join(TRIALS_FILE)]
     );
+    assert!(
+        !shard_provenance.exists(),
+        "the retired shard's provenance is gone"
+    );
+    assert!(s.results_dir.join("provenance.json").exists());
     assert_eq!(by_key(&s.results_dir.join(TRIALS_FILE)).len(), s.total);
 }
