@@ -328,23 +328,13 @@ where
     let yval: Vec<f64> = parts[k].iter().map(|&i| y[i]).collect();
     let mut models = Vec::with_capacity(k);
     let mut scores = Vec::with_capacity(k);
-    let mut first_entries = None;
-    let mut parts_spent = ledger.scratch();
+    let mut spend = Spend::new(tuning, ledger);
     for (r, &lambda) in grid.iter().enumerate() {
         let d = design.subset(&parts[r]);
         let yr: Vec<f64> = parts[r].iter().map(|&i| y[i]).collect();
         let mut scratch = ledger.scratch_sized(part_size.clone());
         let model = fit(&d, &yr, lambda, rng, &mut scratch)?;
-        match tuning {
-            Tuning::Parallel { .. } => {
-                let label = format!("candidate lambda = {lambda} on part {}", r + 1);
-                parts_spent.record(scratch.composed("train", &label)?)?;
-            }
-            Tuning::Sequential { .. } if first_entries.is_none() => {
-                first_entries = Some(scratch.entries)
-            }
-            Tuning::Sequential { .. } => {}
-        }
+        spend.candidate(scratch, lambda, r)?;
         scores.push((
             lambda,
             correct(model.theta.as_slice().expect("contiguous"), &val, &yval) as f64,
@@ -352,28 +342,7 @@ where
         models.push(model);
     }
     let q: Vec<f64> = scores.iter().map(|s| s.1).collect();
-    let r = match tuning {
-        Tuning::Parallel { .. } => {
-            let r = choose_by_score(&q, eps_select, rng, &mut parts_spent)?;
-            let label = format!(
-                "Algorithm 3 (Chaudhuri et al. 2011): {k} candidates, one per lambda, each \
-                 trained on its own random part, and the exponential mechanism on part {}; \
-                 parallel composition",
-                k + 1
-            );
-            ledger.absorb_parallel(parts_spent, "train", &label)?;
-            r
-        }
-        Tuning::Sequential { .. } => {
-            for mut e in first_entries.unwrap_or_default() {
-                e.note = Some(format!(
-                    "parallel composition: {k} candidates (one per lambda) each trained on its own disjoint part"
-                ));
-                ledger.record(e)?;
-            }
-            choose_by_score(&q, eps_select, rng, ledger)?
-        }
-    };
+    let r = spend.select(&q, eps_select, rng, ledger)?;
     Ok((
         LambdaChoice {
             lambda: grid[r],
@@ -381,4 +350,69 @@ where
         },
         models.swap_remove(r),
     ))
+}
+
+/// Algorithm 3's spend while it runs ([`Tuning`]): the parts' ledger of a parallel
+/// composition, or the first candidate's entries of a sequential split.
+enum Spend {
+    Parallel(Ledger),
+    Sequential(Option<Vec<crate::privacy::LedgerEntry>>),
+}
+
+impl Spend {
+    fn new(tuning: Tuning, ledger: &Ledger) -> Self {
+        match tuning {
+            Tuning::Parallel { .. } => Spend::Parallel(ledger.scratch()),
+            Tuning::Sequential { .. } => Spend::Sequential(None),
+        }
+    }
+
+    /// Candidate `r`'s fit at `lambda`, whose steps `scratch` holds.
+    fn candidate(&mut self, scratch: Ledger, lambda: f64, r: usize) -> Result<()> {
+        match self {
+            Spend::Parallel(parts) => {
+                let label = format!("candidate lambda = {lambda} on part {}", r + 1);
+                parts.record(scratch.composed("train", &label)?)
+            }
+            Spend::Sequential(first @ None) => {
+                *first = Some(scratch.entries);
+                Ok(())
+            }
+            Spend::Sequential(Some(_)) => Ok(()),
+        }
+    }
+
+    /// The selection among the candidates' correct counts `q`, and the whole spend recorded
+    /// in `ledger`.
+    fn select(
+        self,
+        q: &[f64],
+        eps_select: f64,
+        rng: &mut Rng,
+        ledger: &mut Ledger,
+    ) -> Result<usize> {
+        let k = q.len();
+        match self {
+            Spend::Parallel(mut parts) => {
+                let r = choose_by_score(q, eps_select, rng, &mut parts)?;
+                let label = format!(
+                    "Algorithm 3 (Chaudhuri et al. 2011): {k} candidates, one per lambda, each \
+                     trained on its own random part, and the exponential mechanism on part {}; \
+                     parallel composition",
+                    k + 1
+                );
+                ledger.absorb_parallel(parts, "train", &label)?;
+                Ok(r)
+            }
+            Spend::Sequential(first) => {
+                for mut e in first.unwrap_or_default() {
+                    e.note = Some(format!(
+                        "parallel composition: {k} candidates (one per lambda) each trained on its own disjoint part"
+                    ));
+                    ledger.record(e)?;
+                }
+                choose_by_score(q, eps_select, rng, ledger)
+            }
+        }
+    }
 }
