@@ -170,6 +170,27 @@ fn a_bad_csv_cell_names_file_line_and_column() {
     );
 }
 
+/// A comma-separated file read with `delimiter = ";"` is one column wide: the error says so and
+/// points at `delimiter`, not at a label column "missing" from a header that is one glued cell.
+#[test]
+fn a_delimiter_mismatch_is_named_not_reported_as_a_missing_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.5\nlabel = \"y\"\n\
+         delimiter = \";\"\n{TWO_CLASSES}"
+    );
+    let err = load_err(dir.path(), &[("d.csv", "y,a\n1,0\n2,1\n")], &def);
+    assert!(
+        err.contains(
+            "d.csv:1: the first line has only one column when split at the delimiter `;`, but \
+             a label and a feature need two: check the dataset's `delimiter` (default \",\"); \
+             the line holds `,`: is the file `,`-separated?"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("not in the header"), "{err}");
+}
+
 #[test]
 fn real_values_need_declared_bounds() {
     let dir = tempfile::tempdir().unwrap();

@@ -965,6 +965,7 @@ fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Da
         features: def.features.as_deref(),
         header: def.header,
         delimiter,
+        delimiter_field: true,
         real: def.bounds.is_some(),
     };
     let mut parts = Vec::new();
