@@ -1040,11 +1040,14 @@ fn report_formats(
     for f in &w.files {
         note!("  wrote {}", f.display());
     }
-    for m in &w.unrecorded {
+    for (field, m) in &w.unrecorded {
+        let empty = match *field {
+            "report.histograms" => "its histogram is",
+            _ => "its table and figure are",
+        };
         note!(
-            "warning: {}: field `report.metrics`: no trial records `{m}`, so its table and \
-             figure are empty (test_accuracy, train_accuracy, or a metric in the records' \
-             `metrics`)",
+            "warning: {}: field `{field}`: no trial records `{m}`, so {empty} empty \
+             (test_accuracy, train_accuracy, or a metric in the records' `metrics`)",
             spec.path.display()
         );
     }

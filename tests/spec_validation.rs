@@ -603,6 +603,54 @@ fn a_metric_named_only_in_a_view_is_shown() {
     assert!(!plain.shows_metric("w_distance"));
 }
 
+/// `[report] histograms_at` selects the histograms' trials by grid value: a key that is not a
+/// grid axis or a value not on it selected no trial and drew empty histograms in silence; a
+/// selection without histograms, or histograms outside a figure report, were ignored.
+#[test]
+fn histograms_off_the_grid_or_ignored_are_refused() {
+    let with =
+        |report: &str| GOOD.replace("x = \"epsilon\"", &format!("x = \"epsilon\"\n{report}"));
+    let hist = "histograms = [\"test_accuracy\"]\n";
+    for (report, field, reason) in [
+        (
+            format!("{hist}histograms_at = {{ epsilon = 0.3 }}"),
+            "report.histograms_at.epsilon",
+            "0.3 is not a value of grid.epsilon (0.1, 1.0): no trial would be drawn",
+        ),
+        (
+            format!("{hist}histograms_at = {{ eps = 0.1 }}"),
+            "report.histograms_at.eps",
+            "`eps` is not a grid axis of this spec (axes: epsilon)",
+        ),
+        (
+            format!("{hist}histograms_at = {{ epsilon = \"0.1\" }}"),
+            "report.histograms_at.epsilon",
+            "\"0.1\" is not a value of grid.epsilon",
+        ),
+        (
+            "histograms_at = { epsilon = 0.1 }".into(),
+            "report.histograms_at",
+            "selects the trials of `histograms`, which names no metric",
+        ),
+        (
+            format!("{hist}kind = \"dataset_summary\""),
+            "report.histograms",
+            "applies only to figure reports",
+        ),
+    ] {
+        let e = err(&with(&report));
+        assert!(
+            e.starts_with(&format!("specs/bad.toml: field `{field}`: {reason}")),
+            "{report}: {e}"
+        );
+    }
+    // On the grid (1 and 1.0 are one value): accepted.
+    for at in ["epsilon = 1", "epsilon = 1.0", "epsilon = 0.1"] {
+        let text = with(&format!("{hist}histograms_at = {{ {at} }}"));
+        Spec::parse(&text, Path::new("ok.toml")).unwrap_or_else(|e| panic!("{at}: {e}"));
+    }
+}
+
 /// An empty grid axis makes no cell: the run passed with 0 trials. Every axis is refused alike
 /// (`epsilon = []` already was).
 #[test]
