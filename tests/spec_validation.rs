@@ -771,6 +771,41 @@ fn synthetic_source_parameters_are_refused_by_field() {
     }
 }
 
+/// A `sha256` key that names none of a dataset's files was never checked: refused by field,
+/// for each file source. The shipped catalog's definitions have none (two named a vocabulary
+/// their dataset does not read).
+#[test]
+fn a_checksum_of_a_file_the_dataset_lacks_is_refused() {
+    let sum = format!("\"{}\"", "0".repeat(64));
+    let classes = "classes = [{ label = 1, name = \"a\" }, { label = 2, name = \"b\" }]";
+    let cases = [
+        format!(
+            "source = \"libsvm\"\ntrain = \"a.svm\"\ntest = \"a.t\"\ndimension = 3\n{classes}\n\
+             sha256 = {{ \"a.svm\" = {sum}, \"b.svm\" = {sum} }}"
+        ),
+        format!(
+            "source = \"csv\"\ntrain = \"a.svm\"\ntrain_fraction = 0.5\nlabel = \"y\"\n{classes}\n\
+             sha256 = {{ \"b.svm\" = {sum} }}"
+        ),
+        format!(
+            "source = \"csv_column\"\nfile = \"a.svm\"\ncolumn = 1\nsha256 = {{ \"b.svm\" = {sum} }}"
+        ),
+    ];
+    for def in cases {
+        let e = with_dataset(&def).unwrap_err();
+        assert!(
+            e.starts_with("specs/bad.toml: field `dataset.d.sha256.\"b.svm\"`: `b.svm` is not a file of this dataset (its files: a.svm")
+                && e.contains("its checksum would never be checked"),
+            "{def}\n{e}"
+        );
+    }
+    let catalog = epsilab::data::Catalog::builtin();
+    for name in catalog.names() {
+        let problem = catalog.get(name).and_then(|d| d.problem());
+        assert_eq!(problem, None, "datasets/catalog.toml: {name}");
+    }
+}
+
 /// A repeated feature column, class name or class label is refused by field: the feature was
 /// used twice, and two classes of one label gave a misleading "label 0 is not among the
 /// dataset's classes (1, 1)" once the file was read.
