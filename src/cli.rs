@@ -1128,8 +1128,8 @@ fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> 
         }
         (None, Some(o), Some(n)) => (o, n),
         _ => {
-            return Err(crate::Error::Check(
-                "compare needs OLD and NEW folders, or --rev REV [NEW]".into(),
+            return Err(crate::Error::Compare(
+                "give OLD and NEW folders, or --rev REV [NEW]".into(),
             ));
         }
     };
@@ -1188,7 +1188,7 @@ fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> 
     );
     match cmp.flagged().count() {
         0 => Ok(()),
-        n => Err(crate::Error::Check(format!(
+        n => Err(crate::Error::Compare(format!(
             "{n} cell(s) flagged; see FLAGGED lines above"
         ))),
     }
