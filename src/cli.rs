@@ -1040,11 +1040,14 @@ fn report_formats(
     for f in &w.files {
         note!("  wrote {}", f.display());
     }
-    for m in &w.unrecorded {
+    for (field, m) in &w.unrecorded {
+        let empty = match *field {
+            "report.histograms" => "its histogram is",
+            _ => "its table and figure are",
+        };
         note!(
-            "warning: {}: field `report.metrics`: no trial records `{m}`, so its table and \
-             figure are empty (test_accuracy, train_accuracy, or a metric in the records' \
-             `metrics`)",
+            "warning: {}: field `{field}`: no trial records `{m}`, so {empty} empty \
+             (test_accuracy, train_accuracy, or a metric in the records' `metrics`)",
             spec.path.display()
         );
     }
@@ -1125,8 +1128,8 @@ fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> 
         }
         (None, Some(o), Some(n)) => (o, n),
         _ => {
-            return Err(crate::Error::Check(
-                "compare needs OLD and NEW folders, or --rev REV [NEW]".into(),
+            return Err(crate::Error::Compare(
+                "give OLD and NEW folders, or --rev REV [NEW]".into(),
             ));
         }
     };
@@ -1185,7 +1188,7 @@ fn compare(a: CompareArgs, opts: &crate::compare::CompareOptions) -> Result<()> 
     );
     match cmp.flagged().count() {
         0 => Ok(()),
-        n => Err(crate::Error::Check(format!(
+        n => Err(crate::Error::Compare(format!(
             "{n} cell(s) flagged; see FLAGGED lines above"
         ))),
     }

@@ -460,7 +460,7 @@ pub fn extract_revision(rev: &str, results: &Path, into: &Path) -> Result<PathBu
             .output()
             .map_err(|e| Error::io(Path::new("git"), e))?;
         if !o.status.success() {
-            return Err(Error::Check(format!(
+            return Err(Error::Compare(format!(
                 "git {}: {}",
                 args.join(" "),
                 String::from_utf8_lossy(&o.stderr).trim()

@@ -57,6 +57,9 @@ pub enum Error {
     /// `epsilab check` found regressions (each already printed).
     #[error("check failed: {0}")]
     Check(String),
+    /// `epsilab compare` flagged cells (each already printed) or could not read its inputs.
+    #[error("compare failed: {0}")]
+    Compare(String),
     /// An external program's run failed (`learner`/`release = "external"`, src/external.rs).
     #[error(
         "pipeline `{pipeline}`, cell {cell}: external command `{command}`: {reason}{}",

@@ -271,6 +271,21 @@ pub struct DeclaredStep {
     pub sensitivity: Option<f64>,
 }
 
+impl DeclaredStep {
+    /// The first declared number that is not valid, and the range it must be in.
+    fn problem(&self) -> Option<String> {
+        if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
+            return Some(format!("epsilon {} must be finite and >= 0", self.epsilon));
+        }
+        if let Some(d) = self.delta.filter(|d| !(0.0..1.0).contains(d)) {
+            return Some(format!("delta {d} must be in [0, 1)"));
+        }
+        let bad_sensitivity = |v: &f64| !(v.is_finite() && *v >= 0.0);
+        (self.sensitivity.filter(bad_sensitivity))
+            .map(|v| format!("sensitivity {v} must be finite and >= 0"))
+    }
+}
+
 /// The one JSON object the program prints on its standard output.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -337,14 +352,11 @@ pub fn record_declared(
         return Ok(());
     }
     for s in steps {
-        let bad = !(s.epsilon.is_finite() && s.epsilon >= 0.0)
-            || s.delta.is_some_and(|d| !(0.0..1.0).contains(&d))
-            || s.sensitivity.is_some_and(|v| !(v.is_finite() && v >= 0.0));
-        if bad {
+        if let Some(wrong) = s.problem() {
             return Err(program.error(
                 format!(
-                    "ledger step `{}`: epsilon must be >= 0, delta in [0, 1), sensitivity >= 0; got {:?}",
-                    s.name, s
+                    "ledger step `{}` (mechanism `{}`): {wrong}",
+                    s.name, s.mechanism
                 ),
                 "",
             ));

@@ -26,6 +26,7 @@ pub fn csv_reader(data: &[u8]) {
                 features,
                 header,
                 delimiter: b',',
+                delimiter_field: true,
                 real,
             };
             if let Ok(d) = parse_csv(data, Path::new("fuzz.csv"), &layout) {

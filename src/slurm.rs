@@ -52,6 +52,19 @@ fn sh(p: &Path) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
+/// Whether sbatch reads `t` as a time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or
+/// D-HH:MM:SS (every field digits), or INFINITE/UNLIMITED. Checked here: sbatch would refuse
+/// a malformed one only when the scripts are submitted, perhaps long after they were written.
+fn is_time_limit(t: &str) -> bool {
+    if t.eq_ignore_ascii_case("infinite") || t.eq_ignore_ascii_case("unlimited") {
+        return true;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (days, clock) = t.split_once('-').map_or((None, t), |(d, c)| (Some(d), c));
+    let fields: Vec<&str> = clock.split(':').collect();
+    days.is_none_or(digits) && fields.len() <= 3 && fields.into_iter().all(digits)
+}
+
 /// Writes `array.sbatch` and `report.sbatch` into `opts.script_dir`.
 pub fn write_scripts(opts: &SlurmOptions, experiment: &str) -> Result<Scripts> {
     if opts.tasks == 0 {
@@ -59,6 +72,15 @@ pub fn write_scripts(opts: &SlurmOptions, experiment: &str) -> Result<Scripts> {
     }
     if opts.cpus_per_task == 0 {
         return Err(Error::param("cpus-per-task", "must be at least 1"));
+    }
+    if let Some(t) = opts.time.as_deref().filter(|t| !is_time_limit(t)) {
+        return Err(Error::param(
+            "time",
+            format!(
+                "`{t}` is not a Slurm time limit: give minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM \
+                 or D-HH:MM:SS (e.g. 90, 02:00:00, 1-12), or UNLIMITED"
+            ),
+        ));
     }
     let exe = std::env::current_exe().map_err(|e| Error::io("epsilab executable", e))?;
     let cwd = std::env::current_dir().map_err(|e| Error::io(".", e))?;

@@ -934,10 +934,58 @@ impl Spec {
         if r.metrics.is_empty() {
             return Err(self.err("report.metrics", "name at least one metric"));
         }
+        self.validate_histograms()?;
         match style_out_of_range([r.width_in, r.height_in, r.font_pt]) {
             Some((i, why)) => Err(self.err(STYLE_RANGES[i].0, why)),
             None => Ok(()),
         }
+    }
+
+    /// `[report] histograms` and `histograms_at`, which a report would otherwise ignore in
+    /// silence: histograms outside a figure report, a selection without histograms, a key that
+    /// is not a grid axis, or a value not on it (an empty histogram).
+    fn validate_histograms(&self) -> Result<()> {
+        let r = &self.report;
+        if !r.histograms.is_empty() && r.kind != ReportKind::Figure {
+            return Err(self.err(
+                "report.histograms",
+                "applies only to figure reports (kind = \"figure\")",
+            ));
+        }
+        if !r.histograms_at.is_empty() && r.histograms.is_empty() {
+            return Err(self.err(
+                "report.histograms_at",
+                "selects the trials of `histograms`, which names no metric",
+            ));
+        }
+        let axes = self.grid.axes();
+        for (key, value) in &r.histograms_at {
+            let field = format!("report.histograms_at.{key}");
+            let Some(&axis) = axes.iter().find(|a| a.name() == key) else {
+                let names: Vec<&str> = axes.iter().map(|a| a.name()).collect();
+                return Err(self.err(
+                    field,
+                    format!(
+                        "`{key}` is not a grid axis of this spec (axes: {})",
+                        names.join(", ")
+                    ),
+                ));
+            };
+            let values: Vec<serde_json::Value> = (0..self.grid.len(axis).unwrap_or(0))
+                .map(|i| self.grid.json(axis, i))
+                .collect();
+            if !values.iter().any(|v| same_grid_value(v, value)) {
+                let shown: Vec<String> = values.iter().map(ToString::to_string).collect();
+                return Err(self.err(
+                    field,
+                    format!(
+                        "{value} is not a value of grid.{key} ({}): no trial would be drawn",
+                        shown.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The experiment's title, else its name.
@@ -947,6 +995,12 @@ impl Spec {
             .as_deref()
             .unwrap_or(&self.experiment.name)
     }
+}
+
+/// Whether `a` and `b` are one grid value as `[report] histograms_at` matches a trial's
+/// parameter: numbers by value (`1` and `1.0` agree), anything else as written.
+pub fn same_grid_value(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    a.as_f64().zip(b.as_f64()).map_or(a == b, |(x, y)| x == y)
 }
 
 /// Accepted figure-style values: (`[report]` field, command-line flag, min, max), in the order

@@ -1,7 +1,7 @@
 //! How far a run is: its progress bar, durations, and `epsilab status` of a results folder.
 
 use crate::data::DataDir;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::plan::plan;
 use crate::runner::results_dir;
 use crate::shard::{Shard, group_of, partition, shard_cells, sizes};
@@ -71,6 +71,12 @@ pub fn status(
     smoke: bool,
     shards: Option<usize>,
 ) -> Result<Status> {
+    if shards == Some(0) {
+        return Err(Error::param(
+            "--shards",
+            "must be at least 1 (the number of shards the spec was run with)",
+        ));
+    }
     let dir = results_dir(spec, out, smoke);
     let standing = crate::runner::standing(spec, data_dir, &dir, smoke)?;
     let plan = plan(spec, smoke);

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::privacy::Ledger;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -446,6 +446,11 @@ fn kept_lines(dir: &Path, drop: &[String]) -> Result<(Vec<String>, HashSet<Strin
         key: String,
         pipeline: String,
     }
+    impl Keyed for Head {
+        fn key(&self) -> &str {
+            &self.key
+        }
+    }
     let (mut lines, mut seen) = (Vec::new(), HashSet::new());
     for path in record_files(dir)? {
         let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
@@ -852,40 +857,58 @@ pub fn read_dir_records(dir: &Path) -> Result<Vec<TrialRecord>> {
 
 /// All complete records of a trials file (a missing file has none), sorted by key so that every
 /// aggregate sums in the same order whatever order the trials finished in (bit-for-bit reports
-/// on any thread count). A malformed complete line is an error naming the line; an unterminated
-/// last line is ignored (an interrupted append).
+/// on any thread count). A malformed complete line, or a trial stored twice, is an error naming
+/// the line; an unterminated last line is ignored (an interrupted append).
 pub fn read_records(path: &Path) -> Result<Vec<TrialRecord>> {
     let Some(text) = existing(std::fs::read_to_string(path), path)? else {
         return Ok(Vec::new());
     };
-    let mut seen = HashSet::new();
     let mut out = Vec::new();
     for parsed in parsed_lines::<TrialRecord>(path, &text) {
-        let (_, r) = parsed?;
-        if seen.insert(r.key.clone()) {
-            out.push(r);
-        }
+        out.push(parsed?.1);
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(out)
 }
 
+/// A parsed record line: its trial's key.
+trait Keyed {
+    fn key(&self) -> &str;
+}
+
+impl Keyed for TrialRecord {
+    fn key(&self) -> &str {
+        &self.key
+    }
+}
+
 /// The complete, non-blank lines of the record file `path` holding `text` (an unterminated
-/// last line is an interrupted append), each with its parse as `T`; a malformed complete line
-/// is an error naming it.
-fn parsed_lines<'t, T: serde::de::DeserializeOwned>(
+/// last line is an interrupted append), each with its parse as `T`; a malformed complete line,
+/// or one repeating an earlier line's trial, is an error naming it. A run never appends a
+/// stored trial again, so a repeat is an edited or concatenated file: which copy holds the
+/// result cannot be told.
+fn parsed_lines<'t, T: serde::de::DeserializeOwned + Keyed>(
     path: &'t Path,
     text: &'t str,
 ) -> impl Iterator<Item = Result<(&'t str, T)>> + 't {
     let complete = text.rfind('\n').map_or("", |p| &text[..p]);
+    let mut first = HashMap::new();
     (complete.lines().enumerate())
         .filter(|(_, line)| !line.trim().is_empty())
         .map(move |(i, line)| {
-            let parsed = serde_json::from_str(line).map_err(|e| Error::Parse {
+            let fail = |reason: String| Error::Parse {
                 path: path.into(),
                 line: i + 1,
-                reason: format!("not a trial record: {e}"),
-            })?;
+                reason,
+            };
+            let parsed: T =
+                serde_json::from_str(line).map_err(|e| fail(format!("not a trial record: {e}")))?;
+            if let Some(at) = first.insert(parsed.key().to_string(), i + 1) {
+                return Err(fail(format!(
+                    "trial `{}` is stored twice (also on line {at}); each trial has one line",
+                    parsed.key()
+                )));
+            }
             Ok((line, parsed))
         })
 }

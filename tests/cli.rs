@@ -439,3 +439,61 @@ metrics = ["abs_error"]
         "{json}"
     );
 }
+
+/// `slurm --time` takes Slurm's time forms and refuses anything else before a script is
+/// written (sbatch would only refuse it at submission); `--tasks 0` is refused too.
+#[test]
+fn slurm_refuses_a_malformed_time_limit_and_zero_tasks() {
+    let d = tempfile::tempdir().unwrap();
+    let path = spec(d.path(), "1");
+    let scripts = d.path().join("slurm");
+    let slurm = |tasks: &str, time: &str| {
+        common::bin()
+            .arg("slurm")
+            .arg(&path)
+            .args(["--tasks", tasks, &format!("--time={time}"), "--script-dir"])
+            .arg(&scripts)
+            .output()
+            .unwrap()
+    };
+    for time in ["banana", "1:2:3:4", "1-", "-5", "01:00:0x", "1-2-3", ""] {
+        let o = slurm("2", time);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{time}: {err}");
+        assert!(
+            err.contains(&format!(
+                "invalid parameter `time`: `{time}` is not a Slurm time limit"
+            )),
+            "{err}"
+        );
+        assert!(!scripts.exists(), "{time}: nothing is written");
+    }
+    for time in [
+        "90",
+        "30:00",
+        "02:00:00",
+        "1-12",
+        "1-12:30",
+        "2-00:00:00",
+        "UNLIMITED",
+    ] {
+        let o = slurm("2", time);
+        assert!(
+            o.status.success(),
+            "{time}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let array = std::fs::read_to_string(scripts.join("array.sbatch")).unwrap();
+        assert!(
+            array.contains(&format!("#SBATCH --time={time}\n")),
+            "{array}"
+        );
+    }
+    let o = slurm("0", "90");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("invalid parameter `tasks`: an array needs at least one task"),
+        "{err}"
+    );
+}

@@ -1,6 +1,6 @@
 //! What the command line says is complete: every flag of every subcommand has help text,
 //! `epsilab list` names every built-in dataset and every source a spec may use, and a report
-//! metric no trial records is named instead of drawing an empty table in silence.
+//! or histogram metric no trial records is named instead of drawing an empty table in silence.
 
 mod common;
 
@@ -105,4 +105,13 @@ fn a_report_metric_no_trial_records_is_warned_about() {
         "{err}"
     );
     assert!(!run("test_accuracy").contains("warning"));
+    // A histogram of a metric no trial records is named the same way (its figure is empty).
+    let err = run("test_accuracy\"]\nhistograms = [\"test_acuracy");
+    assert!(
+        err.contains(
+            "field `report.histograms`: no trial records `test_acuracy`, so its histogram is empty"
+        ),
+        "{err}"
+    );
+    assert!(!run("test_accuracy\"]\nhistograms = [\"test_accuracy").contains("warning"));
 }

@@ -110,6 +110,12 @@ fn the_command_exits_1_on_a_flag_and_writes_its_reports() {
         err.contains("FLAGGED f3_6: `adult|private NB|{\"epsilon\":0.1}|`"),
         "{err}"
     );
+    // The command's own failure, not `check`'s.
+    assert!(
+        err.contains("error: compare failed: 1 cell(s) flagged; see FLAGGED lines above"),
+        "{err}"
+    );
+    assert!(!err.contains("check failed"), "{err}");
     let md = std::fs::read_to_string(tmp.path().join("c.md")).unwrap();
     assert!(
         md.starts_with("### epsilab compare: 1 of 12 cells flagged"),
@@ -129,6 +135,17 @@ fn the_command_exits_1_on_a_flag_and_writes_its_reports() {
     );
     let o = run("old", "old");
     assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let o = Command::new(env!("CARGO_BIN_EXE_epsilab"))
+        .arg("compare")
+        .arg(tmp.path().join("old"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: compare failed: give OLD and NEW folders, or --rev REV [NEW]"),
+        "{err}"
+    );
 }
 
 /// A misspelt `--only` compares nothing; it is refused instead of passing.

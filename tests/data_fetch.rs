@@ -73,6 +73,13 @@ fn a_verified_download_lands_in_the_cache_and_is_not_fetched_twice() {
     assert!(!got[0].cached);
     assert_eq!(std::fs::read(cache.path().join("data.csv")).unwrap(), BODY);
     assert_eq!(entries(cache.path()), vec!["data.csv"]);
+    // An ordinary file (0644), not the temporary file's 0600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(cache.path().join("data.csv")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o644);
+    }
     // Upper-case checksums are accepted; the cached copy is reused.
     let again = fetch_url(&url, &got[0].path, &sha(BODY).to_uppercase()).unwrap();
     assert!(again.cached);

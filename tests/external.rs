@@ -406,3 +406,41 @@ fn the_black_box_audit_catches_a_leaky_external_learner() {
     assert_eq!(json[0]["caught"], false, "{json}");
     assert_eq!(json[0]["lower_bound"], 0.0, "{json}");
 }
+
+/// A ledger that gives the audit nothing to check, and a declared step with a bad number, are
+/// refused in words (the step, its mechanism, what is wrong), not as Rust Debug structs. The
+/// programs are one-line POSIX sh.
+#[test]
+fn ledger_refusals_name_the_step_and_what_is_wrong() {
+    let dir = setup();
+    let program = |name: &str, reply: &str| {
+        let text = format!("#!/bin/sh\ncat > /dev/null\necho '{reply}'\n");
+        std::fs::write(dir.path().join("progs").join(name), text).unwrap();
+        format!(r#"["sh", "progs/{name}"]"#)
+    };
+    let silent = program("silent.sh", r#"{"release": 0.5}"#);
+    let (ok, _, silent) = audit(dir.path(), &release_spec(&silent, ""), 10);
+    assert!(!ok);
+    assert!(
+        silent.contains(
+            "declares no private ε to audit: step `train` (external (no ledger declared)): \
+             not private (the external program declared no privacy steps)"
+        ),
+        "{silent}"
+    );
+    let negative = program(
+        "negative.sh",
+        r#"{"release": 0.5, "ledger": [{"name": "noise", "mechanism": "laplace", "epsilon": -1}]}"#,
+    );
+    let (ok, _, negative) = audit(dir.path(), &release_spec(&negative, ""), 10);
+    assert!(!ok);
+    assert!(
+        negative.contains(
+            "ledger step `noise` (mechanism `laplace`): epsilon -1 must be finite and >= 0"
+        ),
+        "{negative}"
+    );
+    for err in [silent, negative] {
+        assert!(!err.contains("Entry {") && !err.contains("Step {"), "{err}");
+    }
+}

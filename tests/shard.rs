@@ -111,6 +111,22 @@ fn a_killed_shard_is_finished_by_rerunning_it_alone() {
     );
 }
 
+/// `status --shards 0` says the count must be at least 1 (it was refused as "shard 0/0: the
+/// index must be below the count", of a shard nobody named).
+#[test]
+fn status_of_zero_shards_is_refused_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = synthetic(tmp.path());
+    let e = status(&spec, &DataDir("unused".into()), tmp.path(), false, Some(0))
+        .expect_err("refused")
+        .to_string();
+    assert_eq!(
+        e,
+        "invalid parameter `--shards`: must be at least 1 (the number of shards the spec was \
+         run with)"
+    );
+}
+
 #[test]
 fn shard_and_force_are_refused_together() {
     let tmp = tempfile::tempdir().unwrap();

@@ -606,6 +606,54 @@ fn a_metric_named_only_in_a_view_is_shown() {
     assert!(!plain.shows_metric("w_distance"));
 }
 
+/// `[report] histograms_at` selects the histograms' trials by grid value: a key that is not a
+/// grid axis or a value not on it selected no trial and drew empty histograms in silence; a
+/// selection without histograms, or histograms outside a figure report, were ignored.
+#[test]
+fn histograms_off_the_grid_or_ignored_are_refused() {
+    let with =
+        |report: &str| GOOD.replace("x = \"epsilon\"", &format!("x = \"epsilon\"\n{report}"));
+    let hist = "histograms = [\"test_accuracy\"]\n";
+    for (report, field, reason) in [
+        (
+            format!("{hist}histograms_at = {{ epsilon = 0.3 }}"),
+            "report.histograms_at.epsilon",
+            "0.3 is not a value of grid.epsilon (0.1, 1.0): no trial would be drawn",
+        ),
+        (
+            format!("{hist}histograms_at = {{ eps = 0.1 }}"),
+            "report.histograms_at.eps",
+            "`eps` is not a grid axis of this spec (axes: epsilon)",
+        ),
+        (
+            format!("{hist}histograms_at = {{ epsilon = \"0.1\" }}"),
+            "report.histograms_at.epsilon",
+            "\"0.1\" is not a value of grid.epsilon",
+        ),
+        (
+            "histograms_at = { epsilon = 0.1 }".into(),
+            "report.histograms_at",
+            "selects the trials of `histograms`, which names no metric",
+        ),
+        (
+            format!("{hist}kind = \"dataset_summary\""),
+            "report.histograms",
+            "applies only to figure reports",
+        ),
+    ] {
+        let e = err(&with(&report));
+        assert!(
+            e.starts_with(&format!("specs/bad.toml: field `{field}`: {reason}")),
+            "{report}: {e}"
+        );
+    }
+    // On the grid (1 and 1.0 are one value): accepted.
+    for at in ["epsilon = 1", "epsilon = 1.0", "epsilon = 0.1"] {
+        let text = with(&format!("{hist}histograms_at = {{ {at} }}"));
+        Spec::parse(&text, Path::new("ok.toml")).unwrap_or_else(|e| panic!("{at}: {e}"));
+    }
+}
+
 /// An empty grid axis makes no cell: the run passed with 0 trials. Every axis is refused alike
 /// (`epsilon = []` already was).
 #[test]
@@ -723,6 +771,41 @@ fn synthetic_source_parameters_are_refused_by_field() {
         toy("1", "1", "1"),
     ] {
         assert!(with_dataset(&def).is_ok(), "{def}");
+    }
+}
+
+/// A `sha256` key that names none of a dataset's files was never checked: refused by field,
+/// for each file source. The shipped catalog's definitions have none (two named a vocabulary
+/// their dataset does not read).
+#[test]
+fn a_checksum_of_a_file_the_dataset_lacks_is_refused() {
+    let sum = format!("\"{}\"", "0".repeat(64));
+    let classes = "classes = [{ label = 1, name = \"a\" }, { label = 2, name = \"b\" }]";
+    let cases = [
+        format!(
+            "source = \"libsvm\"\ntrain = \"a.svm\"\ntest = \"a.t\"\ndimension = 3\n{classes}\n\
+             sha256 = {{ \"a.svm\" = {sum}, \"b.svm\" = {sum} }}"
+        ),
+        format!(
+            "source = \"csv\"\ntrain = \"a.svm\"\ntrain_fraction = 0.5\nlabel = \"y\"\n{classes}\n\
+             sha256 = {{ \"b.svm\" = {sum} }}"
+        ),
+        format!(
+            "source = \"csv_column\"\nfile = \"a.svm\"\ncolumn = 1\nsha256 = {{ \"b.svm\" = {sum} }}"
+        ),
+    ];
+    for def in cases {
+        let e = with_dataset(&def).unwrap_err();
+        assert!(
+            e.starts_with("specs/bad.toml: field `dataset.d.sha256.\"b.svm\"`: `b.svm` is not a file of this dataset (its files: a.svm")
+                && e.contains("its checksum would never be checked"),
+            "{def}\n{e}"
+        );
+    }
+    let catalog = epsilab::data::Catalog::builtin();
+    for name in catalog.names() {
+        let problem = catalog.get(name).and_then(|d| d.problem());
+        assert_eq!(problem, None, "datasets/catalog.toml: {name}");
     }
 }
 

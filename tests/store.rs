@@ -132,6 +132,43 @@ fn a_forced_run_with_a_bad_line_keeps_the_previous_results() {
     assert_eq!(std::fs::read(&trials).unwrap(), stored);
 }
 
+/// A trial stored twice in one record file (a hand-edited or concatenated file: a run never
+/// appends a stored trial again) is refused naming the file and the line, as a malformed line
+/// is; it was read as the first copy in silence.
+#[test]
+fn a_trial_stored_twice_is_refused_naming_the_line() {
+    let d = tempfile::tempdir().unwrap();
+    common::user_dataset(d.path(), false);
+    let spec = spec_in(d.path(), "s.toml", USER_SPEC);
+    let out = d.path().join("out");
+    let s = run(&spec, &opts(&out, false)).unwrap();
+    let trials = s.results_dir.join(TRIALS_FILE);
+    let mut text = std::fs::read_to_string(&trials).unwrap();
+    let n = text.lines().count();
+    let first = text.lines().next().unwrap().to_string();
+    let key = serde_json::from_str::<TrialRecord>(&first).unwrap().key;
+    text.push_str(&format!("{first}\n"));
+    std::fs::write(&trials, text).unwrap();
+    let want = format!(
+        "{}:{}: trial `{key}` is stored twice (also on line 1); each trial has one line",
+        trials.display(),
+        n + 1
+    );
+    let err = read_records(&trials).unwrap_err().to_string();
+    assert_eq!(err, want);
+    let err = epsilab::report::write(&spec, &s.results_dir)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, want);
+    // `run --rerun` reads the lines it keeps the same way.
+    let o = opts(&out, false);
+    let err = epsilab::runner::prepare_rerun(&spec, &o, &["nb".to_string()])
+        .err()
+        .unwrap()
+        .to_string();
+    assert_eq!(err, want);
+}
+
 #[test]
 fn an_interrupted_forced_run_keeps_the_previous_results_then_resumes() {
     let d = tempfile::tempdir().unwrap();

@@ -170,6 +170,47 @@ fn a_bad_csv_cell_names_file_line_and_column() {
     );
 }
 
+/// A comma-separated file read with `delimiter = ";"` is one column wide: the error says so and
+/// points at `delimiter`, not at a label column "missing" from a header that is one glued cell.
+#[test]
+fn a_delimiter_mismatch_is_named_not_reported_as_a_missing_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.5\nlabel = \"y\"\n\
+         delimiter = \";\"\n{TWO_CLASSES}"
+    );
+    let err = load_err(dir.path(), &[("d.csv", "y,a\n1,0\n2,1\n")], &def);
+    assert!(
+        err.contains(
+            "d.csv:1: the first line has only one column when split at the delimiter `;`, but \
+             a label and a feature need two: check the dataset's `delimiter` (default \",\"); \
+             the line holds `,`: is the file `,`-separated?"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("not in the header"), "{err}");
+}
+
+/// A file that fails the spec's own `sha256` is reported as the spec's checksum, naming the spec
+/// and the field, not as "the catalog expects".
+#[test]
+fn a_checksum_mismatch_of_a_spec_dataset_names_the_spec_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let sum = "0".repeat(64);
+    let def = format!(
+        "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.5\nlabel = \"y\"\n\
+         sha256 = {{ \"d.csv\" = \"{sum}\" }}\n{TWO_CLASSES}"
+    );
+    let err = load_err(dir.path(), &[("d.csv", "y,a\n1,0\n2,1\n")], &def);
+    assert!(
+        err.contains("s.toml: field `dataset.mine.sha256`: ")
+            && err.contains("d.csv has SHA-256 ")
+            && err.contains(&format!("the spec's checksum is {sum}")),
+        "{err}"
+    );
+    assert!(!err.contains("catalog"), "{err}");
+}
+
 #[test]
 fn real_values_need_declared_bounds() {
     let dir = tempfile::tempdir().unwrap();

@@ -28,12 +28,35 @@ use crate::data::{BinaryMatrix, Dataset, Features, SplitRule};
 use crate::error::{Error, Result};
 use crate::kinds::{CellBudget, GridValues, ReleaseInput, ReleaseKind};
 use crate::learners::{FitInput, Learner, TrialLog};
-use crate::privacy::{PublicSize, Relation};
+use crate::privacy::{Ledger, LedgerEntry, PublicSize, Relation};
 use crate::rng::Rng;
 use crate::spec::{Spec, Step};
 use rand::RngCore;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+/// Why `ledger` states no private ε, in words: its non-private steps, else its mixed
+/// relations or its steps that spend nothing.
+fn no_claim(ledger: &Ledger) -> String {
+    let steps = |keep: fn(&LedgerEntry) -> bool| {
+        let kept = ledger.entries.iter().filter(|e| keep(e));
+        kept.map(LedgerEntry::describe)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if ledger.entries.is_empty() {
+        "its ledger has no step".into()
+    } else if ledger.entries.iter().any(|e| !e.private) {
+        steps(|e| !e.private)
+    } else if !ledger.single_relation() {
+        format!(
+            "its steps are stated under different relations: {}",
+            steps(|_| true)
+        )
+    } else {
+        format!("its steps spend ε = 0 in all: {}", steps(|_| true))
+    }
+}
 
 /// The default neighbours under `relation`: (X, X').
 pub fn default_neighbours(relation: Relation) -> (Vec<f64>, Vec<f64>) {
@@ -239,8 +262,8 @@ impl PipelineAudit {
             return Err(Error::param(
                 "pipeline",
                 format!(
-                    "`{name}` declares no private ε to audit (its ledger: {:?})",
-                    log.ledger.entries
+                    "`{name}` declares no private ε to audit: {}",
+                    no_claim(&log.ledger)
                 ),
             ));
         }

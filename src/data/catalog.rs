@@ -156,8 +156,13 @@ impl DatasetDef {
                         (format!("features[{i}]"), why)
                     })
                     .or_else(|| classes_problem(&d.classes))
+                    .or_else(|| stray_checksum(&d.sha256, &[Some(&d.train), d.test.as_ref()]))
             }
-            DatasetDef::Libsvm(d) => classes_problem(&d.classes),
+            DatasetDef::Libsvm(d) => classes_problem(&d.classes).or_else(|| {
+                let files = [Some(&d.train), d.test.as_ref(), d.vocabulary.as_ref()];
+                stray_checksum(&d.sha256, &files)
+            }),
+            DatasetDef::CsvColumn(d) => stray_checksum(&d.sha256, &[Some(&d.file)]),
             _ => None,
         }
     }
@@ -257,6 +262,24 @@ fn classes_problem(classes: &[ClassDef]) -> Option<(String, String)> {
         );
         (format!("classes[{i}].label"), why)
     })
+}
+
+/// A `sha256` key that names none of the definition's `files` (as written): its checksum
+/// would never be checked, so a typo in the path would leave the file unverified in silence.
+fn stray_checksum(
+    sha256: &BTreeMap<String, String>,
+    files: &[Option<&PathBuf>],
+) -> Option<(String, String)> {
+    let files: Vec<String> = (files.iter().flatten())
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    let key = sha256.keys().find(|k| !files.contains(k))?;
+    let why = format!(
+        "`{key}` is not a file of this dataset (its files: {}), so its checksum would never be \
+         checked",
+        files.join(", ")
+    );
+    Some((format!("sha256.\"{key}\""), why))
 }
 
 /// The first (i, j), j < i, whose items are the same by `same`.
@@ -458,8 +481,27 @@ impl Catalog {
     }
 
     /// A missing file of a spec's dataset as a spec error: the spec file and the field that
-    /// names the file (`dataset.NAME.train`, `.test`, `.vocabulary` or `.file`).
+    /// names the file (`dataset.NAME.train`, `.test`, `.vocabulary` or `.file`); a checksum
+    /// mismatch as one of the spec's `sha256` (the catalog's wording would blame the catalog).
     fn in_spec(&self, e: Error) -> Error {
+        if let Error::Checksum {
+            dataset,
+            path,
+            expected,
+            actual,
+        } = &e
+            && let Some(file) = self.origins.get(dataset)
+        {
+            return Error::Spec {
+                file: file.clone(),
+                field: format!("dataset.{dataset}.sha256"),
+                reason: format!(
+                    "{} has SHA-256 {actual}, the spec's checksum is {expected}: the file is \
+                     corrupt or a different version, or the checksum is wrong",
+                    path.display()
+                ),
+            };
+        }
         let Error::MissingData { dataset, path, .. } = &e else {
             return e;
         };
@@ -965,6 +1007,7 @@ fn load_csv(name: &str, def: &CsvDef, base: &Path, data_dir: &Path) -> Result<Da
         features: def.features.as_deref(),
         header: def.header,
         delimiter,
+        delimiter_field: true,
         real: def.bounds.is_some(),
     };
     let mut parts = Vec::new();

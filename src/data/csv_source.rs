@@ -25,6 +25,9 @@ pub struct CsvLayout<'a> {
     pub features: Option<&'a [Column]>,
     pub header: bool,
     pub delimiter: u8,
+    /// Whether `delimiter` is the dataset's `delimiter` field (a `csv` source; a `csv_column`
+    /// file is read with commas).
+    pub delimiter_field: bool,
     pub real: bool,
 }
 
@@ -60,6 +63,9 @@ pub fn parse(bytes: &[u8], path: &Path, layout: &CsvLayout) -> Result<CsvData> {
         return Err(fail(1, "empty file: no header and no rows".into()));
     };
     let width = record.len();
+    if width == 1 {
+        return Err(fail(first_line, one_column(&record[0], layout)));
+    }
     let header: Option<Vec<String>> = layout.header.then(|| {
         record
             .iter()
@@ -176,13 +182,33 @@ impl Rows<'_> {
     }
 }
 
-/// A hint when a one-field header holds `;` or a tab: the file likely uses another delimiter.
-fn other_delimiter(header: &[String]) -> &'static str {
-    match header {
-        [one] if one.contains(';') => "; the file looks `;`-separated: set delimiter = \";\"",
-        [one] if one.contains('\t') => "; the file looks tab-separated: set delimiter = \"\\t\"",
-        _ => "",
+/// Why a first line of one field cannot be read: the label and a feature need two columns, so
+/// the file is most likely split by another delimiter than the one used (a label "not in the
+/// header" would blame the wrong thing).
+fn one_column(field: &[u8], layout: &CsvLayout) -> String {
+    let shown = |d: u8| match d {
+        b'\t' => "\\t".to_string(),
+        d => (d as char).to_string(),
+    };
+    let mut text = format!(
+        "the first line has only one column when split at the delimiter `{}`, but a label \
+         and a feature need two",
+        shown(layout.delimiter)
+    );
+    if layout.delimiter_field {
+        text += ": check the dataset's `delimiter` (default \",\")";
     }
+    let seen = [b',', b';', b'\t', b'|']
+        .into_iter()
+        .find(|&d| d != layout.delimiter && field.contains(&d));
+    if let Some(d) = seen {
+        text += &format!(
+            "; the line holds `{}`: is the file `{}`-separated?",
+            shown(d),
+            shown(d)
+        );
+    }
+    text
 }
 
 /// The label column, the feature columns and their names, resolved against the first line
@@ -200,9 +226,8 @@ fn columns(
             Column::Name(name) => match header {
                 Some(h) => h.iter().position(|x| x == name).ok_or_else(|| {
                     fail(format!(
-                        "{what} column `{name}` is not in the header ({}){}",
-                        h.join(", "),
-                        other_delimiter(h)
+                        "{what} column `{name}` is not in the header ({})",
+                        h.join(", ")
                     ))
                 }),
                 None => Err(fail(format!(
@@ -266,6 +291,7 @@ mod tests {
             features: None,
             header: true,
             delimiter: b',',
+            delimiter_field: true,
             real,
         }
     }
@@ -337,7 +363,9 @@ mod tests {
             (
                 "a;y\n1;2\n",
                 true,
-                "is not in the header (a;y); the file looks `;`-separated: set delimiter = \";\"",
+                "t.csv:1: the first line has only one column when split at the delimiter `,`, \
+                 but a label and a feature need two: check the dataset's `delimiter` (default \
+                 \",\"); the line holds `;`: is the file `;`-separated?",
             ),
         ] {
             let err = parse(text.as_bytes(), Path::new("t.csv"), &layout(&label, real))

@@ -192,6 +192,13 @@ pub fn fetch_url(url: &str, target: &Path, expected: &str) -> Result<Fetched> {
         .map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(target)
         .map_err(|e| Error::io(target, e.error))?;
+    // The temporary file was created 0600; a cached dataset is an ordinary shared file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(target, std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| Error::io(target, e))?;
+    }
     Ok(Fetched {
         url: url.into(),
         path: target.into(),

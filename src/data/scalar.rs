@@ -324,6 +324,7 @@ pub fn csv_column(
         features: Some(&cols),
         header: d.header,
         delimiter: b',',
+        delimiter_field: false,
         real: true,
     };
     let parsed = parse(&bytes, &found, &layout)?;

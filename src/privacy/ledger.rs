@@ -49,6 +49,22 @@ impl LedgerEntry {
     pub fn excess(&self) -> Option<f64> {
         Some(self.epsilon? / self.claimed?)
     }
+
+    /// The step in words for a message (its Debug form is for programmers): "step `train`
+    /// (laplace): ε = 1 under add/remove one example", or "... : not private (why)".
+    pub fn describe(&self) -> String {
+        let head = format!("step `{}` ({})", self.name, self.mechanism);
+        let note = self
+            .note
+            .as_deref()
+            .map_or(String::new(), |n| format!(" ({n})"));
+        if !self.private {
+            return format!("{head}: not private{note}");
+        }
+        let eps = self.epsilon.map_or("no ε".into(), |e| format!("ε = {e}"));
+        let delta = self.delta.map_or(String::new(), |d| format!(", δ = {d}"));
+        format!("{head}: {eps}{delta} under {}{note}", self.relation)
+    }
 }
 
 /// All steps of one trial.

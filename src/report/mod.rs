@@ -50,20 +50,30 @@ use std::path::{Path, PathBuf};
 pub struct Written {
     pub files: Vec<PathBuf>,
     pub records: usize,
-    /// `[report] metrics` that no trial records (a misspelt name draws an empty table).
-    pub unrecorded: Vec<String>,
+    /// `[report] metrics` and `histograms` that no trial records (a misspelt name draws an
+    /// empty table or histogram), as (field, metric).
+    pub unrecorded: Vec<(&'static str, String)>,
 }
 
-/// The `[report] metrics` of `spec` that no record holds, for a report that draws them (the
-/// default `figure` kind; the others draw vectors or sizes and leave `metrics` at its default).
-fn unrecorded(spec: &Spec, records: &[TrialRecord]) -> Vec<String> {
+/// The `[report] metrics` and `histograms` of `spec` that no record holds, for a report that
+/// draws them (the default `figure` kind; the others draw vectors or sizes and leave `metrics`
+/// at its default). Metric names are whatever the pipelines record (an external program's
+/// included), so only the records can tell a misspelt one.
+fn unrecorded(spec: &Spec, records: &[TrialRecord]) -> Vec<(&'static str, String)> {
     if spec.report.kind != crate::spec::ReportKind::Figure {
         return Vec::new();
     }
-    (spec.report.metrics.iter())
+    let metrics = (spec.report.metrics.iter())
         .filter(|m| records.iter().all(|r| r.metric(m).is_none()))
-        .cloned()
-        .collect()
+        .map(|m| ("report.metrics", m.clone()));
+    let histograms = (spec.report.histograms.iter())
+        .filter(|m| {
+            records
+                .iter()
+                .all(|r| summary::metric_value(r, m).is_none())
+        })
+        .map(|m| ("report.histograms", m.clone()));
+    metrics.chain(histograms).collect()
 }
 
 /// Rebuilds the report of a results folder from its `trials.jsonl`, in the spec's formats.
@@ -126,11 +136,8 @@ fn metric_figures(
     let chosen: Vec<TrialRecord> = records
         .iter()
         .filter(|r| {
-            at.iter().all(|(k, v)| {
-                r.params
-                    .get(k)
-                    .is_some_and(|p| p.as_f64().zip(v.as_f64()).map_or(p == v, |(a, b)| a == b))
-            })
+            at.iter()
+                .all(|(k, v)| (r.params.get(k)).is_some_and(|p| crate::spec::same_grid_value(p, v)))
         })
         .cloned()
         .collect();
