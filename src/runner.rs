@@ -447,7 +447,7 @@ fn write_provenance(
 ) -> Result<()> {
     let provenance = opts.shard.map_or_else(
         || crate::provenance::PROVENANCE_FILE.to_string(),
-        |s| format!("provenance.shard-{}-of-{}.json", s.index, s.count),
+        |s| s.provenance_file(),
     );
     crate::provenance::write(
         spec,

@@ -118,6 +118,20 @@ impl Shard {
     pub fn records_file(&self) -> String {
         format!("trials.shard-{}-of-{}.jsonl", self.index, self.count)
     }
+
+    /// This shard's provenance file inside the results folder, beside its records.
+    pub fn provenance_file(&self) -> String {
+        format!("provenance.shard-{}-of-{}.json", self.index, self.count)
+    }
+
+    /// The shard whose record file is called `name` ([`Shard::records_file`]), if it is one.
+    pub fn of_records_file(name: &str) -> Option<Shard> {
+        let (index, count) = name
+            .strip_prefix("trials.shard-")?
+            .strip_suffix(".jsonl")?
+            .split_once("-of-")?;
+        Shard::new(index.parse().ok()?, count.parse().ok()?).ok()
+    }
 }
 
 /// Which shard runs each (dataset, trial) group.

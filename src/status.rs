@@ -92,7 +92,8 @@ pub fn status(
         Some(n) => Some(n),
         None => crate::store::record_files(&dir)?
             .iter()
-            .filter_map(|f| f.file_name()?.to_str().and_then(shard_count_of))
+            .filter_map(|f| Shard::of_records_file(f.file_name()?.to_str()?))
+            .map(|s| s.count)
             .max(),
     };
     let shards = match count {
@@ -127,14 +128,4 @@ pub fn status(
         shards,
         standing,
     })
-}
-
-/// N of a shard record file name `trials.shard-I-of-N.jsonl`.
-fn shard_count_of(name: &str) -> Option<usize> {
-    name.strip_prefix("trials.shard-")?
-        .strip_suffix(".jsonl")?
-        .split_once("-of-")?
-        .1
-        .parse()
-        .ok()
 }

@@ -772,20 +772,14 @@ impl Drop for Store {
     }
 }
 
-/// Removes `provenance.shard-I-of-N.json`, the provenance of the records file
-/// `trials.shard-I-of-N.jsonl`, if it exists.
+/// Removes the provenance of the shard whose records file is `records`
+/// ([`crate::shard::Shard::provenance_file`]), if it exists.
 fn remove_shard_provenance(records: &Path) -> Result<()> {
-    let name = records
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    let Some(shard) = name
-        .strip_prefix("trials.")
-        .and_then(|n| n.strip_suffix(".jsonl"))
-    else {
+    let name = records.file_name().and_then(|n| n.to_str());
+    let Some(shard) = name.and_then(crate::shard::Shard::of_records_file) else {
         return Ok(());
     };
-    let provenance = records.with_file_name(format!("provenance.{shard}.json"));
+    let provenance = records.with_file_name(shard.provenance_file());
     match std::fs::remove_file(&provenance) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&provenance, e)),
         _ => Ok(()),
