@@ -50,6 +50,12 @@ impl LedgerEntry {
         Some(self.epsilon? / self.claimed?)
     }
 
+    /// Whether the step can enter a composition as one guarantee: private, its measure
+    /// stated, its spend not understated.
+    fn composable(&self) -> bool {
+        self.private && self.measure.is_some() && self.claimed.is_none()
+    }
+
     /// The step in words for a message (its Debug form is for programmers): "step `train`
     /// (laplace): ε = 1 under add/remove one example", or "... : not private (why)".
     pub fn describe(&self) -> String {
@@ -257,8 +263,7 @@ impl Ledger {
         if parts.entries.is_empty() {
             return Ok(());
         }
-        let sound = |e: &LedgerEntry| e.private && e.measure.is_some() && e.claimed.is_none();
-        if !parts.entries.iter().all(sound) {
+        if !parts.entries.iter().all(LedgerEntry::composable) {
             return Err(Error::param(
                 name,
                 "parallel composition needs private steps that state their measure and spend",
@@ -285,8 +290,7 @@ impl Ledger {
     /// note lists the steps. Refused for no steps, or a step that is not private or
     /// understates its spend.
     pub fn composed(self, name: &str, label: &str) -> Result<LedgerEntry> {
-        let sound = |e: &LedgerEntry| e.private && e.measure.is_some() && e.claimed.is_none();
-        if self.entries.is_empty() || !self.entries.iter().all(sound) {
+        if self.entries.is_empty() || !self.entries.iter().all(LedgerEntry::composable) {
             return Err(Error::param(
                 name,
                 "a composed part needs private steps that state their measure and spend",
