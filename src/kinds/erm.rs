@@ -229,7 +229,7 @@ impl<const K: u8> LearnerKind for Erm<K> {
         check_lambda_rule(self.lambda, grid, true, true)
     }
 
-    fn spends_lambda_share(&self) -> bool {
+    fn selects_lambda_privately(&self) -> bool {
         self.lambda == Some(LambdaRule::Private)
     }
 

@@ -169,7 +169,7 @@ impl<const M: u8> LearnerKind for Logistic<M> {
         )
     }
 
-    fn spends_lambda_share(&self) -> bool {
+    fn selects_lambda_privately(&self) -> bool {
         self.lambda == Some(LambdaRule::Private)
     }
 

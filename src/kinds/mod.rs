@@ -314,8 +314,9 @@ pub trait LearnerKind: Debug + Send + Sync {
     fn validate(&self, _grid: &[Axis]) -> std::result::Result<(), Refusal> {
         Ok(())
     }
-    /// Whether it spends the `lambda` share of the budget (private lambda selection).
-    fn spends_lambda_share(&self) -> bool {
+    /// Whether it chooses lambda privately (`lambda = "private"`, Algorithm 3): only then may
+    /// the budget give a `lambda` share, for the sequential split.
+    fn selects_lambda_privately(&self) -> bool {
         false
     }
     /// The learner of one cell, with its grid values and budget applied.

@@ -74,7 +74,7 @@ impl<const M: u8> LearnerKind for Rff<M> {
         check_lambda_rule(self.lambda, grid, true, M > 0)
     }
 
-    fn spends_lambda_share(&self) -> bool {
+    fn selects_lambda_privately(&self) -> bool {
         self.lambda == Some(LambdaRule::Private)
     }
 

@@ -317,12 +317,13 @@ impl Pipeline {
     }
 
     /// The budget rules: shares in [0, 1] summing to 1, a positive share exactly for each step
-    /// that spends.
+    /// that spends (a `lambda` share only beside private lambda selection, which runs without
+    /// one by parallel composition).
     fn check_shares(&self) -> Result<(), Refused> {
         let s = self.shares;
         let learner_private = self.learner().is_some_and(|l| l.private());
-        let lambda_share = self.learner().is_some_and(|l| l.spends_lambda_share());
-        if !lambda_share && s.lambda > 0.0 {
+        let private_lambda = self.learner().is_some_and(|l| l.selects_lambda_privately());
+        if !private_lambda && s.lambda > 0.0 {
             return Err(refused(
                 "budget.lambda",
                 "a share only for lambda = \"private\" (give it 0 or leave it out)",
