@@ -8,12 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 /// A small spec on a user file (`mine.libsvm` beside it): 2 trials × 2 ε × 2 pipelines.
-const SPEC: &str = "[experiment]\nname = \"mine\"\ntrials = 2\nseed = 1\ndatasets = [\"mine\"]\n\
-    [dataset.mine]\nsource = \"libsvm\"\ndimension = 4\ntrain = \"mine.libsvm\"\ntrain_fraction = 0.5\n\
-    classes = [{ label = 1, name = \"a\" }, { label = 2, name = \"b\" }]\n\
-    [grid]\nepsilon = [0.1, 1]\n\
-    [[pipeline]]\nname = \"private\"\nlearner = \"private_nb\"\n\
-    [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nx = \"epsilon\"\n";
+fn spec_text() -> String {
+    common::user_spec(2, "[0.1, 1]")
+}
 
 /// `epsilab ARGS...` in the crate root.
 fn epsilab(args: &[&str]) -> Output {
@@ -43,7 +40,7 @@ fn cmd(what: &str, spec: &Path, out: &Path, extra: &[&str]) -> Output {
 fn stored() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let d = tempfile::tempdir().unwrap();
     common::user_dataset(d.path(), false);
-    let spec = common::write_spec(d.path(), "s.toml", SPEC);
+    let spec = common::write_spec(d.path(), "s.toml", &spec_text());
     let out = d.path().join("out");
     let o = cmd("run", &spec, &out, &[]);
     assert!(o.status.success(), "{}", text(&o));
@@ -76,8 +73,8 @@ fn report_and_status_refuse_what_run_refuses() {
         ),
     ];
     for (what, from, to, fix) in cases {
-        let changed = SPEC.replacen(from, to, 1);
-        assert_ne!(changed, SPEC, "{what}");
+        let changed = spec_text().replacen(from, to, 1);
+        assert_ne!(changed, spec_text(), "{what}");
         common::write_spec(d.path(), "s.toml", &changed);
         let run = cmd("run", &spec, &out, &[]);
         assert!(!run.status.success(), "{what}: run accepted it");
@@ -106,7 +103,7 @@ fn report_and_status_refuse_what_run_refuses() {
         );
     }
     // The data file changed under the same spec.
-    common::write_spec(d.path(), "s.toml", SPEC);
+    common::write_spec(d.path(), "s.toml", &spec_text());
     common::user_dataset(d.path(), true);
     let report = cmd("report", &spec, &out, &[]);
     let msg = text(&report);
@@ -133,7 +130,7 @@ fn report_and_status_refuse_what_run_refuses() {
 #[test]
 fn a_spec_that_only_gained_cells_is_reported_as_incomplete() {
     let (d, spec, out) = stored();
-    let gained = SPEC
+    let gained = spec_text()
         .replace("trials = 2", "trials = 3")
         .replace("epsilon = [0.1, 1]", "epsilon = [0.1, 1, 10]")
         .replace(
@@ -184,7 +181,7 @@ fn report_all_refuses_a_stale_experiment() {
     common::write_spec(
         &experiments,
         "s.toml",
-        &SPEC.replace("seed = 1", "seed = 2"),
+        &spec_text().replace("seed = 1", "seed = 2"),
     );
     let o = all(&[]);
     let msg = text(&o);

@@ -26,12 +26,10 @@ fn by_key(path: &Path) -> BTreeMap<String, TrialRecord> {
     common::by_key(read_records(path).unwrap())
 }
 
-const USER_SPEC: &str = "[experiment]\nname = \"mine\"\ntrials = 3\nseed = 1\ndatasets = [\"mine\"]\n\
-    [dataset.mine]\nsource = \"libsvm\"\ndimension = 4\ntrain = \"mine.libsvm\"\ntrain_fraction = 0.5\n\
-    classes = [{ label = 1, name = \"a\" }, { label = 2, name = \"b\" }]\n\
-    [grid]\nepsilon = [1, 10]\n\
-    [[pipeline]]\nname = \"private\"\nlearner = \"private_nb\"\n\
-    [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nx = \"epsilon\"\n";
+/// The user-data spec of these tests: 3 trials × 2 ε × 2 pipelines.
+fn user_spec() -> String {
+    common::user_spec(3, "[1, 10]")
+}
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -95,7 +93,7 @@ fn the_committed_quickstart_results_are_reused_as_they_are() {
 fn a_changed_dataset_file_is_refused_naming_the_file() {
     let d = tempfile::tempdir().unwrap();
     common::user_dataset(d.path(), false);
-    let spec = spec_in(d.path(), "s.toml", USER_SPEC);
+    let spec = spec_in(d.path(), "s.toml", &user_spec());
     let out = d.path().join("out");
     let first = run(&spec, &opts(&out, false)).unwrap();
     let trials = first.results_dir.join(TRIALS_FILE);
@@ -119,7 +117,7 @@ fn a_changed_dataset_file_is_refused_naming_the_file() {
 fn a_forced_run_with_a_bad_line_keeps_the_previous_results() {
     let d = tempfile::tempdir().unwrap();
     let data = common::user_dataset(d.path(), false);
-    let spec = spec_in(d.path(), "s.toml", USER_SPEC);
+    let spec = spec_in(d.path(), "s.toml", &user_spec());
     let out = d.path().join("out");
     let s = run(&spec, &opts(&out, false)).unwrap();
     let trials = s.results_dir.join(TRIALS_FILE);
@@ -139,7 +137,7 @@ fn a_forced_run_with_a_bad_line_keeps_the_previous_results() {
 fn a_trial_stored_twice_is_refused_naming_the_line() {
     let d = tempfile::tempdir().unwrap();
     common::user_dataset(d.path(), false);
-    let spec = spec_in(d.path(), "s.toml", USER_SPEC);
+    let spec = spec_in(d.path(), "s.toml", &user_spec());
     let out = d.path().join("out");
     let s = run(&spec, &opts(&out, false)).unwrap();
     let trials = s.results_dir.join(TRIALS_FILE);
@@ -312,7 +310,7 @@ fn a_forced_run_failing_its_checksum_keeps_the_previous_results() {
     let data = common::user_dataset(d.path(), false);
     let sha = sha2::Sha256::digest(std::fs::read(&data).unwrap());
     let hex: String = sha.iter().map(|b| format!("{b:02x}")).collect();
-    let text = USER_SPEC.replace(
+    let text = user_spec().replace(
         "train_fraction = 0.5\n",
         &format!("train_fraction = 0.5\nsha256 = {{ \"mine.libsvm\" = \"{hex}\" }}\n"),
     );

@@ -52,6 +52,19 @@ pub fn user_dataset(dir: &Path, flip: bool) -> PathBuf {
     p
 }
 
+/// A spec on [`user_dataset`] (`mine.libsvm` beside it): `trials` trials at each ε of
+/// `epsilons` (a TOML array), a private and a non-private NB pipeline.
+pub fn user_spec(trials: u32, epsilons: &str) -> String {
+    format!(
+        "[experiment]\nname = \"mine\"\ntrials = {trials}\nseed = 1\ndatasets = [\"mine\"]\n\
+         [dataset.mine]\nsource = \"libsvm\"\ndimension = 4\ntrain = \"mine.libsvm\"\ntrain_fraction = 0.5\n\
+         classes = [{{ label = 1, name = \"a\" }}, {{ label = 2, name = \"b\" }}]\n\
+         [grid]\nepsilon = {epsilons}\n\
+         [[pipeline]]\nname = \"private\"\nlearner = \"private_nb\"\n\
+         [[pipeline]]\nname = \"nb\"\nlearner = \"nb\"\n[report]\nx = \"epsilon\"\n"
+    )
+}
+
 /// Writes `text` as a spec file in `dir` and returns its path.
 pub fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
