@@ -51,7 +51,7 @@ fn analyze_gauss(data: &Dataset, rows: &[u32], seed: u64) -> f64 {
     let noise = pca::MomentNoise::AnalyzeGauss {
         epsilon: 1.0,
         delta: 1e-5,
-        calibration: pca::GaussCalibration::Analytic,
+        calibration: epsilab::privacy::GaussCalibration::Analytic,
     };
     let v = noise
         .top_k(a, 5, &mut Ledger::default(), &mut rng)

@@ -189,6 +189,28 @@ fn the_gaussian_release_has_the_calibrated_sigma() {
     assert!(z(1.3 * sigma).abs() > 4.42 && z(0.7 * sigma).abs() > 4.42);
 }
 
+/// The Gaussian release takes the calibrations PCA takes: `classic_below_1` is the classic
+/// sigma below eps = 1 and the analytic one from there (the same draws as `analytic` at eps 2);
+/// a calibration it does not know is refused.
+#[test]
+fn the_gaussian_release_takes_every_calibration() {
+    let values = vec![0.5; 200];
+    let fields = |c: &str| {
+        format!("query = \"count\"\nbounds = [0, 1]\ndelta = 1e-5\ncalibration = \"{c}\"")
+    };
+    for eps in [0.5, 2.0] {
+        let below = releases("gaussian", &fields("classic_below_1"), &values, eps, 20);
+        let want = if eps < 1.0 { "classic" } else { "analytic" };
+        assert_eq!(
+            below,
+            releases("gaussian", &fields(want), &values, eps, 20),
+            "eps {eps}"
+        );
+    }
+    let entry = find(RELEASES, "gaussian").unwrap();
+    assert!((entry.parse)(toml::from_str(&fields("exact")).unwrap()).is_err());
+}
+
 #[test]
 fn attacks_record_success_and_the_exact_attack_always_wins() {
     let diff = find(ATTACKS, "differencing").unwrap();

@@ -177,19 +177,24 @@ struct AnalyzeGauss;
 impl AnalyzeGauss {
     /// One run's statistic, σ by the analytic calibration.
     fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
-        Self::calibrated(claim, side, rng, pca::GaussCalibration::Analytic)
+        Self::calibrated(claim, side, rng, crate::privacy::GaussCalibration::Analytic)
     }
 
     /// One run's statistic, σ by the classic calibration (the claim's ε is below 1).
     fn run_classic(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
-        Self::calibrated(claim, side, rng, pca::GaussCalibration::ClassicBelowOne)
+        Self::calibrated(
+            claim,
+            side,
+            rng,
+            crate::privacy::GaussCalibration::ClassicBelowOne,
+        )
     }
 
     fn calibrated(
         claim: &Claim,
         side: Side,
         rng: &mut Rng,
-        calibration: pca::GaussCalibration,
+        calibration: crate::privacy::GaussCalibration,
     ) -> f64 {
         let a = moment(claim, side);
         let noise = pca::MomentNoise::AnalyzeGauss {

@@ -153,10 +153,10 @@ estimators! {
     PcaAnalyzeGauss = "pca_analyze_gauss", private: true {
         components: usize,
         delta: f64,
-        /// σ's calibration: `analytic` (default) or `classic_below_1` (SURVEYS.md §4.3: the
-        /// classic σ below ε = 1, the analytic from 1 on).
+        /// σ's calibration: `analytic` (default), `classic` (ε < 1) or `classic_below_1`
+        /// (SURVEYS.md §4.3: the classic σ below ε = 1, the analytic from 1 on).
         #[serde(default)]
-        calibration: pca::GaussCalibration,
+        calibration: crate::privacy::GaussCalibration,
     }
     about: "Analyze Gauss (Dwork et al. 2014): Gaussian on the second-moment matrix, top-k \
             eigenvectors ((ε, δ)-DP)",

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::learners::TrialLog;
-use crate::privacy::gaussian::Gaussian;
+use crate::privacy::gaussian::{GaussCalibration, Gaussian};
 use crate::privacy::{Ledger, PNormNoise, Relation};
 use crate::release::query::{Bounds, Clamped, Predicate, Query};
 use crate::release::{self, Noise, Release, composition};
@@ -209,15 +209,10 @@ pub struct Additive<const GAUSSIAN: bool> {
     within: Option<f64>,
     /// Gaussian: delta.
     delta: Option<f64>,
-    /// Gaussian: `classic` (eps < 1) or `analytic` (Balle & Wang 2018).
-    calibration: Option<Calibration>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Calibration {
-    Classic,
-    Analytic,
+    /// Gaussian: `analytic` (Balle & Wang 2018, the default), `classic` (eps < 1) or
+    /// `classic_below_1` (classic below eps = 1, analytic from there).
+    #[serde(default)]
+    calibration: GaussCalibration,
 }
 
 /// The fields both additive releases read.
@@ -235,7 +230,7 @@ impl Described for Additive<false> {
 
 impl Described for Additive<true> {
     const NAME: &'static str = "gaussian";
-    const ABOUT: &'static str = "the same queries + N(0, sigma^2), sigma from (Delta, eps, delta), classic (eps < 1) or analytic (Balle & Wang 2018); the mean over the run's public n; (eps, delta)-DP";
+    const ABOUT: &'static str = "the same queries + N(0, sigma^2), sigma from (Delta, eps, delta), analytic (Balle & Wang 2018; default), classic (eps < 1) or classic_below_1; the mean over the run's public n; (eps, delta)-DP";
     const FIELDS: &'static [&'static str] = additive_fields!("delta", "calibration");
 }
 
@@ -384,10 +379,8 @@ impl<const GAUSSIAN: bool> Additive<GAUSSIAN> {
     /// The Gaussian mechanism for `sensitivity` at (eps, delta) under `relation`.
     fn gaussian(&self, sensitivity: f64, eps: f64, relation: Relation) -> Result<Gaussian> {
         let delta = self.delta.unwrap_or(f64::NAN);
-        match self.calibration.unwrap_or(Calibration::Analytic) {
-            Calibration::Classic => Gaussian::classic(sensitivity, eps, delta, relation),
-            Calibration::Analytic => Gaussian::analytic(sensitivity, eps, delta, relation),
-        }
+        self.calibration
+            .gaussian(sensitivity, (eps, delta), relation)
     }
 
     /// The release of `query` on the clamped `data` (Laplace or Gaussian) and the noise's

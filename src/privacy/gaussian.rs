@@ -30,6 +30,39 @@ use rand_distr::StandardNormal;
 
 mechanism_with_map!(Gaussian, AccountedGaussian);
 
+/// How a spec sets sigma from (Delta_2, eps, delta); every choice is (eps, delta)-DP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GaussCalibration {
+    /// Balle & Wang 2018's analytic sigma at every eps: the least noise.
+    #[default]
+    Analytic,
+    /// The classic sigma, refused from eps = 1 on, where it is not proven.
+    Classic,
+    /// SURVEYS.md sections 4.3-4.4, as the published Analyze Gauss and `dp_stats` set it: the
+    /// classic sigma where it is proven (eps < 1), the analytic one from eps = 1 on.
+    #[serde(rename = "classic_below_1")]
+    ClassicBelowOne,
+}
+
+impl GaussCalibration {
+    /// The mechanism for Delta_2 = `sensitivity` at (eps, delta) under `relation`.
+    pub fn gaussian(
+        self,
+        sensitivity: f64,
+        (epsilon, delta): (f64, f64),
+        relation: Relation,
+    ) -> Result<Gaussian> {
+        match self {
+            GaussCalibration::Classic => Gaussian::classic(sensitivity, epsilon, delta, relation),
+            GaussCalibration::ClassicBelowOne if epsilon < 1.0 => {
+                Gaussian::classic(sensitivity, epsilon, delta, relation)
+            }
+            _ => Gaussian::analytic(sensitivity, epsilon, delta, relation),
+        }
+    }
+}
+
 /// The Gaussian mechanism: N(0, sigma^2) noise per coordinate, drawn through a [`Charge`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gaussian {
@@ -296,6 +329,33 @@ mod tests {
                 assert!(s < Gaussian::classic(1.0, eps, delta, AR).unwrap().sigma());
             }
         }
+    }
+
+    /// A spec's calibration picks its sigma: `classic_below_1` is classic below eps = 1 and
+    /// analytic from there, `classic` is refused from eps = 1 on, `analytic` is the default.
+    #[test]
+    fn a_calibration_picks_its_sigma() {
+        let sigma =
+            |c: GaussCalibration, eps: f64| c.gaussian(2.0, (eps, 1e-5), AR).map(|g| g.sigma());
+        let classic = |eps| Gaussian::classic(2.0, eps, 1e-5, AR).unwrap().sigma();
+        let analytic = |eps| Gaussian::analytic(2.0, eps, 1e-5, AR).unwrap().sigma();
+        assert_eq!(GaussCalibration::default(), GaussCalibration::Analytic);
+        for eps in [0.5, 2.0] {
+            assert_eq!(
+                sigma(GaussCalibration::Analytic, eps).unwrap(),
+                analytic(eps)
+            );
+        }
+        assert_eq!(sigma(GaussCalibration::Classic, 0.5).unwrap(), classic(0.5));
+        assert!(sigma(GaussCalibration::Classic, 2.0).is_err());
+        assert_eq!(
+            sigma(GaussCalibration::ClassicBelowOne, 0.5).unwrap(),
+            classic(0.5)
+        );
+        assert_eq!(
+            sigma(GaussCalibration::ClassicBelowOne, 2.0).unwrap(),
+            analytic(2.0)
+        );
     }
 
     /// The analytic sigma never lets delta exceed its target: over the grid of

@@ -79,7 +79,7 @@ pub mod smooth_sensitivity;
 pub mod sparse_vector;
 
 pub use exponential::{BinaryExponential, Exponential};
-pub use gaussian::{AccountedGaussian, Gaussian, GaussianNoise};
+pub use gaussian::{AccountedGaussian, GaussCalibration, Gaussian, GaussianNoise};
 pub use l2::{L2Mechanism, L2Noise, PNormMechanism, PNormNoise};
 pub use laplace::{Laplace, LaplaceNoise};
 pub use ledger::{Ledger, LedgerEntry};

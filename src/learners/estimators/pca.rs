@@ -11,7 +11,7 @@ use super::{Estimator, Scored, check_real, unit_box};
 use crate::data::Dataset;
 use crate::error::{Error, Result};
 use crate::learners::{Classifier, FitInput, Learner, TrialLog};
-use crate::privacy::{Gaussian, Laplace, Ledger};
+use crate::privacy::{GaussCalibration, Gaussian, Laplace, Ledger};
 use crate::rng::Rng;
 use ndarray::{Array2, Axis, s};
 use rand_distr::{Distribution, StandardNormal};
@@ -174,36 +174,6 @@ impl Learner for PcaFit {
             });
         }
         Ok(())
-    }
-}
-
-/// How Analyze Gauss sets σ from (Δ₂, ε, δ); either is (ε, δ)-DP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GaussCalibration {
-    /// Balle & Wang 2018's analytic σ at every ε: the least noise.
-    #[default]
-    Analytic,
-    /// SURVEYS.md §4.3–4.4, as the published Analyze Gauss and `dp_stats` set it: the classic
-    /// σ = Δ₂ √(2 ln(1.25/δ)) / ε where it is proven (ε < 1), the analytic σ from ε = 1 on.
-    #[serde(rename = "classic_below_1")]
-    ClassicBelowOne,
-}
-
-impl GaussCalibration {
-    /// The mechanism for Δ₂ = `sensitivity` at (ε, δ).
-    pub fn gaussian(
-        self,
-        sensitivity: f64,
-        (epsilon, delta): (f64, f64),
-        relation: crate::privacy::Relation,
-    ) -> Result<Gaussian> {
-        match self {
-            GaussCalibration::ClassicBelowOne if epsilon < 1.0 => {
-                Gaussian::classic(sensitivity, epsilon, delta, relation)
-            }
-            _ => Gaussian::analytic(sensitivity, epsilon, delta, relation),
-        }
     }
 }
 
