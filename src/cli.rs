@@ -789,9 +789,8 @@ fn slurm(spec: &Spec, opts: &crate::slurm::SlurmOptions, submit: bool) -> Result
     } else {
         out!(
             o,
-            "submit with: jid=$(sbatch --parsable {}) && sbatch --dependency=afterok:$jid {}",
-            scripts.array.display(),
-            scripts.report.display()
+            "submit with: {}",
+            crate::slurm::submit_command(&scripts, &opts.sbatch_args)
         );
     }
     emit(&o)

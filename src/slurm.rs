@@ -136,6 +136,20 @@ pub fn write_scripts(opts: &SlurmOptions, experiment: &str) -> Result<Scripts> {
     Ok(scripts)
 }
 
+/// The shell command that submits as [`submit`] does, `sbatch_args` included, for a user who
+/// submits by hand.
+pub fn submit_command(scripts: &Scripts, sbatch_args: &[String]) -> String {
+    let args: String = sbatch_args
+        .iter()
+        .map(|a| format!(" {}", sh(Path::new(a))))
+        .collect();
+    format!(
+        "jid=$(sbatch --parsable{args} {}) && sbatch{args} --dependency=afterok:$jid {}",
+        sh(&scripts.array),
+        sh(&scripts.report)
+    )
+}
+
 /// Submits the array, then the report job depending on it; returns both job ids.
 pub fn submit(scripts: &Scripts, sbatch_args: &[String]) -> Result<Submitted> {
     let array = sbatch(sbatch_args, &[], &scripts.array)?;
@@ -222,6 +236,14 @@ mod tests {
         let report = std::fs::read_to_string(&s.report).unwrap();
         assert!(report.contains(" report '"), "{report}");
         assert!(!report.contains("--array"));
+        let args = ["--account=lab x".to_string(), "--mem=4G".to_string()];
+        let command = submit_command(&s, &args);
+        for part in [
+            "sbatch --parsable '--account=lab x' '--mem=4G' '",
+            "sbatch '--account=lab x' '--mem=4G' --dependency=afterok:$jid '",
+        ] {
+            assert!(command.contains(part), "{part} in {command}");
+        }
         let bad = SlurmOptions { tasks: 0, ..opts };
         assert!(write_scripts(&bad, "q").is_err());
     }

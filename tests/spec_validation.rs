@@ -95,6 +95,18 @@ fn invalid_specs_name_file_field_and_reason() {
             "unknown field `bounds`",
         ),
         (
+            // Per-feature bounds of another count than the declared features: refused before
+            // the file is read.
+            GOOD.replace("[\"xwindows\"]", "[\"pat\"]").replace(
+                "[grid]",
+                "[dataset.pat]\nsource = \"csv\"\ntrain = \"p.csv\"\ntrain_fraction = 0.5\n\
+                 label = \"y\"\nfeatures = [\"age\", \"bmi\"]\nclasses = [{ label = 1, name = \"one\" }]\n\
+                 bounds = [[18, 100]]\n[grid]",
+            ),
+            "dataset.pat.bounds`",
+            "lists 1 [lo, hi] pairs for 2 features",
+        ),
+        (
             // A wrong type in a `source`-tagged table: the field's line, not the header's.
             GOOD.replace(
                 "[grid]",

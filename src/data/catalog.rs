@@ -157,11 +157,16 @@ impl DatasetDef {
                     })
                     .or_else(|| classes_problem(&d.classes))
                     .or_else(|| stray_checksum(&d.sha256, &[Some(&d.train), d.test.as_ref()]))
+                    .or_else(|| {
+                        bounds_problem(d.bounds.as_ref(), d.features.as_ref().map(Vec::len))
+                    })
             }
-            DatasetDef::Libsvm(d) => classes_problem(&d.classes).or_else(|| {
-                let files = [Some(&d.train), d.test.as_ref(), d.vocabulary.as_ref()];
-                stray_checksum(&d.sha256, &files)
-            }),
+            DatasetDef::Libsvm(d) => classes_problem(&d.classes)
+                .or_else(|| {
+                    let files = [Some(&d.train), d.test.as_ref(), d.vocabulary.as_ref()];
+                    stray_checksum(&d.sha256, &files)
+                })
+                .or_else(|| bounds_problem(d.bounds.as_ref(), Some(d.dimension))),
             DatasetDef::CsvColumn(d) => stray_checksum(&d.sha256, &[Some(&d.file)]),
             _ => None,
         }
@@ -280,6 +285,23 @@ fn stray_checksum(
         files.join(", ")
     );
     Some((format!("sha256.\"{key}\""), why))
+}
+
+/// Public `bounds` that cannot serve the definition's features: a pair that is not finite
+/// with lo < hi, or per-feature pairs of another count than `dimension` where the definition
+/// fixes it (a LIBSVM `dimension`, a CSV `features` list), so the spec is refused before a
+/// file is read.
+fn bounds_problem(
+    bounds: Option<&BoundsDef>,
+    dimension: Option<usize>,
+) -> Option<(String, String)> {
+    let b = bounds?;
+    let listed = match b {
+        BoundsDef::All(_) => 1,
+        BoundsDef::PerFeature(v) => v.len(),
+    };
+    let why = b.resolve(dimension.unwrap_or(listed)).err()?;
+    Some(("bounds".into(), why))
 }
 
 /// The first (i, j), j < i, whose items are the same by `same`.
