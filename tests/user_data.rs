@@ -13,6 +13,15 @@ use std::path::Path;
 /// Writes `files` into `dir` and a spec with one inline dataset `[dataset.mine]` (`def`) and the
 /// given pipelines; returns the loaded spec.
 fn spec_with(dir: &Path, files: &[(&str, &str)], def: &str, pipelines: &str) -> Spec {
+    load_spec(dir, files, def, pipelines).unwrap()
+}
+
+fn load_spec(
+    dir: &Path,
+    files: &[(&str, &str)],
+    def: &str,
+    pipelines: &str,
+) -> epsilab::error::Result<Spec> {
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
     }
@@ -20,7 +29,7 @@ fn spec_with(dir: &Path, files: &[(&str, &str)], def: &str, pipelines: &str) -> 
         "[experiment]\nname = \"mine\"\ntrials = 3\nseed = 1\ndatasets = [\"mine\"]\n\
          [dataset.mine]\n{def}\n[grid]\nepsilon = [1.0]\n{pipelines}\n[report]\nx = \"epsilon\"\n"
     );
-    Spec::load(&common::write_spec(dir, "s.toml", &text)).unwrap()
+    Spec::load(&common::write_spec(dir, "s.toml", &text))
 }
 
 fn load_err(dir: &Path, files: &[(&str, &str)], def: &str) -> String {
@@ -226,16 +235,21 @@ fn real_values_need_declared_bounds() {
         err.contains("r.libsvm:1:") && err.contains("declare public `bounds`"),
         "{err}"
     );
+    // Bounds that cannot serve the declared dimension are refused with the spec, before the
+    // file is read.
     for (bounds, needle) in [
         ("[1, 0]", "lo < hi"),
         ("[[0, 1]]", "1 [lo, hi] pairs for 2 features"),
     ] {
-        let err = load_err(
-            dir.path(),
-            &[("r.libsvm", "1 1:0.5\n2 2:3\n1 1:0.25\n2 2:1\n")],
-            &format!("{def}\nbounds = {bounds}"),
+        let files = [("r.libsvm", "1 1:0.5\n2 2:3\n1 1:0.25\n2 2:1\n")];
+        let def = format!("{def}\nbounds = {bounds}");
+        let err = load_spec(dir.path(), &files, &def, NB)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("s.toml: field `dataset.mine.bounds`") && err.contains(needle),
+            "{err}"
         );
-        assert!(err.contains(needle), "{err}");
     }
 }
 
