@@ -44,7 +44,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     let trees = |forest: bool| {
         move |c: &Claim, side: Side, rng: &mut Rng| random_trees(c, forest, side, rng)
     };
-    let claim = |name, neighbours| Claim::new(name, EPS, neighbours);
+    let claim = |name, neighbours, kind| Claim::new(name, EPS, neighbours).covers(kind);
     let rff: [Box<dyn Auditable>; 5] = [
         Box::new(LrOutput::rff(EPS, 1.0, false)),
         Box::new(LrOutput::rff(EPS, 1.0, true)),
@@ -54,22 +54,22 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     ];
     let correct_and_mutant = [
         with_mutant(
-            claim("private_gnb", gnb),
+            claim("private_gnb", gnb, &["learner:private_gnb"]),
             "private_gnb_exact_counts",
             private_gnb,
         ),
         with_mutant(
-            claim("private_random_tree", jag),
+            claim("private_random_tree", jag, &["learner:private_random_tree"]),
             "private_random_tree_budget_not_split",
             trees(false),
         ),
         with_mutant(
-            claim("private_forest", forest),
+            claim("private_forest", forest, &["learner:private_forest"]),
             "private_forest_all_rows",
             trees(true),
         ),
         with_mutant(
-            claim("private_id3", id3_pair()),
+            claim("private_id3", id3_pair(), &["learner:private_id3"]),
             "private_id3_exact_leaf_counts",
             private_id3,
         ),

@@ -32,7 +32,11 @@ use ndarray::{Array2, Axis};
 /// The ERM audits, in report order: each correct row, then its mutant.
 pub fn all() -> Vec<Box<dyn Auditable>> {
     let input = "D = 1, label share 1/2; X: one row (1, +1), X' replaces it by (-1, -1); statistic: exact LLR";
-    let input = |name| Claim::new(name, INPUT_EPS, input).under(Relation::ReplaceOne);
+    let input = |name| {
+        Claim::new(name, INPUT_EPS, input)
+            .under(Relation::ReplaceOne)
+            .covers(&["learner:input_perturbation"])
+    };
     let sa = "D = 1, k = 2 blocks, B = 1; X: 8 rows of -10, X' replaces one by 1000 (its block's clipped mean flips -1 -> +1); statistic: theta";
     let averaging = [
         ("averaging_sequential", Ensemble::Sequential(MODELS), false),
@@ -55,7 +59,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             InputPerturbation::run,
         ),
         with_mutant(
-            Claim::new("subsample_aggregate", 1.0, sa),
+            Claim::new("subsample_aggregate", 1.0, sa).covers(&["learner:subsample_aggregate"]),
             "subsample_aggregate_half_sensitivity",
             SubsampleAggregate::run,
         ),
@@ -198,7 +202,9 @@ impl Averaging {
             }
         };
         Averaging {
-            claim: Claim::new(name, AVERAGING_EPS, neighbours).mutant(mutant),
+            claim: Claim::new(name, AVERAGING_EPS, neighbours)
+                .mutant(mutant)
+                .covers(&["learner:averaged"]),
             ensemble,
             data: Neighbours::new(&[(0.1, -1.0); 40]),
         }

@@ -165,18 +165,21 @@ impl GradientAudit {
 
 impl Auditable for GradientAudit {
     fn claim(&self) -> Claim {
-        let neighbours = match self.relation {
-            Relation::ReplaceOne => {
-                "D = 1, q = 1, 10 steps, C = 1; X: canary (40, +1) and a zero row, X' replaces the canary by (-40, +1) (clipped gradient -C vs +C); statistic: theta_K"
-            }
-            Relation::AddRemove => {
-                "D = 1, q = 0.05, 20 steps, C = 1; X: 100 zero rows, X' adds the canary (40, +1) (clipped gradient C when sampled); statistic: theta_K"
-            }
+        let (neighbours, kind): (_, &'static [&'static str]) = match self.relation {
+            Relation::ReplaceOne => (
+                "D = 1, q = 1, 10 steps, C = 1; X: canary (40, +1) and a zero row, X' replaces the canary by (-40, +1) (clipped gradient -C vs +C); statistic: theta_K",
+                &["learner:noisy_gd"],
+            ),
+            Relation::AddRemove => (
+                "D = 1, q = 0.05, 20 steps, C = 1; X: 100 zero rows, X' adds the canary (40, +1) (clipped gradient C when sampled); statistic: theta_K",
+                &["learner:dp_sgd"],
+            ),
         };
         Claim::new(self.name, self.claimed, neighbours)
             .with_delta(SGD_DELTA)
             .under(self.relation)
             .mutant(self.mutant.is_some())
+            .covers(kind)
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let x = side.pick(&self.x, &self.x_prime);
@@ -260,6 +263,8 @@ impl Auditable for Algorithm3 {
             "4 output-perturbation candidates (lambda = 1) on random parts, selection on the fifth; X: 40 rows (0.1, -1), X' adds (1, +1); statistic: the candidates' summed theta",
         )
         .or_mutant(self.mutant, "private_lambda_algorithm3_overlapping_parts")
+        // `lambda = "private"` of `lr_output`: its candidates are output-perturbation fits.
+        .covers(&["learner:lr_output"])
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let (x, y) = self.data.side(side);

@@ -44,26 +44,38 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     let aggregate = "m = 2 blocks, k = 1, d = 2: block centres {(-1, -1)}, {(-1, -1)} (X) vs \
                      {(-1, -1)}, {(1, 1)} (X'); statistic: Laplace log-likelihood ratio of the \
                      noisy mean";
-    let claim = |name, neighbours| Claim::new(name, EPS, neighbours);
+    let claim = |name, neighbours, kind| Claim::new(name, EPS, neighbours).covers(kind);
     [
         with_mutant(
-            claim("linreg_functional", functional),
+            claim(
+                "linreg_functional",
+                functional,
+                &["learner:linreg_functional"],
+            ),
             "linreg_functional_quadratic_only",
             Functional::run,
         ),
-        with_mutant(claim("pca_sulq", sulq), "pca_sulq_frobenius", Sulq::run),
         with_mutant(
-            claim("kmeans_dp_lloyd", lloyd),
+            claim("pca_sulq", sulq, &["learner:pca_sulq"]),
+            "pca_sulq_frobenius",
+            Sulq::run,
+        ),
+        with_mutant(
+            claim("kmeans_dp_lloyd", lloyd, &["learner:kmeans_dp_lloyd"]),
             "kmeans_dp_lloyd_counts_only",
             Lloyd::run,
         ),
         with_mutant(
-            claim("linreg_objective", objective),
+            claim("linreg_objective", objective, &["learner:linreg_objective"]),
             "linreg_objective_logistic_lipschitz",
             Objective::run,
         ),
         with_mutant(
-            claim("kmeans_sample_aggregate", aggregate),
+            claim(
+                "kmeans_sample_aggregate",
+                aggregate,
+                &["learner:kmeans_sample_aggregate"],
+            ),
             "kmeans_sample_aggregate_unit_width",
             Aggregate::run,
         ),

@@ -36,8 +36,12 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
                  Gaussian log-likelihood ratio of the noisy upper triangle";
     let power = "d = k = 8, T = 2: X = {(-1, 1, -1, ...)}, X' adds (1, ..., 1), delta = 1e-5; \
                  statistic: Gaussian log-likelihood ratio of the T releases A X + G";
-    let claim = |name, neighbours| Claim::new(name, EPS, neighbours).with_delta(DELTA);
-    let ssp = claim("linreg_ssp", ssp);
+    let claim = |name, neighbours, kind| {
+        Claim::new(name, EPS, neighbours)
+            .with_delta(DELTA)
+            .covers(kind)
+    };
+    let ssp = claim("linreg_ssp", ssp, &["learner:linreg_ssp"]);
     let ssp: [Box<dyn Auditable>; 2] = [
         Box::new(Ssp::new(ssp)),
         Box::new(Ssp::new(ssp.or_mutant(true, "linreg_ssp_unscaled"))),
@@ -45,17 +49,19 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     [
         ssp,
         with_mutant(
-            claim("pca_analyze_gauss", gauss),
+            claim("pca_analyze_gauss", gauss, ANALYZE_GAUSS),
             "pca_analyze_gauss_unscaled",
             AnalyzeGauss::run,
         ),
         with_mutant(
-            Claim::new("pca_analyze_gauss_classic", CLASSIC_EPS, gauss).with_delta(DELTA),
+            Claim::new("pca_analyze_gauss_classic", CLASSIC_EPS, gauss)
+                .with_delta(DELTA)
+                .covers(ANALYZE_GAUSS),
             "pca_analyze_gauss_classic_unscaled",
             AnalyzeGauss::run_classic,
         ),
         with_mutant(
-            claim("pca_power_method", power),
+            claim("pca_power_method", power, &["learner:pca_power_method"]),
             "pca_power_method_unscaled",
             Power::run,
         ),
@@ -69,6 +75,8 @@ const EPS: f64 = 1.0;
 const DELTA: f64 = 1e-5;
 /// The classic calibration is proven only below ε = 1.
 const CLASSIC_EPS: f64 = 0.5;
+/// Both calibrations' rows run `pca_analyze_gauss`.
+const ANALYZE_GAUSS: &[&str] = &["learner:pca_analyze_gauss"];
 
 /// Σ (b − a)(o − (a + b)/2): the Gaussian log-likelihood ratio of X' over X, times σ².
 pub fn gauss_ratio(o: &[f64], a: &[f64], b: &[f64]) -> f64 {

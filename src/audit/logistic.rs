@@ -217,10 +217,16 @@ impl Auditable for LrOutput {
         };
         // The variant's noise is for sensitivity 1/(N lambda), N the fitted side's size.
         let excess = self.mutant.then(|| (self.data.n() + 1) as f64);
+        let kind: &'static [&'static str] = match (self.rff, self.loss == Loss::Logistic) {
+            (true, _) => &["learner:svm_rff_output"],
+            (false, true) => &["learner:lr_output"],
+            (false, false) => &["learner:svm_output"],
+        };
         Claim::new(name, self.epsilon, neighbours)
             .under(self.relation)
             .mutant(self.mutant)
             .stated_excess(excess)
+            .covers(kind)
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         fit(&self.params, &self.data, side, self.relation, rng)
@@ -293,6 +299,7 @@ impl LrObjective {
             (false, false) => "svm_rff_objective_delta_branch",
         };
         a.claim.neighbours = "RFF D = 1, w = pi/2, b = 0; X: 10 rows u = 1 (feature cos(pi/2) = 6e-17), X' adds u = 0 (feature 1, +1); statistic: exact LLR";
+        a.claim.covers = &["learner:svm_rff_objective"];
         a
     }
 
@@ -374,10 +381,16 @@ impl LrObjective {
                 "D = 1, lambda = 0.01 (Delta branch); X: 10 rows x = 0, X' adds (1, +1); statistic: exact LLR",
             ),
         };
+        let kind: &'static [&'static str] = if loss == Loss::Logistic {
+            &["learner:lr_objective"]
+        } else {
+            &["learner:svm_objective"]
+        };
         LrObjective {
             claim: Claim::new(name, epsilon, neighbours)
                 .under(relation)
-                .mutant(ignore_delta),
+                .mutant(ignore_delta)
+                .covers(kind),
             lambda,
             data,
             params: PrivateLogisticParams::new(PrivateLrMethod::Objective, epsilon, lambda)
@@ -459,7 +472,8 @@ impl LrFunctional {
                 epsilon,
                 "D = 1, FMsens1 (Delta = 3.25); X: 10 rows x = 1 (6 x +1, 4 x -1), X' adds (1, +1); statistic: theta",
             )
-            .or_mutant(mean_sensitivity, "lr_functional_mean_sensitivity"),
+            .or_mutant(mean_sensitivity, "lr_functional_mean_sensitivity")
+            .covers(&["learner:lr_functional"]),
             data: Neighbours::new(&rows),
             params: PrivateLogisticParams::new(
                 PrivateLrMethod::Functional(FmSensitivity::Sens1),

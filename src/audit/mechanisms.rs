@@ -117,10 +117,13 @@ pub struct LaplaceCount {
 
 const COUNT_QUERY: &str = "count query f(X) = 0, f(X') = 1 (sensitivity 1); statistic: the release";
 
+/// A count + Lap(1/eps) is the `laplace` release's mechanism.
+const LAPLACE_RELEASE: &[&str] = &["release:laplace"];
+
 impl LaplaceCount {
     pub fn correct(epsilon: f64) -> Self {
         LaplaceCount {
-            claim: Claim::new("laplace", epsilon, COUNT_QUERY),
+            claim: Claim::new("laplace", epsilon, COUNT_QUERY).covers(LAPLACE_RELEASE),
             noise: LaplaceDraw::correct(epsilon),
         }
     }
@@ -128,7 +131,9 @@ impl LaplaceCount {
     /// Mutant: noise at half the scale (really 2 eps-DP).
     pub fn half_scale(epsilon: f64) -> Self {
         LaplaceCount {
-            claim: Claim::new("laplace_half_scale", epsilon, COUNT_QUERY).mutant(true),
+            claim: Claim::new("laplace_half_scale", epsilon, COUNT_QUERY)
+                .mutant(true)
+                .covers(LAPLACE_RELEASE),
             noise: LaplaceDraw::Mutant(LaplaceNoise::with_scale(0.5 / epsilon).expect("valid")),
         }
     }
@@ -322,7 +327,10 @@ impl Alg1Nb {
             }
         }
         Alg1Nb {
-            claim: Claim::new(name, epsilon, neighbours).mutant(mutant),
+            // Algorithm 2 (`noisy_nb_mi`) ranks by the MI of this same release.
+            claim: Claim::new(name, epsilon, neighbours)
+                .mutant(mutant)
+                .covers(&["learner:private_nb", "selection:noisy_nb_mi"]),
             params,
             x,
             x_prime,
@@ -378,7 +386,8 @@ impl ExactPrior {
                 "D = 1; X: classes (5, 5), X' adds a class-1 example; statistic: the model's log prior ratio",
             )
             .mutant(true)
-            .stated_excess(Some(f64::INFINITY)),
+            .stated_excess(Some(f64::INFINITY))
+            .covers(&["learner:private_nb"]),
             params: PrivateNbParams::new(epsilon)
                 .exact_prior(true)
                 .check()
@@ -426,10 +435,14 @@ impl MaskWorstCase {
                 "mask_sampler",
                 epsilon,
                 "scores (0, 6) vs (1, 5), Delta_q = 1, D = 2, T = 1; statistic: feature 0 chosen",
-            ),
+            )
+            .covers(MASK),
         }
     }
 }
+
+/// Algorithm 5's sampler is the `mask` selector's mechanism.
+const MASK: &[&str] = &["selection:mask"];
 
 /// The exponential mechanism (sensitivity 1, add/remove) at the row's claimed epsilon.
 fn exponential(claim: &Claim) -> Exponential {
@@ -467,7 +480,8 @@ impl MaskPairs {
         MaskPairs {
             claim: Claim::new("mask_sampler_t2", epsilon, neighbours)
                 .or_mutant(per_feature, "mask_variant_delta_q")
-                .stated_excess(per_feature.then_some(2.0)),
+                .stated_excess(per_feature.then_some(2.0))
+                .covers(MASK),
         }
     }
 }
@@ -516,7 +530,8 @@ impl MaskCountSelector {
                 "mask_selector_counts",
                 epsilon,
                 "count scores (0, 6) vs (1, 6): X' adds a class-1 example x = (1, 0); T = 1",
-            ),
+            )
+            .covers(MASK),
             x: counts(&[10.0, 10.0], array![[5.0, 2.0], [5.0, 8.0]]),
             x_prime: counts(&[10.0, 11.0], array![[5.0, 2.0], [6.0, 8.0]]),
             run_epsilon: epsilon,
@@ -532,7 +547,8 @@ impl MaskCountSelector {
                 epsilon,
                 "count scores (4, 6) vs (5, 6): X' adds a class-1 example x = (1, 0); T = 1; statistic: feature 0 chosen",
             )
-            .or_mutant(quarter, "mask_selector_counts_quarter_sensitivity"),
+            .or_mutant(quarter, "mask_selector_counts_quarter_sensitivity")
+            .covers(MASK),
             x: counts(&[10.0, 10.0], array![[3.0, 2.0], [7.0, 8.0]]),
             x_prime: counts(&[10.0, 11.0], array![[3.0, 2.0], [8.0, 8.0]]),
             run_epsilon: if quarter { 4.0 * epsilon } else { epsilon },
@@ -592,7 +608,9 @@ impl GumbelWorstCase {
             ("gumbel_top2", "gumbel_top2_scale_for_t1", pair)
         };
         GumbelWorstCase {
-            claim: Claim::new(name, epsilon, neighbours).or_mutant(mutant, mutant_name),
+            claim: Claim::new(name, epsilon, neighbours)
+                .or_mutant(mutant, mutant_name)
+                .covers(&["selection:gumbel"]),
             t,
             run_epsilon: if mutant { 2.0 * epsilon } else { epsilon },
         }
@@ -647,7 +665,8 @@ impl SparseWorstCase {
                 epsilon,
                 "scores (1, 1, 1, 1, 0) vs (0, 0, 0, 0, 1), threshold 0, T = 1; statistic: first positive (-1 if none)",
             )
-            .or_mutant(query_noise_halved, "sparse_vector_query_noise_halved"),
+            .or_mutant(query_noise_halved, "sparse_vector_query_noise_halved")
+            .covers(&["selection:sparse"]),
         }
     }
 }
@@ -697,7 +716,9 @@ impl Auditable for Vaidya {
     fn claim(&self) -> Claim {
         let neighbours =
             "classes (100, 0) vs (100, 1), D = 1, added example x = 0; statistic: prior of class 1";
-        Claim::new("vaidya_nb", self.epsilon, neighbours).mutant(true)
+        Claim::new("vaidya_nb", self.epsilon, neighbours)
+            .mutant(true)
+            .covers(&["learner:vaidya_nb"])
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let counts = side.pick(&self.x, &self.x_prime);

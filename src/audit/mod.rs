@@ -28,9 +28,11 @@
 //! ([`mechanisms::all`] gathers them). The logistic-regression audits live in [`logistic`], the
 //! ERM and release-layer ones in [`erm`] and [`release`], and those on add/remove neighbours of
 //! different sizes (every release, every size-dependent parameter) in [`sizes`], each with its
-//! own `all`.
+//! own `all`. A row's claim names the registered kinds it runs (`.covers(&["learner:NAME"])`);
+//! [`coverage`] checks that every private kind has a correct row and a mutant.
 
 pub mod classifiers;
+pub mod coverage;
 pub mod erm;
 pub mod erm_sgd;
 pub mod estimators;
@@ -99,6 +101,11 @@ pub struct Claim {
     pub stated_excess: Option<f64>,
     /// What X and X' are and which statistic is reported.
     pub neighbours: &'static str,
+    /// The registered kinds the row runs, as a spec names them (`"learner:lr_output"`,
+    /// `"selection:mask"`, `"release:laplace"`): through the kind's own code or the mechanism
+    /// it calls. [`coverage`] requires every private kind to be covered by a correct row and a
+    /// mutant; a row auditing a primitive no kind calls as such covers none.
+    pub covers: &'static [&'static str],
 }
 
 impl Claim {
@@ -112,6 +119,15 @@ impl Claim {
             mutant: false,
             stated_excess: None,
             neighbours,
+            covers: &[],
+        }
+    }
+
+    /// The same claim, its row running the registered `kinds` (`"learner:lr_output"`, ...).
+    pub fn covers(self, kinds: &'static [&'static str]) -> Self {
+        Claim {
+            covers: kinds,
+            ..self
         }
     }
 

@@ -57,7 +57,10 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     let gauss = "a count of 0 (X) vs 1 (X'), sensitivity 1, delta = 1e-5; statistic: the release";
     let composed =
         "data in [0, 1]: X = ten 0s, X' = nine 0s and a 1; statistic: the released average";
+    let sum_pair = "data in [-1, 1]: X = {-1, 0}, X' = {1, 0}; statistic: the released sum";
+    let bins = "bins [0, 1/2), [1/2, 1]: X = {0.2, 0.7}, X' = {0.8, 0.7}; statistic: clamped LR of the two counts";
     let gaussian = |claim: Claim, calib: Calib| {
+        let claim = claim.covers(&["release:gaussian"]);
         row(claim, move |c: &Claim, side, rng: &mut Rng| {
             gaussian_count(c, calib, side, rng)
         })
@@ -75,42 +78,34 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
     ];
     let pairs = [
         with_mutant(
-            claim("exponential_median", EPS, median),
+            claim("exponential_median", EPS, median).covers(&["release:exponential_median"]),
             "exponential_median_no_half",
             exp_median,
         ),
         with_mutant(
-            claim("smooth_median", EPS, smooth),
+            claim("smooth_median", EPS, smooth).covers(&["release:smooth_median"]),
             "smooth_median_local_sensitivity",
             smooth_median,
         ),
         with_mutant(
-            claim("randomized_response", ln3, rr),
+            claim("randomized_response", ln3, rr).covers(&["release:randomized_response"]),
             "randomized_response_keep_coin",
             randomized_response,
         ),
     ];
     let composed = with_mutant(
-        claim("composed_average", EPS, composed),
+        claim("composed_average", EPS, composed).covers(&["release:composed_average"]),
         "composed_average_exact_sum",
         composed_average,
     );
     let sums = [
         with_mutant(
-            claim(
-                "sum_replace_one",
-                EPS,
-                "data in [-1, 1]: X = {-1, 0}, X' = {1, 0}; statistic: the released sum",
-            ),
+            claim("sum_replace_one", EPS, sum_pair).covers(&["release:laplace"]),
             "sum_max_abs_under_replace_one",
             sum,
         ),
         with_mutant(
-            claim(
-                "histogram_replace_one",
-                EPS,
-                "bins [0, 1/2), [1/2, 1]: X = {0.2, 0.7}, X' = {0.8, 0.7}; statistic: clamped LR of the two counts",
-            ),
+            claim("histogram_replace_one", EPS, bins).covers(&["release:histogram"]),
             "histogram_add_remove_sensitivity",
             histogram,
         ),

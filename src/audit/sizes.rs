@@ -118,13 +118,18 @@ type ReleaseRun = fn(Side, bool, &mut Rng) -> f64;
 fn release_rows() -> [(Claim, ReleaseRun); 8] {
     let mean = "data in [0, 1], public n = 1: X = {1}, X' = {1, 1}; statistic: the release";
     [
-        (Claim::new("mean_public_n", EPS, mean), mean_run),
+        (
+            Claim::new("mean_public_n", EPS, mean).covers(LAPLACE),
+            mean_run,
+        ),
         (
             Claim::new(
                 "mean_noisy_count",
                 0.1,
                 "data in [0, 1], sum_share 1/2: X = {1}, X' = {1, 1}; statistic: |release - 1/2|",
-            ),
+            )
+            // `laplace`'s mean with a `sum_share` is this composed average.
+            .covers(&["release:composed_average", "release:laplace"]),
             noisy_count_run,
         ),
         (
@@ -132,11 +137,14 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
                 "count_add_remove",
                 EPS,
                 "count of x >= 1/2: X = {0.2}, X' = {0.2, 0.9}; statistic: the release",
-            ),
+            )
+            .covers(LAPLACE),
             count_run,
         ),
         (
-            Claim::new("gaussian_mean_public_n", GAUSS_EPS, mean).with_delta(GAUSS_DELTA),
+            Claim::new("gaussian_mean_public_n", GAUSS_EPS, mean)
+                .with_delta(GAUSS_DELTA)
+                .covers(&["release:gaussian"]),
             gaussian_mean_run,
         ),
         (
@@ -144,7 +152,8 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
                 "global_median_add_remove",
                 EPS,
                 "data in [0, 1]: X = {0, 1}, X' = {0, 1, 1}; statistic: the release",
-            ),
+            )
+            .covers(&["release:global_median"]),
             global_median_run,
         ),
         (
@@ -152,7 +161,8 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
                 "exponential_median_add_remove",
                 EPS,
                 "data in [0, 1]: X = {0.2, 0.8, 0.8}, X' adds 0.2; statistic: |release - 1/2|",
-            ),
+            )
+            .covers(&["release:exponential_median"]),
             exponential_median_run,
         ),
         (
@@ -160,7 +170,8 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
                 "sum_add_remove",
                 EPS,
                 "data in [0.5, 1]: X = {1}, X' = {1, 1}; statistic: the release",
-            ),
+            )
+            .covers(LAPLACE),
             sum_run,
         ),
         (
@@ -168,7 +179,8 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
                 "direct_average",
                 EPS,
                 "data in [0, 1], n private: X = {0}, X' = {0, 1}; statistic: the release",
-            ),
+            )
+            .covers(LAPLACE),
             direct_average_run,
         ),
     ]
@@ -189,6 +201,8 @@ fn mutant_name(correct: &str) -> &'static str {
 
 const GAUSS_EPS: f64 = 0.9;
 const GAUSS_DELTA: f64 = 1e-5;
+/// The `laplace` release's queries (`release::laplace`).
+const LAPLACE: &[&str] = &["release:laplace"];
 
 fn unit() -> Bounds {
     Bounds { lo: 0.0, hi: 1.0 }
@@ -382,7 +396,9 @@ impl MiScores {
             EPS,
             "Algorithm 3's noisy MI scores, D = 500 zero features, public N = 5: X = classes (3, 2), X' adds a class-0 example; statistic: sum |release_d|",
             mutant
-        );
+        )
+        // The `laplace` selector (Algorithm 3) releases these scores, then keeps the top T.
+        .covers(&["selection:laplace"]);
         MiScores {
             claim,
             sides: [side(&[0, 0, 0, 1, 1]), side(&[0, 0, 0, 1, 1, 0])],
@@ -437,7 +453,8 @@ impl SgdSize {
             "D = 1, expected batch 4, 2 epochs, C = 1, public N = 2: X = two zero rows, X' adds the canary (40, +1); statistic: theta_K",
             mutant
         )
-        .with_delta(GAUSS_DELTA);
+        .with_delta(GAUSS_DELTA)
+        .covers(&["learner:dp_sgd"]);
         SgdSize {
             claim,
             sides: [side(&[0.0, 0.0]), side(&[0.0, 0.0, 40.0])],
@@ -493,7 +510,8 @@ impl PerExampleOutput {
             EPS,
             "D = 1, Lambda = 1, lambda = N Lambda at the public N = 1: X = {(0, +1)}, X' adds (1, +1); statistic: the released theta",
             mutant
-        );
+        )
+        .covers(&["learner:lr_output"]);
         PerExampleOutput {
             claim,
             params: [params(1), params(2)],
@@ -526,6 +544,8 @@ impl Auditable for PartitionCounts {
             "2 random parts, class counts + Lap(1) each: X = three class-0 rows, X' adds a class-1 row; statistic: c(part 1, class 1) + c(part 0, class 0) - c(part 1, class 0)",
         )
         .or_mutant(self.mutant, "partition_counts_equal_parts")
+        // `partitioned_nb`'s parts, each releasing its counts + Lap(1/eps).
+        .covers(&["learner:partitioned_nb"])
     }
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
         let classes: &[usize] = side.pick(&[0, 0, 0][..], &[0, 0, 0, 1][..]);
