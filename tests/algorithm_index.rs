@@ -5,8 +5,11 @@
 //! and that the experiments a row lists exist and run one of its kinds; without "…" they are
 //! all the experiments that do.
 
+mod common;
+
 use epsilab::analysis::PROBES;
 use epsilab::kinds::{ATTACKS, LEARNERS, RELEASES, Registered, SELECTORS, find, variant};
+use epsilab::report::markdown::split_row;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -48,13 +51,15 @@ fn rows(text: &str) -> Vec<Row> {
         if !line.starts_with('|') || !in_table || line.starts_with("|---") {
             continue;
         }
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        // Split as GFM splits a row, so an escaped `\|` stays inside its cell.
+        let cells = split_row(line);
         assert_eq!(cells.len(), 4, "line {}: 4 columns expected: {line}", i + 1);
+        let [_, spec, source, experiments] = <[String; 4]>::try_from(cells).expect("4 cells");
         out.push(Row {
             line: i + 1,
-            spec: cells[1].to_string(),
-            source: cells[2].to_string(),
-            experiments: cells[3].to_string(),
+            spec,
+            source,
+            experiments,
         });
     }
     out
@@ -63,19 +68,6 @@ fn rows(text: &str) -> Vec<Row> {
 /// The code spans of a cell.
 fn spans(cell: &str) -> Vec<&str> {
     cell.split('`').skip(1).step_by(2).collect()
-}
-
-/// The markdown links `[text](target)` of a cell.
-fn links(cell: &str) -> Vec<(&str, &str)> {
-    let mut out = Vec::new();
-    let mut rest = cell;
-    while let Some(at) = rest.find("](") {
-        let text = &rest[rest[..at].rfind('[').unwrap() + 1..at];
-        let end = at + 2 + rest[at + 2..].find(')').unwrap();
-        out.push((text, &rest[at + 2..end]));
-        rest = &rest[end..];
-    }
-    out
 }
 
 /// A spec-name span: its first key is the family, the rest are fields of the kind.
@@ -136,7 +128,7 @@ fn check_named(n: &Named) -> Result<(), String> {
 fn every_source_link_names_a_file_that_exists() {
     let mut bad = Vec::new();
     for row in rows(&page()) {
-        let found = links(&row.source);
+        let found = common::markdown_links(&row.source);
         let missing = row.source.contains("not implemented");
         if missing && (!found.is_empty() || row.spec != "—" || row.experiments != "—") {
             bad.push(format!(

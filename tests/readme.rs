@@ -96,11 +96,8 @@ fn every_relative_link_of_the_readme_and_docs_resolves() {
     let mut dead = Vec::new();
     for page in &pages {
         let text = read(page);
-        let mut rest = text.as_str();
-        while let Some(at) = rest.find("](") {
-            rest = &rest[at + 2..];
-            let Some(end) = rest.find(')') else { break };
-            let target = rest[..end].split('#').next().unwrap();
+        for (_, target) in common::markdown_links(&text) {
+            let target = target.split('#').next().unwrap();
             if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
                 continue;
             }

@@ -65,6 +65,21 @@ pub fn user_spec(trials: u32, epsilons: &str) -> String {
     )
 }
 
+/// The Markdown links `[text](target)` of `text`, in order (text empty where no `[` opens it).
+pub fn markdown_links(text: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        let shown = rest[..at].rfind('[').map_or("", |open| &rest[open + 1..at]);
+        let Some(end) = rest[at + 2..].find(')').map(|e| at + 2 + e) else {
+            break;
+        };
+        out.push((shown, &rest[at + 2..end]));
+        rest = &rest[end..];
+    }
+    out
+}
+
 /// Writes `text` as a spec file in `dir` and returns its path.
 pub fn write_spec(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
