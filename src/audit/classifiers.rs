@@ -5,6 +5,12 @@
 //!   released prior of class 0 (n~_0 / (n~_0 + n~_1)), which reads the class-count release
 //!   (eps/3). Mutant `private_gnb_exact_counts`: the class counts released without noise (the
 //!   prior is 1/2 on X and 2/3 on X' every time: infinite privacy loss).
+//! * `private_gnb_sums` (add/remove, the class-sum release's own eps/3 of eps = 1): two
+//!   features in [0, 1]; X = 200 class-0 rows at (0.5, 0.5) and one class-1 row, X' = X plus a
+//!   class-0 row at (1, 1), which moves the class-0 sums by D = 2 in L1. Statistic: the Laplace
+//!   log-likelihood ratio of the noisy class-0 sums, read back from the released means. Mutant
+//!   `private_gnb_sums_unit_sensitivity`: the sums calibrated for sensitivity 1 instead of D
+//!   (real eps 2/3 of the release's claimed 1/3).
 //! * `private_random_tree` (add/remove, eps = 1, 10 trees of depth 0, one feature in [0, 1]):
 //!   X = {(0.5, c0)}, X' = X + (0.5, c1). Statistic: the class-1 noisy count summed over the
 //!   trees. Mutant `private_random_tree_budget_not_split`: each tree's Laplace at eps instead
@@ -24,7 +30,7 @@
 
 use super::logistic::{LrObjective, LrOutput};
 use super::{Auditable, Claim, Side, with_mutant};
-use crate::learners::gaussian_nb::{Bounds, CountNoise, PrivateGnbParams, TrainRows};
+use crate::learners::gaussian_nb::{Bounds, Planted, PrivateGnbParams, Released, TrainRows};
 use crate::learners::private_id3::{Id3Node, LeafNoise, PrivateId3Params};
 use crate::learners::random_trees::{Ensemble, RandomTreesParams, TreeEnsemble};
 use crate::privacy::{Ledger, Relation};
@@ -37,6 +43,9 @@ use rand::Rng as _;
 pub fn all() -> Vec<Box<dyn Auditable>> {
     let gnb = "one feature in [0, 1]: X = {(0.5, c0), (0.5, c1)}, X' = X + (1, c0); statistic: \
                the released class-0 prior";
+    let gnb_sums = "the class-sum release (eps/3 of the fit's eps), two features in [0, 1]: X = \
+                    200 rows (0.5, 0.5, c0) and one (0.5, 0.5, c1), X' = X + (1, 1, c0); \
+                    statistic: Laplace log-likelihood ratio of the class-0 noisy sums";
     let jag = "10 trees of depth 0: X = {(0.5, c0)}, X' = X + (0.5, c1); statistic: the class-1 \
                noisy count summed over the trees";
     let forest = "10 trees of depth 0: X = {(0.5, c0)}, X' = X + (0.5, c1); statistic: the trees \
@@ -57,6 +66,11 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             claim("private_gnb", gnb, &["learner:private_gnb"]),
             "private_gnb_exact_counts",
             private_gnb,
+        ),
+        with_mutant(
+            Claim::new("private_gnb_sums", EPS / 3.0, gnb_sums).covers(&["learner:private_gnb"]),
+            "private_gnb_sums_unit_sensitivity",
+            private_gnb_sums,
         ),
         with_mutant(
             claim("private_random_tree", jag, &["learner:private_random_tree"]),
@@ -101,17 +115,65 @@ fn private_gnb(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         n_classes: 2,
         cols: &[0],
     };
-    let noise = if claim.mutant {
-        CountNoise::ExactMutant
-    } else {
-        CountNoise::Laplace
-    };
+    let planted = claim.mutant.then_some(Planted::ExactCounts);
+    let r = gnb_release(&t, &UNIT, planted, rng);
+    r.counts[0] / (r.counts[0] + r.counts[1])
+}
+
+/// The private Gaussian NB's three releases at [`EPS`] under add/remove, as proven or with
+/// the `planted` mutant.
+fn gnb_release(
+    t: &TrainRows,
+    bounds: &Bounds,
+    planted: Option<Planted>,
+    rng: &mut Rng,
+) -> Released {
     let p = PrivateGnbParams::new(EPS).check().expect("valid");
     let mut ledger = Ledger::new(Relation::AddRemove);
-    let r = p
-        .release(&t, &UNIT, rng, &mut ledger, noise)
-        .expect("valid release");
-    r.counts[0] / (r.counts[0] + r.counts[1])
+    p.release(
+        t,
+        bounds,
+        rng,
+        &mut ledger,
+        planted.unwrap_or(Planted::None),
+    )
+    .expect("valid release")
+}
+
+/// The class-0 rows of the sums audit's X.
+const GNB_SUMS_ROWS: usize = 200;
+
+/// The private Gaussian NB's class-sum release on a two-feature add/remove pair, read back
+/// from the released means (noisy sum = mean × noisy count; at 200 rows no mean is clamped
+/// but with probability about 1e-7). The mutant calibrates the sums for sensitivity 1, not D.
+fn private_gnb_sums(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+    let n = GNB_SUMS_ROWS;
+    let mut x = ndarray::Array2::from_elem((n + 2, 2), 0.5);
+    x.row_mut(n + 1).fill(1.0);
+    let mut labels = vec![0u16; n + 2];
+    labels[n] = 1;
+    let all: Vec<u32> = (0..(n + 2) as u32).collect();
+    let rows = side.pick(&all[..n + 1], &all[..]);
+    let t = TrainRows {
+        x: x.view(),
+        rows,
+        labels: &labels,
+        n_classes: 2,
+        cols: &[0, 1],
+    };
+    let planted = claim.mutant.then_some(Planted::SumsAtUnitSensitivity);
+    let r = gnb_release(&t, &Bounds::UNIT_SQUARE, planted, rng);
+    let noisy: Vec<f64> = r.mean.row(0).iter().map(|m| m * r.counts[0]).collect();
+    let exact = |side| match side {
+        Side::X => 0.5 * n as f64,
+        Side::XPrime => 0.5 * n as f64 + 1.0,
+    };
+    // Claimed scale: sensitivity D = 2 at eps/3.
+    let scale = 2.0 / (EPS / 3.0);
+    noisy
+        .iter()
+        .map(|o| ((o - exact(Side::X)).abs() - (o - exact(Side::XPrime)).abs()) / scale)
+        .sum()
 }
 
 /// Trees per audited ensemble.
@@ -223,7 +285,7 @@ mod tests {
     /// 20,000 runs per side: the correct row stays below its claim, the mutant is caught.
     #[test]
     fn classifier_rows_pass_and_their_mutants_are_caught() {
-        let (results, table) = crate::audit::testing::audited(&all(), 13, Relation::AddRemove);
+        let (results, table) = crate::audit::testing::audited(&all(), 15, Relation::AddRemove);
         for name in [
             "private_gnb_exact_counts",
             "private_random_tree_budget_not_split",

@@ -10,9 +10,11 @@
 //!   ε ≈ 2.4.
 //! * `pca_sulq` (ε = 1): d = 3, X = {(-1, 1, -1)/√3}, X' adds (1, 1, 1)/√3, which attains
 //!   (d + 1)/2. Mutant `pca_sulq_frobenius`: sensitivity ‖z‖₂² = 1, real ε = 2.
-//! * `kmeans_dp_lloyd` (one iteration, ε = 1): d = 2, one centre at 0, X = {(-1, 0)}, X' adds
-//!   (1, 1): count + 1, sums + (1, 1), sensitivity 1 + d. Mutant `kmeans_dp_lloyd_counts_only`:
-//!   sensitivity 1 (the sums forgotten), real ε = 3.
+//! * `kmeans_dp_lloyd` (T = 2 iterations through the learner's own [`kmeans::lloyd_iterations`]
+//!   at its [`kmeans::lloyd_step`], ε = 1): d = 2, one centre, X = {(-1, 0)}, X' adds (1, 1):
+//!   each release's count + 1, sums + (1, 1), sensitivity 1 + d at ε/T. Mutants
+//!   `kmeans_dp_lloyd_counts_only`: sensitivity 1 (the sums forgotten), real ε = 3;
+//!   `kmeans_dp_lloyd_budget_not_split`: ε per release instead of ε/T, real ε = 2.
 //! * `linreg_objective` (ε = 1, α = 1, R = 1, so Λ = 4): D = 2, z* = (1, 1)/√2; X = four rows
 //!   (z*, t = −1), which pull z*ᵀw to −1, X' adds (z*, t = 1), whose gradient there,
 //!   2 |z*ᵀw − t| = 4, attains L = 2(R + 1). Statistic: ||b_X(w)|| − ||b_X'(w)||, b_S(w) =
@@ -25,7 +27,7 @@
 //!   L1 distance 2kd/m = 2. Mutant `kmeans_sample_aggregate_unit_width`: sensitivity kd/m (the
 //!   box taken as width 1), real ε = 2.
 
-use super::{Auditable, Claim, Side, with_mutant};
+use super::{Auditable, Claim, Side, row, with_mutant};
 use crate::learners::estimators::{kmeans, linreg, pca};
 use crate::privacy::{Ledger, Relation};
 use crate::rng::Rng;
@@ -37,15 +39,15 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
                       log-likelihood ratio of the noisy coefficients";
     let sulq = "d = 3: X = {(-1, 1, -1)/√3}, X' adds (1, 1, 1)/√3; statistic: Laplace \
                 log-likelihood ratio of the noisy upper triangle";
-    let lloyd = "d = 2, one centre at 0: X = {(-1, 0)}, X' adds (1, 1); statistic: Laplace \
-                 log-likelihood ratio of the noisy count and sums";
+    let lloyd = "d = 2, one centre, T = 2: X = {(-1, 0)}, X' adds (1, 1); statistic: Laplace \
+                 log-likelihood ratios of the T noisy counts and sums, summed";
     let objective = "D = 2, z* = (1, 1)/√2, R = 1, α = 1: X = four rows (z*, t = -1), X' adds \
                      (z*, t = 1); statistic: ||b_X(w)|| - ||b_X'(w)||, the noise that yields w";
     let aggregate = "m = 2 blocks, k = 1, d = 2: block centres {(-1, -1)}, {(-1, -1)} (X) vs \
                      {(-1, -1)}, {(1, 1)} (X'); statistic: Laplace log-likelihood ratio of the \
                      noisy mean";
     let claim = |name, neighbours, kind| Claim::new(name, EPS, neighbours).covers(kind);
-    [
+    let rows = [
         with_mutant(
             claim(
                 "linreg_functional",
@@ -61,7 +63,7 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             Sulq::run,
         ),
         with_mutant(
-            claim("kmeans_dp_lloyd", lloyd, &["learner:kmeans_dp_lloyd"]),
+            claim("kmeans_dp_lloyd", lloyd, LLOYD),
             "kmeans_dp_lloyd_counts_only",
             Lloyd::run,
         ),
@@ -79,13 +81,17 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             "kmeans_sample_aggregate_unit_width",
             Aggregate::run,
         ),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    ];
+    let unsplit =
+        claim("kmeans_dp_lloyd", lloyd, LLOYD).or_mutant(true, "kmeans_dp_lloyd_budget_not_split");
+    let mut rows: Vec<_> = rows.into_iter().flatten().collect();
+    // Beside the counts-only mutant, in report order.
+    rows.insert(6, row(unsplit, Lloyd::run));
+    rows
 }
 
 const EPS: f64 = 1.0;
+const LLOYD: &[&str] = &["learner:kmeans_dp_lloyd"];
 
 /// Σ (|o − a| − |o − b|) / scale over the flattened outputs.
 fn laplace_ratio(o: &[f64], a: &[f64], b: &[f64], scale: f64) -> f64 {
@@ -153,7 +159,8 @@ impl Functional {
     }
 }
 
-/// SuLQ's release on the pair (the mutant: sensitivity 1).
+/// SuLQ's release on the pair at the learner's own [`pca::MomentNoise::sulq`] (the mutant:
+/// sensitivity 1).
 struct Sulq;
 
 impl Sulq {
@@ -176,10 +183,14 @@ impl Sulq {
 impl Sulq {
     /// One run's statistic.
     fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
-        let sensitivity = if claim.mutant { 1.0 } else { 2.0 };
-        let noise = pca::MomentNoise::Sulq {
-            epsilon: EPS,
-            sensitivity,
+        // The correct row calibrates as the learner does, (d + 1)/2 = 2 at d = 3.
+        let noise = if claim.mutant {
+            pca::MomentNoise::Sulq {
+                epsilon: EPS,
+                sensitivity: 1.0,
+            }
+        } else {
+            pca::MomentNoise::sulq(EPS, 3)
         };
         let o = noise
             .release(Self::moment(side), &mut ledger(), rng)
@@ -194,10 +205,15 @@ impl Sulq {
     }
 }
 
-/// One private Lloyd release on the pair (the mutant: sensitivity 1).
+/// Private Lloyd's T = 2 releases on the pair: the correct row at the learner's own
+/// [`kmeans::lloyd_step`]; the mutants at sensitivity 1 (`counts_only`) or at the whole ε per
+/// release (`budget_not_split`).
 struct Lloyd;
 
 impl Lloyd {
+    const ITERATIONS: usize = 2;
+    const D: usize = 2;
+
     fn points(side: Side) -> Array2<f64> {
         match side {
             Side::X => array![[-1.0, 0.0]],
@@ -205,32 +221,40 @@ impl Lloyd {
         }
     }
 
-    fn flat((sums, counts): (Array2<f64>, Vec<f64>)) -> Vec<f64> {
-        counts.into_iter().chain(sums).collect()
-    }
-}
-
-impl Lloyd {
-    /// One run's statistic.
-    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
-        let centre = Array2::zeros((1, 2));
-        let sensitivity = if claim.mutant { 1.0 } else { 3.0 };
-        let release = |pts: &Array2<f64>, rng: &mut Rng, eps_sens| {
-            kmeans::lloyd_release(pts, &centre, eps_sens, &mut ledger(), rng).expect("valid")
-        };
-        let o = Self::flat(release(&Self::points(side), rng, (EPS, sensitivity)));
-        let (a, b) = (Self::sums(Side::X), Self::sums(Side::XPrime));
-        laplace_ratio(&o, &a, &b, 3.0 / EPS)
-    }
-}
-
-impl Lloyd {
-    /// The exact count and sums of `side` (no noise): [count, sum_1, sum_2].
+    /// The exact count and sums of `side` (no noise): [count, sum_1, sum_2]. One centre, so
+    /// every release assigns every point to it whatever the centre.
     fn sums(side: Side) -> Vec<f64> {
         let p = Self::points(side);
         let mut out = vec![p.nrows() as f64];
         out.extend(p.sum_axis(ndarray::Axis(0)));
         out
+    }
+
+    /// Each release's (ε, sensitivity) for `claim`.
+    fn step(claim: &Claim) -> (f64, f64) {
+        let correct = kmeans::lloyd_step(EPS, Self::ITERATIONS, Self::D);
+        match (claim.mutant, claim.name) {
+            (false, _) => correct,
+            (true, "kmeans_dp_lloyd_budget_not_split") => (EPS, correct.1),
+            (true, _) => (correct.0, 1.0),
+        }
+    }
+
+    /// One run's statistic: the Laplace ratios of the T releases at the claimed scale, summed.
+    fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
+        let (a, b) = (Self::sums(Side::X), Self::sums(Side::XPrime));
+        let (eps, sensitivity) = kmeans::lloyd_step(EPS, Self::ITERATIONS, Self::D);
+        let mut statistic = 0.0;
+        let mut observe = |sums: &Array2<f64>, counts: &[f64]| {
+            let o: Vec<f64> = counts.iter().chain(sums).copied().collect();
+            statistic += laplace_ratio(&o, &a, &b, sensitivity / eps);
+        };
+        let centre = Array2::zeros((1, Self::D));
+        let step = (Self::step(claim), Self::ITERATIONS);
+        let points = Self::points(side);
+        kmeans::lloyd_iterations(&points, centre, step, &mut ledger(), rng, &mut observe)
+            .expect("valid");
+        statistic
     }
 }
 
@@ -321,7 +345,7 @@ mod tests {
     /// attains L only near z*ᵀw = −1, so its row is not), and every mutant is caught.
     #[test]
     fn estimator_audits_pass_and_their_mutants_are_caught() {
-        let (results, table) = audited(&all(), 10, Relation::AddRemove);
+        let (results, table) = audited(&all(), 11, Relation::AddRemove);
         for r in &results {
             if !r.mutant && r.mechanism != "linreg_objective" {
                 assert!(r.lower_bound > 0.5 * r.claimed, "{}\n{table}", r.mechanism);

@@ -14,7 +14,9 @@
 //! * `linreg_ssp` (AdaSSP, three releases at (ε/3, δ/3)): d = 15, D = 16, rows z = [u, 1] / 4;
 //!   X = {(u = (−1, 1, −1, …), t = 0)}, X' adds (u = (1, …, 1), t = 1). Mutant
 //!   `linreg_ssp_unscaled`: z = [u, 1].
-//! * `pca_analyze_gauss`: d = 8, z = u / √8; X = {(−1, 1, −1, …)}, X' adds (1, …, 1). Mutant
+//! * `pca_analyze_gauss`: d = 8, z = u / √8; X = {(−1, 1, −1, …)}, X' adds (1, …, 1), which
+//!   moves the released upper triangle by 0.75 in L2, the most a row of the learner's domain can
+//!   (σ is calibrated for the whole matrix's 1, so the correct row stays below its claim). Mutant
 //!   `pca_analyze_gauss_unscaled`: z = u. `pca_analyze_gauss_classic` (and its `_unscaled`
 //!   mutant): the same pair at ε = 0.5 with the classic σ (`calibration = "classic_below_1"`).
 //! * `pca_power_method` (T = 2 releases at (ε/2, δ/2), k = d = 8, so every iterate's shift
@@ -259,6 +261,11 @@ mod tests {
         let d = moment(&c, Side::XPrime) - moment(&c, Side::X);
         let frobenius = d.iter().map(|v| v * v).sum::<f64>().sqrt();
         assert!((frobenius - 1.0).abs() < 1e-12, "{frobenius}");
+        // The release is the upper triangle: its shift is √((1 + Σ z_i⁴) / 2) = √((1 + 1/8) / 2)
+        // = 0.75, the most any row of the learner's domain (u / √8, u in [-1, 1]^8) gives, so
+        // the correct row stays below its claim by that factor (σ is calibrated for 1).
+        let upper_shift = upper(&d).iter().map(|v| v * v).sum::<f64>().sqrt();
+        assert!((upper_shift - 0.75).abs() < 1e-12, "{upper_shift}");
         // The mutant's is D = 8 times that.
         let m = c.mutant(true);
         let d = moment(&m, Side::XPrime) - moment(&m, Side::X);

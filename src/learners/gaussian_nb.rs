@@ -295,9 +295,9 @@ impl ColumnBounds {
     }
 }
 
-#[cfg(test)]
 impl Bounds<'static> {
-    /// The unit square: the public bounds of the two-column toy sets of the unit tests.
+    /// The unit square: the public bounds of two-column toy sets (the unit tests', the
+    /// audit's).
     pub(crate) const UNIT_SQUARE: Self = Bounds {
         lo: &[0.0, 0.0],
         hi: &[1.0, 1.0],
@@ -313,11 +313,15 @@ pub struct Released {
     pub var: Array2<f64>,
 }
 
-/// Whether the class counts get their noise (the audit's planted mutant releases them exact).
+/// The releases as proven, or one of the audit's planted mutants of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CountNoise {
-    Laplace,
-    ExactMutant,
+pub(crate) enum Planted {
+    /// The ε-DP fit.
+    None,
+    /// The class counts released exact.
+    ExactCounts,
+    /// The class sums calibrated for sensitivity 1 instead of D.
+    SumsAtUnitSensitivity,
 }
 
 impl PrivateGnbValidParams {
@@ -330,7 +334,7 @@ impl PrivateGnbValidParams {
         rng: &mut Rng,
         ledger: &mut Ledger,
     ) -> Result<GaussianNb> {
-        let released = self.release(t, bounds, rng, ledger, CountNoise::Laplace)?;
+        let released = self.release(t, bounds, rng, ledger, Planted::None)?;
         Ok(self.model(&released, t.cols, bounds))
     }
 
@@ -341,7 +345,7 @@ impl PrivateGnbValidParams {
         bounds: &Bounds,
         rng: &mut Rng,
         ledger: &mut Ledger,
-        count_noise: CountNoise,
+        planted: Planted,
     ) -> Result<Released> {
         t.check()?;
         let (k, d) = (t.n_classes, t.cols.len());
@@ -356,7 +360,7 @@ impl PrivateGnbValidParams {
         for &r in t.rows {
             counts[usize::from(t.labels[r as usize])] += 1.0;
         }
-        if count_noise == CountNoise::Laplace {
+        if planted != Planted::ExactCounts {
             let lap = Laplace::new(relation.doubled_for_replace(1.0), third, relation)?;
             let mut charge = ledger.charge("train", "laplace (Gaussian NB class counts)", lap)?;
             for c in counts.iter_mut() {
@@ -373,7 +377,11 @@ impl PrivateGnbValidParams {
             }
         }
         let sens = relation.doubled_for_replace(d as f64);
-        let lap = Laplace::new(sens, third, relation)?;
+        let sums_sens = match planted {
+            Planted::SumsAtUnitSensitivity => relation.doubled_for_replace(1.0),
+            _ => sens,
+        };
+        let lap = Laplace::new(sums_sens, third, relation)?;
         let mut charge = ledger.charge("train", "laplace (Gaussian NB class sums)", lap)?;
         for ((c, _), s) in mean.indexed_iter_mut() {
             let noisy: f64 = *s + charge.sample(rng);

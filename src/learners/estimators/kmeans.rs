@@ -230,15 +230,42 @@ pub fn box_start(k: usize, d: usize, rng: &mut Rng) -> Array2<f64> {
 /// * Post-processing: centre = noisy sum / max(noisy count, 1), clipped to the box.
 pub fn dp_lloyd(
     points: &Array2<f64>,
-    mut centres: Array2<f64>,
+    centres: Array2<f64>,
     (epsilon, iterations): (f64, usize),
     ledger: &mut Ledger,
     rng: &mut Rng,
 ) -> Result<Array2<f64>> {
+    let step = lloyd_step(epsilon, iterations, centres.ncols());
+    lloyd_iterations(
+        points,
+        centres,
+        (step, iterations),
+        ledger,
+        rng,
+        &mut |_, _| {},
+    )
+}
+
+/// Each of [`dp_lloyd`]'s T releases: (ε/T, add/remove L1 sensitivity 1 + d).
+pub fn lloyd_step(epsilon: f64, iterations: usize, d: usize) -> (f64, f64) {
+    (epsilon / iterations as f64, 1.0 + d as f64)
+}
+
+/// [`dp_lloyd`]'s T releases at `step` (ε, sensitivity) each, showing each release's noisy
+/// sums and counts to `observe` before they become the next centres. The audit runs it at
+/// [`lloyd_step`] (the correct row) and at wrong steps (its planted mutants).
+pub fn lloyd_iterations(
+    points: &Array2<f64>,
+    mut centres: Array2<f64>,
+    (step, iterations): ((f64, f64), usize),
+    ledger: &mut Ledger,
+    rng: &mut Rng,
+    observe: &mut dyn FnMut(&Array2<f64>, &[f64]),
+) -> Result<Array2<f64>> {
     let (k, d) = centres.dim();
-    let step = (epsilon / iterations as f64, 1.0 + d as f64);
     for _ in 0..iterations {
         let (sums, counts) = lloyd_release(points, &centres, step, ledger, rng)?;
+        observe(&sums, &counts);
         for cl in 0..k {
             let n = counts[cl].max(1.0);
             for j in 0..d {
@@ -251,7 +278,7 @@ pub fn dp_lloyd(
 
 /// One private Lloyd release: the noisy per-cluster coordinate sums and counts of `points`
 /// assigned to their nearest of `centres`, Laplace at (ε, `sensitivity` under add/remove,
-/// doubled for replace-one). The audit calls it with a wrong sensitivity to plant its mutant.
+/// doubled for replace-one).
 pub fn lloyd_release(
     points: &Array2<f64>,
     centres: &Array2<f64>,
