@@ -114,6 +114,7 @@ struct CsvRow {
     metric: String,
     mean: f64,
     se: f64,
+    trials: usize,
     series: String,
 }
 
@@ -136,6 +137,7 @@ fn read_csv(path: &Path) -> Vec<CsvRow> {
                 metric: rec[4].to_string(),
                 mean: rec[5].parse().unwrap(),
                 se: rec[6].parse().unwrap(),
+                trials: rec[7].parse().unwrap(),
                 series: rec[8].to_string(),
             }
         })
@@ -196,9 +198,27 @@ fn check_cell(csv: &[CsvRow], metric: &str, at: &Cell, what: &str) -> Option<usi
     assert_eq!(matching.len(), 1, "{place}: CSV rows for {:?}", at.text);
     if !is_modal(metric) {
         let want = expected_cell(&csv[matching[0]]);
-        // The cell is "mean ± se", then "(published)" when the paper gives one.
+        // The cell is "mean ± se", then "[answered k of n]" where a release refused some of
+        // the CSV's n trials, then "(published)" when the paper gives one.
+        let rest = at.text.strip_prefix(want.as_str()).unwrap_or_else(|| {
+            panic!(
+                "{place}: the table shows {:?}, table.csv says {want:?}",
+                at.text
+            )
+        });
+        let n = csv[matching[0]].trials;
+        let rest = match rest.strip_prefix(" [answered ") {
+            Some(r) => {
+                let (k, r) = r.split_once(&format!(" of {n}]")).unwrap_or_else(|| {
+                    panic!("{place}: {:?} is not over the CSV's {n} trials", at.text)
+                });
+                assert!(k.parse::<usize>().unwrap() < n, "{place}: {:?}", at.text);
+                r
+            }
+            None => rest,
+        };
         assert!(
-            at.text == want || at.text.starts_with(&format!("{want} (")),
+            rest.is_empty() || rest.starts_with(" ("),
             "{place}: the table shows {:?}, table.csv says {want:?}",
             at.text
         );

@@ -119,7 +119,9 @@ pub fn slope_key(c: &PaperSlope) -> VerdictKey {
 /// A scaling law's fitted slope, and whether it is within the law's tolerance.
 fn slope_outcome(spec: &Spec, records: &[TrialRecord], c: &PaperSlope) -> Outcome {
     match super::slope::slope_verdict(spec, records, c) {
-        v @ (SlopeVerdict::Holds { fit, .. } | SlopeVerdict::Fails { fit, .. }) => Outcome {
+        v @ (SlopeVerdict::Holds { fit, .. }
+        | SlopeVerdict::Fails { fit, .. }
+        | SlopeVerdict::Contradicted { fit, .. }) => Outcome {
             text: format!(
                 "slope {:+.3} ± {:.3} ({})",
                 fit.slope,
@@ -647,8 +649,8 @@ impl Ablation<'_> {
         let mut out = format!(
             "### Ablation: {}\n\nSpec: `{}`; results: [`{name}/`]({prefix}{name}/) ({} trials{}; \
              [its section](#{})). Each hypothesis is a series run beside the faithful one \
-             (same seeds and splits) or another reading of the faithful trials or of the \
-             paper's own numbers:\n\n",
+             (the same splits; a series of another name draws its own noise) or another \
+             reading of the faithful trials or of the paper's own numbers:\n\n",
             self.spec.title(),
             self.spec.path.display(),
             self.trials,

@@ -157,7 +157,10 @@ fn differing_keys(v: &Verdicts) -> Vec<super::ablation::VerdictKey> {
         .chain(
             v.slopes
                 .iter()
-                .filter(|(_, sv)| matches!(sv, super::slope::SlopeVerdict::Fails { .. }))
+                .filter(|(_, sv)| {
+                    use super::slope::SlopeVerdict::{Contradicted, Fails};
+                    matches!(sv, Fails { .. } | Contradicted { .. })
+                })
                 .map(|(c, _)| super::ablation::slope_key(c)),
         )
         // No ablation re-evaluates a ratio: a differing one counts as untested.
@@ -487,7 +490,8 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
     if v.tally().1 == 0 {
         let _ = writeln!(
             out,
-            "**Verdict:** no published numbers to compare (the thesis shows this figure qualitatively).\n"
+            "**Verdict:** nothing to compare: the spec's `[paper]` states no published number, \
+             claim or scaling law.\n"
         );
         return;
     }

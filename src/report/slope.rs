@@ -29,6 +29,12 @@ pub enum SlopeVerdict {
         fit: LogLogFit,
         crossover: Option<f64>,
     },
+    /// The slope's whole 95% interval lies outside the expected slope ± tolerance: our data
+    /// rule the law out, not merely miss it.
+    Contradicted {
+        fit: LogLogFit,
+        crossover: Option<f64>,
+    },
     /// Fewer than three positive points, or a single x value.
     Missing,
 }
@@ -36,6 +42,7 @@ pub enum SlopeVerdict {
 verdict_words!(SlopeVerdict {
     Holds => "holds",
     Fails => "fails",
+    Contradicted => "contradicted",
     Missing => "missing",
 });
 
@@ -104,8 +111,17 @@ pub fn slope_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperSlope) -> Sl
         let dk = fit.slope - other.slope;
         (dk != 0.0).then(|| 10f64.powf((other.intercept - fit.intercept) / dk))
     });
-    if (fit.slope - c.expected).abs() <= c.tolerance {
+    judge(fit, crossover, c.expected, c.tolerance)
+}
+
+/// `holds` within `expected ± tolerance`; `contradicted` when the slope's 95% interval lies
+/// wholly outside that range; else `fails`.
+fn judge(fit: LogLogFit, crossover: Option<f64>, expected: f64, tolerance: f64) -> SlopeVerdict {
+    let off = (fit.slope - expected).abs();
+    if off <= tolerance {
         SlopeVerdict::Holds { fit, crossover }
+    } else if off - fit.half_width > tolerance {
+        SlopeVerdict::Contradicted { fit, crossover }
     } else {
         SlopeVerdict::Fails { fit, crossover }
     }
@@ -114,7 +130,9 @@ pub fn slope_verdict(spec: &Spec, records: &[TrialRecord], c: &PaperSlope) -> Sl
 /// One line describing a slope verdict.
 pub fn describe_slope(c: &PaperSlope, v: &SlopeVerdict, axis: &str) -> String {
     match v {
-        SlopeVerdict::Holds { fit, crossover } | SlopeVerdict::Fails { fit, crossover } => {
+        SlopeVerdict::Holds { fit, crossover }
+        | SlopeVerdict::Fails { fit, crossover }
+        | SlopeVerdict::Contradicted { fit, crossover } => {
             let cross = match (crossover, &c.crossover) {
                 (Some(x), Some(m)) => format!("; crosses `{m}` at {axis} ≈ {x:.3e}"),
                 _ => String::new(),
@@ -162,5 +180,23 @@ mod tests {
             "{g:?}"
         );
         assert!(fit_loglog(&exact[..2]).is_none());
+    }
+
+    /// Expected −1 ± 0.05: a slope of −0.9 fails while its interval reaches −0.95 and is
+    /// contradicted once the interval stops short of it.
+    #[test]
+    fn an_interval_wholly_outside_the_tolerance_contradicts_the_law() {
+        let fit = |slope, half_width| LogLogFit {
+            slope,
+            intercept: 0.0,
+            half_width,
+            n: 10,
+        };
+        let word = |slope, half_width| judge(fit(slope, half_width), None, -1.0, 0.05).word();
+        assert_eq!(word(-1.04, 0.3), "holds");
+        assert_eq!(word(-0.9, 0.06), "fails");
+        assert_eq!(word(-0.9, 0.04), "contradicted");
+        assert_eq!(word(-1.2, 0.1), "contradicted");
+        assert_eq!(word(-1.2, 0.2), "fails");
     }
 }

@@ -34,6 +34,10 @@ pub struct Summary {
     pub private: bool,
     /// The label of its ablation variant: not-ε-DP for a weakening one (empty without one).
     pub variant_tag: &'static str,
+    /// How many of the `n` trials answered, for a release that may refuse (its records carry
+    /// the metric `answered`, as PTR's do); `None` for kinds that always answer. A refused
+    /// trial's error is that of its fallback output, so a table says how many answered.
+    pub answered: Option<usize>,
 }
 
 impl Summary {
@@ -59,9 +63,11 @@ impl Summary {
 /// order. Grid axes other than `x` are never averaged together: they split the series.
 pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
     let x_axis = spec.report.x.as_deref();
-    /// (dataset, pipeline, variant, x sort key, metric) -> (x value, values, all private).
+    /// (dataset, pipeline, variant, x sort key, metric) -> (x value, values, all private,
+    /// answered trials).
     type Key = (usize, usize, String, String, usize);
-    let mut groups: BTreeMap<Key, (Option<Value>, Vec<f64>, bool)> = BTreeMap::new();
+    type Group = (Option<Value>, Vec<f64>, bool, Option<usize>);
+    let mut groups: BTreeMap<Key, Group> = BTreeMap::new();
     for r in records {
         let Some(di) = spec
             .experiment
@@ -89,9 +95,12 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
             if let Some(v) = r.metric(m) {
                 let e = groups
                     .entry((di, pi, variant.clone(), xkey.clone(), mi))
-                    .or_insert((x.clone(), Vec::new(), true));
+                    .or_insert((x.clone(), Vec::new(), true, None));
                 e.1.push(v);
                 e.2 &= r.private;
+                if let Some(a) = r.metric("answered") {
+                    *e.3.get_or_insert(0) += usize::from(a == 1.0);
+                }
             }
         }
     }
@@ -104,7 +113,7 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
     }
     groups
         .into_iter()
-        .map(|((di, pi, variant, _, mi), (x, vals, private))| {
+        .map(|((di, pi, variant, _, mi), (x, vals, private, answered))| {
             let (mean, se) = mean_se(&vals);
             let mode = mode(&vals);
             Summary {
@@ -124,6 +133,7 @@ pub fn summarise(spec: &Spec, records: &[TrialRecord]) -> Vec<Summary> {
                 n: vals.len(),
                 private,
                 variant_tag: spec.pipelines[pi].variant_tag(spec.paper.neighbours),
+                answered,
             }
         })
         .collect()

@@ -338,6 +338,21 @@ pub fn sample_complexity(t: &Trials) -> (String, String) {
          published multiplier is the thesis's.\n",
         100.0 * tol
     );
+    if let Some(a) = &t.spec.ablation {
+        let largest = (t.records.iter())
+            .filter(|r| r.pipeline == reference)
+            .map(|r| r.n_train)
+            .max()
+            .unwrap_or(0);
+        let _ = write!(
+            md,
+            "\nThis ablation's own table reads its own trials: its targets come from its own \
+             `{reference}` series, whose largest N here is {largest}. The verdicts of its \
+             Ablation sub-section (in the section of `{of}`) take their targets from `{of}`'s \
+             `{reference}` at that spec's largest N, so they may differ from these.\n",
+            of = a.of
+        );
+    }
     let mut csv = String::from(
         "dataset,pipeline,n,accuracy,se,best_params,multiplier,published_multiplier,target\n",
     );
@@ -412,6 +427,8 @@ pub struct WideRow {
     pub cells: Vec<Option<(f64, f64, Option<TargetValue>)>>,
     /// Column of the best private cell (highest accuracy), if any.
     pub best: Option<usize>,
+    /// (answered, trials) per column where a release refused some of its trials.
+    pub refused: Vec<Option<(usize, usize)>>,
 }
 
 /// The wide tables of a figure report, one per metric.
@@ -443,6 +460,7 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
             };
             for x in row_xs {
                 let mut cells = vec![None; columns.len()];
+                let mut refused = vec![None; columns.len()];
                 for s in ss.iter().filter(|s| s.dataset == *d) {
                     let sx = s.x.as_ref().map(x_text);
                     if by_x && sx.is_some() && sx.as_ref() != x {
@@ -460,6 +478,7 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
                         .map(|c| (scale * c.value, c.target));
                     has_published[ci] |= published.is_some();
                     cells[ci] = Some((scale * value, scale * s.se, published));
+                    refused[ci] = s.answered.filter(|&a| a < s.n).map(|a| (a, s.n));
                 }
                 if cells.iter().all(Option::is_none) {
                     continue;
@@ -472,6 +491,7 @@ pub fn wide(spec: &Spec, summaries: &[Summary], titles: &BTreeMap<String, String
                     x: x.cloned().unwrap_or_default(),
                     cells,
                     best,
+                    refused,
                 });
             }
         }
@@ -564,6 +584,16 @@ pub fn wide_markdown(
          differentially private. Every cell is in `table.csv` (long form).\n",
         spec.title()
     );
+    if tables
+        .iter()
+        .any(|t| t.rows.iter().any(|r| r.refused.iter().any(Option::is_some)))
+    {
+        out.push_str(
+            "\n[answered k of n]: a release that may refuse (PTR) answered k of the cell's n \
+             trials; a refused trial's error is that of its fallback output, so such a cell \
+             does not measure the release's accuracy.\n",
+        );
+    }
     for t in tables {
         let _ = writeln!(out, "\n## {}\n", metric_caption(&t.metric));
         let mut header = vec!["dataset".to_string()];
@@ -577,32 +607,7 @@ pub fn wide_markdown(
             if t.x_head.is_some() {
                 cells.push(r.x.clone());
             }
-            for (i, c) in r.cells.iter().enumerate() {
-                let text = match c {
-                    None => "—".to_string(),
-                    Some((m, se, p)) => {
-                        let v = if super::summary::is_modal(&t.metric) {
-                            wide_value(&t.metric, *m)
-                        } else {
-                            format!(
-                                "{} ± {}",
-                                wide_value(&t.metric, *m),
-                                wide_value(&t.metric, *se)
-                            )
-                        };
-                        let v = if r.best == Some(i) {
-                            format!("**{v}**")
-                        } else {
-                            v
-                        };
-                        match p {
-                            Some(p) => format!("{v} ({})", target_text(&t.metric, *p)),
-                            None => v,
-                        }
-                    }
-                };
-                cells.push(text);
-            }
+            cells.extend((0..r.cells.len()).map(|i| markdown_cell(t, r, i)));
             let _ = writeln!(out, "{}", md_row(&cells));
         }
     }
@@ -618,4 +623,91 @@ pub fn wide_markdown(
         }
     }
     out
+}
+
+/// Cell `i` of row `r`: mean ± s.e. (bold when the row's best private), how many trials
+/// answered where a release refused some, and the target in parentheses.
+fn markdown_cell(t: &Wide, r: &WideRow, i: usize) -> String {
+    let Some((m, se, p)) = r.cells[i] else {
+        return "—".to_string();
+    };
+    let mut v = if super::summary::is_modal(&t.metric) {
+        wide_value(&t.metric, m)
+    } else {
+        format!(
+            "{} ± {}",
+            wide_value(&t.metric, m),
+            wide_value(&t.metric, se)
+        )
+    };
+    if r.best == Some(i) {
+        v = format!("**{v}**");
+    }
+    if let Some((a, n)) = r.refused[i] {
+        v = format!("{v} [answered {a} of {n}]");
+    }
+    match p {
+        Some(p) => format!("{v} ({})", target_text(&t.metric, p)),
+        None => v,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"
+experiment = { name = "t", trials = 2, seed = 1, datasets = ["d"], neighbours = "replace_one" }
+dataset = { d = { source = "student_t", n = 1000, df = 2, center = 0.5, scale = 0.01, seed = 1 } }
+grid = { epsilon = [0.1] }
+pipeline = [
+    { name = "mean", release = "laplace", query = "mean", bounds = [0, 1] },
+    { name = "ptr", release = "trimmed_mean_ptr", bounds = [0, 1], alpha = 0.1, propose = 0.1, delta = 1e-6 },
+]
+report = { x = "epsilon", metrics = ["abs_error"] }
+"#;
+
+    /// A trial of `pipeline` with its error and, for PTR, whether it answered.
+    fn rec(pipeline: &str, trial: u32, error: f64, answered: Option<bool>) -> TrialRecord {
+        let line = r#"{"key":"k","dataset":"d","pipeline":"","epsilon":0.1,"trial":0,"seed":0,"params":{"epsilon":0.1},"test_accuracy":null,"train_accuracy":null,"n_train":1000,"n_test":0,"n_features":1,"fit_seconds":0.0,"ledger":[],"private":true,"metrics":{}}"#;
+        let mut r: TrialRecord = serde_json::from_str(line).unwrap();
+        r.key = format!("{pipeline}|{trial}");
+        r.pipeline = pipeline.into();
+        r.trial = trial;
+        r.metrics.insert("abs_error".into(), error);
+        if let Some(a) = answered {
+            r.metrics.insert("answered".into(), f64::from(u8::from(a)));
+        }
+        r
+    }
+
+    /// A PTR cell whose release refused a trial says how many answered, and the caption says
+    /// why; a release that always answers, and a PTR cell that always answered, say nothing.
+    #[test]
+    fn a_cell_with_refused_trials_says_how_many_answered() {
+        let spec = Spec::parse(SPEC, std::path::Path::new("t.toml")).unwrap();
+        let records = [
+            rec("mean", 0, 0.01, None),
+            rec("mean", 1, 0.02, None),
+            rec("ptr", 0, 0.0, Some(false)),
+            rec("ptr", 1, 0.004, Some(true)),
+        ];
+        let summaries = super::super::summary::summarise(&spec, &records);
+        let tables = wide(&spec, &summaries, &BTreeMap::new());
+        let md = wide_markdown(&spec, &tables, &BTreeMap::new(), &BTreeMap::new());
+        assert!(md.contains("0.0020 ± 0.0020 [answered 1 of 2]"), "{md}");
+        assert!(
+            md.contains("[answered k of n]: a release that may refuse"),
+            "{md}"
+        );
+        assert!(!md.contains("0.0150 ± 0.0050 [answered"), "{md}");
+        let answered = [
+            rec("ptr", 0, 0.0, Some(true)),
+            rec("ptr", 1, 0.004, Some(true)),
+        ];
+        let summaries = super::super::summary::summarise(&spec, &answered);
+        let tables = wide(&spec, &summaries, &BTreeMap::new());
+        let md = wide_markdown(&spec, &tables, &BTreeMap::new(), &BTreeMap::new());
+        assert!(!md.contains("answered"), "{md}");
+    }
 }

@@ -161,11 +161,15 @@ impl Verdicts<'_> {
             .collect()
     }
 
-    /// How many claims are contradicted (false at every checked x).
+    /// How many claims (false at every checked x) and scaling laws (ruled out by the slope's
+    /// 95% interval) are contradicted.
     pub fn contradicted(&self) -> usize {
         (self.claims.iter())
             .filter(|(_, v)| matches!(v, ClaimVerdict::Contradicted { .. }))
             .count()
+            + (self.slopes.iter())
+                .filter(|(_, v)| matches!(v, SlopeVerdict::Contradicted { .. }))
+                .count()
     }
 }
 

@@ -225,10 +225,15 @@ hypothesis = [
 }
 
 /// A result-like number in hand-written prose: digits followed by `%`, "pt"/"point", or "×",
-/// or a "±" / "+-" spread.
+/// a "±" / "+-" spread, or a distance "within" a number (`within 1e-4 of`).
 fn result_number(text: &str) -> Option<String> {
     if let Some(i) = text.find('±').or_else(|| text.find("+-")) {
         return Some(text[i.saturating_sub(12)..].chars().take(24).collect());
+    }
+    if let Some((i, _)) = (text.match_indices("within "))
+        .find(|(i, w)| text[i + w.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    {
+        return Some(text[i..].chars().take(24).collect());
     }
     let chars: Vec<char> = text.chars().collect();
     for (i, c) in chars.iter().enumerate() {
@@ -261,6 +266,8 @@ fn committed_conclusions_have_no_hand_written_results() {
     assert!(result_number("gains at most 5 points").is_some());
     assert!(result_number("84.3% against").is_some());
     assert!(result_number("48.4% +- 3.7").is_some());
+    assert!(result_number("both within 1e-4 of 0.5").is_some());
+    assert!(result_number("within the noise").is_none());
     assert!(result_number("at eps = 0.1 with T = 2 and λ = 10³").is_none());
     let mut found = Vec::new();
     for path in super::super::reproduction::spec_files(std::path::Path::new("experiments")).unwrap()
