@@ -50,10 +50,11 @@ impl LedgerEntry {
         Some(self.epsilon? / self.claimed?)
     }
 
-    /// Whether the step can enter a composition as one guarantee: private, its measure
-    /// stated, its spend not understated.
+    /// Whether the step can enter a composition: its measure stated (a step recorded as
+    /// non-private states none), its spend not understated. A step whose guarantee was
+    /// withdrawn ([`Ledger::void_last`]) composes into a step without one.
     fn composable(&self) -> bool {
-        self.private && self.measure.is_some() && self.claimed.is_none()
+        self.measure.is_some() && self.claimed.is_none()
     }
 
     /// The step in words for a message (its Debug form is for programmers): "step `train`
@@ -254,8 +255,8 @@ impl Ledger {
     /// chosen by earlier releases and public randomness only. One example is in one part, so it
     /// sees one of them: recorded as one step `name` (`label`) whose epsilon, delta and
     /// sensitivity are the largest of any part's, (ε,δ)-DP if any part is (a pure part is
-    /// (ε, 0)-DP). Refused across relations, or when a part is not private or understates its
-    /// spend. Nothing is recorded for no parts.
+    /// (ε, 0)-DP), private only when every part is. Refused across relations, or when a part
+    /// states no measure or understates its spend. Nothing is recorded for no parts.
     pub fn absorb_parallel(&mut self, parts: Ledger, name: &str, label: &str) -> Result<()> {
         if parts.relation != self.relation {
             return Err(self.foreign("a ledger", parts.relation.describe()));
@@ -266,7 +267,7 @@ impl Ledger {
         if !parts.entries.iter().all(LedgerEntry::composable) {
             return Err(Error::param(
                 name,
-                "parallel composition needs private steps that state their measure and spend",
+                "parallel composition needs steps that state their measure and spend",
             ));
         }
         let largest = |f: fn(&LedgerEntry) -> Option<f64>| {
@@ -276,8 +277,9 @@ impl Ledger {
             epsilon: largest(|e| e.epsilon),
             delta: largest(|e| e.delta),
             measure: Some(widest_measure(&parts.entries)),
-            private: true,
+            private: parts.entries.iter().all(|e| e.private),
             sensitivity: largest(|e| e.sensitivity),
+            note: withdrawn(&parts.entries).map(|why| format!("NOT private: {why}")),
             ..self.blank(name, label)
         };
         self.entries.push(entry);
@@ -287,13 +289,13 @@ impl Ledger {
     /// This ledger's steps as one step `name` (`label`), by sequential composition: epsilons
     /// and deltas add, (ε,δ)-DP if any step is. The form in which a part of several steps (a
     /// candidate's fit with its public-size read) enters [`Ledger::absorb_parallel`]; the
-    /// note lists the steps. Refused for no steps, or a step that is not private or
-    /// understates its spend.
+    /// note lists the steps. Refused for no steps, or a step that states no measure (a
+    /// non-private step) or understates its spend; private only when every step is.
     pub fn composed(self, name: &str, label: &str) -> Result<LedgerEntry> {
         if self.entries.is_empty() || !self.entries.iter().all(LedgerEntry::composable) {
             return Err(Error::param(
                 name,
-                "a composed part needs private steps that state their measure and spend",
+                "a composed part needs steps that state their measure and spend",
             ));
         }
         let sum = |f: fn(&LedgerEntry) -> Option<f64>| {
@@ -308,12 +310,18 @@ impl Ledger {
             epsilon: sum(|e| e.epsilon),
             delta: sum(|e| e.delta),
             measure: Some(widest_measure(&self.entries)),
-            private: true,
+            private: self.entries.iter().all(|e| e.private),
             sensitivity: match self.entries.as_slice() {
                 [one] => one.sensitivity,
                 _ => None,
             },
-            note: Some(steps.join("; ")),
+            note: Some(
+                steps
+                    .into_iter()
+                    .chain(withdrawn(&self.entries).map(|why| format!("NOT private: {why}")))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
             ..self.blank(name, label)
         })
     }
@@ -336,6 +344,19 @@ impl Ledger {
             e.note = Some(format!(
                 "NOT eps-DP as claimed: real eps = {factor} x claimed ({why})"
             ));
+        }
+    }
+
+    /// Withdraws the last step's guarantee, and says why beside its note: its mechanism's
+    /// proof needs a condition the run did not meet (the exact minimiser output and objective
+    /// perturbation assume, when the solver stopped short of it).
+    pub fn void_last(&mut self, why: &str) {
+        if let Some(e) = self.entries.last_mut() {
+            e.private = false;
+            e.note = Some(match e.note.take() {
+                Some(n) => format!("{n}; {why}"),
+                None => why.into(),
+            });
         }
     }
 
@@ -389,6 +410,16 @@ impl Ledger {
             None => false,
         }
     }
+}
+
+/// Why the first of `entries` whose guarantee was withdrawn has none.
+fn withdrawn(entries: &[LedgerEntry]) -> Option<String> {
+    let e = entries.iter().find(|e| !e.private)?;
+    Some(
+        e.note
+            .clone()
+            .unwrap_or_else(|| format!("step `{}`", e.name)),
+    )
 }
 
 /// (ε,δ)-DP if any of `entries` is, else pure ε-DP: what their composition is stated in.
@@ -470,6 +501,23 @@ mod tests {
         let mut open = Ledger::default();
         open.non_private("fit", "exact", "test");
         assert!(open.composed("x", "exact").is_err());
+        // A part whose guarantee was withdrawn composes into steps without one, saying why.
+        let mut short = Ledger::default().scratch();
+        spend(&mut short, "fit", 0.25, 1.0);
+        short.void_last("solver stopped early");
+        let part = short.composed("candidate", "one fit").unwrap();
+        assert!(!part.private, "{part:?}");
+        assert!(
+            part.note
+                .as_deref()
+                .unwrap()
+                .ends_with("NOT private: solver stopped early")
+        );
+        let mut parts = Ledger::default().scratch();
+        parts.record(part).unwrap();
+        let mut l = Ledger::default();
+        l.absorb_parallel(parts, "train", "one").unwrap();
+        assert!(!l.entries[0].private && !l.is_private_within(Some(1.0)));
     }
 
     #[test]

@@ -30,9 +30,13 @@ pub(super) fn select(score: Score, cx: &mut Context) -> Result<Vec<usize>> {
     let mut charge = cx.ledger.charge(STEP, &label, mechanism)?;
     let chosen = iterative_sampling(&q, t, &mut charge, &mut rng)?;
     let steps = charge.draws();
+    // Each step is calibrated for Δq (SPEC 4); the shift q_(T+1) may move against the score,
+    // so a step's quality can move by up to 2Δq: the note says so rather than understate.
     charge.without_guarantee(format!(
         "NOT private: the walk order and shift read the exact scores; {steps} steps x eps0 = \
-         {eps0} spent by the steps themselves (T = {t})"
+         {} spent by the steps as calibrated for Delta_q, up to twice that as the shift by the \
+         (T+1)-th score moves too (T = {t})",
+        steps as f64 * eps0
     ));
     cx.metrics.insert("steps".into(), steps as f64);
     cx.metrics.insert("epsilon_claimed".into(), eps);

@@ -239,6 +239,19 @@ fn flat_step(
     (norm(&b.g) < x.gn).then_some((trial, ft))
 }
 
+/// `n` rows of 3 features in the unit ball and labels in {-1, +1}, neither separable nor
+/// degenerate: the toy problem of the solver's and the mechanisms' unit tests.
+#[cfg(test)]
+pub(super) fn toy_rows(n: usize) -> (ndarray::Array2<f64>, Vec<f64>) {
+    let x = ndarray::Array2::from_shape_fn((n, 3), |(i, j)| {
+        (((i * 7 + j * 3) % 11) as f64 - 5.0) / 12.0
+    });
+    let y = (0..n)
+        .map(|i| if (i * 5) % 7 < 3 { 1.0 } else { -1.0 })
+        .collect();
+    (x, y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,12 +262,7 @@ mod tests {
     /// logistic path is the solver's own.
     #[test]
     fn huber_minimiser_is_stationary_and_logistic_is_the_solvers() {
-        let x = Array2::from_shape_fn((60, 3), |(i, j)| {
-            (((i * 7 + j * 3) % 11) as f64 - 5.0) / 12.0
-        });
-        let y: Vec<f64> = (0..60)
-            .map(|i| if (i * 5) % 7 < 3 { 1.0 } else { -1.0 })
-            .collect();
+        let (x, y) = toy_rows(60);
         let design = Design::dense(x.view());
         let o = Objective {
             design: &design,

@@ -97,7 +97,7 @@ impl Problem<'_, '_> {
 /// * Mechanism: theta* + b with the L2 mechanism, beta = sensitivity / eps; measure: pure
 ///   eps-DP.
 /// * Proof sketch: L2 mechanism with that L2 sensitivity (privacy::l2); the solver must reach
-///   the exact minimiser, which the recorded convergence documents.
+///   the exact minimiser: a fit that stops short of it withdraws the step's guarantee.
 ///
 /// Any loss with |l'| <= 1 (the Huber SVM loss too): the proof uses only that bound and lambda-strong convexity, so the sensitivity is the same.
 pub fn output_perturbation(
@@ -124,7 +124,20 @@ pub fn output_perturbation_as(
     let (mut theta, conv) =
         problem.solve_from(&Objective::regularised(design, problem.y, lambda), None);
     theta.iter_mut().zip(&b).for_each(|(t, n)| *t += n);
+    void_unless_converged(&conv, ledger);
     Ok((theta, conv))
+}
+
+/// Withdraws the guarantee of the step just charged when the solver stopped short of the
+/// exact minimiser: output and objective perturbation's proofs hold for the minimiser only.
+fn void_unless_converged(conv: &Convergence, ledger: &mut Ledger) {
+    if !conv.converged {
+        ledger.void_last(&format!(
+            "NOT private as proven: the proof needs the exact minimiser, and the solver stopped \
+             at gradient norm {:.3e} after {} iterations",
+            conv.grad_norm, conv.iterations
+        ));
+    }
 }
 
 /// The noise vector [`output_perturbation_as`] adds to the minimiser, charged to `ledger`. It
@@ -291,8 +304,8 @@ pub fn objective_branch_table(
 ///   al.'s Theorem 9 (the thesis's Algorithm 7); add/remove is proved below.
 /// * Mechanism: minimise J(theta) + b.theta/N + (Delta/2)||theta||^2, i.e. the summed
 ///   F(theta) + b.theta + (N Delta/2)||theta||^2, with b from the L2 mechanism of
-///   beta = Delta_b/eps'. Measure: pure eps-DP. Requires the exact minimiser (convergence is
-///   recorded).
+///   beta = Delta_b/eps'. Measure: pure eps-DP. Requires the exact minimiser (a fit that
+///   stops short of it withdraws the step's guarantee).
 /// * Proof sketch (add/remove, X' = X plus x). Write L = lambda + N Delta for the total
 ///   regulariser: L = lambda on the direct branch and L = c/(e^(eps/2) - 1) on the other, the
 ///   same for X and X' (N Delta absorbs the change of N). Stationarity gives the bijection
@@ -328,6 +341,7 @@ pub fn objective_perturbation_by(
 ) -> Result<(Vec<f64>, Convergence, ObjectiveBranch)> {
     let (b, branch) = objective_noise_by(rule, &problem, epsilon, rng, ledger)?;
     let (theta, conv) = objective_perturbation_with_noise_for(problem, &b, branch.delta);
+    void_unless_converged(&conv, ledger);
     Ok((theta, conv, branch))
 }
 
@@ -590,4 +604,51 @@ pub fn functional_mechanism(
             trimmed,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Output and objective perturbation keep their guarantee when the solver reaches the
+    /// minimiser and withdraw it, saying why, when it stops after one iteration.
+    #[test]
+    fn a_fit_short_of_the_minimiser_withdraws_the_guarantee() {
+        let (x, y) = super::super::erm::toy_rows(40);
+        let design = Design::dense(x.view());
+        let run = |settings: &SolverSettings, objective: bool| {
+            let problem = Problem {
+                loss: Loss::Logistic,
+                design: &design,
+                y: &y,
+                lambda: 0.1,
+                settings,
+            };
+            let mut ledger = Ledger::new(Relation::AddRemove);
+            let mut rng = crate::rng::rng_from(&["test", "convergence"]);
+            let conv = if objective {
+                objective_perturbation(problem, 1.0, &mut rng, &mut ledger)
+                    .unwrap()
+                    .1
+            } else {
+                output_perturbation(problem, 1.0, &mut rng, &mut ledger)
+                    .unwrap()
+                    .1
+            };
+            (conv.converged, ledger.entries[0].clone())
+        };
+        let short = SolverSettings {
+            tol: 1e-14,
+            max_iter: 1,
+            ..SolverSettings::default()
+        };
+        for objective in [false, true] {
+            let (converged, entry) = run(&SolverSettings::default(), objective);
+            assert!(converged && entry.private, "{entry:?}");
+            let (converged, entry) = run(&short, objective);
+            assert!(!converged && !entry.private, "{entry:?}");
+            let note = entry.note.unwrap_or_default();
+            assert!(note.contains("needs the exact minimiser"), "{note}");
+        }
+    }
 }
