@@ -115,29 +115,22 @@ fn private_gnb(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         n_classes: 2,
         cols: &[0],
     };
-    let planted = claim.mutant.then_some(Planted::ExactCounts);
-    let r = gnb_release(&t, &UNIT, planted, rng);
+    let r = gnb_release(&t, &UNIT, planted(claim, Planted::ExactCounts), rng);
     r.counts[0] / (r.counts[0] + r.counts[1])
+}
+
+/// `mutant` for a claim's planted mutant, else the releases as proven.
+fn planted(claim: &Claim, mutant: Planted) -> Planted {
+    if claim.mutant { mutant } else { Planted::None }
 }
 
 /// The private Gaussian NB's three releases at [`EPS`] under add/remove, as proven or with
 /// the `planted` mutant.
-fn gnb_release(
-    t: &TrainRows,
-    bounds: &Bounds,
-    planted: Option<Planted>,
-    rng: &mut Rng,
-) -> Released {
+fn gnb_release(t: &TrainRows, bounds: &Bounds, planted: Planted, rng: &mut Rng) -> Released {
     let p = PrivateGnbParams::new(EPS).check().expect("valid");
     let mut ledger = Ledger::new(Relation::AddRemove);
-    p.release(
-        t,
-        bounds,
-        rng,
-        &mut ledger,
-        planted.unwrap_or(Planted::None),
-    )
-    .expect("valid release")
+    p.release(t, bounds, rng, &mut ledger, planted)
+        .expect("valid release")
 }
 
 /// The class-0 rows of the sums audit's X.
@@ -161,7 +154,7 @@ fn private_gnb_sums(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         n_classes: 2,
         cols: &[0, 1],
     };
-    let planted = claim.mutant.then_some(Planted::SumsAtUnitSensitivity);
+    let planted = planted(claim, Planted::SumsAtUnitSensitivity);
     let r = gnb_release(&t, &Bounds::UNIT_SQUARE, planted, rng);
     let noisy: Vec<f64> = r.mean.row(0).iter().map(|m| m * r.counts[0]).collect();
     let exact = |side| match side {

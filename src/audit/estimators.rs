@@ -47,8 +47,18 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
                      {(-1, -1)}, {(1, 1)} (X'); statistic: Laplace log-likelihood ratio of the \
                      noisy mean";
     let claim = |name, neighbours, kind| Claim::new(name, EPS, neighbours).covers(kind);
-    let rows = [
-        with_mutant(
+    let lloyd_claim = claim("kmeans_dp_lloyd", lloyd, LLOYD);
+    let mut lloyd_rows = Vec::from(with_mutant(
+        lloyd_claim,
+        "kmeans_dp_lloyd_counts_only",
+        Lloyd::run,
+    ));
+    lloyd_rows.push(row(
+        lloyd_claim.or_mutant(true, "kmeans_dp_lloyd_budget_not_split"),
+        Lloyd::run,
+    ));
+    [
+        Vec::from(with_mutant(
             claim(
                 "linreg_functional",
                 functional,
@@ -56,23 +66,19 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             ),
             "linreg_functional_quadratic_only",
             Functional::run,
-        ),
-        with_mutant(
+        )),
+        Vec::from(with_mutant(
             claim("pca_sulq", sulq, &["learner:pca_sulq"]),
             "pca_sulq_frobenius",
             Sulq::run,
-        ),
-        with_mutant(
-            claim("kmeans_dp_lloyd", lloyd, LLOYD),
-            "kmeans_dp_lloyd_counts_only",
-            Lloyd::run,
-        ),
-        with_mutant(
+        )),
+        lloyd_rows,
+        Vec::from(with_mutant(
             claim("linreg_objective", objective, &["learner:linreg_objective"]),
             "linreg_objective_logistic_lipschitz",
             Objective::run,
-        ),
-        with_mutant(
+        )),
+        Vec::from(with_mutant(
             claim(
                 "kmeans_sample_aggregate",
                 aggregate,
@@ -80,14 +86,11 @@ pub fn all() -> Vec<Box<dyn Auditable>> {
             ),
             "kmeans_sample_aggregate_unit_width",
             Aggregate::run,
-        ),
-    ];
-    let unsplit =
-        claim("kmeans_dp_lloyd", lloyd, LLOYD).or_mutant(true, "kmeans_dp_lloyd_budget_not_split");
-    let mut rows: Vec<_> = rows.into_iter().flatten().collect();
-    // Beside the counts-only mutant, in report order.
-    rows.insert(6, row(unsplit, Lloyd::run));
-    rows
+        )),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 const EPS: f64 = 1.0;
@@ -230,27 +233,23 @@ impl Lloyd {
         out
     }
 
-    /// Each release's (ε, sensitivity) for `claim`.
-    fn step(claim: &Claim) -> (f64, f64) {
-        let correct = kmeans::lloyd_step(EPS, Self::ITERATIONS, Self::D);
-        match (claim.mutant, claim.name) {
-            (false, _) => correct,
-            (true, "kmeans_dp_lloyd_budget_not_split") => (EPS, correct.1),
-            (true, _) => (correct.0, 1.0),
-        }
-    }
-
     /// One run's statistic: the Laplace ratios of the T releases at the claimed scale, summed.
     fn run(claim: &Claim, side: Side, rng: &mut Rng) -> f64 {
         let (a, b) = (Self::sums(Side::X), Self::sums(Side::XPrime));
         let (eps, sensitivity) = kmeans::lloyd_step(EPS, Self::ITERATIONS, Self::D);
+        // Each release's (ε, sensitivity): the learner's, or a mutant's.
+        let drawn = match (claim.mutant, claim.name) {
+            (false, _) => (eps, sensitivity),
+            (true, "kmeans_dp_lloyd_budget_not_split") => (EPS, sensitivity),
+            (true, _) => (eps, 1.0),
+        };
         let mut statistic = 0.0;
         let mut observe = |sums: &Array2<f64>, counts: &[f64]| {
             let o: Vec<f64> = counts.iter().chain(sums).copied().collect();
             statistic += laplace_ratio(&o, &a, &b, sensitivity / eps);
         };
         let centre = Array2::zeros((1, Self::D));
-        let step = (Self::step(claim), Self::ITERATIONS);
+        let step = (drawn, Self::ITERATIONS);
         let points = Self::points(side);
         kmeans::lloyd_iterations(&points, centre, step, &mut ledger(), rng, &mut observe)
             .expect("valid");

@@ -118,20 +118,19 @@ pub fn slope_key(c: &PaperSlope) -> VerdictKey {
 
 /// A scaling law's fitted slope, and whether it is within the law's tolerance.
 fn slope_outcome(spec: &Spec, records: &[TrialRecord], c: &PaperSlope) -> Outcome {
-    match super::slope::slope_verdict(spec, records, c) {
-        v @ (SlopeVerdict::Holds { fit, .. }
-        | SlopeVerdict::Fails { fit, .. }
-        | SlopeVerdict::Contradicted { fit, .. }) => Outcome {
-            text: format!(
-                "slope {:+.3} ± {:.3} ({})",
-                fit.slope,
-                fit.half_width,
-                v.word()
-            ),
-            ok: matches!(v, SlopeVerdict::Holds { .. }),
-            tested: true,
-        },
-        SlopeVerdict::Missing => Outcome::missing(),
+    let v = super::slope::slope_verdict(spec, records, c);
+    let Some((fit, _)) = v.measured() else {
+        return Outcome::missing();
+    };
+    Outcome {
+        text: format!(
+            "slope {:+.3} ± {:.3} ({})",
+            fit.slope,
+            fit.half_width,
+            v.word()
+        ),
+        ok: matches!(v, SlopeVerdict::Holds { .. }),
+        tested: true,
     }
 }
 

@@ -157,10 +157,7 @@ fn differing_keys(v: &Verdicts) -> Vec<super::ablation::VerdictKey> {
         .chain(
             v.slopes
                 .iter()
-                .filter(|(_, sv)| {
-                    use super::slope::SlopeVerdict::{Contradicted, Fails};
-                    matches!(sv, Fails { .. } | Contradicted { .. })
-                })
+                .filter(|(_, sv)| sv.differs())
                 .map(|(c, _)| super::ablation::slope_key(c)),
         )
         // No ablation re-evaluates a ratio: a differing one counts as untested.

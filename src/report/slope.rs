@@ -46,6 +46,26 @@ verdict_words!(SlopeVerdict {
     Missing => "missing",
 });
 
+impl SlopeVerdict {
+    /// The fit and crossover of a law with trials.
+    pub fn measured(&self) -> Option<(LogLogFit, Option<f64>)> {
+        match self {
+            SlopeVerdict::Holds { fit, crossover }
+            | SlopeVerdict::Fails { fit, crossover }
+            | SlopeVerdict::Contradicted { fit, crossover } => Some((*fit, *crossover)),
+            SlopeVerdict::Missing => None,
+        }
+    }
+
+    /// Whether the law does not hold (fails or is contradicted).
+    pub fn differs(&self) -> bool {
+        matches!(
+            self,
+            SlopeVerdict::Fails { .. } | SlopeVerdict::Contradicted { .. }
+        )
+    }
+}
+
 /// Least squares on (log10 x, log10 y) points; `None` below three points or without spread.
 pub fn fit_loglog(points: &[(f64, f64)]) -> Option<LogLogFit> {
     let pts: Vec<(f64, f64)> = points
@@ -129,26 +149,22 @@ fn judge(fit: LogLogFit, crossover: Option<f64>, expected: f64, tolerance: f64) 
 
 /// One line describing a slope verdict.
 pub fn describe_slope(c: &PaperSlope, v: &SlopeVerdict, axis: &str) -> String {
-    match v {
-        SlopeVerdict::Holds { fit, crossover }
-        | SlopeVerdict::Fails { fit, crossover }
-        | SlopeVerdict::Contradicted { fit, crossover } => {
-            let cross = match (crossover, &c.crossover) {
-                (Some(x), Some(m)) => format!("; crosses `{m}` at {axis} ≈ {x:.3e}"),
-                _ => String::new(),
-            };
-            format!(
-                "{} (fitted slope {:.3} ± {:.3} (95%, {} trials), expected {} ± {}{cross})",
-                v.word(),
-                fit.slope,
-                fit.half_width,
-                fit.n,
-                c.expected,
-                c.tolerance
-            )
-        }
-        SlopeVerdict::Missing => "missing (fewer than three positive points)".into(),
-    }
+    let Some((fit, crossover)) = v.measured() else {
+        return "missing (fewer than three positive points)".into();
+    };
+    let cross = match (crossover, &c.crossover) {
+        (Some(x), Some(m)) => format!("; crosses `{m}` at {axis} ≈ {x:.3e}"),
+        _ => String::new(),
+    };
+    format!(
+        "{} (fitted slope {:.3} ± {:.3} (95%, {} trials), expected {} ± {}{cross})",
+        v.word(),
+        fit.slope,
+        fit.half_width,
+        fit.n,
+        c.expected,
+        c.tolerance
+    )
 }
 
 #[cfg(test)]
