@@ -286,6 +286,41 @@ impl Ledger {
         Ok(())
     }
 
+    /// Parallel composition of alike parts, kept step by step: `parts` ran the same steps, each
+    /// on its own disjoint block, so the first part's steps stand for all of them, each noted
+    /// `note`. Private only when every part's steps are: a later part whose guarantee was
+    /// withdrawn (a fit short of its minimiser) withdraws the recorded steps', saying why.
+    /// Refused across relations, or when a later part spends more than the first (its steps
+    /// would then not stand for it). Nothing is recorded for no parts.
+    pub fn absorb_alike_parts(&mut self, parts: Vec<Ledger>, note: &str) -> Result<()> {
+        let Some(first) = parts.first() else {
+            return Ok(());
+        };
+        let (eps, delta) = (first.total_epsilon(), first.total_delta());
+        if let Some(p) = parts.iter().find(|p| p.relation != self.relation) {
+            return Err(self.foreign("a ledger", p.relation.describe()));
+        }
+        if parts
+            .iter()
+            .any(|p| p.total_epsilon() > eps * SLACK || p.total_delta() > delta * SLACK)
+        {
+            return Err(Error::param(
+                "parts",
+                "alike parallel parts spend more in a later part than in the first",
+            ));
+        }
+        let why = parts.iter().find_map(|p| withdrawn(&p.entries));
+        for mut e in parts.into_iter().next().into_iter().flat_map(|p| p.entries) {
+            e.note = Some(match &why {
+                Some(why) => format!("{note}; NOT private: {why}"),
+                None => note.to_string(),
+            });
+            e.private &= why.is_none();
+            self.record(e)?;
+        }
+        Ok(())
+    }
+
     /// This ledger's steps as one step `name` (`label`), by sequential composition: epsilons
     /// and deltas add, (ε,δ)-DP if any step is. The form in which a part of several steps (a
     /// candidate's fit with its public-size read) enters [`Ledger::absorb_parallel`]; the
@@ -406,11 +441,14 @@ impl Ledger {
             && self.entries.iter().all(|e| e.private)
             && self.single_relation();
         match budget {
-            Some(b) => all_private && self.total_epsilon() <= b * (1.0 + 1e-9),
+            Some(b) => all_private && self.total_epsilon() <= b * SLACK,
             None => false,
         }
     }
 }
+
+/// Relative float slack of a spend compared against a bound.
+const SLACK: f64 = 1.0 + 1e-9;
 
 /// Why the first of `entries` whose guarantee was withdrawn has none.
 fn withdrawn(entries: &[LedgerEntry]) -> Option<String> {
@@ -463,6 +501,42 @@ mod tests {
         assert!(other.absorb_parallel(parts.clone(), "train", "x").is_err());
         parts.non_private("d", "exact", "test");
         assert!(l.absorb_parallel(parts, "train", "x").is_err());
+    }
+
+    /// Alike parts record the first part's steps once, private only when every part's are: a
+    /// later part's withdrawn guarantee withdraws them, saying why; a later part that spends
+    /// more, or one under another relation, is refused.
+    #[test]
+    fn alike_parts_are_private_only_when_every_part_is() {
+        let part = || {
+            let mut p = Ledger::default().scratch();
+            spend(&mut p, "fit", 0.5, 1.0);
+            p
+        };
+        let mut l = Ledger::default();
+        l.absorb_alike_parts(vec![part(), part(), part()], "disjoint blocks")
+            .unwrap();
+        assert_eq!((l.entries.len(), l.total_epsilon()), (1, 0.5));
+        assert!(l.is_private_within(Some(0.5)), "{l:?}");
+        assert_eq!(l.entries[0].note.as_deref(), Some("disjoint blocks"));
+        let mut short = part();
+        short.void_last("solver stopped early");
+        let mut l = Ledger::default();
+        l.absorb_alike_parts(vec![part(), short, part()], "disjoint blocks")
+            .unwrap();
+        assert!(!l.entries[0].private && !l.is_private_within(Some(0.5)));
+        assert_eq!(
+            l.entries[0].note.as_deref(),
+            Some("disjoint blocks; NOT private: solver stopped early")
+        );
+        let mut more = part();
+        spend(&mut more, "fit", 0.5, 1.0);
+        assert!(l.absorb_alike_parts(vec![part(), more], "x").is_err());
+        let foreign = Ledger::new(Relation::ReplaceOne);
+        assert!(l.absorb_alike_parts(vec![foreign], "x").is_err());
+        let before = l.entries.len();
+        l.absorb_alike_parts(Vec::new(), "x").unwrap();
+        assert_eq!(l.entries.len(), before);
     }
 
     /// A part of several steps enters a parallel composition as their sum ([`Ledger::composed`]):

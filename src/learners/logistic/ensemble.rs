@@ -11,7 +11,8 @@
 //!   entries); the average is post-processing.
 //! * Parallel averaging: each block's release is ε-DP and depends only on its block; one
 //!   example is in one block, so the m releases together are ε-DP (parallel composition; the
-//!   ledger records the first block's entries with that note).
+//!   ledger records the first block's entries with that note, private only when every
+//!   block's are: [`crate::privacy::Ledger::absorb_alike_parts`]).
 //! * Subsample-and-aggregate: domain and relation the ledger's; released: the mean of the k
 //!   clipped block estimates plus L2-mechanism noise. One example changes one block estimate,
 //!   whose clipped value moves within the box [−B, B]^D of L2 diameter 2B√D, so the mean moves
@@ -93,18 +94,14 @@ where
             }
             let blocks = random_blocks(n, m, rng);
             let mut models = Vec::with_capacity(m);
-            let mut first = None;
+            let mut parts = Vec::with_capacity(m);
             for b in &blocks {
                 let mut scratch = ledger.scratch();
                 models.push(fit(Some(b), Some(epsilon), rng, &mut scratch)?);
-                first.get_or_insert(scratch.entries);
+                parts.push(scratch);
             }
-            for mut e in first.unwrap_or_default() {
-                e.note = Some(format!(
-                    "parallel composition: {m} models, each on its own disjoint block"
-                ));
-                ledger.record(e)?;
-            }
+            let note = format!("parallel composition: {m} models, each on its own disjoint block");
+            ledger.absorb_alike_parts(parts, &note)?;
             Ok(mean(&models))
         }
         Ensemble::SubsampleAggregate { blocks: k, bound } => {
@@ -131,5 +128,40 @@ where
             theta.iter_mut().zip(&noise).for_each(|(t, z)| *t += z);
             Ok(theta)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::Laplace;
+    use crate::rng::rng_from;
+
+    /// Parallel averaging states one block's spend, and is private only when every block's
+    /// fit is: a second block whose fit stopped short of its minimiser withdraws the guarantee.
+    #[test]
+    fn parallel_averaging_is_private_only_when_every_block_is() {
+        let run = |short_block: Option<usize>| {
+            let mut ledger = Ledger::default();
+            let mut block = 0;
+            let fit = |_: Option<&[usize]>, eps: Option<f64>, _: &mut Rng, l: &mut Ledger| {
+                let lap = Laplace::new(1.0, eps.expect("private"), l.relation())?;
+                l.charge("train", "laplace", lap)?;
+                if short_block == Some(block) {
+                    l.void_last("solver stopped early");
+                }
+                block += 1;
+                Ok(vec![0.0])
+            };
+            let mut rng = rng_from(&["ensemble-parallel"]);
+            fit_ensemble(Ensemble::Parallel(3), 30, 0.5, &mut rng, &mut ledger, fit).unwrap();
+            ledger
+        };
+        let all = run(None);
+        assert_eq!((all.entries.len(), all.total_epsilon()), (1, 0.5));
+        assert!(all.is_private_within(Some(0.5)), "{all:?}");
+        let short = run(Some(1));
+        assert_eq!(short.total_epsilon(), 0.5);
+        assert!(!short.is_private_within(Some(0.5)), "{short:?}");
     }
 }

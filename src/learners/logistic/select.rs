@@ -283,7 +283,8 @@ pub enum Tuning {
 ///   example in a training part moves one candidate's law by e^eps and nothing else given it;
 ///   one in the validation part moves only the selection, by e^eps_select for any candidates.
 /// * [`Tuning::Sequential`]: the first candidate's training entries (noted as parallel
-///   composition) and an entry "lambda_selection": eps_train + eps_select.
+///   composition, private only when every candidate's are) and an entry "lambda_selection":
+///   eps_train + eps_select.
 pub fn private_select_lambda<F>(
     design: &Design,
     y: &[f64],
@@ -353,17 +354,18 @@ where
 }
 
 /// Algorithm 3's spend while it runs ([`Tuning`]): the parts' ledger of a parallel
-/// composition, or the first candidate's entries of a sequential split.
+/// composition, or the candidates' ledgers of a sequential split (alike parts, whose first
+/// stands for all: [`Ledger::absorb_alike_parts`]).
 enum Spend {
     Parallel(Ledger),
-    Sequential(Option<Vec<crate::privacy::LedgerEntry>>),
+    Sequential(Vec<Ledger>),
 }
 
 impl Spend {
     fn new(tuning: Tuning, ledger: &Ledger) -> Self {
         match tuning {
             Tuning::Parallel { .. } => Spend::Parallel(ledger.scratch()),
-            Tuning::Sequential { .. } => Spend::Sequential(None),
+            Tuning::Sequential { .. } => Spend::Sequential(Vec::new()),
         }
     }
 
@@ -374,11 +376,10 @@ impl Spend {
                 let label = format!("candidate lambda = {lambda} on part {}", r + 1);
                 parts.record(scratch.composed("train", &label)?)
             }
-            Spend::Sequential(first @ None) => {
-                *first = Some(scratch.entries);
+            Spend::Sequential(parts) => {
+                parts.push(scratch);
                 Ok(())
             }
-            Spend::Sequential(Some(_)) => Ok(()),
         }
     }
 
@@ -404,15 +405,57 @@ impl Spend {
                 ledger.absorb_parallel(parts, "train", &label)?;
                 Ok(r)
             }
-            Spend::Sequential(first) => {
-                for mut e in first.unwrap_or_default() {
-                    e.note = Some(format!(
-                        "parallel composition: {k} candidates (one per lambda) each trained on its own disjoint part"
-                    ));
-                    ledger.record(e)?;
-                }
+            Spend::Sequential(parts) => {
+                let note = format!(
+                    "parallel composition: {k} candidates (one per lambda) each trained on its own disjoint part"
+                );
+                ledger.absorb_alike_parts(parts, &note)?;
                 choose_by_score(q, eps_select, rng, ledger)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::privacy::Laplace;
+    use crate::rng::rng_from;
+
+    /// Algorithm 3 split sequentially states one candidate's training spend plus the
+    /// selection's, and is private only when every candidate's fit is.
+    #[test]
+    fn sequential_tuning_is_private_only_when_every_candidate_is() {
+        let (x, y) = super::super::erm::toy_rows(40);
+        let design = Design::dense(x.view());
+        let run = |short: Option<f64>| {
+            let mut ledger = Ledger::default();
+            let fit = |d: &Design, _: &[f64], lambda: f64, _: &mut Rng, l: &mut Ledger| {
+                l.charge("train", "laplace", Laplace::new(1.0, 0.5, l.relation())?)?;
+                if short == Some(lambda) {
+                    l.void_last("solver stopped early");
+                }
+                Ok(LogisticModel::new(vec![0.0; d.dim()], None, d))
+            };
+            let tuning = Tuning::Sequential { eps_select: 0.25 };
+            let mut rng = rng_from(&["select-sequential"]);
+            private_select_lambda(
+                &design,
+                &y,
+                &[1.0, 2.0, 3.0],
+                tuning,
+                &mut rng,
+                &mut ledger,
+                fit,
+            )
+            .unwrap();
+            ledger
+        };
+        let all = run(None);
+        assert_eq!(all.total_epsilon(), 0.75);
+        assert!(all.is_private_within(Some(0.75)), "{all:?}");
+        let short = run(Some(2.0));
+        assert_eq!(short.total_epsilon(), 0.75);
+        assert!(!short.is_private_within(Some(0.75)), "{short:?}");
     }
 }
