@@ -94,74 +94,12 @@ pub enum Command {
     /// With --all: every spec in --experiments that has results, then OUT/REPORT.md and
     /// OUT/index.html (all experiments, their figures, published values beside ours, verdicts,
     /// and a filter by verdict).
-    Report {
-        /// Experiment spec whose stored results to report on (or --all).
-        #[arg(required_unless_present = "all")]
-        spec: Option<PathBuf>,
-        /// Results root the spec was run with (`run --out`).
-        #[arg(long, default_value = "results")]
-        out: PathBuf,
-        /// Report on the smoke run's results.
-        #[arg(long)]
-        smoke: bool,
-        /// Rebuild every experiment's report, then write OUT/REPORT.md and OUT/index.html.
-        #[arg(long, conflicts_with = "spec")]
-        all: bool,
-        /// Folder of specs for --all.
-        #[arg(long, default_value = "experiments")]
-        experiments: PathBuf,
-        /// Folder holding the dataset files the spec was run with, read to check that the
-        /// stored results are of the data as it is (as `run` checks) [default: $EPSILAB_DATA,
-        /// else the repository's datasets/].
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
-        /// With --all: write nothing; rebuild REPORT.md and the tables from the committed
-        /// trials in a temporary folder and fail, naming each differing line and flipped
-        /// verdict, when they differ from the committed files (the verdict gate).
-        #[arg(long, requires = "all")]
-        check: bool,
-        #[command(flatten)]
-        style: ReportStyle,
-    },
+    Report(ReportArgs),
     /// CI regression gate: rerun every spec in smoke mode (every grid value) and compare every
     /// trial record, bit for bit but for timings and memo keys, with
     /// EXPERIMENTS/expectations/*.json.gz; then the speed gate (per-benchmark ratios to a
     /// reference workload, limit 1.3x).
-    Check {
-        /// Folder of specs (expectations live in its `expectations/` subfolder).
-        #[arg(long, default_value = "experiments")]
-        experiments: PathBuf,
-        /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
-        /// datasets shipped in the repository's datasets/ folder].
-        #[arg(long)]
-        data_dir: Option<PathBuf>,
-        /// Accept the smoke records as the new expectations (a deliberate change); needs
-        /// --reason, which is recorded in --changes.
-        #[arg(long, requires = "reason")]
-        bless: bool,
-        /// Why the blessed results moved (written to --changes).
-        #[arg(long)]
-        reason: Option<String>,
-        /// File a bless records its reason in (newest entry first).
-        #[arg(long, default_value = "results/CHANGES.md")]
-        changes: PathBuf,
-        /// Only these experiments (by name); skips the speed gate.
-        #[arg(long)]
-        only: Vec<String>,
-        /// Skip the speed gate.
-        #[arg(long)]
-        no_speed: bool,
-        /// Only the speed gate (no smoke runs).
-        #[arg(long, conflicts_with_all = ["only", "no_speed", "bless"])]
-        speed_only: bool,
-        /// Store this machine's speed ratios as the expectation (expectations/speed.json).
-        #[arg(long, conflicts_with = "no_speed")]
-        bless_speed: bool,
-        /// Append each benchmark's ratio, with the commit ($EPSILAB_COMMIT or git's HEAD), to
-        /// `DIR/<benchmark>.tsv`; `report --all` draws the history from OUT/speed/.
-        #[arg(long, value_name = "DIR", conflicts_with = "no_speed")]
-        record_speed: Option<PathBuf>,
-    },
+    Check(CheckArgs),
     /// Compare two results folders (or a git revision's committed results with the work
     /// tree's): pairs trials by cell and trial, paired t and Wilcoxon signed-rank tests,
     /// Holm-corrected over cells; prints each cell's minimal detectable difference. Exits 1
@@ -343,7 +281,76 @@ macro_rules! out {
     }};
 }
 
-/// Output and figure-style flags of `report`; each overrides the spec's `[report]`.
+// The flags of `epsilab report` (its help is the `Command::Report` doc above).
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Experiment spec whose stored results to report on (or --all).
+    #[arg(required_unless_present = "all")]
+    spec: Option<PathBuf>,
+    /// Results root the spec was run with (`run --out`).
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Report on the smoke run's results.
+    #[arg(long)]
+    smoke: bool,
+    /// Rebuild every experiment's report, then write OUT/REPORT.md and OUT/index.html.
+    #[arg(long, conflicts_with = "spec")]
+    all: bool,
+    /// Folder of specs for --all.
+    #[arg(long, default_value = "experiments")]
+    experiments: PathBuf,
+    /// Folder holding the dataset files the spec was run with, read to check that the
+    /// stored results are of the data as it is (as `run` checks) [default: $EPSILAB_DATA,
+    /// else the repository's datasets/].
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// With --all: write nothing; rebuild REPORT.md and the tables from the committed
+    /// trials in a temporary folder and fail, naming each differing line and flipped
+    /// verdict, when they differ from the committed files (the verdict gate).
+    #[arg(long, requires = "all")]
+    check: bool,
+    #[command(flatten)]
+    style: ReportStyle,
+}
+
+// The flags of `epsilab check` (its help is the `Command::Check` doc above).
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Folder of specs (expectations live in its `expectations/` subfolder).
+    #[arg(long, default_value = "experiments")]
+    experiments: PathBuf,
+    /// Folder holding the dataset files, plain or .gz [default: $EPSILAB_DATA, else the
+    /// datasets shipped in the repository's datasets/ folder].
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Accept the smoke records as the new expectations (a deliberate change); needs
+    /// --reason, which is recorded in --changes.
+    #[arg(long, requires = "reason")]
+    bless: bool,
+    /// Why the blessed results moved (written to --changes).
+    #[arg(long)]
+    reason: Option<String>,
+    /// File a bless records its reason in (newest entry first).
+    #[arg(long, default_value = "results/CHANGES.md")]
+    changes: PathBuf,
+    /// Only these experiments (by name); skips the speed gate.
+    #[arg(long)]
+    only: Vec<String>,
+    /// Skip the speed gate.
+    #[arg(long)]
+    no_speed: bool,
+    /// Only the speed gate (no smoke runs).
+    #[arg(long, conflicts_with_all = ["only", "no_speed", "bless"])]
+    speed_only: bool,
+    /// Store this machine's speed ratios as the expectation (expectations/speed.json).
+    #[arg(long, conflicts_with = "no_speed")]
+    bless_speed: bool,
+    /// Append each benchmark's ratio, with the commit ($EPSILAB_COMMIT or git's HEAD), to
+    /// `DIR/<benchmark>.tsv`; `report --all` draws the history from OUT/speed/.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_speed")]
+    record_speed: Option<PathBuf>,
+}
+
 // The flags of `epsilab slurm` (its help is the `Command::Slurm` doc above).
 #[derive(Debug, clap::Args)]
 pub struct SlurmArgs {
@@ -401,6 +408,7 @@ impl SlurmArgs {
     }
 }
 
+/// Output and figure-style flags of `report`; each overrides the spec's `[report]`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ReportStyle {
     /// Outputs besides table.md/table.csv, comma-separated [default: `[report] formats`, else
@@ -523,8 +531,8 @@ pub fn execute(cli: Cli) -> Result<()> {
             };
             run(&Spec::load(&spec)?, &opts, &how)
         }
-        c @ Command::Report { .. } => report_command(c),
-        c @ Command::Check { .. } => check_command(c),
+        Command::Report(args) => report_command(args),
+        Command::Check(args) => check_command(args),
         Command::Compare {
             old,
             new,
@@ -565,8 +573,8 @@ pub fn execute(cli: Cli) -> Result<()> {
 }
 
 /// `epsilab report`: one spec, every spec (`--all`), or the verdict gate (`--all --check`).
-fn report_command(command: Command) -> Result<()> {
-    let Command::Report {
+fn report_command(args: ReportArgs) -> Result<()> {
+    let ReportArgs {
         spec,
         out,
         smoke,
@@ -575,10 +583,7 @@ fn report_command(command: Command) -> Result<()> {
         check,
         style,
         ..
-    } = command
-    else {
-        unreachable!("called with `report`")
-    };
+    } = args;
     let data_dir = DataDir::resolve(data_dir);
     match spec {
         Some(path) => report_spec(&path, &out, smoke, &style, &data_dir),
@@ -588,8 +593,8 @@ fn report_command(command: Command) -> Result<()> {
 }
 
 /// `epsilab check`: the exact gate, then the speed gate (or the speed gate alone).
-fn check_command(command: Command) -> Result<()> {
-    let Command::Check {
+fn check_command(args: CheckArgs) -> Result<()> {
+    let CheckArgs {
         experiments,
         data_dir,
         bless,
@@ -600,10 +605,7 @@ fn check_command(command: Command) -> Result<()> {
         speed_only,
         bless_speed,
         record_speed,
-    } = command
-    else {
-        unreachable!("called for `check` only")
-    };
+    } = args;
     let speed = (!no_speed).then(|| crate::speed::SpeedOptions {
         bless: bless_speed,
         record: record_speed.map(|d| (d, crate::speed::current_commit())),

@@ -118,7 +118,7 @@ pub struct LaplaceCount {
 const COUNT_QUERY: &str = "count query f(X) = 0, f(X') = 1 (sensitivity 1); statistic: the release";
 
 /// A count + Lap(1/eps) is the `laplace` release's mechanism.
-const LAPLACE_RELEASE: &[&str] = &["release:laplace"];
+pub(super) const LAPLACE_RELEASE: &[&str] = &["release:laplace"];
 
 impl LaplaceCount {
     pub fn correct(epsilon: f64) -> Self {

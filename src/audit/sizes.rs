@@ -64,6 +64,7 @@
 //! replace-one rows are in [`super::release`]).
 
 use super::logistic::Neighbours;
+use super::mechanisms::LAPLACE_RELEASE;
 use super::{Auditable, Claim, Side, with_mutant};
 use crate::counts::ClassCounts;
 use crate::data::BinaryMatrix;
@@ -119,7 +120,7 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
     let mean = "data in [0, 1], public n = 1: X = {1}, X' = {1, 1}; statistic: the release";
     [
         (
-            Claim::new("mean_public_n", EPS, mean).covers(LAPLACE),
+            Claim::new("mean_public_n", EPS, mean).covers(LAPLACE_RELEASE),
             mean_run,
         ),
         (
@@ -138,7 +139,7 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
                 EPS,
                 "count of x >= 1/2: X = {0.2}, X' = {0.2, 0.9}; statistic: the release",
             )
-            .covers(LAPLACE),
+            .covers(LAPLACE_RELEASE),
             count_run,
         ),
         (
@@ -171,7 +172,7 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
                 EPS,
                 "data in [0.5, 1]: X = {1}, X' = {1, 1}; statistic: the release",
             )
-            .covers(LAPLACE),
+            .covers(LAPLACE_RELEASE),
             sum_run,
         ),
         (
@@ -180,7 +181,7 @@ fn release_rows() -> [(Claim, ReleaseRun); 8] {
                 EPS,
                 "data in [0, 1], n private: X = {0}, X' = {0, 1}; statistic: the release",
             )
-            .covers(LAPLACE),
+            .covers(LAPLACE_RELEASE),
             direct_average_run,
         ),
     ]
@@ -201,8 +202,6 @@ fn mutant_name(correct: &str) -> &'static str {
 
 const GAUSS_EPS: f64 = 0.9;
 const GAUSS_DELTA: f64 = 1e-5;
-/// The `laplace` release's queries (`release::laplace`).
-const LAPLACE: &[&str] = &["release:laplace"];
 
 fn unit() -> Bounds {
     Bounds { lo: 0.0, hi: 1.0 }
