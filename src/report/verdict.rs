@@ -435,6 +435,9 @@ pub fn show_diff(metric: &str, d: f64) -> String {
         format!("{d:+.0} doublings")
     } else if is_accuracy(metric) || metric.ends_with("fraction") {
         format!("{:+.1} pts", 100.0 * d)
+    } else if d != 0.0 && d.abs() < 1e-3 {
+        // As in `show`: three significant digits where four decimals would print a tie.
+        format!("{d:+.2e}")
     } else {
         format!("{d:+.4}")
     }
@@ -545,6 +548,17 @@ mod tests {
             rec("mask", Some(2), 0.67),
             rec("mask", Some(3), 0.55),
         ]
+    }
+
+    /// A margin too small for four decimals keeps three significant digits and its sign, so a
+    /// failing claim never prints a tie ("-0.0000"); zero and larger margins print as before.
+    #[test]
+    fn small_differences_keep_their_digits() {
+        assert_eq!(show_diff("abs_error", -2.03e-5), "-2.03e-5");
+        assert_eq!(show_diff("abs_error", 2.8e-5), "+2.80e-5");
+        assert_eq!(show_diff("abs_error", 0.0), "+0.0000");
+        assert_eq!(show_diff("abs_error", 0.0416), "+0.0416");
+        assert_eq!(show_diff("test_accuracy", -0.00004), "-0.0 pts");
     }
 
     #[test]
