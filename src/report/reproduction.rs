@@ -483,6 +483,13 @@ fn cell_row(spec: &Spec, c: &PaperCell, cv: &CellVerdict) -> [String; 8] {
     ]
 }
 
+/// A claim's note after its verdict: its likely reason when it differs, else a caveat (held
+/// vacuously, narrowly, on a weak reading).
+fn claim_note(note: Option<&str>, differs: bool) -> String {
+    let lead = if differs { "Likely reason" } else { "Note" };
+    note.map_or(String::new(), |n| format!(". {lead}: {n}"))
+}
+
 fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
     if v.tally().1 == 0 {
         let _ = writeln!(
@@ -518,10 +525,7 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
                     super::summary::axis_symbol(spec.report.x.as_deref().unwrap_or("x"))
                 )
             ),
-            c.note
-                .as_deref()
-                .filter(|_| cv.differs())
-                .map_or(String::new(), |n| format!(". Likely reason: {n}"))
+            claim_note(c.note.as_deref(), cv.differs())
         );
     }
     for (c, sv) in &v.slopes {
@@ -568,6 +572,14 @@ fn pipeline_label(spec: &Spec, name: &str) -> String {
 mod tests {
     use super::*;
     use crate::report::summary::*;
+
+    /// A claim's note reads as its likely reason when it differs and as a caveat when it holds.
+    #[test]
+    fn a_claim_note_is_a_reason_or_a_caveat() {
+        assert_eq!(claim_note(Some("x"), true), ". Likely reason: x");
+        assert_eq!(claim_note(Some("x"), false), ". Note: x");
+        assert_eq!(claim_note(None, true), "");
+    }
 
     #[test]
     fn latex_escapes_and_uses_booktabs() {
