@@ -55,7 +55,7 @@ fn an_empty_training_file_is_an_error_naming_file_and_dataset() {
         &def,
     );
     assert!(
-        err.contains("dataset `mine`") && err.contains("train.libsvm is empty"),
+        err.contains("s.toml: field `dataset.mine`: ") && err.contains("train.libsvm is empty"),
         "{err}"
     );
     // Blank lines only are empty too.
@@ -115,7 +115,8 @@ fn a_csv_without_classes_asks_for_them() {
     let def = "source = \"csv\"\ntrain = \"d.csv\"\ntrain_fraction = 0.5\nlabel = \"y\"";
     let err = load_err(dir.path(), &[("d.csv", "a,y\n1,0\n0,1\n1,1\n0,0\n")], def);
     assert!(
-        err.contains("dataset `mine`: `classes` is empty") && err.contains("target_bounds"),
+        err.contains("s.toml: field `dataset.mine.classes`: `classes` is empty")
+            && err.contains("target_bounds"),
         "{err}"
     );
 }
@@ -164,6 +165,49 @@ fn a_class_with_no_training_rows_is_an_error() {
     );
     let err = load_err(dir.path(), &[("all.libsvm", "1 1:1\n1 2:1\n1 1:1\n")], &def);
     assert!(err.contains("class `b` (label 2) has no rows"), "{err}");
+}
+
+/// A value of a spec's dataset refused while loading names the spec file and the field, as a
+/// wrong type does when the spec is read; a column the file lacks names the data file's line too.
+#[test]
+fn a_refused_dataset_value_names_the_spec_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = [(
+        "d.csv",
+        "a,b,y\n0.5,0.1,1\n0.2,0.3,2\n0.1,0.9,1\n0.7,0.4,2\n",
+    )];
+    let base = format!("source = \"csv\"\ntrain = \"d.csv\"\nbounds = [0, 1]\n{TWO_CLASSES}");
+    let cases = [
+        (
+            "train_fraction = 0\nlabel = \"y\"",
+            "s.toml: field `dataset.mine.train_fraction`: train_fraction 0 is not in (0, 1)",
+        ),
+        (
+            "train_fraction = 0.5\nlabel = \"y\"\ndelimiter = \";;\"",
+            "s.toml: field `dataset.mine.delimiter`: `delimiter` must be one ASCII character",
+        ),
+        (
+            "train_fraction = 0.5\nlabel = 7",
+            "s.toml: field `dataset.mine.label`: ",
+        ),
+        (
+            "train_fraction = 0.5\nlabel = \"y\"\nfeatures = [\"a\", \"c\"]",
+            "s.toml: field `dataset.mine.features`: ",
+        ),
+    ];
+    for (def, needle) in cases {
+        let err = load_err(dir.path(), &csv, &format!("{base}\n{def}"));
+        assert!(err.contains(needle), "{def}: {err}");
+    }
+    let err = load_err(
+        dir.path(),
+        &csv,
+        &format!("{base}\ntrain_fraction = 0.5\nlabel = 7"),
+    );
+    assert!(
+        err.contains("d.csv:1: label column 7 is outside 1..=3"),
+        "{err}"
+    );
 }
 
 #[test]

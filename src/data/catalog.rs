@@ -502,10 +502,47 @@ impl Catalog {
         self.origins.insert(name.to_string(), spec.to_path_buf());
     }
 
-    /// A missing file of a spec's dataset as a spec error: the spec file and the field that
-    /// names the file (`dataset.NAME.train`, `.test`, `.vocabulary` or `.file`); a checksum
-    /// mismatch as one of the spec's `sha256` (the catalog's wording would blame the catalog).
-    fn in_spec(&self, e: Error) -> Error {
+    /// An error loading `name`, a spec's dataset, as a spec error naming the spec file and
+    /// the field: a missing file by the field that names it (`dataset.NAME.train`, `.test`,
+    /// `.vocabulary` or `.file`); a checksum mismatch as one of the spec's `sha256` (the
+    /// catalog's wording would blame the catalog); a refused value by its field where the
+    /// reason names one ([`data_field`]), else as `dataset.NAME`. A catalog dataset's error is
+    /// returned as it is.
+    fn in_spec(&self, name: &str, e: Error) -> Error {
+        let Some(file) = self.origins.get(name) else {
+            return e;
+        };
+        let spec_error = |field: Option<&str>, reason: String| Error::Spec {
+            file: file.clone(),
+            field: field.map_or_else(
+                || format!("dataset.{name}"),
+                |f| format!("dataset.{name}.{f}"),
+            ),
+            reason,
+        };
+        match e {
+            Error::Data { reason, .. } => {
+                let field = data_field(&reason);
+                let prefix = field.map(|f| format!("`{f}`: "));
+                let reason = match prefix.as_deref().and_then(|p| reason.strip_prefix(p)) {
+                    Some(rest) => rest.to_string(),
+                    None => reason,
+                };
+                spec_error(field, reason)
+            }
+            Error::Parse { path, line, reason } => {
+                let field = ["label", "feature"]
+                    .into_iter()
+                    .find(|w| reason.starts_with(&format!("{w} column")))
+                    .map(|w| if w == "label" { "label" } else { "features" });
+                spec_error(field, format!("{}:{line}: {reason}", path.display()))
+            }
+            e => self.missing_in_spec(e),
+        }
+    }
+
+    /// [`Self::in_spec`] for a missing file or a checksum mismatch.
+    fn missing_in_spec(&self, e: Error) -> Error {
         if let Error::Checksum {
             dataset,
             path,
@@ -580,7 +617,7 @@ impl Catalog {
         max_n_train: Option<usize>,
     ) -> Result<Dataset> {
         self.load_sized(name, dir, max_n_train)
-            .map_err(|e| self.in_spec(e))
+            .map_err(|e| self.in_spec(name, e))
     }
 
     fn load_sized(&self, name: &str, dir: &DataDir, max_n_train: Option<usize>) -> Result<Dataset> {
@@ -1084,7 +1121,8 @@ impl Catalog {
     /// derived dataset lists its source's files under `SOURCE/`; generated data has none. The
     /// results store pins these so a changed file is never silently reused.
     pub fn input_hashes(&self, name: &str, dir: &DataDir) -> Result<BTreeMap<String, String>> {
-        self.file_hashes(name, dir).map_err(|e| self.in_spec(e))
+        self.file_hashes(name, dir)
+            .map_err(|e| self.in_spec(name, e))
     }
 
     fn file_hashes(&self, name: &str, dir: &DataDir) -> Result<BTreeMap<String, String>> {
@@ -1138,6 +1176,15 @@ impl Catalog {
 /// Lower-case hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The dataset field a load error's reason is about, where it says: a backticked field at
+/// its start (`` `bounds`: ... ``), or a reason that opens with the field's name.
+fn data_field(reason: &str) -> Option<&'static str> {
+    const FIELDS: [&str; 4] = ["train_fraction", "delimiter", "classes", "bounds"];
+    FIELDS
+        .into_iter()
+        .find(|f| reason.starts_with(&format!("`{f}`")) || reason.starts_with(&format!("{f} ")))
 }
 
 #[cfg(test)]
