@@ -1,8 +1,8 @@
 //! Release kinds: a query on one scalar column with public bounds, answered through a
 //! mechanism (`release = "..."` in a pipeline). Each trial records the metrics `release` (the
 //! released value), `truth` (the exact answer on the clamped column), `abs_error` and
-//! `clamped` (values moved into the bounds; the ledger notes it too). Mechanisms, sensitivities
-//! and proofs: `privacy/` and `release::query` (docs/privacy.md).
+//! `clamped` (values moved into the bounds; the ledger records the clamp, not the count).
+//! Mechanisms, sensitivities and proofs: `privacy/` and `release::query` (docs/privacy.md).
 
 use super::{
     Axis, Described, Refusal, ReleaseInput, ReleaseKind, ReleaseOutput, check_open_unit, kind,

@@ -43,18 +43,15 @@ impl Release {
     }
 }
 
-/// Records the clamping of `data` as a public step (it uses only the public bounds per row).
-fn record_clamp(data: &Clamped, ledger: &mut Ledger) {
-    record_clamp_counts(data.clamped, data.len(), data.bounds, ledger);
-}
-
-/// [`record_clamp`] from the counts alone (the streaming releases keep no clamped column).
-fn record_clamp_counts(clamped: usize, len: usize, bounds: Bounds, ledger: &mut Ledger) {
+/// Records the clamping into `bounds` as a public step: a per-value map with public constants.
+/// The note states no count: how many values moved, and of how many, are statistics of the
+/// data (the trial's `clamped` metric keeps the first for the experimenter).
+fn record_clamp(bounds: Bounds, ledger: &mut Ledger) {
     ledger.public(
         "clamp",
         "clamp to public bounds",
         &format!(
-            "{clamped} of {len} values moved into [{}, {}]",
+            "values clamped into [{}, {}]: a per-value map with public constants, spends no budget",
             bounds.lo, bounds.hi
         ),
     );
@@ -104,7 +101,7 @@ pub fn laplace(
     ledger: &mut Ledger,
 ) -> Result<Release> {
     let r = LaplaceRelease::new(query, data, epsilon, ledger)?;
-    let clamp = (data.clamped, data.len(), data.bounds);
+    let clamp = data.bounds;
     answered(
         name,
         r.truth,
@@ -122,18 +119,17 @@ enum Calibrated {
     Gaussian(Gaussian),
 }
 
-/// Records the clamp (moved, of len, into bounds) and releases `truth` plus one draw of
-/// `mechanism` charged as `name`: the last steps of every additive release here, streamed or
-/// not.
+/// Records the clamp into `bounds` and releases `truth` plus one draw of `mechanism` charged
+/// as `name`: the last steps of every additive release here, streamed or not.
 fn answered(
     name: &str,
     truth: f64,
     mechanism: Calibrated,
-    (clamped, len, bounds): (usize, usize, Bounds),
+    bounds: Bounds,
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<Release> {
-    record_clamp_counts(clamped, len, bounds, ledger);
+    record_clamp(bounds, ledger);
     let noise = match mechanism {
         Calibrated::Laplace(m) => {
             let mut charge = ledger.charge(name, "laplace", m)?;
@@ -175,7 +171,7 @@ pub fn streaming(
         Ok(seen) => seen,
         Err(e) => return Some(Err(e)),
     };
-    let clamp = (seen.clamped, values.len(), bounds);
+    let clamp = bounds;
     let mut run = || -> Result<Release> {
         let mechanism = match noise {
             Noise::Laplace { epsilon } => {
@@ -201,7 +197,7 @@ pub fn gaussian(
     ledger: &mut Ledger,
 ) -> Result<Release> {
     let truth = query.answer(data)?;
-    let clamp = (data.clamped, data.len(), data.bounds);
+    let clamp = data.bounds;
     answered(
         name,
         truth,
@@ -239,9 +235,15 @@ pub fn composed_average(
     check_composed(epsilon, sum_share)?;
     let truth = Query::DirectAverage.answer(data)?;
     let sum = Query::Sum.answer(data)?;
-    let clamp = (data.clamped, data.len(), data.bounds);
     let shares = (epsilon, sum_share);
-    let value = composed_steps(sum, clamp, shares, Ratio::Clamped, streams, ledger)?;
+    let value = composed_steps(
+        sum,
+        (data.len(), data.bounds),
+        shares,
+        Ratio::Clamped,
+        streams,
+        ledger,
+    )?;
     Ok(Release { value, truth })
 }
 
@@ -267,9 +269,8 @@ pub fn composed_average_streaming(
         // Only an empty column does not stream: its sum is 0, its average the midpoint.
         None => (0.0, 0, bounds.midpoint()),
     };
-    let clamp = (clamped, values.len(), bounds);
     let shares = (epsilon, sum_share);
-    let value = composed_steps(sum, clamp, shares, ratio, streams, ledger)?;
+    let value = composed_steps(sum, (values.len(), bounds), shares, ratio, streams, ledger)?;
     Ok((Release { value, truth }, clamped))
 }
 
@@ -285,18 +286,19 @@ fn check_composed(epsilon: f64, sum_share: f64) -> Result<()> {
     crate::privacy::check_epsilon(epsilon)
 }
 
-/// The composed average's steps from the clamped column's exact `sum` and its clamp counts
-/// (moved, of len, into bounds): the noisy sum, the noisy (or exact) row count, their ratio.
+/// The composed average's steps from the clamped column's exact `sum`, its length `len` (the
+/// count's exact answer) and `bounds`: the noisy sum, the noisy (or exact) row count, their
+/// ratio.
 fn composed_steps(
     sum: f64,
-    (clamped, len, bounds): (usize, usize, Bounds),
+    (len, bounds): (usize, Bounds),
     (epsilon, sum_share): (f64, f64),
     ratio: Ratio,
     streams: &mut Streams,
     ledger: &mut Ledger,
 ) -> Result<f64> {
     let relation = ledger.relation();
-    let clamp = (clamped, len, bounds);
+    let clamp = bounds;
     let noise = Laplace::new(
         Query::Sum.sensitivity(relation, bounds),
         epsilon * sum_share,
@@ -356,7 +358,7 @@ pub fn exponential_quantile(
     )?;
     let sorted = data.sorted();
     let truth = query::quantile_or_midpoint(&sorted, p, data.bounds);
-    record_clamp(data, ledger);
+    record_clamp(data.bounds, ledger);
     let value = ledger
         .charge(name, "exponential (median/quantile)", m)?
         .sample_sorted(&sorted, &mut streams.stream(name), &mut Vec::new());
@@ -384,7 +386,7 @@ pub fn exponential_quantile_in(
     let m = ExponentialQuantile::new(p, epsilon, bounds.lo, bounds.hi, ledger.relation())?;
     sorted.sort_unstable_by(f64::total_cmp);
     let truth = query::quantile_or_midpoint(sorted, p, bounds);
-    record_clamp_counts(clamped, values.len(), bounds, ledger);
+    record_clamp(bounds, ledger);
     let value = ledger
         .charge(name, "exponential (median/quantile)", m)?
         .sample_sorted(sorted, &mut streams.stream(name), work);
@@ -403,7 +405,7 @@ pub fn smooth_median(
         SmoothSensitivityMedian::new(epsilon, data.bounds.lo, data.bounds.hi, ledger.relation())?;
     let sorted = data.sorted();
     let truth = Query::Quantile(0.5).answer(data)?;
-    record_clamp(data, ledger);
+    record_clamp(data.bounds, ledger);
     let value = ledger
         .charge("median", "smooth sensitivity (Cauchy)", m)?
         .release(&sorted, &mut streams.stream("median"))?;
@@ -424,7 +426,7 @@ pub fn global_median(
     // On no data (add/remove's neighbour of every one-row column) the midpoint.
     let truth = Query::Quantile(0.5).answer(data)?;
     let noise = Laplace::new(data.bounds.width(), epsilon, ledger.relation())?;
-    record_clamp(data, ledger);
+    record_clamp(data.bounds, ledger);
     let value = truth
         + ledger
             .charge("median", "laplace (global sensitivity)", noise)?
@@ -445,7 +447,7 @@ pub fn histogram(
     let exact = query::histogram(data, edges)?;
     let relation = ledger.relation();
     let noise = Laplace::new(query::histogram_sensitivity(relation), epsilon, relation)?;
-    record_clamp(data, ledger);
+    record_clamp(data.bounds, ledger);
     let mut rng = streams.stream("histogram");
     let mut charge = ledger.charge("histogram", "laplace", noise)?;
     let noisy = exact.iter().map(|c| c + charge.sample(&mut rng)).collect();
@@ -488,4 +490,38 @@ pub fn randomized_response(
 pub fn randomized_response_sd(rr: RandomizedResponse, n: usize) -> f64 {
     let p = rr.p_truth();
     (p * (1.0 - p) / n as f64).sqrt() / (2.0 * p - 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The clamp is a public step: its ledger entry is the same for columns of other lengths
+    /// and other numbers of clamped values (both statistics of the data), as the composed
+    /// average, which keeps the length private, needs.
+    #[test]
+    fn the_public_clamp_step_states_no_count() {
+        let bounds = Bounds { lo: 0.0, hi: 1.0 };
+        let ledger_of = |values: &[f64]| {
+            let data = Clamped::new(values, bounds).unwrap();
+            let mut ledger = Ledger::default();
+            composed_average(&data, 1.0, 0.5, &mut Streams::new(1), &mut ledger).unwrap();
+            ledger
+        };
+        let (short, long) = (ledger_of(&[0.5]), ledger_of(&[0.5, 2.0, -1.0]));
+        let clamp = |l: &Ledger| -> Vec<_> {
+            l.entries
+                .iter()
+                .filter(|e| e.name == "clamp")
+                .cloned()
+                .collect()
+        };
+        assert_eq!(clamp(&short).len(), 2, "{short:?}");
+        assert_eq!(clamp(&short), clamp(&long));
+        assert!(
+            clamp(&short)
+                .iter()
+                .all(|e| e.private && e.epsilon == Some(0.0))
+        );
+    }
 }

@@ -1,7 +1,8 @@
 //! Queries on one column of reals with public bounds, and their sensitivities.
 //!
-//! Every query first clamps the column to the public bounds [lo, hi] (the count of clamped
-//! values is kept in [`Clamped`], so a ledger can record it as a public, data-independent step).
+//! Every query first clamps the column to the public bounds [lo, hi], a per-value map with
+//! public constants that a ledger records as a public step (the count of clamped values, kept
+//! in [`Clamped`] for the trial's `clamped` metric, is a statistic of the data: not in it).
 //! Then each query states its sensitivity under both relations ([`Relation`]). No sensitivity
 //! reads the column's own length: under add/remove that length is private (a neighbour has one
 //! row more or less). The mean reads a public n instead (declared by the run, see

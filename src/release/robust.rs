@@ -205,7 +205,7 @@ pub fn ptr_release(
     let distance = params
         .statistic
         .distance_to_instability(&sorted, data.bounds, b);
-    record_clamp(data, ledger);
+    record_clamp(data.bounds, ledger);
     let label = "PTR test: Lap(1/eps) on the distance to instability, threshold ln(1/delta)/eps";
     let (noisy_distance, answered) = ledger
         .charge("test", label, test)?
