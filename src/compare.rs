@@ -34,6 +34,10 @@ const EXACT_UP_TO: usize = 30;
 /// Cells listed in the Markdown beside the flagged ones (largest |t| first).
 const MARKDOWN_CELLS: usize = 25;
 
+/// The most flagged cells the Markdown lists (all are in the JSON and JUnit outputs), so a
+/// pull-request comment stays under GitHub's 65,536 characters.
+const MARKDOWN_FLAGGED: usize = 100;
+
 /// How to compare.
 #[derive(Debug, Clone)]
 pub struct CompareOptions {
@@ -63,8 +67,13 @@ pub struct CellComparison {
     pub p_wilcoxon: f64,
     pub p_t_holm: f64,
     pub p_wilcoxon_holm: f64,
-    /// Smallest true mean difference detected with [`POWER`] (null where n < 2).
+    /// Smallest true mean difference detected with [`POWER`] (null where n < 2, or where no
+    /// difference can flag the cell: [`flaggable`](Self::flaggable)).
     pub min_detectable: Option<f64>,
+    /// Whether any difference could flag the cell: the Wilcoxon test's smallest p with n
+    /// pairs (every difference of one sign), Holm-corrected over the m cells, is below α. With
+    /// few trials or many cells it is not (n = 5 pairs: p ≥ 0.0625).
+    pub flaggable: bool,
     pub flagged: bool,
 }
 
@@ -226,6 +235,7 @@ fn cell_comparison(name: &str, cell: &str, metric: &str, pairs: &[(f64, f64)]) -
         p_t_holm: 1.0,
         p_wilcoxon_holm: 1.0,
         min_detectable: None,
+        flaggable: false,
         flagged: false,
     }
 }
@@ -241,7 +251,8 @@ fn correct(cells: &mut [CellComparison], alpha: f64) {
         c.p_t_holm = ht[i];
         c.p_wilcoxon_holm = hw[i];
         c.flagged = ht[i] < alpha && hw[i] < alpha;
-        c.min_detectable = min_detectable(c.sd_diff, c.n, alpha / m as f64);
+        c.flaggable = m as f64 * wilcoxon_floor(c.n) < alpha;
+        c.min_detectable = min_detectable(c.sd_diff, c.n, alpha / m as f64).filter(|_| c.flaggable);
     }
 }
 
@@ -343,6 +354,13 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     out
 }
 
+/// The smallest p the Wilcoxon test gives `n` pairs: every difference of one sign, of
+/// distinct sizes.
+pub fn wilcoxon_floor(n: usize) -> f64 {
+    let one_sign: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+    wilcoxon(&one_sign)
+}
+
 /// The minimal detectable difference of a paired t-test with `n` pairs and difference sd
 /// `sd`, two-sided at `level`, power [`POWER`]; `None` for fewer than two pairs.
 pub fn min_detectable(sd: f64, n: usize, level: f64) -> Option<f64> {
@@ -355,7 +373,11 @@ pub fn min_detectable(sd: f64, n: usize, level: f64) -> Option<f64> {
 }
 
 fn fmt_mdd(c: &CellComparison) -> String {
-    c.min_detectable.map_or("n/a".into(), |m| format!("{m:.4}"))
+    match c.min_detectable {
+        Some(m) => format!("{m:.4}"),
+        None if !c.flaggable => format!("none ({} trials cannot flag it)", c.n),
+        None => "n/a".into(),
+    }
 }
 
 fn md_row(c: &CellComparison) -> String {
@@ -390,8 +412,27 @@ pub fn markdown(c: &Comparison) -> String {
     );
     if !flagged.is_empty() {
         s.push_str(MD_HEAD);
-        flagged.iter().for_each(|f| s.push_str(&md_row(f)));
+        let listed = flagged.len().min(MARKDOWN_FLAGGED);
+        flagged[..listed]
+            .iter()
+            .for_each(|f| s.push_str(&md_row(f)));
+        if listed < flagged.len() {
+            let _ = writeln!(
+                s,
+                "\n{} more flagged cells are in the JSON and JUnit outputs.",
+                flagged.len() - listed
+            );
+        }
         s.push('\n');
+    }
+    let unflaggable = c.cells.iter().filter(|x| !x.flaggable).count();
+    if unflaggable > 0 {
+        let _ = writeln!(
+            s,
+            "{unflaggable} of the {} cells have too few trials for any difference to flag them \
+             (the Wilcoxon test's smallest p, Holm-corrected, is not below α).\n",
+            c.cells.len()
+        );
     }
     let mut rest: Vec<&CellComparison> = c.cells.iter().filter(|x| !x.flagged).collect();
     rest.sort_by(|a, b| a.p_t.total_cmp(&b.p_t));
@@ -503,6 +544,51 @@ fn is_record_path(p: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Cells shifted by `shift` with jitter, `n` pairs each, compared and corrected.
+    fn shifted(cells: usize, n: usize, shift: f64) -> Comparison {
+        let mut out: Vec<CellComparison> = (0..cells)
+            .map(|c| {
+                let pairs: Vec<(f64, f64)> = (0..n)
+                    .map(|t| (0.8, 0.8 + shift + 0.001 * ((t * 7 + c) % 5) as f64))
+                    .collect();
+                cell_comparison("e", &format!("d|p{c}|{{}}|"), "test_accuracy", &pairs)
+            })
+            .collect();
+        correct(&mut out, 0.05);
+        Comparison {
+            alpha: 0.05,
+            cells: out,
+            unpaired: Vec::new(),
+        }
+    }
+
+    /// With 5 trials the Wilcoxon test cannot reach α, so no difference flags a cell: the
+    /// cell says so instead of stating a detectable difference, and the Markdown counts it.
+    #[test]
+    fn a_cell_too_small_to_flag_says_so() {
+        assert_eq!(wilcoxon_floor(5), 0.0625);
+        let c = shifted(3, 5, -0.2);
+        assert!(c.cells.iter().all(|x| !x.flaggable && !x.flagged));
+        assert!(c.cells.iter().all(|x| x.min_detectable.is_none()));
+        let md = markdown(&c);
+        assert!(md.contains("3 of the 3 cells have too few trials"), "{md}");
+        assert!(md.contains("none (5 trials cannot flag it)"), "{md}");
+        let c = shifted(3, 20, -0.2);
+        assert!(c.cells.iter().all(|x| x.flaggable && x.flagged));
+        assert!(c.cells.iter().all(|x| x.min_detectable.is_some()));
+    }
+
+    /// The Markdown lists at most [`MARKDOWN_FLAGGED`] flagged cells and says how many more.
+    #[test]
+    fn the_markdown_lists_a_bounded_number_of_flagged_cells() {
+        let c = shifted(MARKDOWN_FLAGGED + 30, 20, -0.2);
+        assert_eq!(c.flagged().count(), MARKDOWN_FLAGGED + 30);
+        let md = markdown(&c);
+        assert_eq!(md.matches("**flagged**").count(), MARKDOWN_FLAGGED);
+        assert!(md.contains("30 more flagged cells are in the JSON and JUnit outputs"));
+        assert!(md.len() < 65_536, "{}", md.len());
+    }
 
     #[test]
     fn holm_is_step_down_and_monotone() {
