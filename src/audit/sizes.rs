@@ -68,9 +68,11 @@ use super::mechanisms::LAPLACE_RELEASE;
 use super::{Auditable, Claim, Side, with_mutant};
 use crate::counts::ClassCounts;
 use crate::data::BinaryMatrix;
+use crate::learners::PartitionedNbParams;
 use crate::learners::logistic::PrivateLogisticValidParams;
 use crate::learners::logistic::dp_sgd::Sampling;
 use crate::learners::logistic::dp_sgd::{DpSgdParams, DpSgdRun, DpSgdValidParams, Length};
+use crate::learners::logistic::harness::per_example_lambda;
 use crate::learners::logistic::{Design, PrivateLogisticParams, PrivateLrMethod};
 use crate::privacy::exponential_median::ExponentialQuantile;
 use crate::privacy::gaussian::Gaussian;
@@ -78,7 +80,8 @@ use crate::privacy::partition::random_parts;
 use crate::privacy::{AccountedGaussian, Laplace, Ledger, PublicSize, Relation};
 use crate::release::{self, Bounds, Clamped, Predicate, Query, Release};
 use crate::rng::{Rng, Streams};
-use crate::selection::{Score, mutual_information};
+use crate::selection::Score;
+use crate::selection::laplace_scores::noisy_scores;
 use linfa::ParamGuard;
 use ndarray::Array2;
 use rand::Rng as _;
@@ -363,8 +366,8 @@ fn direct_average_run(side: Side, mutant: bool, rng: &mut Rng) -> f64 {
 /// own N).
 pub struct MiScores {
     claim: Claim,
-    /// Per side: the exact scores and the noise mechanism.
-    sides: [(Vec<f64>, Laplace); 2],
+    /// Per side: the class counts and the N its run's ledger declares public.
+    sides: [(ClassCounts, usize); 2],
 }
 
 const MI_FEATURES: usize = 500;
@@ -381,14 +384,9 @@ impl MiScores {
         };
         let side = |labels: &[u16]| {
             let c = counts(labels);
-            // The public N = 5 (X's size); the mutant reads the side's own total.
+            // The public N = 5 (X's size); the mutant declares the side's own total.
             let n = if mutant { c.total() as usize } else { 5 };
-            let sens = Score::MutualInformation
-                .sensitivity(&mut sized(n))
-                .expect("declared");
-            let scores = mutual_information(&c).expect("two classes");
-            let lap = Laplace::new(MI_FEATURES as f64 * sens, EPS, AR).expect("valid");
-            (scores, lap)
+            (c, n)
         };
         let claim = size_claim!(
             "mi_scores",
@@ -409,11 +407,12 @@ impl Auditable for MiScores {
     fn claim(&self) -> Claim {
         self.claim
     }
+    /// Runs the `laplace` selector's own mechanism (`laplace_scores::noisy_scores`).
     fn run(&self, side: Side, rng: &mut Rng) -> f64 {
-        let (scores, lap) = side.pick(&self.sides[0], &self.sides[1]);
-        super::with_charge("laplace (Algorithm 3)", *lap, |c| {
-            scores.iter().map(|&q| (q + c.sample(rng)).abs()).sum()
-        })
+        let (counts, n) = side.pick(&self.sides[0], &self.sides[1]);
+        let score = Score::MutualInformation;
+        let noisy = noisy_scores(score, counts, EPS, rng, &mut sized(*n)).expect("valid");
+        noisy.iter().map(|v| v.abs()).sum()
     }
 }
 
@@ -494,13 +493,14 @@ impl PerExampleOutput {
     pub fn new(mutant: bool) -> Self {
         let data = Neighbours::new(&[(0.0, 1.0)]);
         let big_lambda = 1.0;
+        // The correct side runs the spec's own path (`lambda = { per_example = Lambda }`).
         let params = |rows: usize| {
-            let n = if mutant {
-                rows
+            let lambda = if mutant {
+                big_lambda * rows as f64
             } else {
-                sized(1).public_size("lambda = N Lambda").expect("declared")
+                per_example_lambda(big_lambda, &mut sized(1)).expect("declared")
             };
-            PrivateLogisticParams::new(PrivateLrMethod::Output, EPS, big_lambda * n as f64)
+            PrivateLogisticParams::new(PrivateLrMethod::Output, EPS, lambda)
                 .check()
                 .expect("valid")
         };
@@ -558,7 +558,9 @@ impl Auditable for PartitionCounts {
         } else {
             random_parts(n, 2, rng)
         };
-        let lap = Laplace::new(1.0, EPS, AR).expect("valid");
+        // The learner's own calibration (`PartitionedNbValidParams::mechanism`).
+        let params = PartitionedNbParams::new(EPS).check().expect("valid");
+        let lap = params.mechanism(AR).expect("valid");
         super::with_charge("laplace (parts)", lap, |c| {
             let mut count = |part: usize, class: usize| {
                 let k = parts[part].iter().filter(|&&i| classes[i] == class).count();

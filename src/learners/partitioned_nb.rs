@@ -25,7 +25,7 @@ use super::private_nb::check_smoothing;
 use crate::data::BinaryMatrix;
 use crate::error::{Error, Result};
 use crate::privacy::partition::random_parts;
-use crate::privacy::{Laplace, Ledger};
+use crate::privacy::{Laplace, Ledger, Relation};
 use crate::rng::Rng;
 use linfa::dataset::AsSingleTargets;
 use ndarray::{Array2, ArrayBase, Data, Ix2};
@@ -55,6 +55,13 @@ pub struct PartitionedNbFit {
 }
 
 impl PartitionedNbValidParams {
+    /// The Laplace mechanism each part's counts are released through: sensitivity 1 under
+    /// add/remove (an example is in one part and moves one of its class's two counts), 2 under
+    /// replace-one, at the whole ε (parallel composition over the parts).
+    pub fn mechanism(&self, relation: Relation) -> Result<Laplace> {
+        Laplace::new(relation.doubled_for_replace(1.0), self.epsilon, relation)
+    }
+
     /// Fits on the training rows `train` of `x` (labels in 0..n_classes), one random part per
     /// feature of `features` (distinct, in range, at most `train.len()` of them). Draws the
     /// partition and the noise from `rng`; records the spend (eps, sensitivity 1, or 2 under
@@ -90,8 +97,7 @@ impl PartitionedNbValidParams {
                 ));
             }
         }
-        let relation = ledger.relation();
-        let mechanism = Laplace::new(relation.doubled_for_replace(1.0), self.epsilon, relation)?;
+        let mechanism = self.mechanism(ledger.relation())?;
         let t = self.threshold.value(mechanism.scale(), self.epsilon);
         let mut noise = ledger.charge(
             "train",

@@ -6,17 +6,31 @@
 //! * Measure: pure eps-DP by the Laplace mechanism; top-T is post-processing.
 
 use super::{Context, STEP, Score, top_k};
+use crate::counts::ClassCounts;
 use crate::error::Result;
-use crate::privacy::Laplace;
+use crate::privacy::{Laplace, Ledger};
+use crate::rng::Rng;
 
 pub(super) fn select(score: Score, cx: &mut Context) -> Result<Vec<usize>> {
-    let q = score.compute(cx.counts)?;
-    let relation = cx.ledger.relation();
-    let sens = cx.counts.n_features() as f64 * score.sensitivity(cx.ledger)?;
-    let mechanism = Laplace::new(sens, cx.epsilon, relation)?;
     let mut rng = cx.rng();
-    let label = format!("laplace (Algorithm 3, {} score)", score.name());
-    let mut noise = cx.ledger.charge(STEP, &label, mechanism)?;
-    let noisy: Vec<f64> = q.iter().map(|&v| v + noise.sample(&mut rng)).collect();
+    let noisy = noisy_scores(score, cx.counts, cx.epsilon, &mut rng, cx.ledger)?;
     Ok(top_k(&noisy, cx.t))
+}
+
+/// The mechanism: every score of `counts` plus Lap(D Delta_q / eps), Delta_q for the ledger's
+/// relation and public size, charged there as the selection step (the audit runs it as is).
+pub fn noisy_scores(
+    score: Score,
+    counts: &ClassCounts,
+    epsilon: f64,
+    rng: &mut Rng,
+    ledger: &mut Ledger,
+) -> Result<Vec<f64>> {
+    let q = score.compute(counts)?;
+    let relation = ledger.relation();
+    let sens = counts.n_features() as f64 * score.sensitivity(ledger)?;
+    let mechanism = Laplace::new(sens, epsilon, relation)?;
+    let label = format!("laplace (Algorithm 3, {} score)", score.name());
+    let mut noise = ledger.charge(STEP, &label, mechanism)?;
+    Ok(q.iter().map(|&v| v + noise.sample(rng)).collect())
 }
