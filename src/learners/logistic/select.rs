@@ -422,39 +422,34 @@ mod tests {
     use crate::privacy::Laplace;
     use crate::rng::rng_from;
 
+    /// The ledger of Algorithm 3 split sequentially (ε 0.5 per candidate, 0.25 to select) on
+    /// erm's toy rows, with the candidate at λ = `short` stopped short of its minimiser.
+    fn sequential_ledger(short: Option<f64>) -> Ledger {
+        let mut ledger = Ledger::default();
+        let mut rng = rng_from(&["select-sequential"]);
+        let tuning = Tuning::Sequential { eps_select: 0.25 };
+        let fit = |d: &Design, _: &[f64], lambda: f64, _: &mut Rng, l: &mut Ledger| {
+            l.charge("train", "laplace", Laplace::new(1.0, 0.5, l.relation())?)?;
+            if short == Some(lambda) {
+                l.void_last("solver stopped early");
+            }
+            Ok(LogisticModel::new(vec![0.0; d.dim()], None, d))
+        };
+        let (x, y) = super::super::erm::toy_rows(40);
+        let grid = [1.0, 2.0, 3.0];
+        let design = Design::dense(x.view());
+        private_select_lambda(&design, &y, &grid, tuning, &mut rng, &mut ledger, fit).unwrap();
+        ledger
+    }
+
     /// Algorithm 3 split sequentially states one candidate's training spend plus the
     /// selection's, and is private only when every candidate's fit is.
     #[test]
     fn sequential_tuning_is_private_only_when_every_candidate_is() {
-        let (x, y) = super::super::erm::toy_rows(40);
-        let design = Design::dense(x.view());
-        let run = |short: Option<f64>| {
-            let mut ledger = Ledger::default();
-            let fit = |d: &Design, _: &[f64], lambda: f64, _: &mut Rng, l: &mut Ledger| {
-                l.charge("train", "laplace", Laplace::new(1.0, 0.5, l.relation())?)?;
-                if short == Some(lambda) {
-                    l.void_last("solver stopped early");
-                }
-                Ok(LogisticModel::new(vec![0.0; d.dim()], None, d))
-            };
-            let tuning = Tuning::Sequential { eps_select: 0.25 };
-            let mut rng = rng_from(&["select-sequential"]);
-            private_select_lambda(
-                &design,
-                &y,
-                &[1.0, 2.0, 3.0],
-                tuning,
-                &mut rng,
-                &mut ledger,
-                fit,
-            )
-            .unwrap();
-            ledger
-        };
-        let all = run(None);
+        let all = sequential_ledger(None);
         assert_eq!(all.total_epsilon(), 0.75);
         assert!(all.is_private_within(Some(0.75)), "{all:?}");
-        let short = run(Some(2.0));
+        let short = sequential_ledger(Some(2.0));
         assert_eq!(short.total_epsilon(), 0.75);
         assert!(!short.is_private_within(Some(0.75)), "{short:?}");
     }
