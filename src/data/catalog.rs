@@ -531,10 +531,9 @@ impl Catalog {
                 spec_error(field, reason)
             }
             Error::Parse { path, line, reason } => {
-                let field = ["label", "feature"]
+                let field = [("label column", "label"), ("feature column", "features")]
                     .into_iter()
-                    .find(|w| reason.starts_with(&format!("{w} column")))
-                    .map(|w| if w == "label" { "label" } else { "features" });
+                    .find_map(|(lead, f)| reason.starts_with(lead).then_some(f));
                 spec_error(field, format!("{}:{line}: {reason}", path.display()))
             }
             e => self.missing_in_spec(e),

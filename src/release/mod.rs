@@ -101,12 +101,11 @@ pub fn laplace(
     ledger: &mut Ledger,
 ) -> Result<Release> {
     let r = LaplaceRelease::new(query, data, epsilon, ledger)?;
-    let clamp = data.bounds;
     answered(
         name,
         r.truth,
         Calibrated::Laplace(r.mechanism),
-        clamp,
+        data.bounds,
         streams,
         ledger,
     )
@@ -171,7 +170,6 @@ pub fn streaming(
         Ok(seen) => seen,
         Err(e) => return Some(Err(e)),
     };
-    let clamp = bounds;
     let mut run = || -> Result<Release> {
         let mechanism = match noise {
             Noise::Laplace { epsilon } => {
@@ -181,7 +179,7 @@ pub fn streaming(
             }
             Noise::Gaussian(g) => Calibrated::Gaussian(g),
         };
-        answered(name, seen.answer, mechanism, clamp, streams, ledger)
+        answered(name, seen.answer, mechanism, bounds, streams, ledger)
     };
     Some(run().map(|r| (r, seen)))
 }
@@ -197,12 +195,11 @@ pub fn gaussian(
     ledger: &mut Ledger,
 ) -> Result<Release> {
     let truth = query.answer(data)?;
-    let clamp = data.bounds;
     answered(
         name,
         truth,
         Calibrated::Gaussian(mechanism),
-        clamp,
+        data.bounds,
         streams,
         ledger,
     )
@@ -298,7 +295,6 @@ fn composed_steps(
     ledger: &mut Ledger,
 ) -> Result<f64> {
     let relation = ledger.relation();
-    let clamp = bounds;
     let noise = Laplace::new(
         Query::Sum.sensitivity(relation, bounds),
         epsilon * sum_share,
@@ -308,7 +304,7 @@ fn composed_steps(
         "sum",
         sum,
         Calibrated::Laplace(noise),
-        clamp,
+        bounds,
         streams,
         ledger,
     )?;
@@ -320,7 +316,7 @@ fn composed_steps(
             "count",
             len as f64,
             Calibrated::Laplace(noise),
-            clamp,
+            bounds,
             streams,
             ledger,
         )?
