@@ -483,9 +483,9 @@ fn cell_row(spec: &Spec, c: &PaperCell, cv: &CellVerdict) -> [String; 8] {
     ]
 }
 
-/// A claim's note after its verdict: its likely reason when it differs, else a caveat (held
-/// vacuously, narrowly, on a weak reading).
-fn claim_note(note: Option<&str>, differs: bool) -> String {
+/// A claim's or scaling law's note after its verdict: its likely reason when it does not
+/// hold, else a caveat (held vacuously, narrowly, on a weak reading).
+fn verdict_note(note: Option<&str>, differs: bool) -> String {
     let lead = if differs { "Likely reason" } else { "Note" };
     note.map_or(String::new(), |n| format!(". {lead}: {n}"))
 }
@@ -525,7 +525,7 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
                     super::summary::axis_symbol(spec.report.x.as_deref().unwrap_or("x"))
                 )
             ),
-            claim_note(c.note.as_deref(), cv.differs())
+            verdict_note(c.note.as_deref(), cv.differs())
         );
     }
     for (c, sv) in &v.slopes {
@@ -536,10 +536,10 @@ fn verdict_section(out: &mut String, spec: &Spec, v: &Verdicts) {
             c.target.word(),
             c.text,
             super::slope::describe_slope(c, sv, axis),
-            c.note
-                .as_deref()
-                .filter(|_| !matches!(sv, super::slope::SlopeVerdict::Holds { .. }))
-                .map_or(String::new(), |n| format!(". Likely reason: {n}"))
+            verdict_note(
+                c.note.as_deref(),
+                !matches!(sv, super::slope::SlopeVerdict::Holds { .. })
+            )
         );
     }
     for (c, rv) in &v.ratios {
@@ -573,12 +573,12 @@ mod tests {
     use super::*;
     use crate::report::summary::*;
 
-    /// A claim's note reads as its likely reason when it differs and as a caveat when it holds.
+    /// A verdict's note reads as its likely reason when it differs and as a caveat when it holds.
     #[test]
-    fn a_claim_note_is_a_reason_or_a_caveat() {
-        assert_eq!(claim_note(Some("x"), true), ". Likely reason: x");
-        assert_eq!(claim_note(Some("x"), false), ". Note: x");
-        assert_eq!(claim_note(None, true), "");
+    fn a_verdict_note_is_a_reason_or_a_caveat() {
+        assert_eq!(verdict_note(Some("x"), true), ". Likely reason: x");
+        assert_eq!(verdict_note(Some("x"), false), ". Note: x");
+        assert_eq!(verdict_note(None, true), "");
     }
 
     #[test]
