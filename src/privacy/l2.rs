@@ -38,12 +38,27 @@ pure_noise_mechanism! {
 }
 
 impl L2Mechanism {
-    /// Noise of a given beta whose release is private by an argument other than the plain L2
-    /// map, stated by `map` (objective perturbation: the noise enters the objective, and
-    /// Algorithm 7's proof gives eps for a beta of Delta_b / eps'). The caller's proof sketch
-    /// must justify the map.
-    pub fn with_map(noise: L2Noise, map: PrivacyMap) -> Self {
-        L2Mechanism { noise, map }
+    /// Noise of beta = Delta / `noise_epsilon` for a release that is private by an argument
+    /// other than the plain L2 map, stated by `map` (objective perturbation: the noise enters
+    /// the objective, and Algorithm 7's proof gives eps for beta = Delta_b / eps'). The caller's
+    /// proof sketch must justify the map. The scale is bound to the map: `noise_epsilon` above
+    /// the map's eps is refused, so the noise is never below the plain L2 mechanism's for the
+    /// map's sensitivity.
+    pub fn with_map(map: PrivacyMap, noise_epsilon: f64) -> Result<Self> {
+        check_positive("noise epsilon", noise_epsilon)?;
+        if noise_epsilon > map.epsilon {
+            return Err(Error::param(
+                "epsilon",
+                format!(
+                    "L2 noise calibrated at eps {noise_epsilon} exceeds the stated eps {}",
+                    map.epsilon
+                ),
+            ));
+        }
+        Ok(L2Mechanism {
+            noise: L2Noise::with_scale(map.sensitivity / noise_epsilon)?,
+            map,
+        })
     }
 
     /// beta.
@@ -210,6 +225,18 @@ mod tests {
     use crate::stats::ks_statistic;
     use statrs::distribution::{ContinuousCDF, Gamma as SGamma};
     use std::f64::consts::PI;
+
+    /// A mechanism with its own map draws noise calibrated for that map's sensitivity at a
+    /// budget share no larger than its eps, and refuses a share above it.
+    #[test]
+    fn a_stated_map_binds_the_noise_scale() {
+        let map = PrivacyMap::pure(2.0, 0.5, Relation::ReplaceOne).unwrap();
+        assert_eq!(L2Mechanism::with_map(map, 0.25).unwrap().scale(), 8.0);
+        assert_eq!(L2Mechanism::with_map(map, 0.5).unwrap().scale(), 4.0);
+        for share in [0.5 + 1e-9, 1.0, 0.0, f64::NAN] {
+            assert!(L2Mechanism::with_map(map, share).is_err(), "{share}");
+        }
+    }
 
     /// KS at level 0.001 (critical value 1.949 / sqrt(n)): the L2 norm follows Gamma(D, beta)
     /// and the same draws reject Gamma(D, 0.7 beta) and Gamma(D, 1.3 beta).

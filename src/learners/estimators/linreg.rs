@@ -11,7 +11,7 @@ use super::{Estimator, Scored, check_target, unit_box, unit_targets};
 use crate::data::Dataset;
 use crate::error::Result;
 use crate::learners::{Classifier, FitInput, Learner, TrialLog};
-use crate::privacy::{Charge, Gaussian, L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap};
+use crate::privacy::{Charge, Gaussian, L2Mechanism, Laplace, Ledger, PrivacyMap};
 use crate::rng::Rng;
 use ndarray::{Array1, Array2, Axis, concatenate};
 use std::collections::BTreeMap;
@@ -368,9 +368,9 @@ pub fn objective(
     let sensitivity = relation.doubled_for_replace(lipschitz);
     // The noise enters the objective; the proof above gives ε for β = Δ_b / (ε/2).
     let mechanism = L2Mechanism::with_map(
-        L2Noise::with_scale(sensitivity / (fit.epsilon / 2.0))?,
         PrivacyMap::pure(sensitivity, fit.epsilon, relation)?,
-    );
+        fit.epsilon / 2.0,
+    )?;
     let b = ledger
         .charge(
             "train",

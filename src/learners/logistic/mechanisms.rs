@@ -17,7 +17,7 @@ use super::loss::Loss;
 use super::solver::{Convergence, Objective, SolverSettings};
 use crate::error::{Error, Result};
 use crate::memo::{Footprint, KeyBuilder};
-use crate::privacy::{L2Mechanism, L2Noise, Laplace, Ledger, PrivacyMap, Relation};
+use crate::privacy::{L2Mechanism, Laplace, Ledger, PrivacyMap, Relation};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -372,9 +372,9 @@ pub fn objective_noise_by(
     let branch = objective_branch_by(rule, loss.curvature(), lambda, epsilon, n, relation);
     // The noise enters the objective; the proof above gives eps for beta = Delta_b / eps'.
     let mech = L2Mechanism::with_map(
-        L2Noise::with_scale(branch.noise_scale)?,
         PrivacyMap::pure(objective_noise_sensitivity(relation), epsilon, relation)?,
-    );
+        branch.eps_prime,
+    )?;
     let label = format!(
         "l2 vector mechanism (objective perturbation, Algorithm 7{}{}; eps' = {:.6}, Delta = {:.3e})",
         loss_note(loss),
