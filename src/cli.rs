@@ -327,8 +327,8 @@ pub struct CheckArgs {
     /// --reason, which is recorded in --changes.
     #[arg(long, requires = "reason")]
     bless: bool,
-    /// Why the blessed results moved (written to --changes).
-    #[arg(long)]
+    /// Why the blessed results moved (written to --changes); only with --bless.
+    #[arg(long, requires = "bless")]
     reason: Option<String>,
     /// File a bless records its reason in (newest entry first).
     #[arg(long, default_value = "results/CHANGES.md")]

@@ -425,6 +425,23 @@ fn a_bless_with_an_empty_reason_is_refused() {
     assert!(!changes.exists());
 }
 
+/// `check --reason` without `--bless` is refused by the parser: a reason that no bless
+/// records would be dropped without a word.
+#[test]
+fn a_reason_without_a_bless_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = epsilab(&[
+        "check",
+        "--experiments",
+        dir.path().to_str().unwrap(),
+        "--no-speed",
+        "--reason",
+        "a why with nothing to record it",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--bless"), "{err}");
+}
+
 /// The reviewer's dataset: 200 rows of age, bmi and a 0/1 label `y`.
 fn write_age_bmi(path: &Path) {
     let mut text = String::from("age,bmi,y\n");
