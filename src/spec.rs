@@ -595,13 +595,16 @@ impl Spec {
             let e = dataset_field_error(text, e);
             let at = e.span().map_or(0, |s| s.start);
             let (line, col) = line_col(text, at);
-            match field_at(text, at) {
+            // A syntax error's position is where the parser gave up, often past the key at
+            // fault, so it names a position, not a field.
+            let syntax = text.parse::<toml::Table>().is_err();
+            match field_at(text, at).filter(|_| !syntax) {
                 Some(field) => Error::Spec {
                     file: path.into(),
                     field,
                     reason: format!("line {line}, column {col}: {}", e.message()),
                 },
-                // Outside every table (a malformed header, a top-level key): a position.
+                // A syntax error, or outside every table (a top-level key): a position.
                 None => Error::Parse {
                     path: path.into(),
                     line,

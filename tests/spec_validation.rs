@@ -82,11 +82,6 @@ fn invalid_specs_name_file_field_and_reason() {
             "expected a boolean",
         ),
         (
-            format!("{GOOD}[[pipeline]]\nname = \"q\"\nlearner = \"nb\"\nalpha = \n"),
-            "pipeline[1].alpha`: line 17",
-            "string",
-        ),
-        (
             GOOD.replace(
                 "[grid]",
                 "[dataset.toy]\nsource = \"toy_gaussian\"\nbounds = [\n  [0, 1],\n]\n[grid]",
@@ -197,11 +192,25 @@ fn invalid_specs_name_file_field_and_reason() {
     }
 }
 
-/// A TOML syntax error outside every table (a malformed header, a top-level value) is shown
-/// as the position it is, never as a field named `line L, column C`.
+/// A TOML syntax error is shown as the position it is. Outside every table (a malformed
+/// header, a top-level value) that is never a field named `line L, column C`; inside one the
+/// parser stops past the key at fault (an unclosed `trials = [2` fails on `seed`'s line), so
+/// naming the key there would name the wrong one.
 #[test]
-fn a_syntax_error_outside_a_table_is_a_position_not_a_field() {
+fn a_syntax_error_is_a_position_not_a_field() {
+    let unclosed = GOOD.replace("trials = 2", "trials = [2");
+    let missing_value = format!("{GOOD}[[pipeline]]\nname = \"q\"\nlearner = \"nb\"\nalpha = \n");
     for (text, at, reason) in [
+        (
+            unclosed.as_str(),
+            "specs/bad.toml:5: column 1",
+            "invalid array",
+        ),
+        (
+            missing_value.as_str(),
+            "specs/bad.toml:17: column 9",
+            "invalid string",
+        ),
         (
             "[experiment\nname = \"x\"\n",
             "specs/bad.toml:1: column 12",
@@ -215,7 +224,7 @@ fn a_syntax_error_outside_a_table_is_a_position_not_a_field() {
     ] {
         let e = err(text);
         assert!(e.contains(at) && e.contains(reason), "{e}");
-        assert!(!e.contains("field `line"), "{e}");
+        assert!(!e.contains("field `"), "{e}");
     }
 }
 
