@@ -25,13 +25,13 @@ pub(crate) fn preflight(spec: &Spec, plan: &Plan, d: usize, data: &Dataset) -> R
                 )
             } else {
                 format!(
-                    "dataset `{}` is a scalar source (one column, no classes): only `release` and `attack` pipelines read it",
-                    data.name
+                    "pipeline `{}` reads dataset `{}`, a scalar source (one column, no classes): only `release` and `attack` pipelines read it",
+                    pipeline.name, data.name
                 )
             };
             return Err(Error::Spec {
                 file: spec.path.clone(),
-                field: format!("pipeline `{}`", pipeline.name),
+                field: format!("pipeline[{}]", c.pipeline),
                 reason,
             });
         }
@@ -47,9 +47,15 @@ pub(crate) fn preflight(spec: &Spec, plan: &Plan, d: usize, data: &Dataset) -> R
         let needs_binary =
             pipeline.learner().is_none_or(|k| k.needs_binary()) || pipeline.selection.is_some();
         if needs_binary && data.features.as_binary().is_none() {
+            let learner_needs = pipeline.learner().is_none_or(|k| k.needs_binary());
+            let at = if learner_needs {
+                "learner"
+            } else {
+                "selection"
+            };
             return Err(Error::Spec {
                 file: spec.path.clone(),
-                field: format!("pipeline `{}`", pipeline.name),
+                field: format!("pipeline[{}].{at}", c.pipeline),
                 reason: format!(
                     "pipeline `{}` needs binary features; dataset `{}` is real-valued",
                     pipeline.name, data.name

@@ -126,7 +126,10 @@ fn scalar_sources_and_classification_datasets_are_not_mixed() {
     let e = run(&spec, &run_options(dir.path(), 1))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("reads a scalar source"), "{e}");
+    assert!(
+        e.contains("field `pipeline[0]`: ") && e.contains("reads a scalar source"),
+        "{e}"
+    );
     assert!(std::fs::read_dir(dir.path()).unwrap().all(|e| {
         let p = e.unwrap().path();
         p.extension().is_some_and(|x| x == "toml")

@@ -199,6 +199,24 @@ fn a_refused_dataset_value_names_the_spec_file_and_field() {
         let err = load_err(dir.path(), &csv, &format!("{base}\n{def}"));
         assert!(err.contains(needle), "{def}: {err}");
     }
+    // A generated source's out-of-range value names its own field.
+    let mixture = |clusters, dimension, train, test, spread| {
+        format!(
+            "source = \"gaussian_mixture\"\nclusters = {clusters}\ndimension = {dimension}\n\
+             train = {train}\ntest = {test}\nspread = {spread}"
+        )
+    };
+    for (def, field) in [
+        (mixture(1, 2, 10, 5, 0.1), "clusters"),
+        (mixture(2, 0, 10, 5, 0.1), "dimension"),
+        (mixture(3, 2, 2, 5, 0.1), "train"),
+        (mixture(2, 2, 10, 0, 0.1), "test"),
+        (mixture(2, 2, 10, 5, -1.0), "spread"),
+    ] {
+        let err = load_err(dir.path(), &[], &def);
+        let needle = format!("s.toml: field `dataset.mine.{field}`: `{field}` must be");
+        assert!(err.contains(&needle), "{def}: {err}");
+    }
     let err = load_err(
         dir.path(),
         &csv,
@@ -408,8 +426,10 @@ fn naive_bayes_refuses_real_valued_features() {
     let err = run(&spec, &opts).unwrap_err();
     assert!(matches!(err, Error::Spec { .. }), "{err}");
     assert!(
-        err.to_string()
-            .contains("needs binary features; dataset `mine` is real-valued"),
+        err.to_string().contains(
+            "field `pipeline[0].learner`: pipeline `pnb` needs binary features; \
+             dataset `mine` is real-valued"
+        ),
         "{err}"
     );
 }

@@ -1181,9 +1181,13 @@ pub fn hex(bytes: &[u8]) -> String {
 /// its start (`` `bounds`: ... ``), or a reason that opens with the field's name.
 fn data_field(reason: &str) -> Option<&'static str> {
     const FIELDS: [&str; 4] = ["train_fraction", "delimiter", "classes", "bounds"];
+    // Named only in backticks: a bare `train ` or `test ` may begin any sentence.
+    const QUOTED: [&str; 5] = ["clusters", "dimension", "train", "test", "spread"];
+    let quoted = |f: &&str| reason.starts_with(&format!("`{f}`"));
     FIELDS
         .into_iter()
-        .find(|f| reason.starts_with(&format!("`{f}`")) || reason.starts_with(&format!("{f} ")))
+        .find(|f| quoted(f) || reason.starts_with(&format!("{f} ")))
+        .or_else(|| QUOTED.into_iter().find(quoted))
 }
 
 #[cfg(test)]

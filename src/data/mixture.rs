@@ -34,12 +34,20 @@ pub fn gaussian_mixture(name: &str, title: &str, def: &GaussianMixtureDef) -> Re
         dataset: name.into(),
         reason,
     };
-    if k < 2 || k > u16::MAX as usize || d == 0 || def.train < k || def.test == 0 {
+    if !(2..=u16::MAX as usize).contains(&k) {
+        return Err(fail(format!("`clusters` must be in 2..=65535, got {k}")));
+    }
+    if d == 0 {
+        return Err(fail("`dimension` must be at least 1, got 0".into()));
+    }
+    if def.train < k {
         return Err(fail(format!(
-            "needs 2 <= clusters <= 65535, dimension >= 1, train >= clusters and test >= 1; \
-             got clusters = {k}, dimension = {d}, train = {}, test = {}",
-            def.train, def.test
+            "`train` must be at least `clusters` ({k}), got {}",
+            def.train
         )));
+    }
+    if def.test == 0 {
+        return Err(fail("`test` must be at least 1, got 0".into()));
     }
     if !(spread.is_finite() && spread > 0.0) {
         return Err(fail(format!(
