@@ -126,3 +126,38 @@ fn a_tampered_report_fails_the_verdict_gate() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("gated/table.md:"), "{err}");
 }
+
+/// The gate run over another folder of specs than the one `--out` holds the results of says
+/// so in one line instead of diffing two unrelated reports line by line.
+#[test]
+fn results_of_other_specs_are_named_not_diffed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    std::fs::create_dir_all(t.join("exp")).unwrap();
+    std::fs::create_dir_all(t.join("other")).unwrap();
+    std::fs::write(t.join("exp/gated.toml"), SPEC).unwrap();
+    let twin = SPEC.replace("name = \"gated\"", "name = \"twin\"");
+    std::fs::write(t.join("other/twin.toml"), &twin).unwrap();
+    for spec in ["exp/gated.toml", "other/twin.toml"] {
+        let o = epsilab(t, &["run", spec, "--out", "results"]);
+        assert!(o.status.success(), "{o:?}");
+    }
+    let all = [
+        "report",
+        "--all",
+        "--experiments",
+        "exp",
+        "--out",
+        "results",
+    ];
+    assert!(epsilab(t, &all).status.success());
+    let o = epsilab(t, &CHECK);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("REPORT.md not compared: results holds results of 1 experiments with no spec in exp (twin)"),
+        "{err}"
+    );
+    let fails = err.lines().filter(|l| l.starts_with("FAIL ")).count();
+    assert_eq!(fails, 1, "{err}");
+}

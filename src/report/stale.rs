@@ -42,14 +42,35 @@ pub fn check(experiments: &Path, out: &Path, data_dir: &DataDir) -> Result<Vec<S
     }
     let mut compared: Vec<PathBuf> = vec![PathBuf::from("REPORT.md")];
     let mut failures = Vec::new();
-    for p in super::reproduction::spec_files(experiments)? {
-        let spec = Spec::load(&p)?;
+    let specs = super::reproduction::spec_files(experiments)?
+        .into_iter()
+        .map(|p| Ok((Spec::load(&p)?, p)))
+        .collect::<Result<Vec<_>>>()?;
+    let names: Vec<&str> = specs
+        .iter()
+        .map(|(s, _)| s.experiment.name.as_str())
+        .collect();
+    let strangers = results_without_spec(out, &names)?;
+    if !strangers.is_empty() {
+        // REPORT.md of other specs than these: a line diff would only be noise.
+        compared.clear();
+        failures.push(format!(
+            "REPORT.md not compared: {} holds results of {} experiments with no spec in {} \
+             ({}{}); --out must be the results of the specs in --experiments",
+            out.display(),
+            strangers.len(),
+            experiments.display(),
+            strangers[..strangers.len().min(3)].join(", "),
+            if strangers.len() > 3 { ", ..." } else { "" }
+        ));
+    }
+    for (spec, p) in &specs {
         let name = &spec.experiment.name;
         let dir = out.join(name);
         if crate::store::record_files(&dir)?.is_empty() {
             continue;
         }
-        if let Some(reason) = crate::runner::standing(&spec, data_dir, &dir, false)?.stale {
+        if let Some(reason) = crate::runner::standing(spec, data_dir, &dir, false)?.stale {
             failures.push(format!(
                 "{name}: the committed results are not of {} as it is: {reason}",
                 p.display()
@@ -57,11 +78,11 @@ pub fn check(experiments: &Path, out: &Path, data_dir: &DataDir) -> Result<Vec<S
         }
         let into = copy.join(name);
         stand_in(&dir, &into)?;
-        let formats: Vec<Format> = super::formats_of(&spec)
+        let formats: Vec<Format> = super::formats_of(spec)
             .into_iter()
             .filter(|f| matches!(f, Format::Pgf | Format::Tex))
             .collect();
-        super::write_formats(&spec, &into, &formats, Some(&p))?;
+        super::write_formats(spec, &into, &formats, Some(p))?;
         compared.push(Path::new(name).join("table.md"));
     }
     super::reproduction::write_all(experiments, &copy)?;
@@ -69,6 +90,26 @@ pub fn check(experiments: &Path, out: &Path, data_dir: &DataDir) -> Result<Vec<S
         failures.extend(differences(&out.join(&rel), &copy.join(&rel), &rel));
     }
     Ok(failures)
+}
+
+/// The folders of `out` that hold records but are named by none of `names`, sorted.
+fn results_without_spec(out: &Path, names: &[&str]) -> Result<Vec<String>> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(Vec::new());
+    };
+    let mut strangers = Vec::new();
+    for e in entries {
+        let e = e.map_err(|err| Error::io(out, err))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir()
+            && !names.contains(&name.as_str())
+            && !crate::store::record_files(&e.path())?.is_empty()
+        {
+            strangers.push(name);
+        }
+    }
+    strangers.sort();
+    Ok(strangers)
 }
 
 fn copy_file(from: &Path, to: &Path) -> Result<()> {
