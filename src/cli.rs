@@ -574,21 +574,12 @@ pub fn execute(cli: Cli) -> Result<()> {
 
 /// `epsilab report`: one spec, every spec (`--all`), or the verdict gate (`--all --check`).
 fn report_command(args: ReportArgs) -> Result<()> {
-    let ReportArgs {
-        spec,
-        out,
-        smoke,
-        experiments,
-        data_dir,
-        check,
-        style,
-        ..
-    } = args;
-    let data_dir = DataDir::resolve(data_dir);
-    match spec {
-        Some(path) => report_spec(&path, &out, smoke, &style, &data_dir),
-        None if check => report_check(&experiments, &out, &data_dir),
-        None => report_all(&experiments, &out, &style, &data_dir),
+    let (out, style) = (&args.out, &args.style);
+    let data_dir = DataDir::resolve(args.data_dir);
+    match args.spec {
+        Some(path) => report_spec(&path, out, args.smoke, style, &data_dir),
+        None if args.check => report_check(&args.experiments, out, &data_dir),
+        None => report_all(&args.experiments, out, style, &data_dir),
     }
 }
 
