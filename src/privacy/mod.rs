@@ -107,6 +107,16 @@ impl PublicSize {
             declared: declared.into(),
         }
     }
+
+    /// The size a fit on one of `k` random parts reads, N / k (rounded down): public, being a
+    /// function of the public N alone, and the parts' expected size (their actual sizes are
+    /// private). `what` names the parts in the ledger's note.
+    pub fn part(&self, k: usize, what: &str) -> PublicSize {
+        PublicSize::new(
+            self.n / k.max(1),
+            format!("N = {} / {k}: {what} ({})", self.n, self.declared),
+        )
+    }
 }
 
 /// A privacy parameter must be finite and positive (eps = 0 or NaN would silently mean "no

@@ -12,7 +12,9 @@
 //! * Parallel averaging: each block's release is ε-DP and depends only on its block; one
 //!   example is in one block, so the m releases together are ε-DP (parallel composition; the
 //!   ledger records the first block's entries with that note, private only when every
-//!   block's are: [`crate::privacy::Ledger::absorb_alike_parts`]).
+//!   block's are: [`crate::privacy::Ledger::absorb_alike_parts`]). A block's fit reads the
+//!   public N / m as its size ([`crate::privacy::PublicSize::part`]), as private lambda
+//!   selection's parts do, so a DP-SGD rate or per-example λ is that of a block.
 //! * Subsample-and-aggregate: domain and relation the ledger's; released: the mean of the k
 //!   clipped block estimates plus L2-mechanism noise. One example changes one block estimate,
 //!   whose clipped value moves within the box [−B, B]^D of L2 diameter 2B√D, so the mean moves
@@ -93,10 +95,13 @@ where
                 return Err(too_few(m));
             }
             let blocks = random_blocks(n, m, rng);
+            let block_size = ledger
+                .declared_size()
+                .map(|s| s.part(m, "one of the disjoint blocks of parallel averaging"));
             let mut models = Vec::with_capacity(m);
             let mut parts = Vec::with_capacity(m);
             for b in &blocks {
-                let mut scratch = ledger.scratch();
+                let mut scratch = ledger.scratch_sized(block_size.clone());
                 models.push(fit(Some(b), Some(epsilon), rng, &mut scratch)?);
                 parts.push(scratch);
             }
@@ -109,9 +114,17 @@ where
                 return Err(too_few(k));
             }
             let blocks = random_blocks(n, k, rng);
+            let block_size = ledger
+                .declared_size()
+                .map(|s| s.part(k, "one of the blocks of subsample-and-aggregate"));
             let mut models = Vec::with_capacity(k);
             for b in &blocks {
-                let mut t = fit(Some(b), None, rng, &mut ledger.scratch())?;
+                let mut t = fit(
+                    Some(b),
+                    None,
+                    rng,
+                    &mut ledger.scratch_sized(block_size.clone()),
+                )?;
                 t.iter_mut().for_each(|v| *v = v.clamp(-bound, bound));
                 models.push(t);
             }
@@ -163,5 +176,35 @@ mod tests {
         let short = run(Some(1));
         assert_eq!(short.total_epsilon(), 0.5);
         assert!(!short.is_private_within(Some(0.5)), "{short:?}");
+    }
+
+    /// A block's fit reads the public N / m (parallel averaging) or N / k
+    /// (subsample-and-aggregate), never the run's whole N, and never the block's own size.
+    #[test]
+    fn a_block_fit_reads_the_public_size_of_a_block() {
+        for (ensemble, parts) in [
+            (Ensemble::Parallel(3), 3),
+            (
+                Ensemble::SubsampleAggregate {
+                    blocks: 4,
+                    bound: 1.0,
+                },
+                4,
+            ),
+        ] {
+            let mut ledger = Ledger::default()
+                .with_public_size(Some(crate::privacy::PublicSize::new(1000, "declared here")));
+            let mut read = Vec::new();
+            let fit = |_: Option<&[usize]>, eps: Option<f64>, _: &mut Rng, l: &mut Ledger| {
+                read.push(l.public_size("the test's per-block parameter")?);
+                if let Some(eps) = eps {
+                    l.charge("train", "laplace", Laplace::new(1.0, eps, l.relation())?)?;
+                }
+                Ok(vec![0.0])
+            };
+            let mut rng = rng_from(&["ensemble-size"]);
+            fit_ensemble(ensemble, 30, 0.5, &mut rng, &mut ledger, fit).unwrap();
+            assert_eq!(read, vec![1000 / parts; parts], "{ensemble:?}");
+        }
     }
 }

@@ -5,7 +5,7 @@ use super::design::Design;
 use super::solver::{Objective, SolverSettings};
 use crate::error::{Error, Result};
 use crate::privacy::partition::{random_parts, refuses_too_few};
-use crate::privacy::{Exponential, Ledger, PublicSize};
+use crate::privacy::{Exponential, Ledger};
 use crate::rng::Rng;
 use rand::seq::SliceRandom;
 
@@ -314,17 +314,9 @@ where
     let (Tuning::Parallel { eps_select } | Tuning::Sequential { eps_select }) = tuning;
     crate::privacy::check_positive("eps_select", eps_select)?;
     let parts = random_parts(n, k + 1, rng);
-    let part_size = ledger.declared_size().map(|s| {
-        PublicSize::new(
-            s.n / (k + 1),
-            format!(
-                "N = {} / {}: one of the random parts of private lambda selection ({})",
-                s.n,
-                k + 1,
-                s.declared
-            ),
-        )
-    });
+    let part_size = ledger
+        .declared_size()
+        .map(|s| s.part(k + 1, "one of the random parts of private lambda selection"));
     let val = design.subset(&parts[k]);
     let yval: Vec<f64> = parts[k].iter().map(|&i| y[i]).collect();
     let mut models = Vec::with_capacity(k);
