@@ -291,9 +291,35 @@ impl DpSgdValidParams {
     /// The run's public N and the plan it gives under the ledger's relation: what a fit reads
     /// of the run (the preflight checks it at every ε before anything runs).
     pub fn public_plan(&self, ledger: &mut Ledger) -> Result<(usize, SubsampledGaussian)> {
-        let n =
-            ledger.public_size("DP-SGD's sampling rate, step count, delta and update 1/(qN)")?;
+        let n = ledger.public_size(&self.reads_of_n())?;
         Ok((n, self.plan(n, ledger.relation())?.0))
+    }
+
+    /// What of this run reads N, for the ledger's size step: only what does for its sampling,
+    /// length and δ (noisy GD's q = 1 and fixed step count read nothing).
+    fn reads_of_n(&self) -> String {
+        let batch = matches!(self.sampling, Sampling::ExpectedBatch(_));
+        let mut reads = Vec::new();
+        if batch {
+            reads.push("sampling rate q = B/N");
+            if matches!(self.length, Length::Epochs(_)) {
+                reads.push("step count epochs/q");
+            }
+        }
+        if self.delta.is_none() {
+            reads.push("delta = 1/N^2");
+        }
+        let (name, update) = match self.sampling {
+            Sampling::Full => ("noisy GD's", "update 1/N"),
+            _ => ("DP-SGD's", "update 1/(qN)"),
+        };
+        reads.push(update);
+        let last = reads.pop().expect("the update reads N");
+        if reads.is_empty() {
+            format!("{name} {last}")
+        } else {
+            format!("{name} {} and {last}", reads.join(", "))
+        }
     }
 
     pub fn plan(&self, n: usize, relation: Relation) -> Result<(SubsampledGaussian, Guarantee)> {

@@ -303,6 +303,37 @@ fn the_plan_reads_the_public_size_not_the_rows() {
     assert!(p.fit(&data).is_err());
 }
 
+/// The size step names only what reads N: DP-SGD's batch rate, its epochs' step count, the
+/// default δ and the update; noisy GD's q = 1 and fixed 100 steps read nothing, so not named.
+#[test]
+fn the_size_step_names_what_reads_n() {
+    let (x, y, mut rng, _) = accounting_setting("size step");
+    let design = Design::dense(x.view());
+    let mut note = |p: DpSgdParams| {
+        let mut ledger = sized(1000);
+        p.check()
+            .unwrap()
+            .fit_design(&design, &y, &mut rng, &mut ledger)
+            .unwrap();
+        ledger.entries[0].note.clone().unwrap()
+    };
+    let sgd = note(DpSgdParams::dp_sgd(1.0));
+    assert!(
+        sgd.ends_with(
+            "read by DP-SGD's sampling rate q = B/N, step count epochs/q, delta = 1/N^2 and \
+             update 1/(qN)"
+        ),
+        "{sgd}"
+    );
+    let gd = note(DpSgdParams::noisy_gd(1.0));
+    assert!(
+        gd.ends_with("read by noisy GD's delta = 1/N^2 and update 1/N"),
+        "{gd}"
+    );
+    let gd = note(DpSgdParams::noisy_gd(1.0).delta(1e-5));
+    assert!(gd.ends_with("read by noisy GD's update 1/N"), "{gd}");
+}
+
 /// An add/remove ledger whose public N is `n`.
 fn sized(n: usize) -> Ledger {
     Ledger::default().with_public_size(Some(PublicSize::new(n, "the test's")))
