@@ -55,6 +55,15 @@ fn epsilab(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+const REPORT_ALL: [&str; 6] = [
+    "report",
+    "--all",
+    "--experiments",
+    "exp",
+    "--out",
+    "results",
+];
+
 const CHECK: [&str; 7] = [
     "report",
     "--all",
@@ -73,17 +82,7 @@ fn a_tampered_report_fails_the_verdict_gate() {
     std::fs::write(t.join("exp/gated.toml"), SPEC).unwrap();
     let o = epsilab(t, &["run", "exp/gated.toml", "--out", "results"]);
     assert!(o.status.success(), "{o:?}");
-    let o = epsilab(
-        t,
-        &[
-            "report",
-            "--all",
-            "--experiments",
-            "exp",
-            "--out",
-            "results",
-        ],
-    );
+    let o = epsilab(t, &REPORT_ALL);
     assert!(o.status.success(), "{o:?}");
     let o = epsilab(t, &CHECK);
     assert!(o.status.success(), "{o:?}");
@@ -142,15 +141,7 @@ fn results_of_other_specs_are_named_not_diffed() {
         let o = epsilab(t, &["run", spec, "--out", "results"]);
         assert!(o.status.success(), "{o:?}");
     }
-    let all = [
-        "report",
-        "--all",
-        "--experiments",
-        "exp",
-        "--out",
-        "results",
-    ];
-    assert!(epsilab(t, &all).status.success());
+    assert!(epsilab(t, &REPORT_ALL).status.success());
     let o = epsilab(t, &CHECK);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
