@@ -47,11 +47,10 @@ pub(crate) fn preflight(spec: &Spec, plan: &Plan, d: usize, data: &Dataset) -> R
         let needs_binary =
             pipeline.learner().is_none_or(|k| k.needs_binary()) || pipeline.selection.is_some();
         if needs_binary && data.features.as_binary().is_none() {
-            let learner_needs = pipeline.learner().is_none_or(|k| k.needs_binary());
-            let at = if learner_needs {
-                "learner"
-            } else {
-                "selection"
+            let at = match (&pipeline.step, pipeline.learner()) {
+                (Step::Probe(_), _) => "probe",
+                (_, Some(k)) if !k.needs_binary() => "selection",
+                _ => "learner",
             };
             return Err(Error::Spec {
                 file: spec.path.clone(),
@@ -99,9 +98,16 @@ fn check_sizes(spec: &Spec, c: &Cell, data: &Dataset) -> Result<()> {
     if let Some(t) = c.at.features
         && t > data.n_features()
     {
+        let field = match (pipeline.features, &spec.grid.features) {
+            (None, Some(grid)) => match grid.iter().position(|&g| g == t) {
+                Some(i) => format!("grid.features[{i}]"),
+                None => "grid.features".into(),
+            },
+            _ => format!("pipeline[{}].features", c.pipeline),
+        };
         return Err(Error::Spec {
             file: spec.path.clone(),
-            field: format!("pipeline `{}`: features", pipeline.name),
+            field,
             reason: format!(
                 "T = {t} exceeds dataset `{}`'s {} features",
                 data.name,

@@ -126,8 +126,8 @@ fn a_tampered_report_fails_the_verdict_gate() {
     assert!(err.contains("gated/table.md:"), "{err}");
 }
 
-/// The gate run over another folder of specs than the one `--out` holds the results of says
-/// so in one line instead of diffing two unrelated reports line by line.
+/// The gate run over another folder of specs than the one `--out`'s REPORT.md was written from
+/// says so in one line instead of diffing two unrelated reports line by line.
 #[test]
 fn results_of_other_specs_are_named_not_diffed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -141,12 +141,23 @@ fn results_of_other_specs_are_named_not_diffed() {
         let o = epsilab(t, &["run", spec, "--out", "results"]);
         assert!(o.status.success(), "{o:?}");
     }
+    // A results folder beside the specs' (an example's, a smoke run's) is no report of
+    // other specs: the gate passes.
     assert!(epsilab(t, &REPORT_ALL).status.success());
+    let o = epsilab(t, &CHECK);
+    assert!(o.status.success(), "{o:?}");
+    // REPORT.md written from both folders, checked against one of them: not comparable.
+    std::fs::copy(t.join("other/twin.toml"), t.join("exp/twin.toml")).unwrap();
+    assert!(epsilab(t, &REPORT_ALL).status.success());
+    std::fs::remove_file(t.join("exp/twin.toml")).unwrap();
     let o = epsilab(t, &CHECK);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("REPORT.md not compared: results holds results of 1 experiments with no spec in exp (twin)"),
+        err.contains(
+            "REPORT.md not compared: results/REPORT.md reports an experiment with no spec in \
+             exp (twin)"
+        ),
         "{err}"
     );
     let fails = err.lines().filter(|l| l.starts_with("FAIL ")).count();

@@ -413,23 +413,58 @@ fn naive_bayes_refuses_real_valued_features() {
     let dir = tempfile::tempdir().unwrap();
     let def = format!(
         "source = \"libsvm\"\ndimension = 2\ntrain = \"r.libsvm\"\ntrain_fraction = 0.5\n\
-         bounds = [0, 10]\n{TWO_CLASSES}"
+         bounds = [0, 10]\npublic_n = 2\n{TWO_CLASSES}"
     );
-    let spec = spec_with(
-        dir.path(),
-        &[("r.libsvm", "1 1:0.5\n2 2:3\n1 1:2\n2 2:1\n")],
-        &def,
-        "[[pipeline]]\nname = \"pnb\"\nlearner = \"private_nb\"\n",
-    );
-    let out = tempfile::tempdir().unwrap();
-    let opts = common::run_options(out.path(), 1);
-    let err = run(&spec, &opts).unwrap_err();
-    assert!(matches!(err, Error::Spec { .. }), "{err}");
-    assert!(
-        err.to_string().contains(
-            "field `pipeline[0].learner`: pipeline `pnb` needs binary features; \
-             dataset `mine` is real-valued"
+    // The field named is the key that needs binary features: the learner, the probe, or the
+    // selection of a learner that takes real features.
+    for (pipeline, field) in [
+        ("learner = \"private_nb\"", "learner"),
+        ("probe = \"mi_sorted\"", "probe"),
+        (
+            "learner = \"lr_output\"\nlambda = 1\nselection = \"mask\"\nfeatures = 1\nbudget = { selection = 0.5, train = 0.5 }",
+            "selection",
         ),
-        "{err}"
+    ] {
+        let spec = spec_with(
+            dir.path(),
+            &[("r.libsvm", "1 1:0.5\n2 2:3\n1 1:2\n2 2:1\n")],
+            &def,
+            &format!("[[pipeline]]\nname = \"pnb\"\n{pipeline}\n"),
+        );
+        let out = tempfile::tempdir().unwrap();
+        let opts = common::run_options(out.path(), 1);
+        let err = run(&spec, &opts).unwrap_err();
+        assert!(matches!(err, Error::Spec { .. }), "{err}");
+        let needle = format!(
+            "field `pipeline[0].{field}`: pipeline `pnb` needs binary features; \
+             dataset `mine` is real-valued"
+        );
+        assert!(err.to_string().contains(&needle), "{err}");
+    }
+}
+
+/// T above the dataset's D names where T is set: the pipeline's `features`, or the grid's
+/// value.
+#[test]
+fn a_feature_count_above_the_dimension_names_its_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let def = format!(
+        "source = \"libsvm\"\ndimension = 2\ntrain = \"b.libsvm\"\ntrain_fraction = 0.5\n\
+         public_n = 2\n{TWO_CLASSES}"
     );
+    let files = [("b.libsvm", "1 1:1\n2 2:1\n1 1:1\n2 2:1\n")];
+    for (grid, pipeline, field) in [
+        ("", "features = 3", "pipeline[0].features"),
+        ("features = [1, 3]", "", "grid.features[1]"),
+    ] {
+        let pipelines = format!(
+            "{grid}\n[[pipeline]]\nname = \"sel\"\nlearner = \"private_nb\"\n\
+             selection = \"mask\"\nbudget = {{ selection = 0.5, train = 0.5 }}\n{pipeline}\n"
+        );
+        let spec = spec_with(dir.path(), &files, &def, &pipelines);
+        let out = tempfile::tempdir().unwrap();
+        let err = run(&spec, &common::run_options(out.path(), 1)).unwrap_err();
+        let needle = format!("field `{field}`: T = 3 exceeds dataset `mine`'s 2 features");
+        assert!(err.to_string().contains(&needle), "{err}");
+    }
 }

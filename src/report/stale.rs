@@ -50,15 +50,18 @@ pub fn check(experiments: &Path, out: &Path, data_dir: &DataDir) -> Result<Vec<S
         .iter()
         .map(|(s, _)| s.experiment.name.as_str())
         .collect();
-    let strangers = results_without_spec(out, &names)?;
+    let strangers = reported_without_spec(out, &names);
     if !strangers.is_empty() {
         // REPORT.md of other specs than these: a line diff would only be noise.
         compared.clear();
         failures.push(format!(
-            "REPORT.md not compared: {} holds results of {} experiments with no spec in {} \
-             ({}{}); --out must be the results of the specs in --experiments",
+            "REPORT.md not compared: {}/REPORT.md reports {} with no spec in {} ({}{}); \
+             --out must be the results of the specs in --experiments",
             out.display(),
-            strangers.len(),
+            match strangers.len() {
+                1 => "an experiment".to_string(),
+                n => format!("{n} experiments"),
+            },
             experiments.display(),
             strangers[..strangers.len().min(3)].join(", "),
             if strangers.len() > 3 { ", ..." } else { "" }
@@ -92,24 +95,21 @@ pub fn check(experiments: &Path, out: &Path, data_dir: &DataDir) -> Result<Vec<S
     Ok(failures)
 }
 
-/// The folders of `out` that hold records but are named by none of `names`, sorted.
-fn results_without_spec(out: &Path, names: &[&str]) -> Result<Vec<String>> {
-    let Ok(entries) = std::fs::read_dir(out) else {
-        return Ok(Vec::new());
+/// The experiments the committed REPORT.md of `out` has a section for (by its anchor) that
+/// none of `names` is, sorted: a report of other specs than these.
+fn reported_without_spec(out: &Path, names: &[&str]) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(out.join("REPORT.md")) else {
+        return Vec::new();
     };
-    let mut strangers = Vec::new();
-    for e in entries {
-        let e = e.map_err(|err| Error::io(out, err))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if e.path().is_dir()
-            && !names.contains(&name.as_str())
-            && !crate::store::record_files(&e.path())?.is_empty()
-        {
-            strangers.push(name);
-        }
-    }
+    let anchors: Vec<String> = names.iter().map(|n| n.replace('.', "")).collect();
+    let mut strangers: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("<a id=\"")?.strip_suffix("\"></a>"))
+        .filter(|id| !anchors.iter().any(|a| a == id))
+        .map(str::to_string)
+        .collect();
     strangers.sort();
-    Ok(strangers)
+    strangers
 }
 
 fn copy_file(from: &Path, to: &Path) -> Result<()> {

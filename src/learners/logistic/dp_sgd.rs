@@ -295,8 +295,9 @@ impl DpSgdValidParams {
         Ok((n, self.plan(n, ledger.relation())?.0))
     }
 
-    /// What of this run reads N, for the ledger's size step: only what does for its sampling,
-    /// length and δ (noisy GD's q = 1 and fixed step count read nothing).
+    /// What of this run reads N, for the ledger's size step: the update's 1/(qN) and weight
+    /// decay λ/N, and what does for its sampling, length and δ (noisy GD's q = 1 and fixed
+    /// step count read nothing).
     fn reads_of_n(&self) -> String {
         let batch = matches!(self.sampling, Sampling::ExpectedBatch(_));
         let mut reads = Vec::new();
@@ -314,7 +315,8 @@ impl DpSgdValidParams {
             _ => ("DP-SGD's", "update 1/(qN)"),
         };
         reads.push(update);
-        let last = reads.pop().expect("the update reads N");
+        reads.push("weight decay lambda/N");
+        let last = reads.pop().expect("the weight decay reads N");
         if reads.is_empty() {
             format!("{name} {last}")
         } else {

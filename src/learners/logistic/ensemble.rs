@@ -12,9 +12,9 @@
 //! * Parallel averaging: each block's release is ε-DP and depends only on its block; one
 //!   example is in one block, so the m releases together are ε-DP (parallel composition; the
 //!   ledger records the first block's entries with that note, private only when every
-//!   block's are: [`crate::privacy::Ledger::absorb_alike_parts`]). A block's fit reads the
-//!   public N / m as its size ([`crate::privacy::PublicSize::part`]), as private lambda
-//!   selection's parts do, so a DP-SGD rate or per-example λ is that of a block.
+//!   block's are: [`crate::privacy::Ledger::absorb_alike_parts`]). A block's fit that reads a
+//!   size reads the public N / m ([`crate::privacy::PublicSize::part`]), as private lambda
+//!   selection's parts do. (A per-example λ is resolved from the run's N before the blocks.)
 //! * Subsample-and-aggregate: domain and relation the ledger's; released: the mean of the k
 //!   clipped block estimates plus L2-mechanism noise. One example changes one block estimate,
 //!   whose clipped value moves within the box [−B, B]^D of L2 diameter 2B√D, so the mean moves

@@ -304,7 +304,8 @@ fn the_plan_reads_the_public_size_not_the_rows() {
 }
 
 /// The size step names only what reads N: DP-SGD's batch rate, its epochs' step count, the
-/// default δ and the update; noisy GD's q = 1 and fixed 100 steps read nothing, so not named.
+/// default δ, the update and the weight decay; noisy GD's q = 1 and fixed 100 steps read
+/// nothing, so are not named.
 #[test]
 fn the_size_step_names_what_reads_n() {
     let (x, y, mut rng, _) = accounting_setting("size step");
@@ -317,21 +318,24 @@ fn the_size_step_names_what_reads_n() {
             .unwrap();
         ledger.entries[0].note.clone().unwrap()
     };
-    let sgd = note(DpSgdParams::dp_sgd(1.0));
-    assert!(
-        sgd.ends_with(
-            "read by DP-SGD's sampling rate q = B/N, step count epochs/q, delta = 1/N^2 and \
-             update 1/(qN)"
+    for (params, readers) in [
+        (
+            DpSgdParams::dp_sgd(1.0),
+            "DP-SGD's sampling rate q = B/N, step count epochs/q, delta = 1/N^2, update \
+             1/(qN) and weight decay lambda/N",
         ),
-        "{sgd}"
-    );
-    let gd = note(DpSgdParams::noisy_gd(1.0));
-    assert!(
-        gd.ends_with("read by noisy GD's delta = 1/N^2 and update 1/N"),
-        "{gd}"
-    );
-    let gd = note(DpSgdParams::noisy_gd(1.0).delta(1e-5));
-    assert!(gd.ends_with("read by noisy GD's update 1/N"), "{gd}");
+        (
+            DpSgdParams::noisy_gd(1.0),
+            "noisy GD's delta = 1/N^2, update 1/N and weight decay lambda/N",
+        ),
+        (
+            DpSgdParams::noisy_gd(1.0).delta(1e-5),
+            "noisy GD's update 1/N and weight decay lambda/N",
+        ),
+    ] {
+        let n = note(params);
+        assert!(n.ends_with(&format!("read by {readers}")), "{n}");
+    }
 }
 
 /// An add/remove ledger whose public N is `n`.
