@@ -62,6 +62,29 @@ fn mean(models: &[Vec<f64>]) -> Vec<f64> {
     out
 }
 
+/// `k` blocks of the `n` rows by independent labels, each with the scratch ledger its fit
+/// records in, sized to the public N / k (`what` names the blocks in its note). Refused under
+/// replace-one below k rows ([`refuses_too_few`]).
+fn blocks(
+    n: usize,
+    k: usize,
+    what: &str,
+    rng: &mut Rng,
+    ledger: &Ledger,
+) -> Result<Vec<(Vec<usize>, Ledger)>> {
+    if refuses_too_few(ledger.relation(), n, k) {
+        return Err(Error::param(
+            "models",
+            format!("{k} blocks need at least {k} training rows, got {n}"),
+        ));
+    }
+    let size = ledger.declared_size().map(|s| s.part(k, what));
+    Ok(random_blocks(n, k, rng)
+        .into_iter()
+        .map(|b| (b, ledger.scratch_sized(size.clone())))
+        .collect())
+}
+
 /// Runs the ensemble: `fit(rows, epsilon or None for an exact fit, rng, ledger)` returns θ on
 /// the given positions (all rows: `None`). Records every spend in `ledger`.
 pub fn fit_ensemble<F>(
@@ -75,14 +98,6 @@ pub fn fit_ensemble<F>(
 where
     F: FnMut(Option<&[usize]>, Option<f64>, &mut Rng, &mut Ledger) -> Result<Vec<f64>>,
 {
-    let relation = ledger.relation();
-    let refuses = |k: usize| refuses_too_few(relation, n, k);
-    let too_few = |k: usize| {
-        Error::param(
-            "models",
-            format!("{k} blocks need at least {k} training rows, got {n}"),
-        )
-    };
     match ensemble {
         Ensemble::Sequential(m) => {
             let models = (0..m)
@@ -91,18 +106,11 @@ where
             Ok(mean(&models))
         }
         Ensemble::Parallel(m) => {
-            if refuses(m) {
-                return Err(too_few(m));
-            }
-            let blocks = random_blocks(n, m, rng);
-            let block_size = ledger
-                .declared_size()
-                .map(|s| s.part(m, "one of the disjoint blocks of parallel averaging"));
+            let what = "one of the disjoint blocks of parallel averaging";
             let mut models = Vec::with_capacity(m);
             let mut parts = Vec::with_capacity(m);
-            for b in &blocks {
-                let mut scratch = ledger.scratch_sized(block_size.clone());
-                models.push(fit(Some(b), Some(epsilon), rng, &mut scratch)?);
+            for (b, mut scratch) in blocks(n, m, what, rng, ledger)? {
+                models.push(fit(Some(&b), Some(epsilon), rng, &mut scratch)?);
                 parts.push(scratch);
             }
             let note = format!("parallel composition: {m} models, each on its own disjoint block");
@@ -110,21 +118,10 @@ where
             Ok(mean(&models))
         }
         Ensemble::SubsampleAggregate { blocks: k, bound } => {
-            if refuses(k) {
-                return Err(too_few(k));
-            }
-            let blocks = random_blocks(n, k, rng);
-            let block_size = ledger
-                .declared_size()
-                .map(|s| s.part(k, "one of the blocks of subsample-and-aggregate"));
+            let what = "one of the blocks of subsample-and-aggregate";
             let mut models = Vec::with_capacity(k);
-            for b in &blocks {
-                let mut t = fit(
-                    Some(b),
-                    None,
-                    rng,
-                    &mut ledger.scratch_sized(block_size.clone()),
-                )?;
+            for (b, mut scratch) in blocks(n, k, what, rng, ledger)? {
+                let mut t = fit(Some(&b), None, rng, &mut scratch)?;
                 t.iter_mut().for_each(|v| *v = v.clamp(-bound, bound));
                 models.push(t);
             }
