@@ -315,13 +315,7 @@ impl DpSgdValidParams {
             _ => ("DP-SGD's", "update 1/(qN)"),
         };
         reads.push(update);
-        reads.push("weight decay lambda/N");
-        let last = reads.pop().expect("the weight decay reads N");
-        if reads.is_empty() {
-            format!("{name} {last}")
-        } else {
-            format!("{name} {} and {last}", reads.join(", "))
-        }
+        format!("{name} {} and weight decay lambda/N", reads.join(", "))
     }
 
     pub fn plan(&self, n: usize, relation: Relation) -> Result<(SubsampledGaussian, Guarantee)> {
