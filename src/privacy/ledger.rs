@@ -161,6 +161,13 @@ impl Ledger {
         Ledger::new(self.relation).with_public_size(size)
     }
 
+    /// A scratch ledger for a fit on one of `k` random parts of the rows: its mechanisms read
+    /// the public N / k ([`PublicSize::part`]; `what` names the parts), or no size where the
+    /// run declares none.
+    pub fn scratch_part(&self, k: usize, what: &str) -> Self {
+        self.scratch_sized(self.size.as_ref().map(|s| s.part(k, what)))
+    }
+
     /// The error for composing `what`, proven for the relation `theirs`, into this ledger:
     /// budgets spent under different relations do not add up to one guarantee.
     fn foreign(&self, what: &str, theirs: &str) -> Error {

@@ -78,10 +78,9 @@ fn blocks(
             format!("{k} blocks need at least {k} training rows, got {n}"),
         ));
     }
-    let size = ledger.declared_size().map(|s| s.part(k, what));
     Ok(random_blocks(n, k, rng)
         .into_iter()
-        .map(|b| (b, ledger.scratch_sized(size.clone())))
+        .map(|b| (b, ledger.scratch_part(k, what)))
         .collect())
 }
 

@@ -314,9 +314,6 @@ where
     let (Tuning::Parallel { eps_select } | Tuning::Sequential { eps_select }) = tuning;
     crate::privacy::check_positive("eps_select", eps_select)?;
     let parts = random_parts(n, k + 1, rng);
-    let part_size = ledger
-        .declared_size()
-        .map(|s| s.part(k + 1, "one of the random parts of private lambda selection"));
     let val = design.subset(&parts[k]);
     let yval: Vec<f64> = parts[k].iter().map(|&i| y[i]).collect();
     let mut models = Vec::with_capacity(k);
@@ -325,7 +322,8 @@ where
     for (r, &lambda) in grid.iter().enumerate() {
         let d = design.subset(&parts[r]);
         let yr: Vec<f64> = parts[r].iter().map(|&i| y[i]).collect();
-        let mut scratch = ledger.scratch_sized(part_size.clone());
+        let mut scratch =
+            ledger.scratch_part(k + 1, "one of the random parts of private lambda selection");
         let model = fit(&d, &yr, lambda, rng, &mut scratch)?;
         spend.candidate(scratch, lambda, r)?;
         scores.push((
