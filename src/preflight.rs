@@ -44,14 +44,16 @@ pub(crate) fn preflight(spec: &Spec, plan: &Plan, d: usize, data: &Dataset) -> R
             // the dataset at all, is checked before anything runs.
             kind.learner(&c.at, &c.budget)?.check_data(data)?;
         }
-        let needs_binary =
-            pipeline.learner().is_none_or(|k| k.needs_binary()) || pipeline.selection.is_some();
-        if needs_binary && data.features.as_binary().is_none() {
-            let at = match (&pipeline.step, pipeline.learner()) {
-                (Step::Probe(_), _) => "probe",
-                (_, Some(k)) if !k.needs_binary() => "selection",
-                _ => "learner",
-            };
+        // The key that needs binary features, if any: the probe, the learner, or the
+        // selection in front of a learner that takes real ones.
+        let needs_binary = match pipeline.learner() {
+            None if matches!(pipeline.step, Step::Probe(_)) => Some("probe"),
+            Some(k) if !k.needs_binary() => pipeline.selection.is_some().then_some("selection"),
+            _ => Some("learner"),
+        };
+        if let Some(at) = needs_binary
+            && data.features.as_binary().is_none()
+        {
             return Err(Error::Spec {
                 file: spec.path.clone(),
                 field: format!("pipeline[{}].{at}", c.pipeline),
