@@ -658,7 +658,7 @@ impl Ablation<'_> {
             } else {
                 String::new()
             },
-            name.replace('.', "")
+            super::summary::anchor(name)
         );
         for h in &self.def.hypothesis {
             let _ = writeln!(out, "{}", self.hypothesis_line(h));

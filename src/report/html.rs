@@ -153,7 +153,7 @@ pub fn page(title: &str, intro: &str, sections: &[Section], all: bool) -> String
         out.push_str(&md_html(&md));
     }
     for s in sections {
-        let id = s.name.replace('.', "");
+        let id = super::summary::anchor(&s.name);
         let fig_prefix = if all {
             format!("{}/", s.name)
         } else {

@@ -84,7 +84,7 @@ pub fn section(
     let title = spec.title().to_string();
     let v = verdict::evaluate(spec, records);
     let (ok, total) = v.tally();
-    let anchor = name.replace('.', "");
+    let anchor = super::summary::anchor(name);
     let differing = differing_keys(&v);
     let summary_row = super::markdown::row(&[
         format!("[{title}](#{anchor})"),
@@ -253,10 +253,10 @@ fn with_ablations(
             .iter()
             .find(|l| l.1.experiment.name == def.of)
             .map_or(def.of.clone(), |l| {
-                format!("[{}](#{})", l.1.title(), def.of.replace('.', ""))
+                format!("[{}](#{})", l.1.title(), super::summary::anchor(&def.of))
             });
         s.summary_row = super::markdown::row(&[
-            format!("[{}](#{})", s.title, s.name.replace('.', "")),
+            format!("[{}](#{})", s.title, super::summary::anchor(&s.name)),
             format!("ablation of {of}"),
             format!("{} hypotheses", def.hypothesis.len()),
             "—".into(),
@@ -362,7 +362,7 @@ fn report_markdown(out: &Path, sections: &[Section]) -> String {
         md.push_str("\n\n");
     }
     for s in sections {
-        let anchor = s.name.replace('.', "");
+        let anchor = super::summary::anchor(&s.name);
         let _ = writeln!(md, "<a id=\"{anchor}\"></a>\n## {}\n\n{}", s.title, s.intro);
         for f in &s.figures {
             if s.dir.join(format!("{f}.png")).exists() {

@@ -101,7 +101,7 @@ fn reported_without_spec(out: &Path, names: &[&str]) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(out.join("REPORT.md")) else {
         return Vec::new();
     };
-    let anchors: Vec<String> = names.iter().map(|n| n.replace('.', "")).collect();
+    let anchors: Vec<String> = names.iter().map(|n| super::summary::anchor(n)).collect();
     let mut strangers: Vec<String> = text
         .lines()
         .filter_map(|l| l.strip_prefix("<a id=\"")?.strip_suffix("\"></a>"))

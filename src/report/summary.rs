@@ -8,6 +8,12 @@ use crate::store::TrialRecord;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// An experiment's anchor in REPORT.md and the HTML report (`<a id="...">`, `#...` links):
+/// its name without dots.
+pub fn anchor(name: &str) -> String {
+    name.replace('.', "")
+}
+
 /// Label appended to every non-private series.
 pub const NON_PRIVATE: &str = "(non-private)";
 
